@@ -1,0 +1,177 @@
+// Package audiotest checks audio.Source implementations against the
+// streaming contract and makes test signals whose properties are known.
+package audiotest
+
+import (
+	"errors"
+	"io"
+	"math"
+	"testing"
+
+	"github.com/audiopost/audiopost/audio"
+)
+
+// BlockSizes are the block sizes every node is tested with: results must not
+// depend on them.
+var BlockSizes = []int{1, 17, 4096}
+
+// CheckSource runs the Source contract against sources made by open, once per
+// block size, and checks that every block size yields the same samples. It
+// returns the samples read with the largest block size. open must return a
+// fresh Source positioned at the start each time it is called.
+func CheckSource(t testing.TB, open func() audio.Source) audio.Buffer {
+	t.Helper()
+	var ref audio.Buffer
+	for _, bs := range BlockSizes {
+		src := open()
+		got := readContract(t, src, bs)
+		if ref == nil {
+			ref = got
+			continue
+		}
+		if diff := firstDifference(ref, got); diff != "" {
+			t.Errorf("block size %d gives other samples than block size %d: %s", bs, BlockSizes[0], diff)
+		}
+		ref = got
+	}
+	return ref
+}
+
+func readContract(t testing.TB, src audio.Source, block int) audio.Buffer {
+	t.Helper()
+	f := src.Format()
+	if f.Channels < 1 || f.SampleRate <= 0 {
+		t.Fatalf("Format() = %+v, want positive channels and sample rate", f)
+	}
+	buf := audio.NewBuffer(f.Channels, block)
+	// A zero-length read before the end must return (0, nil).
+	if n, err := src.Read(audio.NewBuffer(f.Channels, 0)); n != 0 || (err != nil && !errors.Is(err, io.EOF)) {
+		t.Fatalf("Read(empty) = %d, %v; want 0, nil", n, err)
+	}
+	out := make(audio.Buffer, f.Channels)
+	for reads := 0; ; reads++ {
+		if reads > 1<<26 {
+			t.Fatalf("no EOF after %d reads", reads)
+		}
+		for c := range buf {
+			for i := range buf[c] {
+				buf[c][i] = math.NaN() // catch frames reported but not written
+			}
+		}
+		n, err := src.Read(buf)
+		if n < 0 || n > block {
+			t.Fatalf("Read returned n=%d for a %d-frame buffer", n, block)
+		}
+		if (err != nil) != (n == 0) {
+			t.Fatalf("Read returned n=%d, err=%v: an error must come if and only if n == 0", n, err)
+		}
+		if f2 := src.Format(); f2 != f {
+			t.Fatalf("Format changed from %+v to %+v while reading", f, f2)
+		}
+		for c := range buf {
+			for i := 0; i < n; i++ {
+				if math.IsNaN(buf[c][i]) {
+					t.Fatalf("frame %d channel %d not written though counted (block %d)", len(out[c])+i, c, block)
+				}
+			}
+			out[c] = append(out[c], buf[c][:n]...)
+		}
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, io.EOF) {
+			t.Fatalf("Read failed after %d frames with block size %d: %v", len(out[0]), block, err)
+		}
+		for i := 0; i < 3; i++ {
+			if n, err := src.Read(buf); n != 0 || !errors.Is(err, io.EOF) {
+				t.Fatalf("Read after EOF = %d, %v; want 0, io.EOF", n, err)
+			}
+		}
+		return out
+	}
+}
+
+func firstDifference(a, b audio.Buffer) string {
+	if len(a) != len(b) {
+		return "channel counts differ"
+	}
+	for c := range a {
+		if len(a[c]) != len(b[c]) {
+			return "lengths differ: " + itoa(len(a[c])) + " vs " + itoa(len(b[c])) + " frames"
+		}
+		for i := range a[c] {
+			if a[c][i] != b[c][i] && !(math.IsNaN(a[c][i]) && math.IsNaN(b[c][i])) {
+				return "first at channel " + itoa(c) + " frame " + itoa(i)
+			}
+		}
+	}
+	return ""
+}
+
+func itoa(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	neg := i < 0
+	if neg {
+		i = -i
+	}
+	var b [20]byte
+	p := len(b)
+	for i > 0 {
+		p--
+		b[p] = byte('0' + i%10)
+		i /= 10
+	}
+	if neg {
+		p--
+		b[p] = '-'
+	}
+	return string(b[p:])
+}
+
+// Sine returns a buffer of a sine at freq Hz with peak amplitude amp on every
+// channel.
+func Sine(channels, sampleRate int, freq, amp float64, frames int) audio.Buffer {
+	b := audio.NewBuffer(channels, frames)
+	for i := 0; i < frames; i++ {
+		v := amp * math.Sin(2*math.Pi*freq*float64(i)/float64(sampleRate))
+		for c := range b {
+			b[c][i] = v
+		}
+	}
+	return b
+}
+
+// Noise returns deterministic white noise, uniform in [-amp, amp), different
+// on every channel.
+func Noise(channels, frames int, amp float64, seed uint64) audio.Buffer {
+	b := audio.NewBuffer(channels, frames)
+	s := seed*2862933555777941757 + 3037000493
+	for c := range b {
+		for i := range b[c] {
+			s ^= s << 13
+			s ^= s >> 7
+			s ^= s << 17
+			b[c][i] = amp * (float64(s>>11)/float64(1<<53)*2 - 1)
+		}
+	}
+	return b
+}
+
+// Correlation returns the Pearson correlation of x and y over their common
+// length.
+func Correlation(x, y []float64) float64 {
+	n := min(len(x), len(y))
+	var sx, sy, sxx, syy, sxy float64
+	for i := 0; i < n; i++ {
+		sx += x[i]
+		sy += y[i]
+		sxx += x[i] * x[i]
+		syy += y[i] * y[i]
+		sxy += x[i] * y[i]
+	}
+	fn := float64(n)
+	cov := sxy - sx*sy/fn
+	return cov / math.Sqrt((sxx-sx*sx/fn)*(syy-sy*sy/fn))
+}
