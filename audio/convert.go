@@ -81,13 +81,16 @@ func FloatToInt(x float64, bits int) (v int32, clipped bool) {
 	return quantize(x, full, full-1, -full)
 }
 
+// quantize saturates at the integer range. Only samples outside the nominal
+// [-1, 1] range (and NaN) count as clipped: +1.0 itself lands one step below
+// full scale, which is the usual 0 dBFS convention, not distortion.
 func quantize(x, scale, hi, lo float64) (int32, bool) {
 	y := x * scale
 	switch {
 	case y >= hi:
-		return int32(hi), y > hi+0.5 || math.IsInf(y, 1)
+		return int32(hi), x > 1
 	case y <= lo:
-		return int32(lo), y < lo-0.5
+		return int32(lo), x < -1
 	case y != y: // NaN: silence, and count it as a fault
 		return 0, true
 	}

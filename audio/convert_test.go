@@ -1,0 +1,114 @@
+package audio
+
+import (
+	"math"
+	"testing"
+)
+
+func TestPCMRoundTripIsBitExact(t *testing.T) {
+	for _, e := range []SampleEncoding{Uint8, Int16, Int24, Int32, Float32, Float64} {
+		t.Run(e.String(), func(t *testing.T) {
+			const ch, frames = 3, 1000
+			src := make([]byte, ch*frames*e.Bytes())
+			// Every byte pattern is a valid integer sample; for floats keep
+			// values finite by deriving them from a ramp.
+			for i := range src {
+				src[i] = byte(i*131 + i/7)
+			}
+			if e == Float32 || e == Float64 {
+				b := NewBuffer(ch, frames)
+				for c := range b {
+					for i := range b[c] {
+						b[c][i] = math.Sin(float64(i*(c+1))) * 0.9
+					}
+				}
+				EncodePCM(src, b, 0, frames, e)
+			}
+			buf := NewBuffer(ch, frames)
+			if n := DecodePCM(buf, 0, src, e); n != frames {
+				t.Fatalf("DecodePCM converted %d frames, want %d", n, frames)
+			}
+			out := make([]byte, len(src))
+			if clipped := EncodePCM(out, buf, 0, frames, e); clipped != 0 {
+				t.Fatalf("round trip clipped %d samples", clipped)
+			}
+			for i := range src {
+				if src[i] != out[i] {
+					t.Fatalf("byte %d: got %#x, want %#x", i, out[i], src[i])
+				}
+			}
+		})
+	}
+}
+
+func TestDecodePCMScaling(t *testing.T) {
+	tests := []struct {
+		e    SampleEncoding
+		in   []byte
+		want float64
+	}{
+		{Uint8, []byte{0}, -1},
+		{Uint8, []byte{128}, 0},
+		{Int16, []byte{0x00, 0x80}, -1},
+		{Int16, []byte{0xff, 0x7f}, 32767.0 / 32768},
+		{Int24, []byte{0x00, 0x00, 0x80}, -1},
+		{Int24, []byte{0x00, 0x00, 0x40}, 0.5},
+		{Int32, []byte{0x00, 0x00, 0x00, 0xc0}, -0.5},
+		{Float32, []byte{0x00, 0x00, 0x80, 0x3f}, 1},
+	}
+	for _, tt := range tests {
+		b := NewBuffer(1, 1)
+		DecodePCM(b, 0, tt.in, tt.e)
+		if b[0][0] != tt.want {
+			t.Errorf("%v % x = %v, want %v", tt.e, tt.in, b[0][0], tt.want)
+		}
+	}
+}
+
+func TestEncodePCMClipsAndCounts(t *testing.T) {
+	b := Buffer{{1.5, -1.5, 0.25, math.NaN(), 1.0}}
+	out := make([]byte, 2*5)
+	if got := EncodePCM(out, b, 0, 5, Int16); got != 3 {
+		t.Errorf("clipped = %d, want 3 (two overs and a NaN; 1.0 saturates without counting)", got)
+	}
+	back := NewBuffer(1, 5)
+	DecodePCM(back, 0, out, Int16)
+	want := []float64{32767.0 / 32768, -1, 0.25, 0, 32767.0 / 32768}
+	for i := range want {
+		if back[0][i] != want[i] {
+			t.Errorf("sample %d = %v, want %v", i, back[0][i], want[i])
+		}
+	}
+}
+
+func TestFloatToIntRoundsToNearest(t *testing.T) {
+	for _, tt := range []struct {
+		x    float64
+		bits int
+		want int32
+	}{
+		{0.4 / 32768, 16, 0},
+		{0.6 / 32768, 16, 1},
+		{-0.6 / 32768, 16, -1},
+		{-1, 24, -8388608},
+		{0.5, 8, 64},
+	} {
+		if got, _ := FloatToInt(tt.x, tt.bits); got != tt.want {
+			t.Errorf("FloatToInt(%v, %d) = %d, want %d", tt.x, tt.bits, got, tt.want)
+		}
+		if tt.want != 0 && IntToFloat(tt.want, tt.bits) == 0 {
+			t.Errorf("IntToFloat lost the value %d", tt.want)
+		}
+	}
+}
+
+func BenchmarkDecodePCMStereo16(b *testing.B) {
+	const frames = 4096
+	src := make([]byte, frames*4)
+	buf := NewBuffer(2, frames)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		DecodePCM(buf, 0, src, Int16)
+	}
+}
