@@ -1,0 +1,494 @@
+package production
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// AlgorithmValues are the algorithm keys set on a production, preset or
+// track, normalized to the Go types of their ValueKind (bool, int, float64,
+// string, []Segment) under their canonical names. Unset keys take the
+// defaults of the algorithm table; the typed views SingleTrack, Master and
+// Track apply them. It marshals as the API's algorithms object.
+type AlgorithmValues map[string]any
+
+// RawAlgorithms is an algorithms object as a client sent it, before parsing.
+type RawAlgorithms map[string]json.RawMessage
+
+// Segment is one denoise segment: a time range of the main input with its
+// own denoise settings. Empty strings and nil amounts mean "as the
+// production's setting".
+type Segment struct {
+	Start          float64 `json:"start"`
+	Stop           float64 `json:"stop"`
+	DenoiseMethod  string  `json:"denoisemethod,omitempty"`
+	DenoiseAmount  *int    `json:"denoiseamount,omitempty"`
+	DeverbAmount   *int    `json:"deverbamount,omitempty"`
+	DebreathAmount *int    `json:"debreathamount,omitempty"`
+	FilterMethod   string  `json:"filtermethod,omitempty"`
+}
+
+type segmentInput struct {
+	Start          *float64 `json:"start"`
+	Stop           *float64 `json:"stop"`
+	DenoiseMethod  string   `json:"denoisemethod"`
+	DenoiseAmount  *int     `json:"denoiseamount"`
+	DeverbAmount   *int     `json:"deverbamount"`
+	DebreathAmount *int     `json:"debreathamount"`
+	FilterMethod   string   `json:"filtermethod"`
+}
+
+// Segment denoise methods.
+var segmentMethods = []string{"speech", "music", "classic", "off"}
+
+// Clone returns a deep copy of v.
+func (v AlgorithmValues) Clone() AlgorithmValues {
+	if v == nil {
+		return nil
+	}
+	c := maps.Clone(v)
+	if s, ok := c["segments"].([]Segment); ok {
+		c["segments"] = slices.Clone(s)
+	}
+	return c
+}
+
+// UnmarshalJSON parses stored or sent algorithms leniently like
+// ParseAlgorithms; it fails with FieldErrors when a value has the wrong
+// type or a key is unknown.
+func (v *AlgorithmValues) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(b, []byte("null")) {
+		*v = nil
+		return nil
+	}
+	var raw RawAlgorithms
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	errs := FieldErrors{}
+	out := AlgorithmValues{}
+	out.apply(raw, "", errs)
+	if len(errs) > 0 {
+		return errs
+	}
+	*v = out
+	return nil
+}
+
+// ParseAlgorithms parses a client's algorithms object into normalized
+// values. Problems are recorded in errs under path (for example
+// "algorithms"). A key sent as null is recorded with a nil value, which
+// Merge turns into "unset, back to the default".
+//
+// Lenient forms accepted for form-like clients: booleans as true/false,
+// "true"/"false", "on"/"off", 1/0; integers and numbers also as numeric
+// strings. The alias "filtering" is stored as "hipfilter". Unknown keys are
+// errors: a misspelt processing setting must not be silently dropped.
+func ParseAlgorithms(raw RawAlgorithms, path string, errs FieldErrors) AlgorithmValues {
+	out := AlgorithmValues{}
+	out.apply(raw, path, errs)
+	return out
+}
+
+func (v AlgorithmValues) apply(raw RawAlgorithms, path string, errs FieldErrors) {
+	keys := slices.Sorted(maps.Keys(raw))
+	for _, key := range keys {
+		val := raw[key]
+		p := joinPath(path, key)
+		a, ok := anyAlgorithm(key)
+		if !ok {
+			errs.Add(p, "unknown algorithm")
+			continue
+		}
+		if bytes.Equal(bytes.TrimSpace(val), []byte("null")) {
+			v[a.Key] = nil
+			continue
+		}
+		parsed, msg := parseValue(a.Kind, val, p, errs)
+		if msg != "" {
+			errs.Add(p, msg)
+			continue
+		}
+		if parsed != nil {
+			v[a.Key] = parsed
+		}
+	}
+}
+
+func parseValue(kind ValueKind, raw json.RawMessage, path string, errs FieldErrors) (any, string) {
+	var s string
+	isString := json.Unmarshal(raw, &s) == nil
+	s = strings.TrimSpace(s)
+	switch kind {
+	case KindBool:
+		var b bool
+		if json.Unmarshal(raw, &b) == nil {
+			return b, ""
+		}
+		var f float64
+		if json.Unmarshal(raw, &f) == nil && (f == 0 || f == 1) {
+			return f == 1, ""
+		}
+		if isString {
+			switch strings.ToLower(s) {
+			case "true", "on", "1":
+				return true, ""
+			case "false", "off", "0":
+				return false, ""
+			}
+		}
+		return nil, "must be a boolean"
+	case KindInt:
+		var f float64
+		err := json.Unmarshal(raw, &f)
+		if err != nil && isString {
+			f, err = strconv.ParseFloat(s, 64)
+		}
+		if err != nil || f != math.Trunc(f) || math.Abs(f) > 1e9 {
+			return nil, "must be an integer"
+		}
+		return int(f), ""
+	case KindFloat:
+		var f float64
+		err := json.Unmarshal(raw, &f)
+		if err != nil && isString {
+			f, err = strconv.ParseFloat(s, 64)
+		}
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return nil, "must be a number"
+		}
+		return f, ""
+	case KindString:
+		if !isString {
+			return nil, "must be a string"
+		}
+		return s, ""
+	case KindSegments:
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return nil, "must be an array of segments"
+		}
+		segs := make([]Segment, 0, len(items))
+		bad := false
+		for i, it := range items {
+			ip := indexPath(path, i)
+			var si segmentInput
+			if err := decodeStrict(it, &si, ip, errs); err != nil {
+				bad = true
+				continue
+			}
+			if si.Start == nil {
+				errs.Add(ip+".start", "is required")
+				bad = true
+			}
+			if si.Stop == nil {
+				errs.Add(ip+".stop", "is required")
+				bad = true
+			}
+			if bad {
+				continue
+			}
+			segs = append(segs, Segment{
+				Start: *si.Start, Stop: *si.Stop,
+				DenoiseMethod: strings.TrimSpace(si.DenoiseMethod), DenoiseAmount: si.DenoiseAmount,
+				DeverbAmount: si.DeverbAmount, DebreathAmount: si.DebreathAmount,
+				FilterMethod: strings.TrimSpace(si.FilterMethod),
+			})
+		}
+		if bad {
+			return nil, ""
+		}
+		return segs, ""
+	}
+	return nil, "has an unsupported type"
+}
+
+// Merge returns v with the keys of update applied: set keys replace, keys
+// with a nil value are removed (back to their default).
+func (v AlgorithmValues) Merge(update AlgorithmValues) AlgorithmValues {
+	out := v.Clone()
+	if out == nil {
+		out = AlgorithmValues{}
+	}
+	for k, x := range update {
+		if x == nil {
+			delete(out, k)
+			continue
+		}
+		out[k] = x
+	}
+	return out
+}
+
+// validateAlgorithms checks every key of v against the row of scope:
+// whether the key may appear there and whether its value is allowed, then
+// the cross-field rules of the denoise family and the segments.
+func validateAlgorithms(v AlgorithmValues, scope Scope, path string, errs FieldErrors) {
+	for _, key := range slices.Sorted(maps.Keys(v)) {
+		p := joinPath(path, key)
+		a, ok := LookupAlgorithm(key, scope)
+		if !ok {
+			errs.Add(p, scopeMessage(key, scope))
+			continue
+		}
+		if !a.Allowed(v[key]) {
+			errs.Addf(p, "%s is not allowed; choose one of %s", formatValue(v[key]), a.optionList())
+		}
+	}
+	if scope&(ScopeSingletrack|ScopeTrack) != 0 {
+		method := v.str("denoisemethod", scope)
+		// 0 (full, the default) is tolerated with classic: clients send the
+		// defaults back, and classic simply has no reverb reduction.
+		if x, ok := v["deverbamount"].(int); ok && x > 0 && method == "classic" {
+			errs.Add(joinPath(path, "deverbamount"), "needs denoisemethod static, dynamic or speech_isolation")
+		}
+		if x, ok := v["debreathamount"].(int); ok && x != -1 && method != "dynamic" && method != "speech_isolation" {
+			errs.Add(joinPath(path, "debreathamount"), "needs denoisemethod dynamic or speech_isolation")
+		}
+	}
+	if segs, ok := v["segments"].([]Segment); ok && scope == ScopeSingletrack {
+		validateSegments(segs, joinPath(path, "segments"), errs)
+	}
+}
+
+func scopeMessage(key string, scope Scope) string {
+	s := keyScopes(key)
+	switch {
+	case s == 0:
+		return "unknown algorithm"
+	case scope == ScopeMaster && s&ScopeSingletrack != 0 && s&ScopeTrack != 0:
+		return "is a singletrack algorithm and not allowed on a multitrack production; set it per track in multi_input_files"
+	case scope == ScopeMaster && s&ScopeSingletrack != 0:
+		return "is a singletrack algorithm and not allowed on a multitrack production"
+	case scope == ScopeMaster:
+		return "is a per-track algorithm; set it in the algorithms of a multi_input_files track"
+	case scope == ScopeSingletrack:
+		return "is a multitrack algorithm and not allowed on a single-track production"
+	}
+	return "is not allowed on a multitrack track"
+}
+
+const segmentEpsilon = 1e-6
+
+func validateSegments(segs []Segment, path string, errs FieldErrors) {
+	den, _ := LookupAlgorithm("denoiseamount", ScopeSingletrack)
+	dev, _ := LookupAlgorithm("deverbamount", ScopeSingletrack)
+	deb, _ := LookupAlgorithm("debreathamount", ScopeSingletrack)
+	fm, _ := LookupAlgorithm("filtermethod", ScopeSingletrack)
+	for i, s := range segs {
+		p := indexPath(path, i)
+		if s.Start < 0 || math.IsNaN(s.Start) {
+			errs.Add(p+".start", "must not be negative")
+		}
+		if !(s.Start < s.Stop) {
+			errs.Add(p+".stop", "must be greater than start")
+		}
+		if i > 0 && math.Abs(s.Start-segs[i-1].Stop) > segmentEpsilon {
+			errs.Addf(p+".start", "must equal the stop of the previous segment (%s); segments must be contiguous", formatValue(segs[i-1].Stop))
+		}
+		if s.DenoiseMethod != "" && !slices.Contains(segmentMethods, s.DenoiseMethod) {
+			errs.Addf(p+".denoisemethod", "%s is not allowed; choose one of %s", s.DenoiseMethod, strings.Join(segmentMethods, ", "))
+		}
+		if s.DenoiseAmount != nil && !den.Allowed(*s.DenoiseAmount) {
+			errs.Addf(p+".denoiseamount", "%d is not allowed; choose one of %s", *s.DenoiseAmount, den.optionList())
+		}
+		if s.DeverbAmount != nil && !dev.Allowed(*s.DeverbAmount) {
+			errs.Addf(p+".deverbamount", "%d is not allowed; choose one of %s", *s.DeverbAmount, dev.optionList())
+		}
+		if s.DebreathAmount != nil {
+			switch {
+			case !deb.Allowed(*s.DebreathAmount):
+				errs.Addf(p+".debreathamount", "%d is not allowed; choose one of %s", *s.DebreathAmount, deb.optionList())
+			case *s.DebreathAmount != -1 && s.DenoiseMethod != "speech":
+				errs.Add(p+".debreathamount", "needs segment denoisemethod speech")
+			}
+		}
+		if s.FilterMethod != "" && !fm.Allowed(s.FilterMethod) {
+			errs.Addf(p+".filtermethod", "%s is not allowed; choose one of %s", s.FilterMethod, fm.optionList())
+		}
+	}
+}
+
+// value returns the value of key in scope: the set value, else the default
+// of the scope's row (following DefaultFrom).
+func (v AlgorithmValues) value(key string, scope Scope) any {
+	if x, ok := v[key]; ok && x != nil {
+		return x
+	}
+	a, ok := LookupAlgorithm(key, scope)
+	if !ok {
+		panic(fmt.Sprintf("production: algorithm %q has no row for scope %v", key, scope.Names()))
+	}
+	if a.DefaultFrom != "" {
+		return v.value(a.DefaultFrom, scope)
+	}
+	return a.Default
+}
+
+func (v AlgorithmValues) bool(key string, s Scope) bool { b, _ := v.value(key, s).(bool); return b }
+func (v AlgorithmValues) int(key string, s Scope) int   { i, _ := v.value(key, s).(int); return i }
+func (v AlgorithmValues) float(key string, s Scope) float64 {
+	f, _ := v.value(key, s).(float64)
+	return f
+}
+func (v AlgorithmValues) str(key string, s Scope) string { x, _ := v.value(key, s).(string); return x }
+func (v AlgorithmValues) segments(key string, _ Scope) []Segment {
+	x, _ := v[key].([]Segment)
+	return slices.Clone(x)
+}
+
+// Algorithms is the typed single-track configuration with defaults applied,
+// what the processing engine reads.
+type Algorithms struct {
+	Filtering             bool
+	FilterMethod          string
+	Leveler               bool
+	LevelerStrength       int
+	LevelerStrengthSpeech int
+	LevelerStrengthMusic  int
+	Compressor            string
+	CompressorSpeech      string
+	CompressorMusic       string
+	MusicGain             int
+	NormLoudness          bool
+	LoudnessTarget        int
+	MaxPeak               float64
+	DualMono              bool
+	LoudnessMethod        string
+	MaxLRA                int
+	MaxS                  int
+	MaxM                  int
+	Denoise               bool
+	DenoiseMethod         string
+	DenoiseAmount         int
+	DeverbAmount          int
+	DebreathAmount        int
+	Dehum                 int
+	DehumAmount           int
+	SilenceCutter         bool
+	FillerCutter          bool
+	CoughCutter           bool
+	MusicCutter           bool
+	Segments              []Segment
+}
+
+// SingleTrack returns the typed single-track configuration of v.
+func (v AlgorithmValues) SingleTrack() Algorithms {
+	const s = ScopeSingletrack
+	return Algorithms{
+		Filtering:             v.bool("hipfilter", s),
+		FilterMethod:          v.str("filtermethod", s),
+		Leveler:               v.bool("leveler", s),
+		LevelerStrength:       v.int("levelerstrength", s),
+		LevelerStrengthSpeech: v.int("levelerstrength_speech", s),
+		LevelerStrengthMusic:  v.int("levelerstrength_music", s),
+		Compressor:            v.str("compressor", s),
+		CompressorSpeech:      v.str("compressor_speech", s),
+		CompressorMusic:       v.str("compressor_music", s),
+		MusicGain:             v.int("musicgain", s),
+		NormLoudness:          v.bool("normloudness", s),
+		LoudnessTarget:        v.int("loudnesstarget", s),
+		MaxPeak:               v.float("maxpeak", s),
+		DualMono:              v.bool("dualmono", s),
+		LoudnessMethod:        v.str("loudnessmethod", s),
+		MaxLRA:                v.int("maxlra", s),
+		MaxS:                  v.int("maxs", s),
+		MaxM:                  v.int("maxm", s),
+		Denoise:               v.bool("denoise", s),
+		DenoiseMethod:         v.str("denoisemethod", s),
+		DenoiseAmount:         v.int("denoiseamount", s),
+		DeverbAmount:          v.int("deverbamount", s),
+		DebreathAmount:        v.int("debreathamount", s),
+		Dehum:                 v.int("dehum", s),
+		DehumAmount:           v.int("dehumamount", s),
+		SilenceCutter:         v.bool("silence_cutter", s),
+		FillerCutter:          v.bool("filler_cutter", s),
+		CoughCutter:           v.bool("cough_cutter", s),
+		MusicCutter:           v.bool("music_cutter", s),
+		Segments:              v.segments("segments", s),
+	}
+}
+
+// MasterAlgorithms is the typed configuration of a multitrack mixdown.
+type MasterAlgorithms struct {
+	Leveler        bool
+	LoudnessTarget int
+	Gate           bool
+	Crossgate      bool
+	MaxPeak        float64
+	DualMono       bool
+	LoudnessMethod string
+	MaxLRA         int
+	MaxS           int
+	MaxM           int
+}
+
+// Master returns the typed multitrack master configuration of v.
+func (v AlgorithmValues) Master() MasterAlgorithms {
+	const s = ScopeMaster
+	return MasterAlgorithms{
+		Leveler:        v.bool("leveler", s),
+		LoudnessTarget: v.int("loudnesstarget", s),
+		Gate:           v.bool("gate", s),
+		Crossgate:      v.bool("crossgate", s),
+		MaxPeak:        v.float("maxpeak", s),
+		DualMono:       v.bool("dualmono", s),
+		LoudnessMethod: v.str("loudnessmethod", s),
+		MaxLRA:         v.int("maxlra", s),
+		MaxS:           v.int("maxs", s),
+		MaxM:           v.int("maxm", s),
+	}
+}
+
+// TrackAlgorithms is the typed configuration of one multitrack track.
+type TrackAlgorithms struct {
+	Filtering       bool
+	FilterMethod    string
+	Denoise         bool
+	DenoiseMethod   string
+	DenoiseAmount   int
+	DeverbAmount    int
+	DebreathAmount  int
+	Dehum           int
+	DehumAmount     int
+	BackForeground  string
+	BackgroundGain  int
+	DuckingFadeTime int // milliseconds
+	Gain            int
+	LevelerStrength int
+	Compressor      string
+	Pan             string
+	MSClassifier    string
+	LoopTrim        bool
+}
+
+// Track returns the typed per-track configuration of v.
+func (v AlgorithmValues) Track() TrackAlgorithms {
+	const s = ScopeTrack
+	return TrackAlgorithms{
+		Filtering:       v.bool("hipfilter", s),
+		FilterMethod:    v.str("filtermethod", s),
+		Denoise:         v.bool("denoise", s),
+		DenoiseMethod:   v.str("denoisemethod", s),
+		DenoiseAmount:   v.int("denoiseamount", s),
+		DeverbAmount:    v.int("deverbamount", s),
+		DebreathAmount:  v.int("debreathamount", s),
+		Dehum:           v.int("dehum", s),
+		DehumAmount:     v.int("dehumamount", s),
+		BackForeground:  v.str("backforeground", s),
+		BackgroundGain:  v.int("backgroundgain", s),
+		DuckingFadeTime: v.int("ducking_fadetime", s),
+		Gain:            v.int("gain", s),
+		LevelerStrength: v.int("levelerstrength", s),
+		Compressor:      v.str("compressor", s),
+		Pan:             v.str("pan", s),
+		MSClassifier:    v.str("msclassifier", s),
+		LoopTrim:        v.bool("loop_trim", s),
+	}
+}

@@ -1,0 +1,75 @@
+package production_test
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/audiopost/audiopost/production"
+)
+
+func ExampleNew() {
+	in, err := production.DecodeInput([]byte(`{
+		"input_file": "https://example.org/ep1.wav",
+		"output_files": [{"format": "mp3", "bitrate": 100}],
+		"algorithms": {"denoisemethod": "classic", "deverbamount": 12, "loudnesstarget": "-23"}
+	}`))
+	if err != nil {
+		panic(err)
+	}
+	_, err = production.New(in, production.ApplyOptions{})
+	if errs, ok := err.(production.FieldErrors); ok {
+		for _, path := range slices.Sorted(maps.Keys(errs)) {
+			fmt.Printf("%s: %s\n", path, errs[path])
+		}
+	}
+	// Output:
+	// algorithms.deverbamount: needs denoisemethod static, dynamic or speech_isolation
+	// output_files.0.bitrate: 100 kbps is not allowed for mp3; choose one of 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320
+}
+
+func ExampleAlgorithmValues_SingleTrack() {
+	in, _ := production.DecodeInput([]byte(`{"algorithms": {"filtering": false, "loudnesstarget": -23}}`))
+	p, err := production.New(in, production.ApplyOptions{})
+	if err != nil {
+		panic(err)
+	}
+	a := p.Algorithms.SingleTrack()
+	fmt.Println(a.Filtering, a.LoudnessTarget, a.MaxPeak, a.Leveler, a.DenoiseMethod)
+	// Output: false -23 0 true classic
+}
+
+func ExampleOutputFilename() {
+	input := "https://example.org/uploads/Episode%2042.wav"
+	fmt.Println(production.OutputFilename(production.OutputFile{Format: "mp3"}, "", input))
+	fmt.Println(production.OutputFilename(production.OutputFile{Format: "aac", Suffix: "-chapters", Ending: "m4b"}, "show42", input))
+	fmt.Println(production.OutputFilename(production.OutputFile{Format: "flac", Filename: "master.flac"}, "show42", input))
+	// Output:
+	// Episode 42.mp3
+	// show42-chapters.m4b
+	// master.flac
+}
+
+func ExampleParseChapters() {
+	chs, err := production.ParseChapters("00:00:00 Welcome\n00:02:30.5 News <https://example.org/news>\n")
+	if err != nil {
+		panic(err)
+	}
+	for _, c := range chs {
+		fmt.Printf("%s %q <%s>\n", production.FormatTimestamp(c.Start), c.Title, c.URL)
+	}
+	_, err = production.ParseChapters("00:00:00 Welcome\n\n2:3O Typo\n")
+	fmt.Println(err)
+	// Output:
+	// 00:00:00.000 "Welcome" <>
+	// 00:02:30.500 "News" <https://example.org/news>
+	// chapters line 3: "2:3O" is not a time HH:MM:SS[.mmm]
+}
+
+func ExampleOutputPosition() {
+	// A chapter 10 minutes into the recording, after a 15 s intro, with 2 s
+	// cut from the start and a 5 s cut at 4:00.
+	at := production.OutputPosition(600e9, 15e9, 2e9, []production.Cut{{Start: 240, Stop: 245}})
+	fmt.Println(production.FormatTimestamp(at))
+	// Output: 00:10:08.000
+}
