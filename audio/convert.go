@@ -207,8 +207,9 @@ func decodeOne(p []byte, e SampleEncoding) float64 {
 
 // EncodePCM interleaves frames [from, from+n) of src into dst as little-endian
 // samples in encoding e. dst must hold n*len(src)*e.Bytes() bytes. Integer
-// encodings round to nearest without dither and clip; the number of clipped
-// samples is returned. Float encodings are written as they are.
+// encodings round to nearest (ties to even) without dither and saturate;
+// the number of samples outside [-1, 1] (and NaNs) is returned. Float
+// encodings are written as they are.
 func EncodePCM(dst []byte, src Buffer, from, n int, e SampleEncoding) (clipped int) {
 	ch := len(src)
 	sb := e.Bytes()
@@ -227,22 +228,26 @@ func EncodePCM(dst []byte, src Buffer, from, n int, e SampleEncoding) (clipped i
 				p += fb
 			}
 		case Int16:
-			for _, x := range in {
-				v, clip := quantize(x, scale16, scale16-1, -scale16)
-				if clip {
-					clipped++
+			out := dst[p:]
+			for i, x := range in {
+				v := roundScaled(x * scale16)
+				if v > scale16-1 || v < -scale16 || x != x {
+					v, clipped = saturate(x, v, scale16), clipped+countClip(x)
 				}
-				binary.LittleEndian.PutUint16(dst[p:], uint16(int16(v)))
-				p += fb
+				iv := int16(v)
+				o := out[i*fb : i*fb+2]
+				o[0], o[1] = byte(iv), byte(iv>>8)
 			}
 		case Int24:
-			for _, x := range in {
-				v, clip := quantize(x, scale24, scale24-1, -scale24)
-				if clip {
-					clipped++
+			out := dst[p:]
+			for i, x := range in {
+				v := roundScaled(x * scale24)
+				if v > scale24-1 || v < -scale24 || x != x {
+					v, clipped = saturate(x, v, scale24), clipped+countClip(x)
 				}
-				dst[p], dst[p+1], dst[p+2] = byte(v), byte(v>>8), byte(v>>16)
-				p += fb
+				iv := int32(v)
+				o := out[i*fb : i*fb+3]
+				o[0], o[1], o[2] = byte(iv), byte(iv>>8), byte(iv>>16)
 			}
 		case Int32:
 			for _, x := range in {
@@ -266,4 +271,32 @@ func EncodePCM(dst []byte, src Buffer, from, n int, e SampleEncoding) (clipped i
 		}
 	}
 	return clipped
+}
+
+// roundMagic is 1.5 * 2^52: adding and subtracting it rounds any |y| < 2^51
+// to the nearest integer (ties to even) in two float operations, which is
+// several times faster than math.Round on the encoder hot path. Larger
+// values come out unrounded, and the range check after it catches them.
+const roundMagic = 6755399441055744.0
+
+func roundScaled(y float64) float64 { return (y + roundMagic) - roundMagic }
+
+// saturate handles the rare out-of-range sample: full scale with the sign of
+// x, silence for NaN.
+func saturate(x, v, scale float64) float64 {
+	switch {
+	case x != x:
+		return 0
+	case v >= scale-1:
+		return scale - 1
+	default:
+		return -scale
+	}
+}
+
+func countClip(x float64) int {
+	if x > 1 || x < -1 || x != x {
+		return 1
+	}
+	return 0
 }

@@ -112,3 +112,19 @@ func BenchmarkDecodePCMStereo16(b *testing.B) {
 		DecodePCM(buf, 0, src, Int16)
 	}
 }
+
+func BenchmarkEncodePCMStereo16(b *testing.B) {
+	const frames = 4096
+	src := NewBuffer(2, frames)
+	for c := range src {
+		for i := range src[c] {
+			src[c][i] = math.Sin(float64(i)) * 0.7
+		}
+	}
+	dst := make([]byte, frames*4)
+	b.SetBytes(int64(len(dst)))
+	b.ReportAllocs()
+	for b.Loop() {
+		EncodePCM(dst, src, 0, frames, Int16)
+	}
+}
