@@ -39,8 +39,10 @@ type rawDecoder struct {
 }
 
 func (d *rawDecoder) Format() audio.Format { return audio.Format{SampleRate: 8000, Channels: 2} }
-func (d *rawDecoder) Info() audio.Info     { return audio.Info{Format: "raw", Channels: 2, SampleRate: 8000, Frames: -1, Length: 1} }
-func (d *rawDecoder) Close() error         { return nil }
+func (d *rawDecoder) Info() audio.Info {
+	return audio.Info{Format: "raw", Channels: 2, SampleRate: 8000, Frames: -1, Length: 1}
+}
+func (d *rawDecoder) Close() error { return nil }
 func (d *rawDecoder) Read(dst audio.Buffer) (int, error) {
 	switch d.misuse {
 	case "panic":
