@@ -1,0 +1,293 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/audiopost/audiopost/storage"
+)
+
+const jobColumns = `id, COALESCE(owner_id, ''), production, type, payload, state, attempts, max_attempts,
+	run_at, worker, lease_until, last_error, created_at, updated_at`
+
+func scanJob(row interface{ Scan(...any) error }) (storage.Job, error) {
+	var (
+		j                              storage.Job
+		state                          string
+		runAt, lease, created, updated sql.NullInt64
+	)
+	if err := row.Scan(&j.ID, &j.Owner, &j.Production, &j.Type, &j.Payload, &state, &j.Attempts, &j.MaxAttempts,
+		&runAt, &j.Worker, &lease, &j.LastError, &created, &updated); err != nil {
+		return storage.Job{}, err
+	}
+	j.State = storage.JobState(state)
+	j.RunAt, j.LeaseUntil, j.Created, j.Updated = goTime(runAt), goTime(lease), goTime(created), goTime(updated)
+	return j, nil
+}
+
+// Enqueue implements storage.Jobs.
+func (r *repo) Enqueue(ctx context.Context, j *storage.Job) error {
+	if j.Type == "" {
+		return fmt.Errorf("sqlstore: job without type: %w", storage.ErrInvalid)
+	}
+	if j.MaxAttempts < 0 {
+		return fmt.Errorf("sqlstore: job with %d max attempts: %w", j.MaxAttempts, storage.ErrInvalid)
+	}
+	if j.MaxAttempts == 0 {
+		j.MaxAttempts = storage.DefaultMaxAttempts
+	}
+	t := now()
+	if j.RunAt.IsZero() {
+		j.RunAt = t
+	}
+	j.RunAt = j.RunAt.UTC().Truncate(time.Microsecond)
+	j.State, j.Attempts, j.Worker, j.LeaseUntil, j.LastError = storage.JobQueued, 0, "", time.Time{}, ""
+	j.Created, j.Updated = t, t
+	// RETURNING id works on SQLite and PostgreSQL alike, where
+	// LastInsertId does not.
+	err := r.w.QueryRowContext(ctx, r.d.rebind(`INSERT INTO jobs (owner_id, production, type, payload, state, attempts,
+		max_attempts, run_at, worker, last_error, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, 0, ?, ?, '', '', ?, ?) RETURNING id`),
+		dbText(j.Owner), j.Production, j.Type, dbBytes(j.Payload), string(j.State), j.MaxAttempts,
+		j.RunAt.UnixMicro(), t.UnixMicro(), t.UnixMicro()).Scan(&j.ID)
+	return r.wrap("enqueue job", err)
+}
+
+// Claim implements storage.Jobs. The transaction first retires jobs whose
+// lease ran out on their last attempt (a job that kills its worker every
+// time must not be retried forever), then claims in one statement.
+func (r *repo) Claim(ctx context.Context, worker string, lease time.Duration) (storage.Job, error) {
+	if worker == "" || lease <= 0 {
+		return storage.Job{}, fmt.Errorf("sqlstore: claim by %q for %v: %w", worker, lease, storage.ErrInvalid)
+	}
+	var (
+		j     storage.Job
+		noJob bool // reported after commit, so that retired jobs stay retired
+	)
+	err := r.begin(ctx, func(t *repo) error {
+		at := now()
+		ts := at.UnixMicro()
+		if _, err := t.exec(ctx, `UPDATE jobs SET state = 'failed', lease_until = NULL, updated_at = ?,
+			last_error = CASE WHEN last_error = '' THEN 'lease expired on the last attempt' ELSE last_error END
+			WHERE state = 'running' AND lease_until <= ? AND attempts >= max_attempts`, ts, ts); err != nil {
+			return t.wrap("retire jobs", err)
+		}
+		var err error
+		j, err = scanJob(t.w.QueryRowContext(ctx, t.d.rebind(t.d.claimJob),
+			worker, at.Add(lease).UnixMicro(), ts, ts, ts))
+		if errors.Is(err, sql.ErrNoRows) {
+			noJob = true
+			return nil
+		}
+		return t.wrap("claim job", err)
+	})
+	if err == nil && noJob {
+		err = fmt.Errorf("sqlstore: claim: %w", storage.ErrNoJob)
+	}
+	return j, err
+}
+
+// leaseCond matches the row of a lease that is still held.
+const leaseCond = ` WHERE id = ? AND worker = ? AND attempts = ? AND state = 'running'`
+
+// onLease runs a write that must find the lease held; ErrLeaseLost otherwise.
+func (r *repo) onLease(ctx context.Context, what string, l storage.Lease, set string, args ...any) error {
+	args = append(args, l.JobID, l.Worker, l.Attempt)
+	res, err := r.exec(ctx, `UPDATE jobs SET `+set+leaseCond, args...)
+	if err != nil {
+		return r.wrap(what, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("sqlstore: %s: %w", what, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("sqlstore: %s of job %d by %s (attempt %d): %w", what, l.JobID, l.Worker, l.Attempt, storage.ErrLeaseLost)
+	}
+	return nil
+}
+
+// Heartbeat implements storage.Jobs. A lease that ran out but was not
+// claimed by anyone else yet is still the caller's, and is extended.
+func (r *repo) Heartbeat(ctx context.Context, l storage.Lease, lease time.Duration) error {
+	if lease <= 0 {
+		return fmt.Errorf("sqlstore: heartbeat for %v: %w", lease, storage.ErrInvalid)
+	}
+	at := now()
+	return r.onLease(ctx, "heartbeat", l, `lease_until = ?, updated_at = ?`, at.Add(lease).UnixMicro(), at.UnixMicro())
+}
+
+// Complete implements storage.Jobs.
+func (r *repo) Complete(ctx context.Context, l storage.Lease) error {
+	return r.onLease(ctx, "complete", l, `state = 'done', lease_until = NULL, updated_at = ?`, now().UnixMicro())
+}
+
+// Fail implements storage.Jobs.
+func (r *repo) Fail(ctx context.Context, l storage.Lease, reason string, retryAfter time.Duration) (bool, error) {
+	if retryAfter < 0 {
+		retryAfter = 0
+	}
+	var retry bool
+	err := r.begin(ctx, func(t *repo) error {
+		at := now()
+		err := t.onLease(ctx, "fail", l, `state = CASE WHEN attempts < max_attempts THEN 'queued' ELSE 'failed' END,
+			run_at = ?, lease_until = NULL, last_error = ?, updated_at = ?`,
+			at.Add(retryAfter).UnixMicro(), reason, at.UnixMicro())
+		if err != nil {
+			return err
+		}
+		// Read the decision in the same transaction, before another worker
+		// can claim the requeued job.
+		j, err := t.getJob(ctx, t.w, l.JobID)
+		retry = j.State == storage.JobQueued
+		return err
+	})
+	return retry, err
+}
+
+// Release implements storage.Jobs.
+func (r *repo) Release(ctx context.Context, l storage.Lease) error {
+	return r.onLease(ctx, "release", l, `state = 'queued', attempts = attempts - 1, worker = '', lease_until = NULL,
+		updated_at = ?`, now().UnixMicro())
+}
+
+// CancelJobs implements storage.Jobs.
+func (r *repo) CancelJobs(ctx context.Context, owner, production string) (int, error) {
+	res, err := r.exec(ctx, `UPDATE jobs SET state = 'canceled', lease_until = NULL, updated_at = ?
+		WHERE owner_id = ? AND production = ? AND state IN ('queued', 'running')`, now().UnixMicro(), owner, production)
+	if err != nil {
+		return 0, r.wrap("cancel jobs", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// GetJob implements storage.Jobs.
+func (r *repo) GetJob(ctx context.Context, id int64) (storage.Job, error) {
+	return r.getJob(ctx, r.r, id)
+}
+
+func (r *repo) getJob(ctx context.Context, c conn, id int64) (storage.Job, error) {
+	j, err := scanJob(c.QueryRowContext(ctx, r.d.rebind(`SELECT `+jobColumns+` FROM jobs WHERE id = ?`), id))
+	return j, r.wrap(fmt.Sprintf("get job %d", id), err)
+}
+
+// ListJobs implements storage.Jobs.
+func (r *repo) ListJobs(ctx context.Context, owner, production string) ([]storage.Job, error) {
+	rows, err := r.query(ctx, `SELECT `+jobColumns+` FROM jobs WHERE owner_id = ? AND production = ? ORDER BY id DESC`,
+		owner, production)
+	if err != nil {
+		return nil, r.wrap("list jobs", err)
+	}
+	return collect(rows, "list jobs", scanJob)
+}
+
+const deliveryColumns = `id, COALESCE(owner_id, ''), production, url, payload, state, attempts, next_attempt_at,
+	last_error, created_at, updated_at`
+
+func scanDelivery(row interface{ Scan(...any) error }) (storage.Delivery, error) {
+	var (
+		d                      storage.Delivery
+		state                  string
+		next, created, updated sql.NullInt64
+	)
+	if err := row.Scan(&d.ID, &d.Owner, &d.Production, &d.URL, &d.Payload, &state, &d.Attempts, &next,
+		&d.LastError, &created, &updated); err != nil {
+		return storage.Delivery{}, err
+	}
+	d.State = storage.DeliveryState(state)
+	d.NextAttempt, d.Created, d.Updated = goTime(next), goTime(created), goTime(updated)
+	return d, nil
+}
+
+// EnqueueDelivery implements storage.Deliveries.
+func (r *repo) EnqueueDelivery(ctx context.Context, d *storage.Delivery) error {
+	if d.URL == "" {
+		return fmt.Errorf("sqlstore: webhook delivery without URL: %w", storage.ErrInvalid)
+	}
+	t := now()
+	if d.NextAttempt.IsZero() {
+		d.NextAttempt = t
+	}
+	d.NextAttempt = d.NextAttempt.UTC().Truncate(time.Microsecond)
+	d.State, d.Attempts, d.LastError, d.Created, d.Updated = storage.DeliveryPending, 0, "", t, t
+	err := r.w.QueryRowContext(ctx, r.d.rebind(`INSERT INTO webhook_deliveries (owner_id, production, url, payload,
+		state, attempts, next_attempt_at, last_error, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, 0, ?, '', ?, ?) RETURNING id`),
+		dbText(d.Owner), d.Production, d.URL, dbBytes(d.Payload), string(d.State),
+		d.NextAttempt.UnixMicro(), t.UnixMicro(), t.UnixMicro()).Scan(&d.ID)
+	return r.wrap("enqueue webhook delivery", err)
+}
+
+// ClaimDelivery implements storage.Deliveries.
+func (r *repo) ClaimDelivery(ctx context.Context, lease time.Duration) (storage.Delivery, error) {
+	if lease <= 0 {
+		return storage.Delivery{}, fmt.Errorf("sqlstore: claim delivery for %v: %w", lease, storage.ErrInvalid)
+	}
+	var d storage.Delivery
+	err := r.begin(ctx, func(t *repo) error {
+		at := now()
+		var err error
+		d, err = scanDelivery(t.w.QueryRowContext(ctx, t.d.rebind(t.d.claimDelivery),
+			at.Add(lease).UnixMicro(), at.UnixMicro(), at.UnixMicro()))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("sqlstore: claim delivery: %w", storage.ErrNoJob)
+		}
+		return t.wrap("claim delivery", err)
+	})
+	return d, err
+}
+
+// deliveryCond matches the claim that d came from.
+const deliveryCond = ` WHERE id = ? AND attempts = ? AND state = 'pending'`
+
+func (r *repo) onDelivery(ctx context.Context, what string, d storage.Delivery, set string, args ...any) error {
+	args = append(args, d.ID, d.Attempts)
+	res, err := r.exec(ctx, `UPDATE webhook_deliveries SET `+set+deliveryCond, args...)
+	if err != nil {
+		return r.wrap(what, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("sqlstore: %s: %w", what, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("sqlstore: %s of delivery %d (attempt %d): %w", what, d.ID, d.Attempts, storage.ErrLeaseLost)
+	}
+	return nil
+}
+
+// DeliverySucceeded implements storage.Deliveries.
+func (r *repo) DeliverySucceeded(ctx context.Context, d storage.Delivery) error {
+	return r.onDelivery(ctx, "mark delivered", d, `state = 'delivered', updated_at = ?`, now().UnixMicro())
+}
+
+// DeliveryFailed implements storage.Deliveries.
+func (r *repo) DeliveryFailed(ctx context.Context, d storage.Delivery, reason string, next time.Time) error {
+	t := now()
+	if next.IsZero() {
+		return r.onDelivery(ctx, "mark delivery failed", d, `state = 'failed', last_error = ?, updated_at = ?`,
+			reason, t.UnixMicro())
+	}
+	return r.onDelivery(ctx, "reschedule delivery", d, `next_attempt_at = ?, last_error = ?, updated_at = ?`,
+		next.UnixMicro(), reason, t.UnixMicro())
+}
+
+// GetDelivery implements storage.Deliveries.
+func (r *repo) GetDelivery(ctx context.Context, id int64) (storage.Delivery, error) {
+	d, err := scanDelivery(r.queryRow(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE id = ?`, id))
+	return d, r.wrap(fmt.Sprintf("get delivery %d", id), err)
+}
+
+// ListDeliveries implements storage.Deliveries.
+func (r *repo) ListDeliveries(ctx context.Context, owner, production string) ([]storage.Delivery, error) {
+	rows, err := r.query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE owner_id = ? AND production = ?
+		ORDER BY id DESC`, owner, production)
+	if err != nil {
+		return nil, r.wrap("list deliveries", err)
+	}
+	return collect(rows, "list deliveries", scanDelivery)
+}
