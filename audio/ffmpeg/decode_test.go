@@ -1,0 +1,325 @@
+package ffmpeg
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/audiotest"
+)
+
+func openFile(t testing.TB, path string) *os.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func decodeAll(t testing.TB, r io.Reader) (audio.Buffer, *Decoder) {
+	t.Helper()
+	d, err := Decode(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	b, err := audio.ReadAll(context.Background(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, d
+}
+
+// TestDecodeAgreesWithFFmpeg compares the adapter with ffmpeg's own f64le
+// decode of the same file, and with the signal that was encoded.
+func TestDecodeAgreesWithFFmpeg(t *testing.T) {
+	requireFFmpeg(t)
+	t.Parallel()
+	cases := []struct {
+		name, file string
+		codec      []string
+		frame      int // codec frame size: the length tolerance
+	}{
+		{"aac", "a.m4a", []string{"-c:a", "aac", "-b:a", "96k"}, 1024},
+		{"opus", "a.opus", []string{"-c:a", "libopus", "-b:a", "64k"}, 960},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := makeFile(t, tc.file, append([]string{"-f", "lavfi", "-i",
+				"aevalsrc=0.5*sin(2*PI*440*t)|0.3*sin(2*PI*1000*t):s=48000:d=3"}, tc.codec...)...)
+			got, d := decodeAll(t, openFile(t, path))
+			f := d.Format()
+			if f.Channels != 2 || f.SampleRate != 48000 {
+				t.Fatalf("format %+v", f)
+			}
+			ref := ffmpegRaw(t, path, 2, 48000)
+			refFrames := len(ref) / 2
+			if diff := got.Frames() - refFrames; diff < -tc.frame || diff > tc.frame {
+				t.Errorf("%d frames, ffmpeg decodes %d: more than one codec frame apart", got.Frames(), refFrames)
+			}
+			if info := d.Info(); math.Abs(info.Length-3) > 0.05 {
+				t.Errorf("Info().Length = %.3f, want 3", info.Length)
+			}
+			for c := 0; c < 2; c++ {
+				refCh := make([]float64, refFrames)
+				for i := range refCh {
+					refCh[i] = ref[2*i+c]
+				}
+				if r := audiotest.Correlation(got[c], refCh); r < 0.999 {
+					t.Errorf("channel %d: correlation with ffmpeg's decode %.5f, want > 0.999", c, r)
+				}
+			}
+			// The encoded tones come back at their level (0.5 and 0.3 peak).
+			mid := got.Frames() / 4
+			if l := toneDB(got[0][mid:3*mid], 440, 48000); math.Abs(l-20*math.Log10(0.5)-(-3.0103)) > 0.5 {
+				t.Errorf("440 Hz left at %.2f dBFS, want %.2f", l, 20*math.Log10(0.5)-3.0103)
+			}
+			if l := toneDB(got[1][mid:3*mid], 1000, 48000); math.Abs(l-20*math.Log10(0.3)-(-3.0103)) > 0.5 {
+				t.Errorf("1 kHz right at %.2f dBFS, want %.2f", l, 20*math.Log10(0.3)-3.0103)
+			}
+		})
+	}
+}
+
+// TestDecodeExactLength checks that Frames, where the probe calls it exact,
+// is the number of frames the decoder delivers.
+func TestDecodeExactLength(t *testing.T) {
+	requireFFmpeg(t)
+	t.Parallel()
+	for _, tc := range []struct{ file, codec string }{
+		{"a.m4a", "alac"}, {"a.flac", "flac"}, {"a.wav", "pcm_s16le"},
+	} {
+		t.Run(tc.codec, func(t *testing.T) {
+			path := makeFile(t, tc.file, "-f", "lavfi", "-i", "sine=sample_rate=44100:duration=1.2345", "-c:a", tc.codec)
+			got, d := decodeAll(t, openFile(t, path))
+			if d.Info().Frames != 54441 || got.Frames() != 54441 {
+				t.Errorf("Info().Frames = %d, decoded %d, want 54441", d.Info().Frames, got.Frames())
+			}
+		})
+	}
+}
+
+func TestDecodeCheckSource(t *testing.T) {
+	requireFFmpeg(t)
+	t.Parallel()
+	path := makeFile(t, "a.opus", "-f", "lavfi", "-i", "sine=sample_rate=48000:duration=0.5", "-ac", "2", "-c:a", "libopus")
+	got := audiotest.CheckSource(t, func() audio.Source {
+		d, err := Decode(context.Background(), openFile(t, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		return d
+	})
+	if n := got.Frames(); n < 24000-960 || n > 24000+960 {
+		t.Errorf("%d frames, want about 24000", n)
+	}
+}
+
+// TestDecodeStreams decodes through stdin: a plain reader (probed from a
+// buffered head) and a ReadSeeker (probed, rewound) give the samples of the
+// file decoded by path.
+func TestDecodeStreams(t *testing.T) {
+	requireFFmpeg(t)
+	t.Parallel()
+	// Longer than headLimit, so the plain reader's head is a prefix.
+	path := makeFile(t, "a.ogg", "-f", "lavfi", "-i", "anoisesrc=sample_rate=44100:duration=50:color=white:amplitude=0.3", "-ac", "2", "-c:a", "libvorbis", "-q:a", "8")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) <= headLimit {
+		t.Fatalf("test file of %d bytes does not exceed the %d-byte head", len(data), headLimit)
+	}
+	want, _ := decodeAll(t, openFile(t, path))
+	for name, r := range map[string]io.Reader{
+		"readseeker": bytes.NewReader(data),
+		"stream":     struct{ io.Reader }{bytes.NewReader(data)},
+	} {
+		got, d := decodeAll(t, r)
+		if got.Frames() != want.Frames() {
+			t.Errorf("%s: %d frames, file decode %d", name, got.Frames(), want.Frames())
+			continue
+		}
+		for c := range got {
+			if !slicesEqual(got[c], want[c]) {
+				t.Errorf("%s: channel %d differs from the file decode", name, c)
+			}
+		}
+		if name == "stream" && (d.Info().Frames != -1 || d.Info().Length != 0) {
+			t.Errorf("stream: Info %+v claims a length from a partial probe", d.Info())
+		}
+	}
+}
+
+func slicesEqual(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// endlessWAV is a WAV stream that never ends: a header claiming the largest
+// data chunk, then silence forever.
+type endlessWAV struct{ head []byte }
+
+func newEndlessWAV(rate, channels int) *endlessWAV {
+	h := make([]byte, 44)
+	copy(h, "RIFF\xff\xff\xff\xffWAVEfmt ")
+	binary.LittleEndian.PutUint32(h[16:], 16)
+	binary.LittleEndian.PutUint16(h[20:], 1)
+	binary.LittleEndian.PutUint16(h[22:], uint16(channels))
+	binary.LittleEndian.PutUint32(h[24:], uint32(rate))
+	binary.LittleEndian.PutUint32(h[28:], uint32(rate*channels*2))
+	binary.LittleEndian.PutUint16(h[32:], uint16(channels*2))
+	binary.LittleEndian.PutUint16(h[34:], 16)
+	copy(h[36:], "data\xff\xff\xff\xff")
+	return &endlessWAV{head: h}
+}
+
+func (w *endlessWAV) Read(p []byte) (int, error) {
+	n := copy(p, w.head)
+	w.head = w.head[n:]
+	clear(p[n:])
+	return len(p), nil
+}
+
+func TestDecodeCancel(t *testing.T) {
+	requireFFmpeg(t)
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d, err := Decode(ctx, newEndlessWAV(44100, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	buf := audio.NewBuffer(2, 4096)
+	for i := 0; i < 20; i++ {
+		if _, err := d.Read(buf); err != nil {
+			t.Fatalf("read %d: %v", i, err)
+		}
+	}
+	pid := d.cmd.Process.Pid
+	cancel()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := d.Read(buf)
+		if err != nil {
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("after cancel: %v, want context.Canceled", err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("ffmpeg still delivers audio 10 s after cancellation")
+		}
+	}
+	// The process is reaped without Close: signal 0 to a reaped pid fails.
+	select {
+	case <-d.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("ffmpeg not reaped 10 s after cancellation")
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("kill(%d, 0) = %v, want ESRCH: process not gone", pid, err)
+	}
+}
+
+func TestDecodeCloseKills(t *testing.T) {
+	requireFFmpeg(t)
+	t.Parallel()
+	d, err := Decode(context.Background(), newEndlessWAV(8000, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Read(audio.NewBuffer(1, 100)); err != nil {
+		t.Fatal(err)
+	}
+	pid := d.cmd.Process.Pid
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("kill(%d, 0) after Close = %v, want ESRCH", pid, err)
+	}
+	if _, err := d.Read(audio.NewBuffer(1, 100)); err == nil {
+		t.Error("Read after Close succeeded")
+	}
+}
+
+func TestDecodeDamaged(t *testing.T) {
+	requireFFmpeg(t)
+	t.Parallel()
+	path := makeFile(t, "a.m4a", "-f", "lavfi", "-i", "sine=duration=2", "-c:a", "aac")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cut the file in half: the index (moov) is at the end and is gone.
+	_, err = Decode(context.Background(), bytes.NewReader(data[:len(data)/2]))
+	if err == nil {
+		t.Fatal("truncated MP4 decoded without error")
+	}
+	if !errors.Is(err, audio.ErrMalformed) && !errors.Is(err, audio.ErrUnknownFormat) && !errors.Is(err, audio.ErrUnsupported) {
+		t.Errorf("error %v wraps no audio sentinel", err)
+	}
+}
+
+func TestDecodeReadAllocs(t *testing.T) {
+	requireFFmpeg(t)
+	d, err := Decode(context.Background(), newEndlessWAV(48000, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	buf := audio.NewBuffer(2, 4096)
+	if a := testing.AllocsPerRun(200, func() {
+		if _, err := d.Read(buf); err != nil {
+			t.Fatal(err)
+		}
+	}); a != 0 {
+		t.Errorf("Read allocates %.1f times per call, want 0", a)
+	}
+}
+
+func BenchmarkDecoderRead(b *testing.B) {
+	requireFFmpeg(b)
+	d, err := Decode(context.Background(), newEndlessWAV(48000, 2))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	buf := audio.NewBuffer(2, 4096)
+	b.ReportAllocs()
+	b.SetBytes(4096 * 2 * 8)
+	for b.Loop() {
+		if _, err := d.Read(buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// processGone reports an error if pid still exists (running or zombie).
+func processGone(pid int) error {
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("kill(%d, 0) = %v, want ESRCH: process not reaped", pid, err)
+	}
+	return nil
+}

@@ -1,0 +1,576 @@
+package ffmpeg
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"image"
+	_ "image/jpeg" // cover dimensions for METADATA_BLOCK_PICTURE
+	_ "image/png"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/audiopost/audiopost/audio"
+)
+
+// outputFormat describes how one API output format is made.
+type outputFormat struct {
+	codec       []string // encoder arguments after -c:a
+	muxer       string
+	ext         string // extension of temporary files
+	defaultKbps int    // 0 for lossless
+	maxChannels int
+	// seekable formats (MP4) must be written to a file: the muxer goes
+	// back to write the index (and moves it to the front for streaming).
+	seekable bool
+	// ogg carries tags, chapters and the cover as Vorbis comments.
+	ogg bool
+	// vbr maps the kbps of EncodeOptions.Bitrate to a LAME quality.
+	vbr bool
+}
+
+// outputFormats are the encoders this package registers, by API name.
+var outputFormats = map[string]outputFormat{
+	"mp3":     {codec: []string{"libmp3lame"}, muxer: "mp3", ext: ".mp3", defaultKbps: 96, maxChannels: 2},
+	"mp3-vbr": {codec: []string{"libmp3lame"}, muxer: "mp3", ext: ".mp3", defaultKbps: 96, maxChannels: 2, vbr: true},
+	"aac":     {codec: []string{"aac"}, muxer: "ipod", ext: ".m4a", defaultKbps: 64, maxChannels: 8, seekable: true},
+	"alac":    {codec: []string{"alac"}, muxer: "ipod", ext: ".m4a", maxChannels: 8, seekable: true},
+	"opus":    {codec: []string{"libopus"}, muxer: "ogg", ext: ".opus", defaultKbps: 48, maxChannels: 8, ogg: true},
+	"vorbis":  {codec: []string{"libvorbis"}, muxer: "ogg", ext: ".ogg", defaultKbps: 80, maxChannels: 8, ogg: true},
+}
+
+// lameVBR are LAME's -V presets with their typical average bitrate (kbps,
+// stereo 44.1 kHz); mp3-vbr picks the preset nearest the requested bitrate.
+var lameVBR = []struct{ q, kbps int }{
+	{0, 245}, {1, 225}, {2, 190}, {3, 175}, {4, 165}, {5, 130}, {6, 115}, {7, 100}, {8, 85}, {9, 65},
+}
+
+// VBRQuality returns the LAME -q:a quality (0 best .. 9 smallest) whose
+// typical average bitrate is nearest to kbps.
+func VBRQuality(kbps int) int {
+	best := lameVBR[0]
+	for _, p := range lameVBR[1:] {
+		if abs(p.kbps-kbps) < abs(best.kbps-kbps) {
+			best = p
+		}
+	}
+	return best.q
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// Encoder feeds PCM to an ffmpeg encoder process. It implements
+// audio.Encoder; Write allocates nothing. Nothing is complete before Close
+// returns nil.
+//
+// Where the output goes: Ogg, and MP3 to a writer that is not a regular
+// file, stream from ffmpeg's stdout into the writer. Everything else (MP4,
+// which must seek back to write its index; MP3 to a file, so that the Xing
+// header with the exact length is filled in; outputs whose chapter ends
+// wait for the total length) is written by ffmpeg to a temporary file -
+// beside the writer's file when the writer is an *os.File, else in the
+// system temp directory - and copied into the writer by Close. ffmpeg never
+// opens the caller's file itself, because the caller holds it open.
+type Encoder struct {
+	ctx    context.Context
+	name   string
+	of     outputFormat
+	video  string // -i argument of the original video, for NewVideoEncoder
+	format audio.Format
+	opts   audio.EncodeOptions
+	w      io.Writer
+	tool   string
+
+	cmd     *exec.Cmd
+	stdin   *os.File
+	stderr  *stderrBuffer
+	done    chan struct{}
+	waitErr error
+
+	scratch []byte
+	frames  int64
+	// temps are removed by Close; out is ffmpeg's output file when the
+	// output does not stream to w.
+	temps []string
+	out   string
+	// metaLater applies tags, cover and chapters in a copy pass at Close,
+	// when the chapter ends need the length that only Close knows.
+	metaLater bool
+	err       error
+	closed    bool
+	closeErr  error
+}
+
+// NewEncoder starts ffmpeg encoding the named output format (mp3, mp3-vbr,
+// aac, alac, opus or vorbis) from PCM of format f into w. opts.Bitrate 0
+// selects the format's default (mp3-vbr maps it to the nearest LAME -V
+// preset, see VBRQuality). opts.Tags, opts.Tags.Cover and opts.Chapters are
+// embedded as the container allows: ID3v2.3 frames, APIC and CHAP in MP3;
+// iTunes atoms, covr and chapter tracks in MP4; Vorbis comments with
+// METADATA_BLOCK_PICTURE and CHAPTERnnn in Ogg. MP4 has no atom for the
+// subtitle, publisher and URL tags and drops them; chapter URLs and images
+// are kept only in Ogg (URL).
+func NewEncoder(ctx context.Context, name string, w io.Writer, f audio.Format, opts audio.EncodeOptions) (*Encoder, error) {
+	of, ok := outputFormats[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: ffmpeg adapter has no encoder %q", audio.ErrUnsupported, name)
+	}
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	if f.Channels > of.maxChannels {
+		return nil, fmt.Errorf("%w: %s takes at most %d channels, not %d", audio.ErrUnsupported, name, of.maxChannels, f.Channels)
+	}
+	if opts.Bitrate < 0 || opts.Bitrate > 1024 {
+		return nil, fmt.Errorf("%w: %s bitrate %d kbps", audio.ErrUnsupported, name, opts.Bitrate)
+	}
+	tool, err := lookTool("ffmpeg", "encoding "+name)
+	if err != nil {
+		return nil, err
+	}
+	e := &Encoder{ctx: ctx, name: name, of: of, format: f, opts: opts, w: w, tool: tool, stderr: new(stderrBuffer), done: make(chan struct{})}
+	if err := e.start(); err != nil {
+		e.removeTemps()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *Encoder) start() error {
+	fileW, isFile := e.w.(*os.File)
+	if isFile {
+		if fi, err := fileW.Stat(); err != nil || !fi.Mode().IsRegular() {
+			isFile = false
+		}
+	}
+	hasMeta := !e.opts.Tags.IsZero() || len(e.opts.Chapters) > 0
+	e.metaLater = len(e.opts.Chapters) > 0 && e.opts.Length <= 0 && !e.of.ogg
+	toTemp := e.of.seekable || isFile || e.metaLater
+
+	args := append(baseArgs(),
+		"-f", "f64le", "-ar", strconv.Itoa(e.format.SampleRate), "-ac", strconv.Itoa(e.format.Channels), "-i", "pipe:0")
+	next := 1
+	var maps []string
+	if e.video != "" {
+		// The original's video streams (V: not its cover pictures) are
+		// copied untouched, and its metadata unless tags replace it.
+		args = append(args, "-i", e.video)
+		maps = append(maps, "-map", "1:V", "-c:v", "copy")
+		next = 2
+	}
+	maps = append(maps, "-map", "0:a")
+	if hasMeta && !e.metaLater {
+		in, m, err := e.metadataInputs(e.opts.Length, next)
+		if err != nil {
+			return err
+		}
+		args = append(args, in...)
+		maps = append(maps, m...)
+	}
+	if e.video != "" {
+		// After ours: for a key both set, the first -map_metadata wins.
+		maps = append(maps, "-map_metadata", "1")
+	}
+	args = append(args, maps...)
+	args = append(args, "-c:a")
+	args = append(args, e.of.codec...)
+	args = append(args, e.codecArgs()...)
+	args = append(args, e.muxerArgs()...)
+	if toTemp {
+		dir := ""
+		if isFile {
+			dir = filepath.Dir(fileW.Name())
+		}
+		t, err := tempFile(dir, ".audiopost-*"+e.of.ext)
+		if err != nil {
+			return fmt.Errorf("ffmpeg: temporary output for %s: %w", e.name, err)
+		}
+		t.Close()
+		e.temps = append(e.temps, t.Name())
+		e.out = t.Name()
+		args = append(args, "-y", "file:"+t.Name())
+	} else {
+		args = append(args, "pipe:1")
+	}
+
+	cmd := exec.CommandContext(e.ctx, e.tool, args...)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("ffmpeg: %w", err)
+	}
+	cmd.Stdin = pr
+	if !toTemp {
+		cmd.Stdout = e.w
+	}
+	cmd.Stderr = e.stderr
+	cmd.WaitDelay = waitDelay
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		return fmt.Errorf("%w: starting ffmpeg to encode %s: %v", audio.ErrCodecUnavailable, e.name, err)
+	}
+	pr.Close()
+	e.cmd, e.stdin = cmd, pw
+	go func() {
+		e.waitErr = cmd.Wait()
+		close(e.done)
+	}()
+	return nil
+}
+
+func (e *Encoder) codecArgs() []string {
+	kbps := e.opts.Bitrate
+	if kbps == 0 {
+		kbps = e.of.defaultKbps
+	}
+	switch {
+	case e.of.vbr:
+		return []string{"-q:a", strconv.Itoa(VBRQuality(kbps))}
+	case e.name == "alac":
+		if e.opts.BitDepth > 16 {
+			return []string{"-sample_fmt", "s32p"}
+		}
+		return []string{"-sample_fmt", "s16p"}
+	case kbps > 0:
+		return []string{"-b:a", strconv.Itoa(kbps) + "k"}
+	}
+	return nil
+}
+
+func (e *Encoder) muxerArgs() []string {
+	args := []string{"-f", e.of.muxer}
+	switch e.of.muxer {
+	case "mp3":
+		// ID3v2.3 is what most podcast players and tag editors read.
+		args = append(args, "-id3v2_version", "3")
+	case "ipod":
+		args = append(args, "-movflags", "+faststart")
+	}
+	return args
+}
+
+// metadataInputs writes the ffmetadata file (and cover) and returns the
+// input arguments and the mapping arguments for them; first is the input
+// index the metadata file gets, the cover is first+1.
+func (e *Encoder) metadataInputs(length time.Duration, first int) (inputs, maps []string, err error) {
+	meta, err := e.ffmetadata(length)
+	if err != nil {
+		return nil, nil, err
+	}
+	mf, err := e.writeTemp("audiopost-meta-*.txt", meta)
+	if err != nil {
+		return nil, nil, err
+	}
+	inputs = []string{"-f", "ffmetadata", "-i", "file:" + mf}
+	maps = []string{"-map_metadata", strconv.Itoa(first)}
+	if e.of.ogg {
+		// Ogg chapters are written as comments by ffmetadata above; ffmpeg
+		// versions differ in whether they add their own for Vorbis.
+		maps = append(maps, "-map_chapters", "-1")
+	} else {
+		maps = append(maps, "-map_chapters", strconv.Itoa(first))
+	}
+	if c := e.opts.Tags.Cover; c != nil && len(c.Data) > 0 && !e.of.ogg && e.video == "" {
+		ext, err := coverExt(c)
+		if err != nil {
+			return nil, nil, err
+		}
+		cf, err := e.writeTemp("audiopost-cover-*"+ext, c.Data)
+		if err != nil {
+			return nil, nil, err
+		}
+		inputs = append(inputs, "-i", "file:"+cf)
+		maps = append(maps, "-map", strconv.Itoa(first+1)+":v", "-c:v", "copy", "-disposition:v", "attached_pic",
+			"-metadata:s:v", "title=Cover", "-metadata:s:v", "comment=Cover (front)")
+	}
+	return inputs, maps, nil
+}
+
+// writeTemp stores data in a temporary file that Close removes.
+func (e *Encoder) writeTemp(pattern string, data []byte) (string, error) {
+	f, err := tempFile("", pattern)
+	if err != nil {
+		return "", fmt.Errorf("ffmpeg: temporary file for %s: %w", e.name, err)
+	}
+	e.temps = append(e.temps, f.Name())
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("ffmpeg: temporary file for %s: %w", e.name, err)
+	}
+	return f.Name(), nil
+}
+
+// coverExt checks that the cover is an image the containers accept and
+// returns the extension that lets ffmpeg's image demuxer recognise it.
+func coverExt(p *audio.Picture) (string, error) {
+	switch {
+	case bytes.HasPrefix(p.Data, []byte{0xFF, 0xD8, 0xFF}):
+		return ".jpg", nil
+	case bytes.HasPrefix(p.Data, []byte("\x89PNG\r\n\x1a\n")):
+		return ".png", nil
+	}
+	return "", fmt.Errorf("%w: cover art must be JPEG or PNG, got %q", audio.ErrUnsupported, p.MIMEType)
+}
+
+// ffmetadata renders tags and chapters in ffmpeg's metadata file format.
+// length is the stream length that ends the last chapter.
+func (e *Encoder) ffmetadata(length time.Duration) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(";FFMETADATA1\n")
+	for _, kv := range tagPairs(e.opts.Tags, e.of.ogg) {
+		writeMeta(&b, kv[0], kv[1])
+	}
+	chapters := append([]audio.Chapter(nil), e.opts.Chapters...)
+	sort.SliceStable(chapters, func(i, j int) bool { return chapters[i].Start < chapters[j].Start })
+	if e.of.ogg {
+		if c := e.opts.Tags.Cover; c != nil && len(c.Data) > 0 {
+			block, err := pictureBlock(c)
+			if err != nil {
+				return nil, err
+			}
+			writeMeta(&b, "METADATA_BLOCK_PICTURE", base64.StdEncoding.EncodeToString(block))
+		}
+		// Vorbis comment chapter extension: CHAPTERnnn=HH:MM:SS.mmm.
+		for i, c := range chapters {
+			key := fmt.Sprintf("CHAPTER%03d", i+1)
+			writeMeta(&b, key, clock(c.Start))
+			writeMeta(&b, key+"NAME", c.Title)
+			if c.URL != "" {
+				writeMeta(&b, key+"URL", c.URL)
+			}
+		}
+		return b.Bytes(), nil
+	}
+	for i, c := range chapters {
+		end := length
+		if i+1 < len(chapters) {
+			end = chapters[i+1].Start
+		}
+		if end <= c.Start {
+			end = c.Start + time.Millisecond
+		}
+		fmt.Fprintf(&b, "[CHAPTER]\nTIMEBASE=1/1000\nSTART=%d\nEND=%d\n", c.Start.Milliseconds(), end.Milliseconds())
+		writeMeta(&b, "title", c.Title)
+	}
+	return b.Bytes(), nil
+}
+
+// tagPairs lists the tags under ffmpeg's generic names, which each muxer
+// maps to its own frames or atoms (ID3 TIT2, MP4 ©nam, Vorbis TITLE).
+// MP4 drops keys it has no atom for (subtitle, publisher, url).
+func tagPairs(t audio.Tags, ogg bool) [][2]string {
+	var out [][2]string
+	add := func(k, v string) {
+		if v != "" {
+			out = append(out, [2]string{k, v})
+		}
+	}
+	add("title", t.Title)
+	add("artist", t.Artist)
+	add("album", t.Album)
+	add("subtitle", t.Subtitle)
+	if ogg {
+		// ffmpeg writes "description" as Vorbis DESCRIPTION, which is the
+		// comment; SUMMARY keeps the two apart.
+		add("summary", t.Summary)
+	} else {
+		add("description", t.Summary)
+	}
+	add("genre", t.Genre)
+	add("publisher", t.Publisher)
+	add("url", t.URL)
+	add("copyright", t.License)
+	add("track", t.Track)
+	add("date", t.Year)
+	add("comment", t.Comment)
+	return out
+}
+
+// writeMeta writes one key=value line, escaping what ffmetadata treats as
+// syntax.
+func writeMeta(b *bytes.Buffer, k, v string) {
+	b.WriteString(escapeMeta(k))
+	b.WriteByte('=')
+	b.WriteString(escapeMeta(v))
+	b.WriteByte('\n')
+}
+
+func escapeMeta(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '=', ';', '#', '\\', '\n':
+			b.WriteByte('\\')
+		case '\r':
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// clock formats d as HH:MM:SS.mmm.
+func clock(d time.Duration) string {
+	ms := d.Milliseconds()
+	return fmt.Sprintf("%02d:%02d:%02d.%03d", ms/3600000, ms/60000%60, ms/1000%60, ms%1000)
+}
+
+// pictureBlock builds a FLAC PICTURE block (front cover), the payload of a
+// Vorbis comment METADATA_BLOCK_PICTURE.
+func pictureBlock(p *audio.Picture) ([]byte, error) {
+	if _, err := coverExt(p); err != nil {
+		return nil, err
+	}
+	mime := p.MIMEType
+	if bytes.HasPrefix(p.Data, []byte{0xFF, 0xD8}) {
+		mime = "image/jpeg"
+	} else {
+		mime = "image/png"
+	}
+	var w, h int
+	if cfg, _, err := image.DecodeConfig(bytes.NewReader(p.Data)); err == nil {
+		w, h = cfg.Width, cfg.Height
+	}
+	var b bytes.Buffer
+	put := func(v uint32) { _ = binary.Write(&b, binary.BigEndian, v) }
+	put(3) // front cover
+	put(uint32(len(mime)))
+	b.WriteString(mime)
+	put(0) // no description
+	put(uint32(w))
+	put(uint32(h))
+	put(24)
+	put(0)
+	put(uint32(len(p.Data)))
+	b.Write(p.Data)
+	return b.Bytes(), nil
+}
+
+// Write implements audio.Sink.
+func (e *Encoder) Write(src audio.Buffer) error {
+	if e.err != nil {
+		return e.err
+	}
+	if len(src) != e.format.Channels {
+		return fmt.Errorf("%w: %d channels for a %d-channel encoder", audio.ErrFormatMismatch, len(src), e.format.Channels)
+	}
+	fb := 8 * e.format.Channels
+	if e.scratch == nil {
+		e.scratch = make([]byte, (rawBlock/fb)*fb)
+	}
+	per := len(e.scratch) / fb
+	total := src.Frames()
+	for from := 0; from < total; from += per {
+		n := min(per, total-from)
+		audio.EncodePCM(e.scratch, src, from, n, audio.Float64)
+		if _, err := e.stdin.Write(e.scratch[:n*fb]); err != nil {
+			e.stdin.Close()
+			<-e.done
+			if e.waitErr == nil && e.ctx.Err() == nil {
+				e.err = fmt.Errorf("%w: ffmpeg stopped taking audio for %s: %v: %s", audio.ErrMalformed, e.name, err, e.stderr)
+			} else {
+				e.err = exitError(e.ctx, "encoding "+e.name, e.waitErr, e.stderr)
+			}
+			return e.err
+		}
+		e.frames += int64(n)
+	}
+	return nil
+}
+
+// Close finishes the stream: ffmpeg flushes and closes the container, and a
+// temporary output is copied into the writer. It removes every temporary
+// file whatever happens. Close does not close the writer.
+func (e *Encoder) Close() error {
+	if e.closed {
+		return e.closeErr
+	}
+	e.closed = true
+	e.closeErr = e.finish()
+	return e.closeErr
+}
+
+func (e *Encoder) finish() error {
+	defer e.removeTemps()
+	e.stdin.Close()
+	<-e.done
+	if e.err != nil {
+		return e.err
+	}
+	// Whatever follows, later Writes must fail.
+	e.err = fmt.Errorf("ffmpeg: write to a closed %s encoder: %w", e.name, os.ErrClosed)
+	if e.waitErr != nil || e.ctx.Err() != nil {
+		return exitError(e.ctx, "encoding "+e.name, e.waitErr, e.stderr)
+	}
+	if e.out == "" {
+		return nil
+	}
+	if e.metaLater {
+		if err := e.addMetadata(); err != nil {
+			return err
+		}
+	}
+	f, err := os.Open(e.out)
+	if err != nil {
+		return fmt.Errorf("ffmpeg: reading encoded %s: %w", e.name, err)
+	}
+	defer f.Close()
+	if _, err := io.Copy(e.w, f); err != nil {
+		return fmt.Errorf("ffmpeg: writing encoded %s: %w", e.name, err)
+	}
+	return nil
+}
+
+// addMetadata remuxes the finished output without re-encoding, adding tags,
+// cover and chapters whose last end is the now known length.
+func (e *Encoder) addMetadata() error {
+	length := time.Duration(float64(e.frames) / float64(e.format.SampleRate) * float64(time.Second))
+	in, maps, err := e.metadataInputs(length, 1)
+	if err != nil {
+		return err
+	}
+	t, err := tempFile(filepath.Dir(e.out), ".audiopost-*"+e.of.ext)
+	if err != nil {
+		return fmt.Errorf("ffmpeg: temporary output for %s: %w", e.name, err)
+	}
+	t.Close()
+	e.temps = append(e.temps, t.Name())
+	args := append(baseArgs(), "-i", "file:"+e.out)
+	args = append(args, in...)
+	args = append(args, "-map", "0")
+	args = append(args, maps...)
+	args = append(args, "-c", "copy")
+	args = append(args, e.muxerArgs()...)
+	args = append(args, "-y", "file:"+t.Name())
+	var stderr stderrBuffer
+	cmd := exec.CommandContext(e.ctx, e.tool, args...)
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return exitError(e.ctx, "adding metadata to "+e.name, err, &stderr)
+	}
+	e.out = t.Name()
+	return nil
+}
+
+func (e *Encoder) removeTemps() {
+	for _, p := range e.temps {
+		os.Remove(p)
+	}
+	e.temps = nil
+}

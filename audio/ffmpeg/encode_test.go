@@ -1,0 +1,364 @@
+package ffmpeg
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/audiotest"
+)
+
+// testSignal is 3 s of stereo: a 440 Hz tone at 0.5 on the left, 1 kHz at
+// 0.25 on the right, over quiet noise so that VBR encoders spend bits.
+func testSignal(rate int) audio.Buffer {
+	n := 3 * rate
+	b := audio.NewBuffer(2, n)
+	l := audiotest.Sine(1, rate, 440, 0.5, n)[0]
+	r := audiotest.Sine(1, rate, 1000, 0.25, n)[0]
+	noise := audiotest.Noise(2, n, 0.003, 1)
+	for i := 0; i < n; i++ {
+		b[0][i] = l[i] + noise[0][i]
+		b[1][i] = r[i] + noise[1][i]
+	}
+	return b
+}
+
+var testChapters = []audio.Chapter{
+	{Start: 0, Title: "Intro"},
+	{Start: 1200 * time.Millisecond, Title: "Interview", URL: "https://example.org/i"},
+	{Start: 2500 * time.Millisecond, Title: "Outro"},
+}
+
+func TestEncodeRoundTrip(t *testing.T) {
+	requireFFmpeg(t)
+	t.Parallel()
+	cover := testJPEG(t, 120, 90)
+	const rate = 44100
+	src := testSignal(rate)
+	cases := []struct {
+		name, codec, container string
+		bitrate                int     // requested, 0 for the default
+		kbps, tol              float64 // expected bitrate and relative tolerance
+		lossless               bool
+	}{
+		{name: "mp3", codec: "mp3", container: "mp3", bitrate: 128, kbps: 128, tol: 0.05},
+		{name: "mp3-vbr", codec: "mp3", container: "mp3", kbps: 100, tol: 0.6},
+		{name: "aac", codec: "aac", container: "mp4", kbps: 64, tol: 0.25},
+		// libopus VBR spends up to twice the target on pure tones.
+		{name: "opus", codec: "opus", container: "ogg", kbps: 48, tol: 1},
+		{name: "vorbis", codec: "vorbis", container: "ogg", bitrate: 96, kbps: 96, tol: 0.35},
+		{name: "alac", codec: "alac", container: "mp4", lossless: true},
+	}
+	for _, tc := range cases {
+		for _, toFile := range []bool{true, false} {
+			sub := tc.name + "/buffer"
+			if toFile {
+				sub = tc.name + "/file"
+			}
+			t.Run(sub, func(t *testing.T) {
+				tags := audio.Tags{Title: "Episode 7", Artist: "Host", Album: "Show", Genre: "Podcast",
+					Year: "2025", Track: "7", Comment: "round trip", Summary: "What we talk about", License: "CC-BY 4.0",
+					Cover: &audio.Picture{MIMEType: "image/jpeg", Data: cover, Size: len(cover)}}
+				if tc.container != "mp4" {
+					tags.Subtitle, tags.Publisher, tags.URL = "A subtitle", "ACME", "https://example.org"
+				}
+				opts := audio.EncodeOptions{Bitrate: tc.bitrate, Tags: tags, Chapters: testChapters}
+				dir := t.TempDir()
+				outPath := filepath.Join(dir, "out")
+				var w io.Writer
+				var buf bytes.Buffer
+				if toFile {
+					// The length is known: chapters are written in one pass.
+					opts.Length = 3 * time.Second
+					f, err := os.Create(outPath)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer f.Close()
+					w = f
+				} else {
+					// Unknown length: chapter ends are added at Close.
+					w = &buf
+				}
+				enc, err := audio.NewEncoder(context.Background(), tc.name, w, audio.Format{SampleRate: rate, Channels: 2}, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := audio.Copy(context.Background(), enc, audio.NewBufferSource(src, rate)); err != nil {
+					t.Fatal(err)
+				}
+				if err := enc.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if toFile {
+					if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+						t.Errorf("%d entries beside the output, want only the output (temporary files left?)", len(ents))
+					}
+				} else if err := os.WriteFile(outPath, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+
+				if tc.codec == "mp3" && toFile {
+					// Written through a temporary file, the LAME header is
+					// filled in: "Xing" marks VBR, "Info" CBR.
+					data, _ := os.ReadFile(outPath)
+					tag := map[string]string{"mp3": "Info", "mp3-vbr": "Xing"}[tc.name]
+					if !bytes.Contains(data[:min(len(data), 64<<10)], []byte(tag)) {
+						t.Errorf("%s file has no %q header", tc.name, tag)
+					}
+				}
+				d, err := ProbeDetails(context.Background(), openFile(t, outPath))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d.Format != tc.codec || d.Container != tc.container || d.Channels != 2 || d.HasVideo {
+					t.Errorf("probe: %+v", d.Info)
+				}
+				if math.Abs(d.Length-3) > 0.1 {
+					t.Errorf("length %.3f s, want 3", d.Length)
+				}
+				if tc.kbps > 0 && math.Abs(d.Bitrate-tc.kbps) > tc.tol*tc.kbps {
+					t.Errorf("bitrate %.1f kbps, want %.0f ± %.0f%%", d.Bitrate, tc.kbps, tc.tol*100)
+				}
+				// The probe's bitrate is the audio's, without cover and tags.
+				// Vorbis states its nominal bitrate in its header, which
+				// ffprobe reports and the check above compares.
+				if real := audioKbps(t, outPath, d.Length); tc.name != "vorbis" && math.Abs(d.Bitrate-real) > 0.05*real+1 {
+					t.Errorf("probed bitrate %.1f kbps, audio packets make %.1f kbps", d.Bitrate, real)
+				}
+				gotTags := d.Tags
+				gotTags.Cover, tags.Cover = nil, nil
+				if gotTags != tags {
+					t.Errorf("tags read back:\n %+v\nwant\n %+v", gotTags, tags)
+				}
+				if d.Tags.Cover == nil || d.Tags.Cover.MIMEType != "image/jpeg" || d.Tags.Cover.Size != len(cover) {
+					t.Errorf("cover read back %+v, want image/jpeg of %d bytes", d.Tags.Cover, len(cover))
+				} else if pic, err := ExtractCoverFile(context.Background(), outPath); err != nil || !bytes.Equal(pic.Data, cover) {
+					t.Errorf("extracted cover differs from the embedded one (err %v)", err)
+				}
+				if len(d.Chapters) != len(testChapters) {
+					t.Fatalf("chapters read back %+v, want %d", d.Chapters, len(testChapters))
+				}
+				for i, c := range d.Chapters {
+					w := testChapters[i]
+					if c.Title != w.Title || (c.Start-w.Start).Abs() > 25*time.Millisecond {
+						t.Errorf("chapter %d = %q at %v, want %q at %v", i, c.Title, c.Start, w.Title, w.Start)
+					}
+					if tc.container == "ogg" && c.URL != w.URL {
+						t.Errorf("chapter %d URL %q, want %q", i, c.URL, w.URL)
+					}
+				}
+
+				got, dec := decodeAll(t, openFile(t, outPath))
+				if math.Abs(float64(got.Frames())/float64(dec.Format().SampleRate)-3) > 0.1 {
+					t.Errorf("decoded %d frames at %d Hz, want 3 s", got.Frames(), dec.Format().SampleRate)
+				}
+				if tc.lossless {
+					if got.Frames() != src.Frames() {
+						t.Fatalf("lossless: %d frames, want %d", got.Frames(), src.Frames())
+					}
+					for c := range src {
+						for i := range src[c] {
+							if math.Abs(got[c][i]-src[c][i]) > 1.0/32768 {
+								t.Fatalf("lossless: channel %d frame %d = %v, want %v within 16-bit quantization", c, i, got[c][i], src[c][i])
+							}
+						}
+					}
+					return
+				}
+				gr := dec.Format().SampleRate
+				mid := got.Frames() / 4
+				for c, tone := range []struct{ f, amp float64 }{{440, 0.5}, {1000, 0.25}} {
+					want := 20*math.Log10(tone.amp) - 3.0103
+					if l := toneDB(got[c][mid:3*mid], tone.f, gr); math.Abs(l-want) > 0.5 {
+						t.Errorf("channel %d: %.0f Hz at %.2f dBFS after encoding, want %.2f ± 0.5", c, tone.f, l, want)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestVBRQuality(t *testing.T) {
+	for kbps, want := range map[int]int{96: 7, 320: 0, 245: 0, 190: 2, 128: 5, 32: 9} {
+		if got := VBRQuality(kbps); got != want {
+			t.Errorf("VBRQuality(%d) = %d, want %d", kbps, got, want)
+		}
+	}
+}
+
+func TestEncoderRejects(t *testing.T) {
+	ctx := context.Background()
+	var b bytes.Buffer
+	if _, err := NewEncoder(ctx, "mp3", &b, audio.Format{SampleRate: 44100, Channels: 6}, audio.EncodeOptions{}); !errors.Is(err, audio.ErrUnsupported) {
+		t.Errorf("6-channel mp3: %v, want ErrUnsupported", err)
+	}
+	if _, err := NewEncoder(ctx, "wma", &b, audio.Format{SampleRate: 44100, Channels: 2}, audio.EncodeOptions{}); !errors.Is(err, audio.ErrUnsupported) {
+		t.Errorf("unknown format: %v, want ErrUnsupported", err)
+	}
+	requireFFmpeg(t)
+	bad := audio.EncodeOptions{Tags: audio.Tags{Cover: &audio.Picture{MIMEType: "image/gif", Data: []byte("GIF89a....")}}, Length: time.Second}
+	if _, err := NewEncoder(ctx, "mp3", &b, audio.Format{SampleRate: 44100, Channels: 2}, bad); !errors.Is(err, audio.ErrUnsupported) {
+		t.Errorf("GIF cover: %v, want ErrUnsupported", err)
+	}
+}
+
+// TestEncodeFailureReported checks that an encoder whose ffmpeg dies
+// reports an error and writes nothing, instead of a truncated file.
+func TestEncodeFailureReported(t *testing.T) {
+	requireFFmpeg(t)
+	t.Parallel()
+	var b bytes.Buffer
+	enc, err := NewEncoder(context.Background(), "alac", &b, audio.Format{SampleRate: 44100, Channels: 2}, audio.EncodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Kill ffmpeg behind the encoder's back: Write or Close must fail, not
+	// report a complete file.
+	enc.cmd.Process.Kill()
+	<-enc.done
+	werr := enc.Write(audio.NewBuffer(2, 44100))
+	cerr := enc.Close()
+	if werr == nil && cerr == nil {
+		t.Fatal("encoder whose ffmpeg died reported success")
+	}
+	if b.Len() != 0 {
+		t.Errorf("%d bytes written to the writer from a failed encode", b.Len())
+	}
+}
+
+func TestEncoderClosed(t *testing.T) {
+	requireFFmpeg(t)
+	t.Parallel()
+	var b bytes.Buffer
+	enc, err := NewEncoder(context.Background(), "mp3", &b, audio.Format{SampleRate: 44100, Channels: 1}, audio.EncodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Write(audiotest.Sine(1, 44100, 440, 0.5, 44100)); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := enc.Write(audio.NewBuffer(1, 10)); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("Write after Close: %v, want os.ErrClosed", err)
+	}
+	if b.Len() < 1000 {
+		t.Errorf("%d bytes of MP3 for 1 s", b.Len())
+	}
+}
+
+func TestEncodeCancel(t *testing.T) {
+	requireFFmpeg(t)
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "out.m4a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	enc, err := NewEncoder(ctx, "aac", f, audio.Format{SampleRate: 48000, Channels: 2}, audio.EncodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := audiotest.Sine(2, 48000, 440, 0.5, 4096)
+	for i := 0; i < 10; i++ {
+		if err := enc.Write(block); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pid := enc.cmd.Process.Pid
+	cancel()
+	var werr error
+	deadline := time.Now().Add(10 * time.Second)
+	for werr == nil && time.Now().Before(deadline) {
+		werr = enc.Write(block)
+	}
+	cerr := enc.Close()
+	if !errors.Is(werr, context.Canceled) || !errors.Is(cerr, context.Canceled) {
+		t.Errorf("after cancel: Write %v, Close %v; want context.Canceled", werr, cerr)
+	}
+	select {
+	case <-enc.done:
+	default:
+		t.Error("ffmpeg not reaped after Close")
+	}
+	if err := processGone(pid); err != nil {
+		t.Error(err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("%d entries in the output directory, want the output only", len(ents))
+	}
+}
+
+func TestEncoderWriteAllocs(t *testing.T) {
+	requireFFmpeg(t)
+	var b bytes.Buffer
+	enc, err := NewEncoder(context.Background(), "mp3", &b, audio.Format{SampleRate: 44100, Channels: 2}, audio.EncodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	block := audiotest.Sine(2, 44100, 440, 0.5, 4096)
+	if a := testing.AllocsPerRun(100, func() {
+		if err := enc.Write(block); err != nil {
+			t.Fatal(err)
+		}
+	}); a != 0 {
+		t.Errorf("Write allocates %.1f times per block, want 0", a)
+	}
+}
+
+func BenchmarkEncoderWrite(b *testing.B) {
+	requireFFmpeg(b)
+	enc, err := NewEncoder(context.Background(), "mp3", io.Discard, audio.Format{SampleRate: 44100, Channels: 2}, audio.EncodeOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	block := audiotest.Sine(2, 44100, 440, 0.5, 4096)
+	b.ReportAllocs()
+	b.SetBytes(4096 * 2 * 8)
+	for b.Loop() {
+		if err := enc.Write(block); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if err := enc.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// audioKbps sums the audio packets of path with ffprobe: the bitrate of the
+// audio alone.
+func audioKbps(t testing.TB, path string, seconds float64) float64 {
+	t.Helper()
+	out, err := exec.Command("ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries", "packet=size", "-of", "csv=p=0", path).Output()
+	if err != nil {
+		t.Fatalf("ffprobe packets: %v", err)
+	}
+	var sum int
+	for _, line := range strings.Fields(string(out)) {
+		n, err := strconv.Atoi(strings.Trim(line, ","))
+		if err != nil {
+			t.Fatalf("ffprobe packet size %q", line)
+		}
+		sum += n
+	}
+	return float64(sum) * 8 / seconds / 1000
+}
