@@ -129,7 +129,7 @@ func WithMaxDuration(d time.Duration) DecodeOption {
 // file is an error on this stream, never a crash. If r is an *os.File or
 // another io.ReadSeeker, codecs may seek in it.
 func Decode(ctx context.Context, r io.Reader, opts ...DecodeOption) (Decoder, error) {
-	codec, rr, err := sniff(r)
+	cs, rr, err := candidates(r)
 	if err != nil {
 		return nil, err
 	}
@@ -137,12 +137,34 @@ func Decode(ctx context.Context, r io.Reader, opts ...DecodeOption) (Decoder, er
 	for _, o := range opts {
 		o(&cfg)
 	}
-	var d Decoder
-	err = guard(codec.Name, func() error {
-		var err error
-		d, err = codec.Decode(ctx, rr)
-		return err
-	})
+	var (
+		d     Decoder
+		codec Codec
+		start int64
+	)
+	seeker, canSeek := r.(io.Seeker)
+	if canSeek {
+		if start, err = seeker.Seek(0, io.SeekCurrent); err != nil {
+			canSeek = false
+		}
+	}
+	for i, c := range cs {
+		codec = c
+		err = guard(codec.Name, func() error {
+			var err error
+			d, err = codec.Decode(ctx, rr)
+			return err
+		})
+		// A codec that recognised the format but not this variant of it
+		// (MPEG-2.5, an exotic bit depth) hands over to the fallback, when
+		// the stream can be rewound for it.
+		if err == nil || !errors.Is(err, ErrUnsupported) || !canSeek || i == len(cs)-1 {
+			break
+		}
+		if _, serr := seeker.Seek(start, io.SeekStart); serr != nil {
+			break
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -216,35 +238,101 @@ func ProbeFile(ctx context.Context, path string) (Info, error) {
 // sniff reads the head of r, picks the codec and returns a reader positioned
 // at the start of the stream: r itself, rewound, when it can seek.
 func sniff(r io.Reader) (Codec, io.Reader, error) {
+	cs, rr, err := candidates(r)
+	if err != nil {
+		return Codec{}, nil, err
+	}
+	return cs[0], rr, nil
+}
+
+// maxBufferedTag bounds how much of a leading ID3v2 tag sniffing buffers from
+// a reader that cannot seek; past it, codecs see the tag's first bytes only.
+const maxBufferedTag = 1 << 20
+
+// candidates returns the codecs that may decode r, best first: the codec
+// whose Match accepts the head, then the fallbacks. Match sees the bytes
+// after a leading ID3v2 tag (MP3 and some FLAC files carry one, and a cover
+// image easily pushes the audio past SniffLen); the returned reader still
+// starts at the tag.
+func candidates(r io.Reader) ([]Codec, io.Reader, error) {
 	head := make([]byte, SniffLen)
 	n, err := io.ReadFull(r, head)
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-		return Codec{}, nil, err
+		return nil, nil, err
 	}
 	head = head[:n]
+	if n == 0 {
+		return nil, nil, fmt.Errorf("%w: empty input", ErrMalformed)
+	}
+	probe := head
+	seeker, canSeek := r.(io.Seeker)
+	var replay []byte // what was read from a non-seekable r, to hand back
+	replay = head
+	if tag := id3v2Size(head); tag > 0 && tag < 1<<28 {
+		if canSeek {
+			after := make([]byte, SniffLen)
+			if _, err := seeker.Seek(int64(tag-n), io.SeekCurrent); err == nil {
+				m, _ := io.ReadFull(r, after)
+				probe = after[:m]
+				_, err = seeker.Seek(-int64(tag+m), io.SeekCurrent)
+				if err != nil {
+					return nil, nil, err
+				}
+				n = 0 // already rewound
+			}
+		} else if tag <= maxBufferedTag {
+			more := make([]byte, tag+SniffLen-n)
+			m, _ := io.ReadFull(r, more)
+			replay = append(head, more[:m]...)
+			if len(replay) > tag {
+				probe = replay[tag:]
+			}
+		}
+	}
 	var rr io.Reader
-	if s, ok := r.(io.Seeker); ok {
-		if _, err := s.Seek(-int64(n), io.SeekCurrent); err != nil {
-			return Codec{}, nil, err
+	if canSeek {
+		if n > 0 {
+			if _, err := seeker.Seek(-int64(n), io.SeekCurrent); err != nil {
+				return nil, nil, err
+			}
 		}
 		rr = r
 	} else {
-		rr = io.MultiReader(bytes.NewReader(head), r)
-	}
-	if n == 0 {
-		return Codec{}, nil, fmt.Errorf("%w: empty input", ErrMalformed)
+		rr = io.MultiReader(bytes.NewReader(replay), r)
 	}
 	registry.RLock()
 	defer registry.RUnlock()
+	var cs []Codec
 	for _, c := range registry.codecs {
-		if c.Match(head) {
-			return c, rr, nil
+		if c.Match(probe) || (len(probe) != len(head) && c.Match(head)) {
+			cs = append(cs, c)
+			break
 		}
 	}
-	if len(registry.fallbacks) > 0 {
-		return registry.fallbacks[0], rr, nil
+	cs = append(cs, registry.fallbacks...)
+	if len(cs) == 0 {
+		return nil, nil, fmt.Errorf("%w: no registered codec recognises the content", ErrUnknownFormat)
 	}
-	return Codec{}, nil, fmt.Errorf("%w: no registered codec recognises the content", ErrUnknownFormat)
+	return cs, rr, nil
+}
+
+// id3v2Size returns the total size of an ID3v2 tag at the start of head, or 0.
+func id3v2Size(head []byte) int {
+	if len(head) < 10 || string(head[:3]) != "ID3" || head[3] == 0xff || head[4] == 0xff {
+		return 0
+	}
+	size := 0
+	for _, b := range head[6:10] {
+		if b&0x80 != 0 {
+			return 0 // not syncsafe: not a tag
+		}
+		size = size<<7 | int(b)
+	}
+	size += 10
+	if head[5]&0x10 != 0 { // footer present
+		size += 10
+	}
+	return size
 }
 
 // guard runs f and turns a panic inside a codec into ErrMalformed.

@@ -79,9 +79,42 @@ func init() {
 			if _, err := io.ReadFull(r, magic[:]); err != nil {
 				return nil, err
 			}
+			if magic[7] == 'u' {
+				return nil, fmt.Errorf("%w: variant u", audio.ErrUnsupported)
+			}
 			return &rawDecoder{r: r, misuse: map[byte]string{'p': "panic", 'e': "data+eof"}[magic[7]]}, nil
 		},
 	})
+}
+
+// The fallback takes only what the raw codec refuses as unsupported, so
+// other tests still see "unknown format" for foreign data.
+func init() {
+	audio.RegisterCodec(audio.Codec{
+		Name: "rawfallback",
+		Decode: func(ctx context.Context, r io.Reader) (audio.Decoder, error) {
+			var magic [8]byte
+			if _, err := io.ReadFull(r, magic[:]); err != nil || string(magic[:]) != "RAWTESTu" {
+				return nil, audio.ErrUnknownFormat
+			}
+			return &rawDecoder{r: r}, nil
+		},
+	})
+}
+
+func TestUnsupportedVariantGoesToFallback(t *testing.T) {
+	data := rawFile('u', 300)
+	d, err := audio.Decode(context.Background(), bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("seekable input: %v", err)
+	}
+	if b, err := audio.ReadAll(context.Background(), d); err != nil || b.Frames() != 300 {
+		t.Fatalf("fallback decoded %d frames, %v", b.Frames(), err)
+	}
+	// Without Seek the stream cannot be replayed: the refusal stands.
+	if _, err := audio.Decode(context.Background(), io.MultiReader(bytes.NewReader(data))); !errors.Is(err, audio.ErrUnsupported) {
+		t.Fatalf("non-seekable input: err = %v, want ErrUnsupported", err)
+	}
 }
 
 func rawFile(misuse byte, frames int) []byte {
