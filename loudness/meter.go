@@ -1,0 +1,431 @@
+package loudness
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/audiopost/audiopost/audio"
+)
+
+// Mode selects what a Meter measures; callers pay only for what they ask.
+type Mode uint
+
+// The measurements. K-weighting runs when any of ModeM, ModeS, ModeI,
+// ModeLRA, ModeLevels or a speech mask is asked for; the true-peak
+// interpolator only with ModeTruePeak.
+const (
+	// ModeM tracks the maximum momentary loudness (400 ms window).
+	ModeM Mode = 1 << iota
+	// ModeS tracks the maximum short-term loudness (3 s window).
+	ModeS
+	// ModeI measures the gated integrated (programme) loudness.
+	ModeI
+	// ModeLRA measures the loudness range (EBU Tech 3342).
+	ModeLRA
+	// ModeSamplePeak tracks the largest absolute sample.
+	ModeSamplePeak
+	// ModeTruePeak tracks the true peak (BS.1770 Annex 2).
+	ModeTruePeak
+	// ModeRMS measures the ungated, unweighted RMS level.
+	ModeRMS
+	// ModeLevels measures noise level, signal level and SNR (implies the
+	// block statistics of ModeI).
+	ModeLevels
+
+	// ModeEBU is everything an EBU Mode meter reports.
+	ModeEBU = ModeM | ModeS | ModeI | ModeLRA | ModeSamplePeak | ModeTruePeak
+	// ModeAll is every measurement.
+	ModeAll = ModeEBU | ModeRMS | ModeLevels
+)
+
+// Span is a time range [Start, End) from the start of the stream.
+type Span struct {
+	Start, End time.Duration
+}
+
+// Options configure a Meter.
+type Options struct {
+	// Mode selects the measurements; zero means ModeAll.
+	Mode Mode
+	// Layout gives each channel's role; nil means DefaultLayout.
+	Layout Layout
+	// DualMono counts a mono stream as two identical channels (+3.01 LU),
+	// as when mono is played on both loudspeakers of a stereo pair.
+	DualMono bool
+	// Speech, if not nil, lists the sorted, non-overlapping ranges that
+	// contain speech; Result.Dialog is then the gated loudness of the
+	// 400 ms gating blocks whose midpoint lies inside a range.
+	Speech []Span
+}
+
+// Errors of this package. They wrap audio's sentinels where one fits.
+var (
+	// ErrLayout means a channel layout does not fit the stream.
+	ErrLayout = fmt.Errorf("%w: bad channel layout", audio.ErrUnsupported)
+	// ErrSpeechMask means Options.Speech is not sorted or overlaps.
+	ErrSpeechMask = errors.New("loudness: speech ranges must be sorted and must not overlap")
+	// ErrTooShort means the input is shorter than one 400 ms block, so no
+	// loudness is defined.
+	ErrTooShort = errors.New("loudness: input shorter than one 400 ms block")
+	// ErrSilence means no gating block rose above the -70 LUFS absolute
+	// gate, so the integrated loudness is undefined.
+	ErrSilence = errors.New("loudness: no block above the -70 LUFS gate")
+)
+
+// Geometry of the block timing: every 100 ms step is cut into subSteps
+// hops (10 ms) at which the maximum momentary and short-term loudness are
+// evaluated; Tech 3341 case 13 needs such a fine hop.
+const (
+	subSteps   = 10
+	stepsM     = 4  // 400 ms
+	stepsS     = 30 // 3 s
+	ringLen    = stepsS * subSteps
+	blockSteps = stepsM
+)
+
+// Meter is a streaming BS.1770-5 / EBU R128 loudness meter: an audio.Sink
+// that measures what its Mode asks for. Memory is fixed at creation,
+// whatever the duration, and Write allocates nothing.
+//
+// A Meter is not safe for concurrent use.
+type Meter struct {
+	format  audio.Format
+	mode    Mode
+	weights []float64
+	kweight bool
+
+	kf   []kfilter
+	step int // frames per 100 ms step (rounded, as libebur128)
+	// hop[k] is the first frame of hop k within a step, hop[subSteps] ==
+	// step, so the 10 hops tile a step exactly even when 10 ms is not a
+	// whole number of frames.
+	hop    [subSteps + 1]int
+	subIdx int     // hop within the current step
+	pos    int     // frames into the current hop
+	acc    float64 // weighted sum of squares of the current hop
+	ring   [ringLen]float64
+	ringAt int
+	hops   int64 // completed hops
+	sumM   float64
+	sumS   float64
+	maxM   float64
+	maxS   float64
+
+	blocks *histogram // 400 ms gating blocks (ModeI, ModeLevels)
+	short  *histogram // 3 s blocks at 10 Hz (ModeLRA)
+	dialog *histogram // speech blocks (Options.Speech)
+	speech [][2]int64 // speech ranges in frames
+	spAt   int
+
+	peak   []float64 // sample peak per channel
+	tp     *TruePeakDetector
+	tpPeak []float64 // true peak per channel
+	tpMax  float64
+	rmsSum float64
+	rmsCh  int
+
+	blockPeak []float64    // per channel, of the block being written
+	clean     audio.Buffer // scratch for sanitize, grown only when needed
+
+	frames int64
+}
+
+// NewMeter returns a meter for streams of format f.
+func NewMeter(f audio.Format, opts Options) (*Meter, error) {
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	w, err := opts.weights(f)
+	if err != nil {
+		return nil, err
+	}
+	m := &Meter{format: f, mode: opts.Mode, weights: w}
+	if m.mode == 0 {
+		m.mode = ModeAll
+	}
+	if m.mode&ModeLevels != 0 {
+		m.mode |= ModeI
+	}
+	m.kweight = m.mode&(ModeM|ModeS|ModeI|ModeLRA) != 0 || opts.Speech != nil
+	m.step = (f.SampleRate + 5) / 10
+	for k := range m.hop {
+		m.hop[k] = k * m.step / subSteps
+	}
+	if m.kweight {
+		m.kf = make([]kfilter, f.Channels)
+		for c := range m.kf {
+			m.kf[c] = newKFilter(f.SampleRate)
+		}
+	}
+	if m.mode&ModeI != 0 {
+		m.blocks = newHistogram()
+	}
+	if m.mode&ModeLRA != 0 {
+		m.short = newHistogram()
+	}
+	if opts.Speech != nil {
+		m.dialog = newHistogram()
+		m.speech = make([][2]int64, len(opts.Speech))
+		for i, s := range opts.Speech {
+			if s.End < s.Start || (i > 0 && s.Start < opts.Speech[i-1].End) {
+				return nil, fmt.Errorf("%w: range %d is [%v, %v)", ErrSpeechMask, i, s.Start, s.End)
+			}
+			m.speech[i] = [2]int64{durToFrames(s.Start, f.SampleRate), durToFrames(s.End, f.SampleRate)}
+		}
+	}
+	if m.mode&ModeSamplePeak != 0 {
+		m.peak = make([]float64, f.Channels)
+	}
+	if m.mode&ModeTruePeak != 0 {
+		m.tp = NewTruePeakDetector(f.SampleRate, f.Channels)
+		m.tpPeak = make([]float64, f.Channels)
+	}
+	for _, g := range w {
+		if g > 0 {
+			m.rmsCh++
+		}
+	}
+	m.blockPeak = make([]float64, f.Channels)
+	return m, nil
+}
+
+func durToFrames(d time.Duration, rate int) int64 {
+	return int64(math.Round(d.Seconds() * float64(rate)))
+}
+
+// Format returns the stream format the meter was made for.
+func (m *Meter) Format() audio.Format { return m.format }
+
+// Mode returns the measurements the meter makes.
+func (m *Meter) Mode() Mode { return m.mode }
+
+// Reset starts a new measurement, as if the meter were new.
+func (m *Meter) Reset() {
+	for c := range m.kf {
+		m.kf[c].reset()
+	}
+	m.subIdx, m.pos, m.acc, m.ringAt, m.hops = 0, 0, 0, 0, 0
+	m.ring = [ringLen]float64{}
+	m.sumM, m.sumS, m.maxM, m.maxS = 0, 0, 0, 0
+	for _, h := range []*histogram{m.blocks, m.short, m.dialog} {
+		if h != nil {
+			h.reset()
+		}
+	}
+	m.spAt = 0
+	clear(m.peak)
+	clear(m.tpPeak)
+	if m.tp != nil {
+		m.tp.Reset()
+	}
+	m.tpMax, m.rmsSum, m.frames = 0, 0, 0
+}
+
+// Write measures the next frames. It fails only when b does not match the
+// meter's format.
+func (m *Meter) Write(b audio.Buffer) error {
+	if len(b) != m.format.Channels {
+		return fmt.Errorf("%w: %d channels written to a %d-channel meter", audio.ErrFormatMismatch, len(b), m.format.Channels)
+	}
+	n := b.Frames()
+	for c := range b {
+		if len(b[c]) != n {
+			return fmt.Errorf("%w: channel %d has %d frames, channel 0 %d", audio.ErrFormatMismatch, c, len(b[c]), n)
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	for c, x := range b {
+		p := absMax(x)
+		if !(p <= maxSample) {
+			b = m.sanitize(b)
+			break
+		}
+		m.blockPeak[c] = p
+	}
+	if m.peak != nil {
+		for c, p := range m.blockPeak {
+			m.peak[c] = max(m.peak[c], p)
+		}
+	}
+	if m.tp != nil {
+		for c, x := range b {
+			p := m.tp.processBelow(c, x, m.tpMax, m.blockPeak[c])
+			if p > m.tpPeak[c] {
+				m.tpPeak[c] = p
+				m.tpMax = max(m.tpMax, p)
+			}
+		}
+	}
+	if m.mode&ModeRMS != 0 {
+		for c, x := range b {
+			if m.weights[c] > 0 {
+				m.rmsSum += sumSquares(x)
+			}
+		}
+	}
+	if m.kweight {
+		for off := 0; off < n; {
+			k := min(n-off, m.hop[m.subIdx+1]-m.hop[m.subIdx]-m.pos)
+			e := 0.0
+			for c, g := range m.weights {
+				if g > 0 {
+					e += g * m.kf[c].energy(b[c][off:off+k])
+				}
+			}
+			m.acc += e
+			m.pos += k
+			off += k
+			if m.pos == m.hop[m.subIdx+1]-m.hop[m.subIdx] {
+				m.endHop()
+			}
+		}
+	}
+	m.frames += int64(n)
+	return nil
+}
+
+// maxSample bounds the samples a meter takes as audio: 2^30 times full
+// scale (+180 dBFS) is far beyond anything a decoder or a DSP chain yields,
+// and keeps every sum of squares finite.
+const maxSample = 1 << 30
+
+// sanitize returns a copy of b in which NaN, infinite and absurdly large
+// samples are 0: they carry no level, and one of them would otherwise
+// poison the filter states and every reading after it. It also sets
+// blockPeak. Only streams with such samples pay for the copy.
+func (m *Meter) sanitize(b audio.Buffer) audio.Buffer {
+	n := b.Frames()
+	if m.clean == nil || cap(m.clean[0]) < n {
+		m.clean = audio.NewBuffer(len(b), n)
+	}
+	for c, x := range b {
+		dst := m.clean[c][:n]
+		for i, v := range x {
+			if !(math.Abs(v) <= maxSample) {
+				v = 0
+			}
+			dst[i] = v
+		}
+		m.clean[c] = dst
+		m.blockPeak[c] = absMax(dst)
+	}
+	return m.clean
+}
+
+// endHop closes a 10 ms hop: it updates the sliding sums and, at the end of
+// each 100 ms step, feeds the gating histograms.
+func (m *Meter) endHop() {
+	e := m.acc
+	m.acc, m.pos = 0, 0
+	oldM := m.ring[(m.ringAt+ringLen-stepsM*subSteps)%ringLen]
+	oldS := m.ring[m.ringAt]
+	m.ring[m.ringAt] = e
+	m.ringAt = (m.ringAt + 1) % ringLen
+	m.hops++
+	m.subIdx++
+	if m.subIdx == subSteps {
+		m.subIdx = 0
+		// Recomputing the sliding sums once per step keeps the rounding
+		// of the running add/subtract from accumulating over hours.
+		m.sumM, m.sumS = m.windowSum(stepsM*subSteps), m.windowSum(ringLen)
+	} else {
+		m.sumM += e - oldM
+		m.sumS += e - oldS
+	}
+	if m.hops >= stepsM*subSteps {
+		eM := max(m.sumM, 0) / float64(stepsM*m.step)
+		m.maxM = max(m.maxM, eM)
+		if m.subIdx == 0 {
+			if m.blocks != nil {
+				m.blocks.add(eM)
+			}
+			if m.dialog != nil && m.inSpeech((m.hops/subSteps-stepsM/2)*int64(m.step)) {
+				m.dialog.add(eM)
+			}
+		}
+	}
+	if m.hops >= ringLen {
+		eS := max(m.sumS, 0) / float64(stepsS*m.step)
+		m.maxS = max(m.maxS, eS)
+		if m.subIdx == 0 && m.short != nil {
+			m.short.add(eS)
+		}
+	}
+}
+
+// windowSum adds the last n hop energies.
+func (m *Meter) windowSum(n int) float64 {
+	var s float64
+	for i := 1; i <= n; i++ {
+		s += m.ring[(m.ringAt-i+ringLen)%ringLen]
+	}
+	return s
+}
+
+// inSpeech reports whether frame t lies in a speech range. Calls come with
+// increasing t, so a cursor walks the ranges once.
+func (m *Meter) inSpeech(t int64) bool {
+	for m.spAt < len(m.speech) && m.speech[m.spAt][1] <= t {
+		m.spAt++
+	}
+	return m.spAt < len(m.speech) && m.speech[m.spAt][0] <= t
+}
+
+// absMax returns the largest |x[i]|. Comparing the bit patterns of the
+// absolute values as integers orders them like the floats (NaN aside) and
+// avoids the NaN handling of the float max builtin.
+func absMax(x []float64) float64 {
+	var m0, m1 uint64
+	i := 0
+	for ; i+1 < len(x); i += 2 {
+		a := math.Float64bits(x[i]) &^ (1 << 63)
+		b := math.Float64bits(x[i+1]) &^ (1 << 63)
+		if a > m0 {
+			m0 = a
+		}
+		if b > m1 {
+			m1 = b
+		}
+	}
+	if i < len(x) {
+		if a := math.Float64bits(x[i]) &^ (1 << 63); a > m0 {
+			m0 = a
+		}
+	}
+	return math.Float64frombits(max(m0, m1))
+}
+
+func sumSquares(x []float64) float64 {
+	var s0, s1 float64
+	i := 0
+	for ; i+1 < len(x); i += 2 {
+		s0 += x[i] * x[i]
+		s1 += x[i+1] * x[i+1]
+	}
+	if i < len(x) {
+		s0 += x[i] * x[i]
+	}
+	return s0 + s1
+}
+
+// Momentary returns the momentary loudness of the last 400 ms in LUFS, or
+// -Inf before 400 ms have been written.
+func (m *Meter) Momentary() float64 {
+	if !m.kweight || m.hops < stepsM*subSteps {
+		return math.Inf(-1)
+	}
+	return energyToLUFS(max(m.windowSum(stepsM*subSteps), 0) / float64(stepsM*m.step))
+}
+
+// ShortTerm returns the short-term loudness of the last 3 s in LUFS, or
+// -Inf before 3 s have been written.
+func (m *Meter) ShortTerm() float64 {
+	if !m.kweight || m.hops < ringLen {
+		return math.Inf(-1)
+	}
+	return energyToLUFS(max(m.windowSum(ringLen), 0) / float64(stepsS*m.step))
+}
