@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/storage/sqlstore"
+	"github.com/audiopost/audiopost/transport/auth"
+)
+
+func init() {
+	register("user", "manage accounts: user add|list|passwd -data DIR ...", runUser)
+}
+
+// acctVerb is one verb of the user, key and client subcommands.
+type acctVerb struct {
+	usage string
+	run   func(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error
+}
+
+// acctDispatch runs "audiopost <cmd> <verb> [flags] [args]". Flags and
+// positional arguments may come in any order ("key revoke ID -data DIR").
+func acctDispatch(ctx context.Context, cmd string, verbs map[string]acctVerb, order []string, args []string, stdout, stderr io.Writer) error {
+	usage := func() {
+		fmt.Fprintf(stderr, "usage:\n")
+		for _, v := range order {
+			fmt.Fprintf(stderr, "  audiopost %s %s\n", cmd, verbs[v].usage)
+		}
+	}
+	if len(args) == 0 {
+		usage()
+		return fmt.Errorf("%s needs a verb: %s", cmd, strings.Join(order, ", "))
+	}
+	v, ok := verbs[args[0]]
+	if !ok {
+		usage()
+		if args[0] == "-h" || args[0] == "help" || args[0] == "--help" {
+			return nil
+		}
+		return fmt.Errorf("unknown %s verb %q", cmd, args[0])
+	}
+	fs := flag.NewFlagSet(cmd+" "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: audiopost %s %s\n", cmd, v.usage)
+		fs.PrintDefaults()
+	}
+	err := v.run(ctx, fs, args[1:], stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
+}
+
+// acctParse parses flags that may be interleaved with positional
+// arguments, and returns the positional ones.
+func acctParse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// acctOpen opens the data directory that -data names.
+func acctOpen(ctx context.Context, fs *flag.FlagSet, dir string) (*sqlstore.DataDir, error) {
+	if dir == "" {
+		fs.Usage()
+		return nil, errors.New("-data DIR is required")
+	}
+	return sqlstore.OpenDataDir(ctx, dir)
+}
+
+// acctUserID resolves a username to the user's id; "" stays "" (the
+// operator, for OAuth clients).
+func acctUserID(ctx context.Context, st storage.Users, username string) (string, error) {
+	if username == "" {
+		return "", nil
+	}
+	u, err := st.GetUserByUsername(ctx, username)
+	if err != nil {
+		return "", fmt.Errorf("user %q: %w", username, err)
+	}
+	return u.ID, nil
+}
+
+func acctTime(t time.Time, zero string) string {
+	if t.IsZero() {
+		return zero
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+var userVerbs = map[string]acctVerb{
+	"add":    {"add -data DIR -username U [-email E] -password P", userAdd},
+	"list":   {"list -data DIR", userList},
+	"passwd": {"passwd -data DIR -username U -password P", userPasswd},
+}
+
+func runUser(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return acctDispatch(ctx, "user", userVerbs, []string{"add", "list", "passwd"}, args, stdout, stderr)
+}
+
+func userAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	data := fs.String("data", "", "data directory")
+	username := fs.String("username", "", "username (letters, digits, . _ + -)")
+	email := fs.String("email", "", "email address (optional)")
+	password := fs.String("password", "", "password, at least 8 characters")
+	if _, err := acctParse(fs, args); err != nil {
+		return err
+	}
+	if *username == "" || *password == "" {
+		fs.Usage()
+		return errors.New("user add needs -username and -password")
+	}
+	d, err := acctOpen(ctx, fs, *data)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	u, err := auth.CreateUser(ctx, d.Store, *username, *email, *password)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "created user %s (id %s)\n", u.Username, u.ID)
+	return nil
+}
+
+func userList(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	data := fs.String("data", "", "data directory")
+	if _, err := acctParse(fs, args); err != nil {
+		return err
+	}
+	d, err := acctOpen(ctx, fs, *data)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "USERNAME\tEMAIL\tID\tJOINED")
+	const page = 200
+	for off := 0; ; off += page {
+		us, err := d.Store.ListUsers(ctx, page, off)
+		if err != nil {
+			return err
+		}
+		for _, u := range us {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", u.Username, u.Email, u.ID, acctTime(u.Joined, ""))
+		}
+		if len(us) < page {
+			break
+		}
+	}
+	return tw.Flush()
+}
+
+func userPasswd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	data := fs.String("data", "", "data directory")
+	username := fs.String("username", "", "username")
+	password := fs.String("password", "", "new password, at least 8 characters")
+	if _, err := acctParse(fs, args); err != nil {
+		return err
+	}
+	if *username == "" || *password == "" {
+		fs.Usage()
+		return errors.New("user passwd needs -username and -password")
+	}
+	d, err := acctOpen(ctx, fs, *data)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := auth.SetPassword(ctx, d.Store, *username, *password); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "password of %s changed\n", *username)
+	return nil
+}

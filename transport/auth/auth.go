@@ -1,0 +1,194 @@
+// Package auth authenticates API requests and is the service's OAuth 2.0
+// authorization server.
+//
+// Three credentials open the API (see [Service.Middleware]): API keys and
+// OAuth access tokens, sent as "Authorization: Bearer <secret>" or as the
+// bearer_token query parameter, and HTTP Basic with the account's username
+// (or email) and password. Secrets are stored only as storage.HashToken
+// hashes and looked up by hash; passwords are PBKDF2 hashes, so successful
+// Basic checks are cached briefly in memory and failures are rate-limited
+// per username and per client IP.
+//
+// The OAuth 2.0 server ([Service.Routes]) implements the authorization-code
+// grant (RFC 6749 section 4.1) with PKCE S256 (RFC 7636) and the resource
+// owner password grant for desktop apps (section 4.3). It issues access
+// tokens only; there are no refresh tokens.
+//
+// Browser sessions (account pages, the authorize consent page) are kept in
+// memory: the cookie holds a random token and the server stores its hash
+// with the user and a CSRF token. Sessions end when the process restarts
+// and are not shared between API processes; a deployment with several API
+// processes needs sticky sessions for the account pages (the API itself is
+// stateless).
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/audiopost/audiopost/storage"
+)
+
+// Defaults of Config.
+const (
+	DefaultCodeTTL    = 10 * time.Minute
+	DefaultTokenTTL   = 30 * 24 * time.Hour
+	DefaultSessionTTL = 12 * time.Hour
+)
+
+// Sentinel errors of the admin helpers. ErrInvalid wraps storage.ErrInvalid
+// so callers that map storage errors to HTTP statuses treat both alike.
+var (
+	// ErrInvalid: a username, email, password, key name, client name or
+	// redirect URI is not acceptable.
+	ErrInvalid = fmt.Errorf("auth: invalid value: %w", storage.ErrInvalid)
+)
+
+// Config configures a Service. Only Store (given to New) is required.
+type Config struct {
+	// BaseURL is the absolute URL where the service is mounted, e.g.
+	// "http://127.0.0.1:8080" or "https://example.org/audiopost". Its path
+	// is the prefix of the auth routes; an https URL makes cookies Secure.
+	BaseURL string
+	// CodeTTL is how long an authorization code may be redeemed (default
+	// 10 minutes); TokenTTL how long an access token lives (default 30 days).
+	CodeTTL, TokenTTL time.Duration
+	// SessionTTL is how long a browser login lasts (default 12 hours).
+	SessionTTL time.Duration
+	// WriteError renders an authentication failure of an API route. The
+	// default writes the API's JSON envelope.
+	WriteError func(w http.ResponseWriter, r *http.Request, status int, code, message string)
+	// Now is the clock (default time.Now); tests move it.
+	Now func() time.Time
+	// Logger receives failures of the store (default slog.Default()).
+	Logger *slog.Logger
+	// BasicCacheTTL is how long a successful password check is remembered
+	// (default 5 minutes); BasicCacheSize bounds the cache (default 1024).
+	BasicCacheTTL  time.Duration
+	BasicCacheSize int
+	// LoginBurst failed password checks are allowed per username and per
+	// client IP; afterwards one more is allowed every LoginRefill (defaults
+	// 10 and 30 s). Refused attempts do not even check the password.
+	LoginBurst  int
+	LoginRefill time.Duration
+}
+
+// Service authenticates requests and serves the OAuth 2.0 endpoints and
+// the account pages. It is safe for concurrent use.
+type Service struct {
+	store    storage.Store
+	cfg      Config
+	base     *url.URL
+	prefix   string // path of BaseURL without a trailing slash
+	secure   bool
+	log      *slog.Logger
+	basic    *credCache
+	limiter  *failureLimiter
+	sessions *sessionStore
+}
+
+// New returns a Service over store.
+func New(store storage.Store, cfg Config) *Service {
+	if cfg.CodeTTL <= 0 {
+		cfg.CodeTTL = DefaultCodeTTL
+	}
+	if cfg.TokenTTL <= 0 {
+		cfg.TokenTTL = DefaultTokenTTL
+	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = DefaultSessionTTL
+	}
+	if cfg.WriteError == nil {
+		cfg.WriteError = WriteEnvelopeError
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.BasicCacheTTL <= 0 {
+		cfg.BasicCacheTTL = 5 * time.Minute
+	}
+	if cfg.BasicCacheSize <= 0 {
+		cfg.BasicCacheSize = 1024
+	}
+	if cfg.LoginBurst <= 0 {
+		cfg.LoginBurst = 10
+	}
+	if cfg.LoginRefill <= 0 {
+		cfg.LoginRefill = 30 * time.Second
+	}
+	base, err := url.Parse(strings.TrimSuffix(cfg.BaseURL, "/"))
+	if err != nil || cfg.BaseURL == "" {
+		// A relative base still gives working routes and redirects on the
+		// request's own host; only absolute redirects need the real one.
+		base = &url.URL{}
+	}
+	s := &Service{
+		store:    store,
+		cfg:      cfg,
+		base:     base,
+		prefix:   strings.TrimSuffix(base.Path, "/"),
+		secure:   base.Scheme == "https",
+		log:      cfg.Logger,
+		basic:    newCredCache(cfg.BasicCacheSize, cfg.BasicCacheTTL),
+		limiter:  newFailureLimiter(cfg.LoginBurst, cfg.LoginRefill, 10000),
+		sessions: newSessionStore(cfg.SessionTTL, 100000),
+	}
+	return s
+}
+
+type userKey struct{}
+
+// WithUser returns a context carrying u, as the middleware stores it.
+// Handlers tested without the middleware use it too.
+func WithUser(ctx context.Context, u storage.User) context.Context {
+	return context.WithValue(ctx, userKey{}, u)
+}
+
+// UserFrom returns the user the middleware authenticated.
+func UserFrom(ctx context.Context) (storage.User, bool) {
+	u, ok := ctx.Value(userKey{}).(storage.User)
+	return u, ok
+}
+
+// WriteEnvelopeError is the default Config.WriteError: the API's JSON
+// envelope {status_code, form_errors, error_code, error_message}.
+func WriteEnvelopeError(w http.ResponseWriter, r *http.Request, status int, code, message string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(struct {
+		StatusCode   int               `json:"status_code"`
+		FormErrors   map[string]string `json:"form_errors"`
+		ErrorCode    string            `json:"error_code"`
+		ErrorMessage string            `json:"error_message"`
+	}{status, map[string]string{}, code, message})
+}
+
+// now is the service clock in UTC, at the store's microsecond precision.
+func (s *Service) now() time.Time { return s.cfg.Now().UTC() }
+
+// url returns the absolute (when BaseURL is absolute) URL of a path below
+// the service's root.
+func (s *Service) url(path string) string {
+	u := *s.base
+	u.Path = s.prefix + path
+	u.RawPath = ""
+	return u.String()
+}
+
+// isAuthFailure reports whether err means "these credentials are not
+// valid" rather than "the store failed".
+func isAuthFailure(err error) bool {
+	return errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrRevoked) ||
+		errors.Is(err, storage.ErrExpired)
+}

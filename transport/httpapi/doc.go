@@ -1,0 +1,86 @@
+// Package httpapi is the HTTP interface of audiopost: the JSON API, the
+// simple API, downloads and the info calls of /work/shared/spec/api.md,
+// mounted together with the OAuth 2.0 and account routes of package
+// transport/auth by NewHandler.
+//
+// All paths are under the path of Config.BaseURL. Every /api/ request is
+// authenticated (API key or OAuth token as "Authorization: Bearer" or
+// ?bearer_token=, or HTTP Basic) and, when Config.RateLimit is set, rate
+// limited per user. Every resource is owner-scoped: another user's
+// production, preset, service or file answers 404, exactly like a missing
+// one.
+//
+// # Routes
+//
+//	POST   /api/productions.json                       create a production (optionally from a preset)
+//	GET    /api/productions.json                       list, newest first (limit, offset, uuids_only, minimal_data)
+//	POST   /api/presets.json, GET /api/presets.json    the same for presets
+//	GET    /api/{kind}/{uuid}.json                     one production or preset
+//	POST   /api/{kind}/{uuid}.json                     update (lists sent are appended; reset_data, ...)
+//	DELETE /api/{kind}/{uuid}.json                     delete; the production path deletes presets too
+//	POST   /api/{kind}/{uuid}/{cmd}.json               cmd: metadata, output_files, outgoing_services, algorithms,
+//	                                                   chapters (productions), multi_input_files, speech_recognition,
+//	                                                   webhook (body: the URL string or {"webhook": url}), upload
+//	DELETE /api/{kind}/{uuid}/{list}.json              list: output_files, chapters, multi_input_files,
+//	                                                   speech_recognition, webhook
+//	POST   /api/production/{uuid}/start.json           start (409 start_not_allowed unless start_allowed)
+//	POST   /api/production/{uuid}/stop.json            stop
+//	GET    /api/production/{uuid}/status.json          {uuid, status, status_string}
+//	POST   /api/simple/productions.json                simple API (multipart)
+//	GET    /api/services.json                          the user's external services (no secrets)
+//	GET    /api/service/{uuid}/ls.json                 501 service_type_not_supported: no transfer adapters yet
+//	GET    /api/info.json, /api/info/{service_types,algorithms,output_files,production_status}.json
+//	GET    /api/user.json                              the account; credits in hours
+//	GET    /api/download/{audio-result|audio-upload|preset}/{uuid}/{filename}   file, with Range support
+//
+// Downloads: audio-result serves output files, audio-upload the input
+// file, the cover image and its thumbnail (and intros or tracks as
+// {id}/{filename}), preset a preset's cover and thumbnail.
+//
+// # Responses
+//
+// Every JSON response is the envelope {status_code, form_errors,
+// error_code, error_message, data}; form_errors maps field paths such as
+// "output_files.0.bitrate" to a message (rules that concern no single
+// field use "non_field"). Create, update, sub-commands, upload, start and
+// stop answer with the complete resource in data, so clients need no
+// second request; delete answers {"uuid": ...}. Response URLs
+// (download_url, image, thumbnail, waveform_image, chapter images,
+// status_page {base}/production/{uuid}/status/, edit_page
+// {base}/production/{uuid}/edit/) are built from Config.BaseURL.
+//
+// # Errors
+//
+//	HTTP  error_code                  when
+//	400   validation_failed           a field is invalid; form_errors says which and why (also
+//	                                  preset with reset_data, an unknown preset or service,
+//	                                  an upload that is not audio, an input URL that cannot be fetched)
+//	400   malformed_json              the body is not a JSON object
+//	400   bad_request                 malformed multipart body, bad query parameter, empty upload
+//	401   unauthorized                no or bad credentials (WWW-Authenticate is set)
+//	404   not_found                   unknown path, or a resource or file that is missing or another user's
+//	405   method_not_allowed          wrong method for the path (Allow is set)
+//	409   change_not_allowed          change or delete while processing (change_allowed false)
+//	409   start_not_allowed           start while start_allowed is false (no input, processing)
+//	409   not_running                 stop of a production that is neither waiting nor processing
+//	409   conflict                    a concurrent change won twice (optimistic versioning)
+//	413   too_large                   body over MaxBodyBytes, upload or fetched URL over MaxUploadBytes
+//	415   unsupported_media_type      JSON endpoint without JSON, upload without multipart/form-data
+//	429   rate_limited                over Config.RateLimit (Retry-After is set)
+//	500   internal_error              anything else; logged with slog, the message stays generic
+//	501   service_type_not_supported  service ls: the service type has no transfer adapter yet
+//
+// # Processing
+//
+// The handler only stores productions and queues work: start re-reads
+// the production, cancels its live jobs, sets status 1 (Waiting) and
+// enqueues a "process" job, all in one Store.WithTx transaction; the
+// simple API with action=start creates the production and its job in one
+// transaction. Stop cancels the jobs; a Waiting production returns to Not
+// Started (or Incomplete), a processing one goes to Stopping (13) and the
+// runner sets its final status. Input files and cover images given as
+// http(s) URLs are fetched synchronously during the request through the
+// outbound client (private and loopback addresses refused unless the
+// operator allows them) and probed; service filenames are left to the
+// runner's transfer step.
+package httpapi

@@ -1,0 +1,141 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	_ "github.com/audiopost/audiopost/audio/codecs" // probe every input format the engine can decode
+	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/transport/auth"
+	"github.com/audiopost/audiopost/transport/outbound"
+)
+
+// Fetcher downloads an http(s) URL given as input_file or image into w,
+// streaming, and reports the byte count, the Content-Type and a file name
+// (from Content-Disposition or the URL path). *outbound.Client implements
+// it; it must refuse private and loopback addresses unless the operator
+// allows them and stop at its size limit.
+type Fetcher interface {
+	Fetch(ctx context.Context, rawURL string, w io.Writer) (n int64, contentType, filename string, err error)
+}
+
+// Config configures NewHandler. Store, Blobs and BaseURL are required.
+type Config struct {
+	Store storage.Store
+	Blobs storage.Blobs
+	// BaseURL is the absolute URL the handler is mounted at, e.g.
+	// "https://audio.example.org" or "http://127.0.0.1:8080/ap". Its path is
+	// the prefix of every route; response URLs (download_url, image,
+	// status_page, ...) are built from it.
+	BaseURL string
+	// Auth authenticates API requests and serves the OAuth and account
+	// routes. nil: auth.New(Store, ...) rendering failures in the API
+	// envelope.
+	Auth *auth.Service
+	// Fetcher fetches input_file and image URLs. nil: an outbound client
+	// that refuses private and loopback addresses, limited to
+	// MaxUploadBytes.
+	Fetcher Fetcher
+	// MaxUploadBytes bounds a multipart upload request and a fetched URL
+	// (default DefaultMaxUploadBytes).
+	MaxUploadBytes int64
+	// MaxBodyBytes bounds a JSON request body (default DefaultMaxBodyBytes).
+	MaxBodyBytes int64
+	// RateLimit is the sustained number of API requests per second allowed
+	// per user (token bucket, burst RateBurst); 0 disables rate limiting.
+	RateLimit float64
+	// RateBurst is the bucket size; 0 means max(1, 2*RateLimit).
+	RateBurst int
+	// Logger receives internal errors; nil: slog.Default().
+	Logger *slog.Logger
+	// Now is the clock; nil: time.Now.
+	Now func() time.Time
+}
+
+// Defaults of Config.
+const (
+	DefaultMaxUploadBytes int64 = 2 << 30
+	DefaultMaxBodyBytes   int64 = 4 << 20
+)
+
+// server is the handler state shared by every route.
+type server struct {
+	store    storage.Store
+	blobs    storage.Blobs
+	base     string // BaseURL without trailing slash
+	prefix   string // BaseURL's path without trailing slash; "" at the root
+	auth     *auth.Service
+	fetch    Fetcher
+	maxUp    int64
+	maxBody  int64
+	limiter  *limiter
+	log      *slog.Logger
+	now      func() time.Time
+	handlers http.Handler
+}
+
+// NewHandler returns the whole HTTP interface of audiopost: the JSON API
+// and simple API under {base}/api/, downloads, and the OAuth 2.0 and
+// account routes of the auth service. See the package documentation for
+// routes, error codes and response shapes.
+func NewHandler(cfg Config) (http.Handler, error) {
+	if cfg.Store == nil || cfg.Blobs == nil {
+		return nil, errors.New("httpapi: Config.Store and Config.Blobs are required")
+	}
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("httpapi: BaseURL %q must be an absolute http(s) URL without query", cfg.BaseURL)
+	}
+	s := &server{
+		store:   cfg.Store,
+		blobs:   cfg.Blobs,
+		base:    strings.TrimSuffix(cfg.BaseURL, "/"),
+		prefix:  strings.TrimSuffix(u.Path, "/"),
+		auth:    cfg.Auth,
+		fetch:   cfg.Fetcher,
+		maxUp:   cfg.MaxUploadBytes,
+		maxBody: cfg.MaxBodyBytes,
+		log:     cfg.Logger,
+		now:     cfg.Now,
+	}
+	if s.maxUp <= 0 {
+		s.maxUp = DefaultMaxUploadBytes
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBodyBytes
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.auth == nil {
+		s.auth = auth.New(cfg.Store, auth.Config{BaseURL: s.base, WriteError: writeAuthError, Now: s.now, Logger: s.log})
+	}
+	if s.fetch == nil {
+		s.fetch = outbound.New(outbound.Config{MaxBytes: s.maxUp, Timeout: 10 * time.Minute})
+	}
+	if cfg.RateLimit > 0 {
+		burst := cfg.RateBurst
+		if burst <= 0 {
+			burst = max(1, int(2*cfg.RateLimit))
+		}
+		s.limiter = newLimiter(cfg.RateLimit, burst, s.now)
+	}
+	s.handlers = s.routes()
+	return s.handlers, nil
+}
+
+// writeAuthError renders the auth service's failures (401) in the API
+// envelope.
+func writeAuthError(w http.ResponseWriter, r *http.Request, status int, code, message string) {
+	writeEnvelope(w, status, &envelope{ErrorCode: &code, ErrorMessage: message})
+}

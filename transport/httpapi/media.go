@@ -1,0 +1,429 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/draw"
+	_ "image/gif" // cover images may be GIF
+	_ "image/jpeg"
+	"image/png"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/transport/outbound"
+)
+
+// ThumbnailSize is the edge of the square thumbnail made of a cover image.
+const ThumbnailSize = 200
+
+// maxImagePixels bounds the cover images decoded for thumbnails, so a tiny
+// file claiming a huge canvas cannot exhaust memory.
+const maxImagePixels = 40_000_000
+
+// storeBlob streams r into a new blob; on any error nothing is stored.
+func (s *server) storeBlob(ctx context.Context, key string, r io.Reader) (int64, error) {
+	w, err := s.blobs.Create(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(w, r)
+	if err != nil {
+		w.Abort()
+		return n, err
+	}
+	return n, w.Close()
+}
+
+// fetchInto downloads rawURL through the outbound client into the blob
+// that key(name) names, where name is the file name the server gave (or
+// the URL's). Failures are form errors of field.
+func (s *server) fetchInto(ctx context.Context, field, rawURL, fallback string, key func(name string) string) (name string, err error) {
+	name = fileNameOf(rawURL, fallback)
+	tmp := key("fetch-" + storage.NewUUID())
+	w, err := s.blobs.Create(ctx, tmp)
+	if err != nil {
+		return "", err
+	}
+	_, _, fname, err := s.fetch.Fetch(ctx, rawURL, w)
+	if err != nil {
+		w.Abort()
+		switch {
+		case errors.Is(err, outbound.ErrForbiddenAddress):
+			return "", fieldError(field, "points to a private, loopback or otherwise forbidden address")
+		case errors.Is(err, outbound.ErrTooLarge):
+			return "", newError(http.StatusRequestEntityTooLarge, CodeTooLarge, fmt.Sprintf("%s: the file at the URL is larger than %d bytes", field, s.maxUp))
+		case ctx.Err() != nil:
+			return "", ctx.Err()
+		}
+		return "", fieldError(field, "could not be fetched: "+err.Error())
+	}
+	if err := w.Close(); err != nil {
+		return "", err
+	}
+	defer s.blobs.Delete(context.WithoutCancel(ctx), tmp)
+	if fname = production.SanitizeName(fname); fname != "" {
+		name = fname
+	}
+	if err := s.copyBlob(ctx, tmp, key(name)); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// fileNameOf is the sanitized last path segment of a URL, or fallback.
+func fileNameOf(rawURL, fallback string) string {
+	if u, err := url.Parse(rawURL); err == nil {
+		if n := production.SanitizeName(path.Base(u.Path)); n != "" && n != "/" && n != "_" {
+			return n
+		}
+	}
+	return fallback
+}
+
+func (s *server) copyBlob(ctx context.Context, from, to string) error {
+	if from == to {
+		return nil
+	}
+	rc, _, err := s.blobs.Open(ctx, from)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	_, err = s.storeBlob(ctx, to, rc)
+	return err
+}
+
+// prune deletes the blobs under prefix except keep; cleanup after a
+// replaced file, so failures are only logged.
+func (s *server) prune(ctx context.Context, prefix string, keep ...string) {
+	ctx = context.WithoutCancel(ctx)
+	infos, err := s.blobs.List(ctx, prefix)
+	if err != nil {
+		s.log.WarnContext(ctx, "httpapi: listing blobs to prune", "prefix", prefix, "err", err)
+		return
+	}
+	for _, b := range infos {
+		if slices.Contains(keep, b.Key) {
+			continue
+		}
+		if err := s.blobs.Delete(ctx, b.Key); err != nil && !errors.Is(err, storage.ErrNotFound) {
+			s.log.WarnContext(ctx, "httpapi: pruning blob", "key", b.Key, "err", err)
+		}
+	}
+}
+
+// probeBlob probes a stored input file. A file that no codec reads is a
+// form error of field.
+func (s *server) probeBlob(ctx context.Context, field, key string) (audio.Info, error) {
+	rc, _, err := s.blobs.Open(ctx, key)
+	if err != nil {
+		return audio.Info{}, err
+	}
+	defer rc.Close()
+	info, err := audio.Probe(ctx, rc)
+	if err != nil {
+		if ctx.Err() != nil {
+			return info, ctx.Err()
+		}
+		return info, fieldError(field, "is not a supported audio or video file: "+err.Error())
+	}
+	return info, nil
+}
+
+// setInputInfo copies a probe of the main input into p and imports its
+// tags into metadata fields that are still empty.
+func setInputInfo(p *production.Production, info audio.Info) {
+	p.Channels, p.SampleRate, p.Bitrate = info.Channels, info.SampleRate, info.Bitrate
+	p.Format, p.HasVideo, p.Length = info.Format, info.HasVideo, info.Length
+	p.Metadata.ImportTags(info.Tags)
+}
+
+func setTrackInfo(m *production.MultiInputFile, info audio.Info) {
+	m.InputChannels, m.InputSampleRate, m.InputBitrate = info.Channels, info.SampleRate, info.Bitrate
+	m.InputFiletype, m.InputLength = info.Format, info.Length
+}
+
+// imageKeys names where the cover and thumbnail of a resource live.
+type imageKeys struct {
+	kind   string // download kind
+	uuid   string
+	prefix string
+	key    func(uuid, name string) string
+	thumb  func(uuid, name string) string
+}
+
+func productionImages(uuid string) imageKeys {
+	return imageKeys{dlUpload, uuid, production.ImagePrefix(uuid), production.ImageKey, production.ThumbnailKey}
+}
+
+func presetImages(uuid string) imageKeys {
+	return imageKeys{dlPreset, uuid, production.PresetImagePrefix(uuid), production.PresetImageKey, production.PresetThumbnailKey}
+}
+
+// storeCover stores a cover image that is already in the blob at src
+// (moving it to its key if needed), makes its thumbnail and returns the
+// image and thumbnail URLs. A file that is not a JPEG, PNG or GIF image is
+// a form error of field.
+func (s *server) storeCover(ctx context.Context, field string, ik imageKeys, src, name string) (img, thumb string, err error) {
+	key := ik.key(ik.uuid, name)
+	if err := s.copyBlob(ctx, src, key); err != nil {
+		return "", "", err
+	}
+	rc, _, err := s.blobs.Open(ctx, key)
+	if err != nil {
+		return "", "", err
+	}
+	data, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil {
+		return "", "", err
+	}
+	th, err := thumbnail(data)
+	if err != nil {
+		s.blobs.Delete(context.WithoutCancel(ctx), key)
+		return "", "", fieldError(field, err.Error())
+	}
+	if _, err := s.storeBlob(ctx, ik.thumb(ik.uuid, name), bytes.NewReader(th)); err != nil {
+		return "", "", err
+	}
+	return s.downloadURL(ik.kind, ik.uuid, name), s.downloadURL(ik.kind, ik.uuid, production.ThumbnailName(name)), nil
+}
+
+// thumbnail scales an image to ThumbnailSize square (centre crop, box
+// filter) and encodes it as PNG.
+func thumbnail(data []byte) ([]byte, error) {
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return nil, errors.New("is not a JPEG, PNG or GIF image")
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > maxImagePixels {
+		return nil, fmt.Errorf("image of %dx%d pixels is too large", cfg.Width, cfg.Height)
+	}
+	src, _, err := image.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, errors.New("is a damaged image: " + err.Error())
+	}
+	b := src.Bounds()
+	side := min(b.Dx(), b.Dy())
+	x0, y0 := b.Min.X+(b.Dx()-side)/2, b.Min.Y+(b.Dy()-side)/2
+	rgba := image.NewRGBA(image.Rect(0, 0, side, side))
+	draw.Draw(rgba, rgba.Bounds(), src, image.Pt(x0, y0), draw.Src)
+	dst := image.NewRGBA(image.Rect(0, 0, ThumbnailSize, ThumbnailSize))
+	for y := range ThumbnailSize {
+		sy0, sy1 := y*side/ThumbnailSize, max((y+1)*side/ThumbnailSize, y*side/ThumbnailSize+1)
+		for x := range ThumbnailSize {
+			sx0, sx1 := x*side/ThumbnailSize, max((x+1)*side/ThumbnailSize, x*side/ThumbnailSize+1)
+			var sum [4]int
+			n := 0
+			for sy := sy0; sy < sy1; sy++ {
+				for sx := sx0; sx < sx1; sx++ {
+					o := rgba.PixOffset(sx, sy)
+					for c := range 4 {
+						sum[c] += int(rgba.Pix[o+c])
+					}
+					n++
+				}
+			}
+			o := dst.PixOffset(x, y)
+			for c := range 4 {
+				dst.Pix[o+c] = uint8(sum[c] / n)
+			}
+		}
+	}
+	var out bytes.Buffer
+	if err := png.Encode(&out, dst); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// ownDownload resolves a download URL of this server to the blob key it
+// serves, for owner (so another user's file is not found). ok is false
+// for foreign URLs.
+func (s *server) ownDownload(ctx context.Context, owner, rawURL string) (key string, ok bool, err error) {
+	prefix := s.base + "/api/download/"
+	if !strings.HasPrefix(rawURL, prefix) {
+		return "", false, nil
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", false, nil
+	}
+	rest := strings.TrimPrefix(u.EscapedPath(), strings.TrimSuffix(mustPath(prefix), "/")+"/")
+	parts := strings.SplitN(rest, "/", 3)
+	if len(parts) != 3 {
+		return "", true, storage.ErrNotFound
+	}
+	for i := range parts {
+		if parts[i], err = url.PathUnescape(parts[i]); err != nil {
+			return "", true, storage.ErrNotFound
+		}
+	}
+	key, err = s.downloadKey(ctx, owner, parts[0], parts[1], parts[2])
+	return key, true, err
+}
+
+func mustPath(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return u.EscapedPath()
+}
+
+// downloadKey maps a download path to its blob key after checking that
+// owner owns the resource; the file itself may still be missing.
+func (s *server) downloadKey(ctx context.Context, owner, kind, uuid, name string) (string, error) {
+	switch kind {
+	case dlResult, dlUpload:
+		if _, err := s.store.GetResource(ctx, owner, storage.KindProduction, uuid); err != nil {
+			return "", err
+		}
+		if kind == dlResult {
+			if strings.Contains(name, "/") {
+				return "", storage.ErrNotFound
+			}
+			return production.OutputKey(uuid, name), nil
+		}
+		if id, file, ok := strings.Cut(name, "/"); ok {
+			if strings.Contains(file, "/") {
+				return "", storage.ErrNotFound
+			}
+			return production.IntroKey(uuid, id, file), nil
+		}
+		// Inputs and covers share the flat name space of audio-upload;
+		// the input wins a clash.
+		key := production.InputKey(uuid, name)
+		if _, err := s.blobs.Stat(ctx, key); err == nil {
+			return key, nil
+		}
+		return production.ImageKey(uuid, name), nil
+	case dlPreset:
+		if _, err := s.store.GetResource(ctx, owner, storage.KindPreset, uuid); err != nil {
+			return "", err
+		}
+		if strings.Contains(name, "/") {
+			return "", storage.ErrNotFound
+		}
+		return production.PresetImageKey(uuid, name), nil
+	}
+	return "", storage.ErrNotFound
+}
+
+// syncCover makes the stored cover follow the image field after an
+// update changed it from before: a foreign URL is fetched, one of this
+// server's download URLs (e.g. a preset's cover) is copied, null removes
+// it. It returns the keys to keep in the image folder (for prune).
+func (s *server) syncCover(ctx context.Context, owner string, ik imageKeys, before, beforeThumb, after *string, img, thumb **string) (changed bool, err error) {
+	if after == nil {
+		*thumb = nil
+		return before != nil, nil
+	}
+	if before != nil && *before == *after {
+		// Apply drops the thumbnail whenever image is sent; the same
+		// image keeps its thumbnail.
+		*thumb = beforeThumb
+		return false, nil
+	}
+	src, own, err := s.ownDownload(ctx, owner, *after)
+	if err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			return false, fieldError("image", "no such file on this server")
+		}
+		return false, err
+	}
+	var name string
+	if own {
+		name = path.Base(src)
+		if _, err := s.blobs.Stat(ctx, src); err != nil {
+			if errors.Is(err, storage.ErrNotFound) {
+				return false, fieldError("image", "no such file on this server")
+			}
+			return false, err
+		}
+	} else {
+		name, err = s.fetchInto(ctx, "image", *after, "cover", func(n string) string { return ik.key(ik.uuid, n) })
+		if err != nil {
+			return false, err
+		}
+		src = ik.key(ik.uuid, name)
+	}
+	u, t, err := s.storeCover(ctx, "image", ik, src, name)
+	if err != nil {
+		return false, err
+	}
+	*img, *thumb = &u, &t
+	return true, nil
+}
+
+// syncInput fetches and probes a main input given as an http(s) URL (with
+// no service), storing it under the production's input key; input_file
+// then reads back as the file name.
+func (s *server) syncInput(ctx context.Context, p *production.Production, before string) (changed bool, err error) {
+	if p.InputFile == "" || p.InputFile == before || p.Service != nil || !isAbsURL(p.InputFile) {
+		return false, nil
+	}
+	name, err := s.fetchInto(ctx, "input_file", p.InputFile, "input", func(n string) string { return production.InputKey(p.UUID, n) })
+	if err != nil {
+		return false, err
+	}
+	info, err := s.probeBlob(ctx, "input_file", production.InputKey(p.UUID, name))
+	if err != nil {
+		s.blobs.Delete(context.WithoutCancel(ctx), production.InputKey(p.UUID, name))
+		return false, err
+	}
+	p.InputFile = name
+	setInputInfo(p, info)
+	return true, nil
+}
+
+// syncMedia runs syncInput and syncCover for a production changed from
+// before, and returns a cleanup to run once the change is stored.
+func (s *server) syncMedia(ctx context.Context, owner string, before, p *production.Production) (func(), error) {
+	inChanged, err := s.syncInput(ctx, p, before.InputFile)
+	if err != nil {
+		return nil, err
+	}
+	ik := productionImages(p.UUID)
+	imgChanged, err := s.syncCover(ctx, owner, ik, before.Image, before.Thumbnail, p.Image, &p.Image, &p.Thumbnail)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		if inChanged {
+			s.prune(ctx, production.InputPrefix(p.UUID), production.InputKey(p.UUID, p.InputFile))
+		}
+		if imgChanged {
+			s.pruneImages(ctx, ik, p.Image)
+		}
+	}, nil
+}
+
+// pruneImages deletes the old covers of a resource whose image is now img.
+func (s *server) pruneImages(ctx context.Context, ik imageKeys, img *string) {
+	var keep []string
+	if img != nil {
+		if u, err := url.Parse(*img); err == nil {
+			name, _ := url.PathUnescape(path.Base(u.EscapedPath()))
+			keep = append(keep, ik.key(ik.uuid, name), ik.thumb(ik.uuid, name))
+		}
+	}
+	s.prune(ctx, ik.prefix, keep...)
+}
+
+// contentTypeIs reports whether the request's media type is one of want.
+func contentTypeIs(r *http.Request, want ...string) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && slices.Contains(want, mt)
+}

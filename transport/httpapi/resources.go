@@ -1,0 +1,224 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/audiopost/audiopost/preset"
+	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/storage"
+)
+
+func encodeProduction(p *production.Production) ([]byte, error) { return production.EncodeDocument(p) }
+
+func decodeProduction(r storage.Resource) (*production.Production, error) {
+	return production.DecodeDocument(r)
+}
+
+func encodePreset(pr *preset.Preset) ([]byte, error) { return preset.EncodeDocument(pr) }
+
+func decodePreset(r storage.Resource) (*preset.Preset, error) { return preset.DecodeDocument(r) }
+
+func apiTime(t time.Time) production.Time {
+	return production.Time{Time: t.UTC().Truncate(time.Millisecond)}
+}
+
+func (s *server) applyOpts() production.ApplyOptions {
+	return production.ApplyOptions{Now: apiTime(s.now())}
+}
+
+func (s *server) loadProduction(ctx context.Context, tx storage.Tx, owner, uuid string) (*production.Production, storage.Resource, error) {
+	r, err := tx.GetResource(ctx, owner, storage.KindProduction, uuid)
+	if err != nil {
+		return nil, r, err
+	}
+	p, err := decodeProduction(r)
+	return p, r, err
+}
+
+func (s *server) loadPreset(ctx context.Context, tx storage.Tx, owner, uuid string) (*preset.Preset, storage.Resource, error) {
+	r, err := tx.GetResource(ctx, owner, storage.KindPreset, uuid)
+	if err != nil {
+		return nil, r, err
+	}
+	pr, err := decodePreset(r)
+	return pr, r, err
+}
+
+// presetLookup resolves preset uuids named in a request of owner.
+func (s *server) presetLookup(owner string) preset.Lookup {
+	return func(ctx context.Context, uuid string) (*preset.Preset, error) {
+		pr, _, err := s.loadPreset(ctx, s.store, owner, uuid)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, fmt.Errorf("%w: %s", preset.ErrNotFound, uuid)
+		}
+		return pr, err
+	}
+}
+
+// updateProduction loads a production, lets fn change it and stores it
+// with optimistic concurrency; a concurrent change makes it reload and
+// call fn once more, a second one is ErrConflict (409).
+func (s *server) updateProduction(ctx context.Context, owner, uuid string, fn func(p *production.Production) error) (*production.Production, error) {
+	for attempt := 0; ; attempt++ {
+		p, r, err := s.loadProduction(ctx, s.store, owner, uuid)
+		if err != nil {
+			return nil, err
+		}
+		if err := fn(p); err != nil {
+			return nil, err
+		}
+		if r.Doc, err = encodeProduction(p); err != nil {
+			return nil, err
+		}
+		r.Status = int(p.Status)
+		err = s.store.UpdateResource(ctx, &r)
+		if errors.Is(err, storage.ErrConflict) && attempt == 0 {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+}
+
+// updatePreset is updateProduction for presets.
+func (s *server) updatePreset(ctx context.Context, owner, uuid string, fn func(pr *preset.Preset) error) (*preset.Preset, error) {
+	for attempt := 0; ; attempt++ {
+		pr, r, err := s.loadPreset(ctx, s.store, owner, uuid)
+		if err != nil {
+			return nil, err
+		}
+		if err := fn(pr); err != nil {
+			return nil, err
+		}
+		if r.Doc, err = encodePreset(pr); err != nil {
+			return nil, err
+		}
+		err = s.store.UpdateResource(ctx, &r)
+		if errors.Is(err, storage.ErrConflict) && attempt == 0 {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return pr, nil
+	}
+}
+
+// Download kinds of GET /api/download/{kind}/{uuid}/{filename}.
+const (
+	dlResult = "audio-result" // productions/{uuid}/output/{filename}
+	dlUpload = "audio-upload" // input, cover image and thumbnail, intros ({id}/{filename})
+	dlPreset = "preset"       // presets/{uuid}/image/{filename}
+)
+
+// downloadURL is the absolute URL of a stored file.
+func (s *server) downloadURL(kind, uuid string, name ...string) string {
+	var b strings.Builder
+	b.WriteString(s.base)
+	b.WriteString("/api/download/")
+	b.WriteString(kind)
+	b.WriteByte('/')
+	b.WriteString(url.PathEscape(uuid))
+	for _, n := range name {
+		b.WriteByte('/')
+		b.WriteString(url.PathEscape(n))
+	}
+	return b.String()
+}
+
+// isAbsURL reports whether s already is a URL, as opposed to a file name
+// the engine stored.
+func isAbsURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && u.Scheme != "" && u.Host != ""
+}
+
+// productionView is the response form of p: a copy with the URLs of its
+// files and pages filled in from BaseURL.
+func (s *server) productionView(p *production.Production) *production.Production {
+	q := p.Clone()
+	q.StatusPage = s.base + "/production/" + url.PathEscape(q.UUID) + "/status/"
+	q.EditPage = s.base + "/production/" + url.PathEscape(q.UUID) + "/edit/"
+	for i := range q.OutputFiles {
+		o := &q.OutputFiles[i]
+		// Size is set by the engine once the file exists.
+		if o.Size != nil && o.DownloadURL == "" {
+			o.DownloadURL = s.downloadURL(dlResult, q.UUID, q.OutputFilename(i))
+		}
+	}
+	if q.WaveformImage != "" && !isAbsURL(q.WaveformImage) {
+		q.WaveformImage = s.downloadURL(dlResult, q.UUID, q.WaveformImage)
+	}
+	if q.WaveformImage == "" {
+		for i, o := range q.OutputFiles {
+			if o.Format == "waveform" && o.Size != nil {
+				q.WaveformImage = s.downloadURL(dlResult, q.UUID, q.OutputFilename(i))
+			}
+		}
+	}
+	for i := range q.Chapters {
+		if img := q.Chapters[i].Image; img != nil && *img != "" && !isAbsURL(*img) {
+			u := s.downloadURL(dlUpload, q.UUID, *img)
+			q.Chapters[i].Image = &u
+		}
+	}
+	return q
+}
+
+// presetView is the response form of a preset.
+func (s *server) presetView(pr *preset.Preset) *preset.Preset {
+	q := *pr
+	return &q
+}
+
+// minimalProduction is a production in a minimal_data list.
+type minimalProduction struct {
+	Status       production.Status `json:"status"`
+	UUID         string            `json:"uuid"`
+	IsMultitrack bool              `json:"is_multitrack"`
+	CreationTime production.Time   `json:"creation_time"`
+	Metadata     minimalMetadata   `json:"metadata"`
+	OutputFiles  []minimalOutput   `json:"output_files"`
+}
+
+type minimalMetadata struct {
+	Title string `json:"title"`
+}
+
+type minimalOutput struct {
+	Format      string `json:"format"`
+	Bitrate     int    `json:"bitrate"`
+	DownloadURL string `json:"download_url"`
+	Filename    string `json:"filename"`
+}
+
+// minimalPreset is a preset in a minimal_data list.
+type minimalPreset struct {
+	PresetName   string          `json:"preset_name"`
+	CreationTime production.Time `json:"creation_time"`
+	UUID         string          `json:"uuid"`
+	IsMultitrack bool            `json:"is_multitrack"`
+	Metadata     minimalMetadata `json:"metadata"`
+}
+
+func (s *server) minimalProduction(p *production.Production) minimalProduction {
+	v := s.productionView(p)
+	m := minimalProduction{Status: v.Status, UUID: v.UUID, IsMultitrack: v.IsMultitrack, CreationTime: v.CreationTime,
+		Metadata: minimalMetadata{Title: v.Metadata.Title}, OutputFiles: []minimalOutput{}}
+	for i, o := range v.OutputFiles {
+		m.OutputFiles = append(m.OutputFiles, minimalOutput{Format: o.Format, Bitrate: o.Bitrate, DownloadURL: o.DownloadURL, Filename: v.OutputFilename(i)})
+	}
+	return m
+}
+
+func minimalPresetOf(pr *preset.Preset) minimalPreset {
+	return minimalPreset{PresetName: pr.PresetName, CreationTime: pr.CreationTime, UUID: pr.UUID,
+		IsMultitrack: pr.IsMultitrack, Metadata: minimalMetadata{Title: pr.Metadata.Title}}
+}

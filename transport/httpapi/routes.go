@@ -1,0 +1,109 @@
+package httpapi
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/transport/auth"
+)
+
+// apiHandler serves one authenticated API request; a returned error is
+// rendered in the envelope by writeError.
+type apiHandler func(w http.ResponseWriter, r *http.Request, u storage.User) error
+
+// methods maps HTTP methods to the handler of one path.
+type methods map[string]apiHandler
+
+// routes builds the complete handler. Every API path is registered once
+// per method plus once without a method, which answers 405 in the
+// envelope; unknown paths under /api/ answer 404 in the envelope.
+func (s *server) routes() http.Handler {
+	api := http.NewServeMux()
+	handle := func(path string, ms methods) {
+		full := s.prefix + path
+		allow := make([]string, 0, len(ms))
+		for m, h := range ms {
+			allow = append(allow, m)
+			api.Handle(m+" "+full, s.serve(h))
+		}
+		slices.Sort(allow)
+		api.HandleFunc(full, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			s.writeError(w, r, newError(http.StatusMethodNotAllowed, CodeMethodNotAllowed, r.Method+" is not allowed here; use "+strings.Join(allow, " or ")))
+		})
+	}
+
+	// Collections.
+	handle("/api/productions.json", methods{"GET": s.listProductions, "POST": s.createProduction})
+	handle("/api/presets.json", methods{"GET": s.listPresets, "POST": s.createPreset})
+	handle("/api/simple/productions.json", methods{"POST": s.simpleCreate})
+
+	// One resource: {uuid}.json. ServeMux wildcards are whole segments, so
+	// the handlers strip the .json suffix themselves.
+	handle("/api/production/{file}", methods{"GET": s.getProduction, "POST": s.updateProductionHandler, "DELETE": s.deleteResource(storage.KindProduction)})
+	handle("/api/preset/{file}", methods{"GET": s.getPreset, "POST": s.updatePresetHandler, "DELETE": s.deleteResource(storage.KindPreset)})
+	// Sub-commands: {uuid}/{command}.json.
+	handle("/api/production/{uuid}/{cmd}", methods{"GET": s.productionQuery, "POST": s.productionCommand, "DELETE": s.productionDeleteList})
+	handle("/api/preset/{uuid}/{cmd}", methods{"POST": s.presetCommand, "DELETE": s.presetDeleteList})
+
+	// Services, info, user.
+	handle("/api/services.json", methods{"GET": s.listServices})
+	handle("/api/service/{uuid}/{cmd}", methods{"GET": s.serviceLs})
+	handle("/api/info.json", methods{"GET": s.info})
+	handle("/api/info/{what}", methods{"GET": s.infoOne})
+	handle("/api/user.json", methods{"GET": s.user})
+
+	// Downloads.
+	handle("/api/download/{kind}/{uuid}/{name...}", methods{"GET": s.download})
+
+	api.HandleFunc(s.prefix+"/api/", func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, newError(http.StatusNotFound, CodeNotFound, "no such API endpoint: "+r.URL.Path))
+	})
+
+	top := http.NewServeMux()
+	s.auth.Routes(top, s.prefix)
+	top.Handle(s.prefix+"/api/", s.auth.Middleware(s.rateLimit(api)))
+	return top
+}
+
+// serve adapts an apiHandler: it takes the user the auth middleware put
+// in the context and renders returned errors.
+func (s *server) serve(h apiHandler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, ok := auth.UserFrom(r.Context())
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="audiopost"`)
+			s.writeError(w, r, newError(http.StatusUnauthorized, CodeUnauthorized, "authentication required"))
+			return
+		}
+		if err := h(w, r, u); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// rateLimit answers 429 when the authenticated user exceeds the limit.
+func (s *server) rateLimit(next http.Handler) http.Handler {
+	if s.limiter == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, ok := auth.UserFrom(r.Context()); ok {
+			if wait, allowed := s.limiter.allow(u.ID); !allowed {
+				w.Header().Set("Retry-After", wait)
+				s.writeError(w, r, newError(http.StatusTooManyRequests, CodeRateLimited, "too many requests; retry after "+wait+" s"))
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// jsonName returns the name of a "{name}.json" path segment.
+func jsonName(r *http.Request, wildcard string) (string, bool) {
+	v := r.PathValue(wildcard)
+	name, ok := strings.CutSuffix(v, ".json")
+	return name, ok && name != ""
+}

@@ -1,0 +1,200 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/preset"
+	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/storage"
+)
+
+func (s *server) updatePresetImage(ctx context.Context, owner, id, img, thumb string) (*preset.Preset, error) {
+	return s.updatePreset(ctx, owner, id, func(pr *preset.Preset) error {
+		pr.Image, pr.Thumbnail = &img, &thumb
+		if errs := preset.Validate(pr); len(errs) > 0 {
+			return invalid(errs)
+		}
+		return nil
+	})
+}
+
+// maxSimpleText bounds the text fields of a simple API request together
+// (a chapter text is the largest).
+const maxSimpleText = production.MaxChapterText + 64<<10
+
+// Simple API form fields, by where they go.
+var (
+	simpleMetadata   = []string{"title", "artist", "album", "subtitle", "summary", "genre", "publisher", "url", "license", "license_url", "track", "year", "tags"}
+	simpleAlgorithms = []string{"hipfilter", "leveler", "normloudness", "denoise", "loudnesstarget", "denoiseamount"}
+)
+
+// simpleCreate: POST /api/simple/productions.json (multipart/form-data).
+// It builds the JSON API's creation request from the form (metadata
+// fields, comma-separated tags, algorithm switches, chapters as text
+// file or string), creates the production from the preset, stores an
+// uploaded input_file or image, fetches URL ones, and with action=start
+// starts it in the same transaction. The response is the production.
+func (s *server) simpleCreate(w http.ResponseWriter, r *http.Request, u storage.User) (err error) {
+	ctx := r.Context()
+	mr, err := s.multipartReader(w, r)
+	if err != nil {
+		return err
+	}
+	id := storage.NewUUID()
+	defer func() {
+		if err != nil {
+			s.prune(ctx, production.ProductionPrefix(id))
+		}
+	}()
+	fields := map[string]string{}
+	var input, image *uploaded
+	textLeft := int64(maxSimpleText)
+	err = eachPart(mr, func(part *multipart.Part) error {
+		field := part.FormName()
+		if part.FileName() != "" {
+			switch field {
+			case "input_file":
+				name := uploadName(part, "input")
+				input = &uploaded{field, production.InputKey(id, name), name}
+				return s.storePart(ctx, part, input.key)
+			case "image":
+				name := uploadName(part, "cover")
+				image = &uploaded{field, production.ImageKey(id, name), name}
+				return s.storePart(ctx, part, image.key)
+			case "chapters":
+			default:
+				return fieldError(field, "must be a text field, not a file")
+			}
+		}
+		b, err := io.ReadAll(io.LimitReader(part, textLeft+1))
+		if err != nil {
+			return partError(err)
+		}
+		if textLeft -= int64(len(b)); textLeft < 0 {
+			return newError(http.StatusRequestEntityTooLarge, CodeTooLarge, "the text fields are larger than the server's limit")
+		}
+		fields[field] = string(b)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	body, err := simpleRequest(fields, input != nil, image != nil)
+	if err != nil {
+		return err
+	}
+	in, err := production.DecodeInput(body)
+	if err != nil {
+		return decodeErr(err)
+	}
+	action := strings.ToLower(strings.TrimSpace(fields["action"]))
+	if action != "" && action != "save" && action != "start" {
+		return fieldError("action", "must be start or save")
+	}
+	opts := s.applyOpts()
+	var info audio.Info
+	if input != nil {
+		if info, err = s.probeBlob(ctx, "input_file", input.key); err != nil {
+			return err
+		}
+	}
+	p, err := preset.NewProduction(ctx, in, s.presetLookup(u.ID), info.Tags, opts)
+	if err != nil {
+		return err
+	}
+	p.UUID = id
+	before := &production.Production{}
+	if input != nil {
+		p.InputFile, p.Service = input.name, nil
+		setInputInfo(p, info)
+		before.InputFile = p.InputFile
+	}
+	if image != nil {
+		img, thumb, err := s.storeCover(ctx, "image", productionImages(id), image.key, image.name)
+		if err != nil {
+			return err
+		}
+		p.Image, p.Thumbnail = &img, &thumb
+		before.Image, before.Thumbnail = p.Image, p.Thumbnail
+	}
+	// Validates the uploaded parts too and sets Incomplete / Not Started.
+	if err := p.Apply(&production.Input{}, opts); err != nil {
+		return err
+	}
+	if err := s.storeNewProduction(ctx, u.ID, p, before, action == "start"); err != nil {
+		return err
+	}
+	ok(w, s.productionView(p))
+	return nil
+}
+
+// simpleRequest turns the simple API's text fields into a JSON API
+// creation request, so both share decoding and validation.
+func simpleRequest(f map[string]string, inputUploaded, imageUploaded bool) ([]byte, error) {
+	req := map[string]any{}
+	str := func(form, key string) {
+		if v, ok := f[form]; ok {
+			req[key] = strings.TrimSpace(v)
+		}
+	}
+	str("preset", "preset")
+	str("service", "service")
+	str("output_basename", "output_basename")
+	str("webhook", "webhook")
+	if !inputUploaded {
+		str("input_file", "input_file")
+	}
+	if !imageUploaded {
+		str("image", "image")
+	}
+	if v, ok := req["preset"]; ok && v == "" {
+		delete(req, "preset")
+	}
+	if v, ok := req["service"]; ok && v == "" {
+		delete(req, "service")
+	}
+	md := map[string]any{}
+	for _, k := range simpleMetadata {
+		if v, ok := f[k]; ok {
+			md[k] = strings.TrimSpace(v)
+		}
+	}
+	if v, ok := f["append_chapters"]; ok {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return nil, fieldError("metadata.append_chapters", "must be true or false")
+		}
+		md["append_chapters"] = b
+	}
+	if len(md) > 0 {
+		req["metadata"] = md
+	}
+	alg := map[string]string{}
+	for _, k := range simpleAlgorithms {
+		if v, ok := f[k]; ok && strings.TrimSpace(v) != "" {
+			alg[k] = strings.TrimSpace(v)
+		}
+	}
+	if len(alg) > 0 {
+		req["algorithms"] = alg
+	}
+	if text, ok := f["chapters"]; ok && strings.TrimSpace(text) != "" {
+		chs, err := production.ParseChapters(text)
+		if err != nil {
+			return nil, fieldError("chapters", err.Error())
+		}
+		list := make([]map[string]string, 0, len(chs))
+		for _, c := range chs {
+			list = append(list, map[string]string{"start": production.FormatTimestamp(c.Start), "title": c.Title, "url": c.URL})
+		}
+		req["chapters"] = list
+	}
+	return json.Marshal(req)
+}
