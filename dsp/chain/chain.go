@@ -1,0 +1,464 @@
+package chain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/dsp"
+	"github.com/audiopost/audiopost/loudness"
+)
+
+// Opener opens the input at its start. The pipeline calls it once per
+// pass (the chain is deterministic, so re-running it is cheaper in memory
+// than storing audio) and closes what it returns if it is an io.Closer.
+type Opener func(ctx context.Context) (audio.Source, error)
+
+// Limits of the loudness control loops.
+const (
+	maxConstraintPasses = 4    // processing passes to meet maxlra/maxs/maxm
+	maxVerifyPasses     = 4    // passes to correct for the limiter's loudness loss
+	limiterLossTrigger  = 0.05 // LU of estimated loss that asks for a check
+)
+
+// Pipeline is the processed single-track programme: an audio.Source that
+// yields the final output (the caller writes it to encoders) and the
+// statistics of the run. The analysis and loudness passes have already run
+// when New returns; the output is rendered while it is read.
+type Pipeline struct {
+	ctx    context.Context
+	cfg    Config
+	format audio.Format
+	src    audio.Source
+	closer io.Closer
+	meter  *loudness.Meter
+	view   audio.Buffer
+	stats  Stats
+	gainDB float64
+	done   bool
+	err    error
+
+	limiter *dsp.Limiter
+	in      *dsp.Analysis
+	proc    *dsp.Analysis
+	target  float64
+	ceiling float64
+}
+
+// processing holds what the analysis decided for the chain.
+type processing struct {
+	an         *dsp.Analysis
+	cfg        Config
+	leveler    dsp.GainPlan // the leveling the user asked for
+	full       dsp.GainPlan // full leveling: what the compressor sees
+	rest       dsp.GainPlan // leveler minus full, applied after the compressor
+	comp       string       // resolved speech compressor kind
+	compMusic  string
+	compRef    float64
+	control    []float64 // loudness-control plan (maxlra/maxs/maxm), dB per block
+	filterInfo string
+}
+
+// New analyses the input, runs the loudness passes and returns the
+// pipeline ready to render. ctx cancels every pass between blocks and the
+// final render.
+func New(ctx context.Context, open Opener, cfg Config) (*Pipeline, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	p := &Pipeline{ctx: ctx, cfg: cfg, target: float64(cfg.LoudnessTarget)}
+	p.ceiling = cfg.MaxPeak
+	if cfg.Lossy {
+		if cfg.LossyHeadroomDB > 0 {
+			p.ceiling -= cfg.LossyHeadroomDB
+		} else {
+			p.ceiling -= LossyHeadroom
+		}
+	}
+
+	// Pass 1: analysis of the input.
+	var an *dsp.Analysis
+	var inMeter *loudness.Meter
+	err := runPass(ctx, open, nil, func(f audio.Format) ([]audio.Sink, error) {
+		p.format = f
+		a := dsp.NewAnalyzer(f, true)
+		m, err := loudness.NewMeter(f, loudness.Options{DualMono: cfg.DualMono,
+			Mode: loudness.ModeM | loudness.ModeS | loudness.ModeI | loudness.ModeLRA | loudness.ModeLevels})
+		if err != nil {
+			return nil, err
+		}
+		inMeter = m
+		an = nil
+		return []audio.Sink{a, m, finisher(func() { an = a.Finish() })}, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("analysis pass: %w", err)
+	}
+	p.in = an
+	spans := speechSpans(an)
+	// Re-measure dialog loudness of the input with the spans now known is
+	// not needed for the statistics; the input report uses programme
+	// loudness.
+	inRes := inMeter.Result()
+	p.stats.Levels.Input = inputLevels(inRes)
+	p.stats.MusicSpeech = musicSpeech(an)
+
+	pr := &processing{an: an, cfg: cfg, control: make([]float64, len(an.Energy))}
+	pr.plan()
+
+	// Pass 2 (repeated while a constraint needs more control): measure the
+	// processed signal before normalization.
+	var proc *dsp.Analysis
+	for iter := 0; ; iter++ {
+		proc, err = p.measure(ctx, open, pr)
+		if err != nil {
+			return nil, fmt.Errorf("loudness pass: %w", err)
+		}
+		if iter == maxConstraintPasses-1 || !pr.constrain(proc, p.measured(proc)) {
+			break
+		}
+	}
+	p.proc = proc
+
+	// Normalization gain, corrected for what the limiter will take off.
+	if cfg.NormLoudness {
+		p.gainDB = p.target - p.measured(proc)
+		if math.IsInf(p.gainDB, 0) || math.IsNaN(p.gainDB) {
+			p.gainDB = 0
+			p.stats.Warnings = append(p.stats.Warnings, "input is silent: loudness not normalized")
+		}
+		// Loudness after limiting grows monotonically but sub-linearly
+		// with the gain: secant steps from the measured points converge in
+		// two or three passes even when the limiter works hard.
+		prevG, prevL := math.NaN(), math.NaN()
+		for v := 0; v < maxVerifyPasses; v++ {
+			if v == 0 && limiterLoss(proc, p.gainDB, p.ceiling) < limiterLossTrigger {
+				break
+			}
+			got, err := p.verify(ctx, open, pr, spans)
+			if err != nil {
+				return nil, fmt.Errorf("limiter check pass: %w", err)
+			}
+			corr := p.target - got
+			if math.Abs(corr) < 0.05 || math.IsInf(corr, 0) || math.IsNaN(corr) {
+				break
+			}
+			step := corr
+			if !math.IsNaN(prevG) && got != prevL {
+				slope := (got - prevL) / (p.gainDB - prevG)
+				step = corr / math.Max(slope, 0.1)
+			}
+			prevG, prevL = p.gainDB, got
+			p.gainDB += math.Max(-20, math.Min(20, step))
+		}
+	}
+	p.gainStats(pr)
+	p.stats.Settings = Settings{
+		Filter: pr.filterInfo, Compressor: pr.comp, CompressorMusic: pr.compMusic,
+		NormalizationGain: round2(p.gainDB), Ceiling: round2(p.ceiling), LoudnessMethod: cfg.LoudnessMethod,
+		Target: p.target,
+	}
+
+	// The final render.
+	src, err := open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := src.(io.Closer); ok {
+		p.closer = c
+	}
+	out, err := p.output(src, pr)
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	p.src = out
+	mode := loudness.ModeI | loudness.ModeLRA | loudness.ModeM | loudness.ModeS | loudness.ModeTruePeak
+	if cfg.LoudnessMethod == MethodRMS {
+		mode |= loudness.ModeRMS
+	}
+	p.meter, err = loudness.NewMeter(p.format, loudness.Options{DualMono: cfg.DualMono, Speech: spans, Mode: mode})
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	p.view = make(audio.Buffer, p.format.Channels)
+	return p, nil
+}
+
+// measured is the loudness of an analysis by the configured method.
+func (p *Pipeline) measured(a *dsp.Analysis) float64 {
+	lv := a.Levels()
+	dm := 0.0
+	if p.cfg.DualMono && a.Format.Channels == 1 {
+		dm = 10 * math.Log10(2)
+	}
+	switch p.cfg.LoudnessMethod {
+	case MethodDialog:
+		if lv.Dialog > -120 {
+			return lv.Dialog + dm
+		}
+		return lv.Integrated + dm
+	case MethodRMS:
+		return lv.RMS
+	}
+	return lv.Integrated + dm
+}
+
+// measure runs the processing chain into a level analyzer.
+func (p *Pipeline) measure(ctx context.Context, open Opener, pr *processing) (*dsp.Analysis, error) {
+	var res *dsp.Analysis
+	err := runPass(ctx, open, pr.build, func(f audio.Format) ([]audio.Sink, error) {
+		a := dsp.NewAnalyzer(f, false)
+		return []audio.Sink{a, finisher(func() { res = a.Finish() })}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Voice activity and labels come from the input analysis (the same
+	// block grid); the processed signal's own would be skewed by leveling.
+	res.Voiced = fitBools(p.in.Voiced, len(res.Energy))
+	res.Music = fitBools(p.in.Music, len(res.Energy))
+	return res, nil
+}
+
+// verify renders gain and limiter and measures the result.
+func (p *Pipeline) verify(ctx context.Context, open Opener, pr *processing, spans []loudness.Span) (float64, error) {
+	var got float64
+	err := runPass(ctx, open, func(src audio.Source) (audio.Source, error) { return p.output(src, pr) },
+		func(f audio.Format) ([]audio.Sink, error) {
+			mode := loudness.ModeI
+			if p.cfg.LoudnessMethod == MethodRMS {
+				mode |= loudness.ModeRMS
+			}
+			m, err := loudness.NewMeter(f, loudness.Options{DualMono: p.cfg.DualMono, Speech: spans, Mode: mode})
+			if err != nil {
+				return nil, err
+			}
+			return []audio.Sink{m, finisher(func() {
+				r := m.Result()
+				got, _ = r.Loudness(loudness.Method(p.cfg.LoudnessMethod))
+			})}, nil
+		})
+	return got, err
+}
+
+// output is the processing chain plus normalization gain and limiter.
+func (p *Pipeline) output(src audio.Source, pr *processing) (audio.Source, error) {
+	s, err := pr.build(src)
+	if err != nil {
+		return nil, err
+	}
+	lim := dsp.NewLimiter(dsp.NewGain(s, p.gainDB), p.ceiling)
+	p.limiter = lim
+	return lim, nil
+}
+
+// Format implements audio.Source.
+func (p *Pipeline) Format() audio.Format { return p.format }
+
+// Read implements audio.Source: it renders the next block of the output.
+func (p *Pipeline) Read(dst audio.Buffer) (int, error) {
+	if p.err != nil {
+		return 0, p.err
+	}
+	if err := p.ctx.Err(); err != nil {
+		p.err = err
+		return 0, err
+	}
+	n, err := p.src.Read(dst)
+	if n > 0 {
+		if werr := p.meter.Write(dst.SliceInto(p.view, 0, n)); werr != nil {
+			p.err = werr
+			return 0, werr
+		}
+		return n, nil
+	}
+	if errors.Is(err, io.EOF) && !p.done {
+		p.done = true
+		p.finish()
+	}
+	if err != nil {
+		p.err = err
+	}
+	return n, err
+}
+
+// Close releases the input opened for the final render.
+func (p *Pipeline) Close() error {
+	if p.closer != nil {
+		c := p.closer
+		p.closer = nil
+		return c.Close()
+	}
+	return nil
+}
+
+// Stats returns the statistics. Output levels are complete once the
+// output has been read to io.EOF; before that they are zero.
+func (p *Pipeline) Stats() Stats { return p.stats }
+
+// Frames returns the length of the programme in frames.
+func (p *Pipeline) Frames() int64 { return p.in.Frames() }
+
+// NormalizationGain returns the gain in dB applied before the limiter.
+func (p *Pipeline) NormalizationGain() float64 { return p.gainDB }
+
+func (p *Pipeline) finish() {
+	r := p.meter.Result()
+	o := &p.stats.Levels.Output
+	o.LRA = lu(r.LRA)
+	o.MaxShortTerm = lufs(r.MaxShortTerm)
+	o.MaxMomentary = lufs(r.MaxMomentary)
+	o.Peak = Value{round2(r.TruePeak), "dBTP"}
+	got, _ := r.Loudness(loudness.Method(p.cfg.LoudnessMethod))
+	if p.cfg.LoudnessMethod == MethodRMS {
+		o.Loudness = Value{round2(got), "dB"}
+	} else {
+		o.Loudness = lufs(got)
+	}
+	c := p.cfg
+	w := &p.stats.Warnings
+	if c.NormLoudness && math.Abs(got-p.target) > 0.5 {
+		*w = append(*w, fmt.Sprintf("loudness target %d not met: output %.1f by the %s method", c.LoudnessTarget, got, c.LoudnessMethod))
+	}
+	if c.MaxLRA > 0 && r.LRA > float64(c.MaxLRA)+1 {
+		*w = append(*w, fmt.Sprintf("maxlra %d LU not met: output loudness range %.1f LU", c.MaxLRA, r.LRA))
+	}
+	if c.MaxS > 0 && r.MaxShortTerm > p.target+float64(c.MaxS)+0.5 {
+		*w = append(*w, fmt.Sprintf("maxs %d LU not met: short-term loudness reaches %.1f LU above the target", c.MaxS, r.MaxShortTerm-p.target))
+	}
+	if c.MaxM > 0 && r.MaxMomentary > p.target+float64(c.MaxM)+0.5 {
+		*w = append(*w, fmt.Sprintf("maxm %d LU not met: momentary loudness reaches %.1f LU above the target", c.MaxM, r.MaxMomentary-p.target))
+	}
+	if r.TruePeak > p.cfg.MaxPeak+0.1 {
+		*w = append(*w, fmt.Sprintf("maxpeak %.1f dBTP not met: output true peak %.2f dBTP", p.cfg.MaxPeak, r.TruePeak))
+	}
+}
+
+// gainStats fills gain_min/mean/max: the level change from input to
+// output over voiced blocks (leveler, compressor, control and
+// normalization together; the limiter's few dB on peaks are not counted).
+func (p *Pipeline) gainStats(pr *processing) {
+	var sum float64
+	lo, hi := math.Inf(1), math.Inf(-1)
+	n := 0
+	for i, v := range p.in.Voiced {
+		// Blocks near silence (below the -70 LUFS gate) have no meaningful
+		// gain: their level is the filters' and the dither's.
+		if !v || i >= len(p.proc.Energy) || p.in.BlockDB(i) < -70 || p.proc.Energy[i] <= 0 {
+			continue
+		}
+		g := 10*math.Log10(p.proc.Energy[i]/p.in.Energy[i]) + p.gainDB
+		sum += g
+		lo, hi = math.Min(lo, g), math.Max(hi, g)
+		n++
+	}
+	o := &p.stats.Levels.Output
+	if n == 0 {
+		lo, hi, sum, n = p.gainDB, p.gainDB, p.gainDB, 1
+	}
+	o.GainMin = Value{round2(lo), "dB"}
+	o.GainMax = Value{round2(hi), "dB"}
+	o.GainMean = Value{round2(sum / float64(n)), "dB"}
+}
+
+// runPass opens the input, builds the chain over it (build may be nil)
+// and copies it into the sinks made by sinks, checking ctx between blocks.
+// Sinks that implement finisher are called after the last block.
+func runPass(ctx context.Context, open Opener, build func(audio.Source) (audio.Source, error), sinks func(audio.Format) ([]audio.Sink, error)) error {
+	src, err := open(ctx)
+	if err != nil {
+		return err
+	}
+	if c, ok := src.(io.Closer); ok {
+		defer c.Close()
+	}
+	if err := src.Format().Validate(); err != nil {
+		return err
+	}
+	ss, err := sinks(src.Format())
+	if err != nil {
+		return err
+	}
+	s := src
+	if build != nil {
+		if s, err = build(src); err != nil {
+			return err
+		}
+	}
+	var plain []audio.Sink
+	var fins []finisher
+	for _, k := range ss {
+		if f, ok := k.(finisher); ok {
+			fins = append(fins, f)
+		} else {
+			plain = append(plain, k)
+		}
+	}
+	if _, err := audio.Copy(ctx, audio.MultiSink(plain...), s); err != nil {
+		return err
+	}
+	for _, f := range fins {
+		f()
+	}
+	return nil
+}
+
+// finisher is a pseudo-sink: a function runPass calls after the last block.
+type finisher func()
+
+func (finisher) Write(audio.Buffer) error { return nil }
+
+func fitBools(b []bool, n int) []bool {
+	out := make([]bool, n)
+	copy(out, b)
+	return out
+}
+
+// speechSpans turns the voiced speech blocks into the meter's spans.
+func speechSpans(an *dsp.Analysis) []loudness.Span {
+	var out []loudness.Span
+	blk := time.Duration(float64(an.BlockLen) / float64(an.Format.SampleRate) * float64(time.Second))
+	for i := 0; i < len(an.Voiced); {
+		if !an.Voiced[i] || an.Music[i] {
+			i++
+			continue
+		}
+		j := i
+		for j < len(an.Voiced) && an.Voiced[j] && !an.Music[j] {
+			j++
+		}
+		out = append(out, loudness.Span{Start: time.Duration(i) * blk, End: time.Duration(j) * blk})
+		i = j
+	}
+	return out
+}
+
+// limiterLoss estimates, in LU, how much the limiter will lower the
+// integrated loudness at a normalization gain: blocks whose peak (plus a
+// true-peak allowance) would exceed the ceiling lose part of their energy
+// for the time the gain is reduced (about a fifth of a block per peak).
+func limiterLoss(a *dsp.Analysis, gainDB, ceiling float64) float64 {
+	g := math.Pow(10, gainDB/10)
+	before := make([]float64, len(a.Energy))
+	after := make([]float64, len(a.Energy))
+	any := false
+	for i, e := range a.Energy {
+		before[i] = e * g
+		after[i] = before[i]
+		over := 20*math.Log10(float64(a.Peak[i])) + gainDB + 0.5 - ceiling
+		if over > 0 {
+			after[i] *= 1 - 0.2*(1-math.Pow(10, -over/10))
+			any = true
+		}
+	}
+	if !any {
+		return 0
+	}
+	return dsp.GatedLoudness(before) - dsp.GatedLoudness(after)
+}

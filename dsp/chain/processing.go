@@ -1,0 +1,266 @@
+package chain
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/dsp"
+)
+
+// plan decides the leveler curve and the compressors from the analysis.
+func (pr *processing) plan() {
+	c, an := pr.cfg, pr.an
+	// The compressor works on fully leveled speech (so it shapes the
+	// dynamics within phrases, never the balance between speakers, which
+	// is the leveler's job alone); the difference to the leveling the user
+	// asked for is applied after it. Plans are constant within phrases, so
+	// moving gain across the compressor this way is exact up to the
+	// compressor's own action.
+	pr.full = dsp.LevelerPlan(an, dsp.LevelerOptions{Strength: 1, MusicStrength: 1})
+	user := dsp.GainPlan{BlockLen: an.BlockLen, DB: make([]float64, len(an.Energy))}
+	if c.Leveler {
+		user = dsp.LevelerPlan(an, dsp.LevelerOptions{
+			Strength: c.speechStrength(), MusicStrength: c.musicStrength(), MusicGainDB: float64(c.MusicGain),
+		})
+	} else {
+		for i, m := range an.Music {
+			if m {
+				user.DB[i] = float64(c.MusicGain) // musicgain applies even without leveling
+			}
+		}
+	}
+	pr.leveler = user
+	pr.rest = dsp.GainPlan{BlockLen: an.BlockLen, DB: make([]float64, len(user.DB))}
+	for i := range user.DB {
+		pr.rest.DB[i] = user.DB[i] - pr.full.DB[i]
+	}
+	pr.comp = c.Compressor
+	if c.CompressorSpeech != "" {
+		pr.comp = c.CompressorSpeech
+	}
+	pr.compMusic = c.CompressorMusic
+	if pr.compMusic == "" {
+		pr.compMusic = c.Compressor
+		if pr.compMusic == "auto" {
+			pr.compMusic = string(dsp.Soft)
+		}
+	}
+	if pr.comp == "auto" {
+		pr.comp = string(dsp.AutoCompressor(an, pr.full))
+	}
+	if pr.compMusic == "auto" {
+		pr.compMusic = string(dsp.Soft)
+	}
+	// The presets' reference: the speech RMS level after the leveler.
+	var s float64
+	n := 0
+	for i, v := range an.Voiced {
+		if v && !an.Music[i] {
+			g := 0.0
+			if i < len(pr.full.DB) {
+				g = pr.full.DB[i]
+			}
+			s += an.Raw[i] * math.Pow(10, g/10)
+			n++
+		}
+	}
+	pr.compRef = an.SpeechRMS()
+	if n > 0 && s > 0 {
+		pr.compRef = 10 * math.Log10(s/float64(n))
+	}
+	switch {
+	case !c.Filtering:
+		pr.filterInfo = "off"
+	case c.FilterMethod == FilterHighPass:
+		pr.filterInfo = fmt.Sprintf("hipfilter %.0f Hz", dsp.HighPassCorner(an))
+	case c.FilterMethod == FilterAutoEQ || c.FilterMethod == FilterStudioVoice:
+		pr.filterInfo = fmt.Sprintf("%s: high-pass %.0f Hz, %d EQ bands", c.FilterMethod, dsp.HighPassCorner(an), len(dsp.AutoEQBands(an)))
+	case c.FilterMethod == FilterBWE:
+		if an.BandLimited() {
+			pr.filterInfo = fmt.Sprintf("bwe above %.0f Hz, hipfilter %.0f Hz", an.Bandwidth(), dsp.HighPassCorner(an))
+		} else {
+			pr.filterInfo = fmt.Sprintf("bwe: input not band-limited, hipfilter %.0f Hz", dsp.HighPassCorner(an))
+		}
+	}
+}
+
+func compParams(kind string, ref float64) (dsp.CompressorParams, bool, error) {
+	if kind == "off" {
+		return dsp.Off, false, nil
+	}
+	p, err := dsp.CompressorPreset(dsp.CompressorKind(kind), ref)
+	return p, true, err
+}
+
+// build wraps src in the processing chain: filter, leveler, compressor,
+// loudness control.
+func (pr *processing) build(src audio.Source) (audio.Source, error) {
+	c, an := pr.cfg, pr.an
+	var err error
+	s := src
+	if c.Filtering {
+		switch c.FilterMethod {
+		case FilterHighPass:
+			s, err = dsp.NewHighPass(s, an)
+		case FilterAutoEQ:
+			s, err = dsp.NewAutoEQ(s, an)
+		case FilterBWE:
+			if s, err = dsp.NewHighPass(s, an); err == nil {
+				s, err = dsp.NewBWE(s, an)
+			}
+		case FilterStudioVoice:
+			s, err = dsp.NewStudioVoice(s, an)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	sp, onS, err := compParams(pr.comp, pr.compRef)
+	if err != nil {
+		return nil, err
+	}
+	mp, onM, err := compParams(pr.compMusic, pr.compRef)
+	if err != nil {
+		return nil, err
+	}
+	hasMusic := false
+	for _, m := range an.Music {
+		hasMusic = hasMusic || m
+	}
+	compress := onS || (hasMusic && onM)
+	if compress && nonZero(pr.full.DB) {
+		if s, err = dsp.NewPlanGain(s, pr.full); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case hasMusic && (onS || onM) && (sp != mp):
+		s, err = dsp.NewSpeechMusicCompressor(s, an, sp, mp)
+	case onS:
+		s, err = dsp.NewCompressor(s, sp)
+	case hasMusic && onM:
+		s, err = dsp.NewCompressor(s, mp)
+	}
+	if err != nil {
+		return nil, err
+	}
+	after := pr.leveler
+	if compress {
+		after = pr.rest
+	}
+	if nonZero(after.DB) {
+		if s, err = dsp.NewPlanGain(s, after); err != nil {
+			return nil, err
+		}
+	}
+	if nonZero(pr.control) {
+		return dsp.NewPlanGain(s, dsp.GainPlan{BlockLen: an.BlockLen, DB: pr.control})
+	}
+	return s, nil
+}
+
+func nonZero(x []float64) bool {
+	for _, v := range x {
+		if v != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// constrain checks the processed measurement against maxlra, maxs and
+// maxm and, where one is exceeded, adds gain curves to the control plan.
+// It reports whether it changed the plan (another pass is needed).
+func (pr *processing) constrain(a *dsp.Analysis, loud float64) bool {
+	c := pr.cfg
+	if math.IsInf(loud, 0) {
+		return false
+	}
+	changed := false
+	lv := a.Levels()
+	n := len(pr.control)
+	if c.MaxLRA > 0 && lv.LRA > float64(c.MaxLRA) {
+		// Scale every short-term deviation from the programme loudness so
+		// the range lands half an LU under the limit.
+		k := (float64(c.MaxLRA) - 0.5) / lv.LRA
+		st := a.ShortTerm()
+		g := make([]float64, n)
+		for b := range g {
+			j := min(max(b-15, 0), len(st)-1)
+			if j < 0 {
+				break
+			}
+			if s := st[j]; s > lv.Integrated-20 {
+				g[b] = math.Max(-15, math.Min(15, (k-1)*(s-lv.Integrated)))
+			}
+		}
+		g = movingAverage(g, 10)
+		for b := range g {
+			pr.control[b] += g[b]
+		}
+		changed = true
+	}
+	limit := func(series []float64, window int, maxAbove float64) {
+		// Each window over the limit needs all its blocks lowered by the
+		// excess; a sliding maximum spreads that over the window and a
+		// max-then-average smoothing keeps every block at least that low.
+		need := make([]float64, n)
+		over := false
+		for j, s := range series {
+			e := s - loud - (maxAbove - 0.3)
+			if e <= 0 {
+				continue
+			}
+			over = true
+			for b := j; b < j+window && b < n; b++ {
+				need[b] = math.Max(need[b], e)
+			}
+		}
+		if !over {
+			return
+		}
+		need = movingAverage(slidingMax(need, 3), 3)
+		for b := range need {
+			pr.control[b] -= need[b]
+		}
+		changed = true
+	}
+	if c.MaxS > 0 && lv.MaxShortTerm-loud > float64(c.MaxS) {
+		limit(a.ShortTerm(), 30, float64(c.MaxS))
+	}
+	if c.MaxM > 0 && lv.MaxMomentary-loud > float64(c.MaxM) {
+		limit(a.Momentary(), 4, float64(c.MaxM))
+	}
+	return changed
+}
+
+func movingAverage(x []float64, half int) []float64 {
+	out := make([]float64, len(x))
+	var s float64
+	lo, hi := 0, 0 // window [lo, hi)
+	for i := range x {
+		for hi < len(x) && hi <= i+half {
+			s += x[hi]
+			hi++
+		}
+		for lo < i-half {
+			s -= x[lo]
+			lo++
+		}
+		out[i] = s / float64(hi-lo)
+	}
+	return out
+}
+
+func slidingMax(x []float64, half int) []float64 {
+	out := make([]float64, len(x))
+	for i := range x {
+		m := x[i]
+		for j := max(0, i-half); j <= min(len(x)-1, i+half); j++ {
+			m = math.Max(m, x[j])
+		}
+		out[i] = m
+	}
+	return out
+}

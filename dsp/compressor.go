@@ -1,0 +1,338 @@
+package dsp
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/audiopost/audiopost/audio"
+)
+
+// Detector selects how a Compressor measures level.
+type Detector int
+
+const (
+	// RMS follows the signal's power: smooth, reacts to loudness.
+	RMS Detector = iota
+	// Peak follows the largest sample magnitude: catches transients.
+	Peak
+)
+
+// CompressorParams configure a Compressor.
+type CompressorParams struct {
+	// ThresholdDB is where compression starts (dBFS of the detector).
+	ThresholdDB float64
+	// Ratio is input dB change per output dB change above the threshold
+	// (>= 1).
+	Ratio float64
+	// KneeDB is the width of the soft knee centred on the threshold.
+	KneeDB float64
+	// Attack and Release are the time constants in seconds with which the
+	// gain moves toward more and toward less reduction.
+	Attack, Release float64
+	Detector        Detector
+	// MakeupDB is a fixed gain after compression.
+	MakeupDB float64
+}
+
+// CompressorKind names a preset: the API's compressor values.
+type CompressorKind string
+
+// The presets. Thresholds are relative to the programme's speech RMS level
+// (the reference passed to CompressorPreset), so a preset compresses the
+// same share of the programme whatever the recording level:
+//
+//	soft:   threshold ref+6 dB, ratio 2:1, knee 6 dB, attack 10 ms, release 150 ms, RMS
+//	medium: threshold ref+3 dB, ratio 3:1, knee 6 dB, attack  5 ms, release 120 ms, RMS
+//	hard:   threshold ref+0 dB, ratio 4:1, knee 8 dB, attack  2 ms, release  80 ms, RMS
+const (
+	Soft   CompressorKind = "soft"
+	Medium CompressorKind = "medium"
+	Hard   CompressorKind = "hard"
+)
+
+// CompressorPreset returns the parameters of a preset for programme whose
+// speech RMS level is refDB dBFS.
+func CompressorPreset(kind CompressorKind, refDB float64) (CompressorParams, error) {
+	switch kind {
+	case Soft:
+		return CompressorParams{ThresholdDB: refDB + 6, Ratio: 2, KneeDB: 6, Attack: 0.010, Release: 0.150}, nil
+	case Medium:
+		return CompressorParams{ThresholdDB: refDB + 3, Ratio: 3, KneeDB: 6, Attack: 0.005, Release: 0.120}, nil
+	case Hard:
+		return CompressorParams{ThresholdDB: refDB, Ratio: 4, KneeDB: 8, Attack: 0.002, Release: 0.080}, nil
+	}
+	return CompressorParams{}, fmt.Errorf("%w: compressor preset %q", ErrInvalidParameter, kind)
+}
+
+// AutoCompressor chooses a preset from the analysed dynamics after a gain
+// plan (the leveler's): the spread between the median and the 95th
+// percentile of voiced 100 ms block levels. Speech that is already even
+// (spread under 5 dB) or mostly music gets soft, moderately dynamic speech
+// medium, very dynamic speech hard.
+func AutoCompressor(an *Analysis, plan GainPlan) CompressorKind {
+	var lv []float64
+	music := 0
+	for i, v := range an.Voiced {
+		if !v {
+			continue
+		}
+		g := 0.0
+		if i < len(plan.DB) {
+			g = plan.DB[i]
+		}
+		lv = append(lv, an.BlockDB(i)+g)
+		if an.Music[i] {
+			music++
+		}
+	}
+	if len(lv) < 10 || 2*music > len(lv) {
+		return Soft
+	}
+	sort.Float64s(lv)
+	spread := lv[len(lv)*95/100] - lv[len(lv)/2]
+	switch {
+	case spread < 5:
+		return Soft
+	case spread < 8:
+		return Medium
+	}
+	return Hard
+}
+
+// SpeechRMS is the unweighted RMS level in dBFS of the voiced speech blocks
+// (of all blocks when none is voiced): the reference for compressor presets.
+func (an *Analysis) SpeechRMS() float64 {
+	var s float64
+	n := 0
+	for i, v := range an.Voiced {
+		if v && !an.Music[i] {
+			s += an.Raw[i]
+			n++
+		}
+	}
+	if n == 0 {
+		for _, r := range an.Raw {
+			s += r
+			n++
+		}
+	}
+	if n == 0 || s == 0 {
+		return silenceDB
+	}
+	return 10 * math.Log10(s/float64(n))
+}
+
+// compressorStep is the control period in frames: the gain computer (a
+// logarithm and an exponential) runs once per step at absolute frame
+// positions, and a one-pole smoother interpolates in between.
+const compressorStep = 16
+
+// The level detector: the RMS detector averages power over about 10 ms,
+// the peak detector falls back over 30 ms. Attack and release then shape
+// the gain, so the static curve holds for steady signals.
+const (
+	compressorRMSWindow = 0.010
+	compressorPeakFall  = 0.030
+)
+
+// Compressor is a feed-forward dynamic range compressor with a soft knee.
+// All channels share one detector (linked), so the stereo image is kept.
+type Compressor struct {
+	src      audio.Source
+	ch       int
+	p        CompressorParams
+	att      float64 // gain smoothing while reducing
+	rel      float64 // gain smoothing while recovering
+	rmsAvg   float64 // mean-square averaging of the RMS detector
+	peakFall float64 // fall of the peak detector
+	env      float64
+	gain     float64 // linear, smoothed
+	target   float64 // linear, from the gain computer
+	makeup   float64
+	phase    int   // frame index modulo compressorStep
+	pos      int64 // absolute frame index of the next frame
+	sched    *compSchedule
+	minDB    float64 // lowest gain so far, for statistics
+}
+
+// NewCompressor returns src compressed with p.
+func NewCompressor(src audio.Source, p CompressorParams) (*Compressor, error) {
+	if p.Ratio < 1 || math.IsNaN(p.Ratio) || p.Attack <= 0 || p.Release <= 0 || p.KneeDB < 0 {
+		return nil, fmt.Errorf("%w: compressor ratio %g, attack %g s, release %g s, knee %g dB", ErrInvalidParameter, p.Ratio, p.Attack, p.Release, p.KneeDB)
+	}
+	fs := float64(src.Format().SampleRate)
+	return &Compressor{
+		src: src, ch: src.Format().Channels, p: p,
+		att:      1 - math.Exp(-1/(p.Attack*fs)),
+		rel:      1 - math.Exp(-1/(p.Release*fs)),
+		rmsAvg:   1 - math.Exp(-1/(compressorRMSWindow*fs)),
+		peakFall: 1 - math.Exp(-1/(compressorPeakFall*fs)),
+		gain:     1, target: 1,
+		makeup: DBToGain(p.MakeupDB),
+	}, nil
+}
+
+// Params returns the parameters in use.
+func (c *Compressor) Params() CompressorParams { return c.p }
+
+// MaxReductionDB returns the largest gain reduction applied so far (<= 0).
+func (c *Compressor) MaxReductionDB() float64 { return c.minDB }
+
+// Format implements audio.Source.
+func (c *Compressor) Format() audio.Format { return c.src.Format() }
+
+// staticGainDB is the soft-knee gain computer (Giannoulis, Massberg and
+// Reiss 2012): the gain in dB for a detector level x in dB.
+func (c *Compressor) staticGainDB(x float64) float64 {
+	t, r, w := c.p.ThresholdDB, c.p.Ratio, c.p.KneeDB
+	d := x - t
+	switch {
+	case 2*d <= -w:
+		return 0
+	case 2*d < w:
+		k := d + w/2
+		return (1/r - 1) * k * k / (2 * w)
+	}
+	return (1/r - 1) * d
+}
+
+func (c *Compressor) computeTarget(env float64) float64 {
+	var db float64
+	if c.p.Detector == Peak {
+		db = 20 * math.Log10(env)
+	} else {
+		db = 10 * math.Log10(env)
+	}
+	g := c.staticGainDB(db)
+	if g == 0 {
+		return 1
+	}
+	c.minDB = math.Min(c.minDB, g)
+	return DBToGain(g)
+}
+
+// Read implements audio.Source.
+func (c *Compressor) Read(dst audio.Buffer) (int, error) {
+	if err := checkShape(dst, c.ch); err != nil {
+		return 0, err
+	}
+	n, err := c.src.Read(dst)
+	if n == 0 {
+		return n, err
+	}
+	inv := 1 / float64(c.ch)
+	env, gain, target, phase := c.env, c.gain, c.target, c.phase
+	peak := c.p.Detector == Peak
+	stereo := c.ch == 2 && !peak
+	var l, r []float64
+	if stereo {
+		l, r = dst[0][:n], dst[1][:n]
+	}
+	for i := 0; i < n; i++ {
+		var lvl float64
+		switch {
+		case stereo:
+			lvl = (l[i]*l[i] + r[i]*r[i]) * 0.5
+		case peak:
+			for ch := range dst {
+				lvl = math.Max(lvl, math.Abs(dst[ch][i]))
+			}
+		default:
+			for ch := range dst {
+				v := dst[ch][i]
+				lvl += v * v
+			}
+			lvl *= inv
+		}
+		if peak {
+			// Peak: instant rise, exponential fall.
+			if lvl > env {
+				env = lvl
+			} else {
+				env += (lvl - env) * c.peakFall
+			}
+		} else {
+			env += (lvl - env) * c.rmsAvg
+		}
+		env += 1e-30 // keeps the release tail out of denormals
+		if phase == 0 {
+			if c.sched != nil {
+				c.sched.apply(c, c.pos+int64(i))
+			}
+			target = c.computeTarget(env)
+		}
+		phase++
+		if phase == compressorStep {
+			phase = 0
+		}
+		if target < gain {
+			gain += (target - gain) * c.att
+		} else {
+			gain += (target - gain) * c.rel
+		}
+		gm := gain * c.makeup
+		if stereo {
+			l[i] *= gm
+			r[i] *= gm
+			continue
+		}
+		for ch := range dst {
+			dst[ch][i] *= gm
+		}
+	}
+	c.phase = phase
+	c.pos += int64(n)
+	c.env, c.gain, c.target = env, gain, target
+	return n, err
+}
+
+// compSchedule switches a compressor between two parameter sets per
+// analysis block: one for speech, one for music.
+type compSchedule struct {
+	blockLen int
+	music    []bool
+	sets     [2]struct {
+		p        CompressorParams
+		att, rel float64
+	}
+}
+
+func (s *compSchedule) apply(c *Compressor, frame int64) {
+	k := frame / int64(s.blockLen)
+	m := 0
+	if k < int64(len(s.music)) && s.music[k] {
+		m = 1
+	} else if k >= int64(len(s.music)) && len(s.music) > 0 && s.music[len(s.music)-1] {
+		m = 1
+	}
+	set := &s.sets[m]
+	c.p.ThresholdDB, c.p.Ratio, c.p.KneeDB, c.p.MakeupDB = set.p.ThresholdDB, set.p.Ratio, set.p.KneeDB, set.p.MakeupDB
+	c.att, c.rel = set.att, set.rel
+}
+
+// NewSpeechMusicCompressor returns a compressor that uses speech on the
+// blocks an labels speech and music on the blocks it labels music
+// (compressor_speech and compressor_music in the API). The detector is the
+// speech parameters'; a Ratio of 1 turns compression off for that class.
+func NewSpeechMusicCompressor(src audio.Source, an *Analysis, speech, music CompressorParams) (*Compressor, error) {
+	c, err := NewCompressor(src, speech)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := NewCompressor(src, music); err != nil {
+		return nil, err
+	}
+	fs := float64(src.Format().SampleRate)
+	s := &compSchedule{blockLen: an.BlockLen, music: an.Music}
+	for i, p := range []CompressorParams{speech, music} {
+		s.sets[i].p = p
+		s.sets[i].att = 1 - math.Exp(-1/(p.Attack*fs))
+		s.sets[i].rel = 1 - math.Exp(-1/(p.Release*fs))
+	}
+	c.sched = s
+	return c, nil
+}
+
+// Off is a CompressorParams that never compresses.
+var Off = CompressorParams{ThresholdDB: 0, Ratio: 1, Attack: 0.01, Release: 0.1}

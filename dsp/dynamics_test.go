@@ -1,0 +1,343 @@
+package dsp
+
+import (
+	"math"
+	"testing"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/audiotest"
+)
+
+func TestCompressorStaticCurve(t *testing.T) {
+	p := CompressorParams{ThresholdDB: -20, Ratio: 4, Attack: 0.005, Release: 0.05}
+	for _, tc := range []struct{ in, want float64 }{
+		{-30, -30},                // below threshold: untouched
+		{-8, -20 + (-8+20)/4.0},   // 12 dB over: 3 dB over
+		{-14, -20 + (-14+20)/4.0}, // 6 dB over: 1.5 dB over
+	} {
+		amp := math.Pow(10, tc.in/20) * math.Sqrt2 // sine RMS = tc.in dBFS
+		x := audiotest.Sine(1, testFS, 1000, amp, testFS)
+		c, err := NewCompressor(audio.NewBufferSource(x, testFS), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := readAll(t, c)[0]
+		got := rmsDB(out[testFS/2:])
+		if math.Abs(got-tc.want) > 0.3 {
+			t.Errorf("sine at %.0f dBFS RMS: output %.2f dBFS, want %.2f", tc.in, got, tc.want)
+		}
+	}
+}
+
+// blockSpread is the 95th minus 50th percentile of 100 ms block levels of
+// the voiced blocks: how much louder the loud moments are than the median.
+func blockSpread(t *testing.T, x []float64) float64 {
+	an := analyse(t, mono(x), testFS)
+	var lv []float64
+	for i, v := range an.Voiced {
+		if v {
+			lv = append(lv, an.BlockDB(i))
+		}
+	}
+	sortFloats(lv)
+	return lv[len(lv)*95/100] - lv[len(lv)/2]
+}
+
+func TestCompressorPresetsOrdered(t *testing.T) {
+	x := speechLike(testFS, 10, 130, 7)
+	// Make it dynamic: every other second 8 dB louder.
+	for i := range x {
+		if int(float64(i)/testFS)%2 == 0 {
+			x[i] *= 2.5
+		}
+	}
+	an := analyse(t, mono(x), testFS)
+	in := blockSpread(t, x)
+	prev := in
+	for _, k := range []CompressorKind{Soft, Medium, Hard} {
+		p, err := CompressorPreset(k, an.SpeechRMS())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := NewCompressor(audio.NewBufferSource(mono(x), testFS), p)
+		out := readAll(t, c)[0]
+		s := blockSpread(t, out)
+		t.Logf("%s: level spread %.1f dB (input %.1f), max reduction %.1f dB", k, s, in, c.MaxReductionDB())
+		if s >= prev-0.3 {
+			t.Errorf("%s: spread %.1f dB, want clearly below the previous %.1f dB", k, s, prev)
+		}
+		prev = s
+	}
+	if _, err := CompressorPreset("brutal", 0); err == nil {
+		t.Error("unknown preset accepted")
+	}
+}
+
+// truePeakRef measures the true peak with a 16x long windowed-sinc
+// interpolation, independent of the limiter's 4x interpolator.
+func truePeakRef(x []float64) float64 {
+	const over, half = 16, 24
+	peak := 0.0
+	for _, v := range x {
+		peak = math.Max(peak, math.Abs(v))
+	}
+	// Only where the samples come within 6 dB of the sample peak can the
+	// waveform between them reach the true peak.
+	near := peak / 2
+	for i := range x {
+		if math.Abs(x[i]) < near && (i+1 >= len(x) || math.Abs(x[i+1]) < near) {
+			continue
+		}
+		for p := 1; p < over; p++ {
+			mu := float64(p) / over
+			var s float64
+			for j := -half + 1; j <= half; j++ {
+				k := i + j
+				if k < 0 || k >= len(x) {
+					continue
+				}
+				d := float64(j) - mu
+				s += x[k] * sinc(d) * kaiser(d/half, 8)
+			}
+			peak = math.Max(peak, math.Abs(s))
+		}
+	}
+	return 20 * math.Log10(peak)
+}
+
+func TestLimiterTruePeakCeiling(t *testing.T) {
+	const ceiling = -1.0
+	n := testFS
+	// Worst cases for sample-peak limiters: a tone at fs/4 sampled 45
+	// degrees off its peaks (true peak 3 dB above every sample), band-
+	// limited noise 10 dB over the ceiling, and a voice 15 dB too loud.
+	tone := make([]float64, n/4)
+	for i := range tone {
+		tone[i] = 1.4 * math.Sin(2*math.Pi*float64(i)/4+math.Pi/4)
+	}
+	nb := audiotest.Noise(1, n, 1, 3)
+	lp, _ := NewBiquad(audio.NewBufferSource(nb, testFS), ButterworthLowPass(testFS, 15000, 8)...)
+	noise := readAll(t, lp)[0]
+	scaleTo(noise, -5)
+	voice := speechLike(testFS, 1, 140, 8)
+	scaleTo(voice, -6)
+	for name, x := range map[string][]float64{"tone": tone, "noise": noise, "voice": voice} {
+		t.Run(name, func(t *testing.T) {
+			in := truePeakRef(x)
+			lim := NewLimiter(audio.NewBufferSource(mono(x), testFS), ceiling)
+			out := readAll(t, lim)[0]
+			if len(out) != len(x) {
+				t.Fatalf("output %d frames, input %d", len(out), len(x))
+			}
+			got := truePeakRef(out)
+			t.Logf("true peak %.2f dBTP in, %.3f dBTP out (ceiling %.1f), max reduction %.1f dB", in, got, ceiling, lim.MaxReductionDB())
+			if got > ceiling+0.1 {
+				t.Errorf("output true peak %.3f dBTP, want <= %.1f + 0.1", got, ceiling)
+			}
+			if got < ceiling-1.5 {
+				t.Errorf("output true peak %.3f dBTP: limited far more than needed", got)
+			}
+		})
+	}
+}
+
+func TestLimiterTransparentBelowCeilingAndAligned(t *testing.T) {
+	x := speechLike(testFS, 3, 120, 9)
+	scaleTo(x, -32) // peaks well below 0 dBFS
+	lim := NewLimiter(audio.NewBufferSource(stereo(x), testFS), 0)
+	out := readAll(t, lim)
+	for c := range out {
+		in := stereo(x)[c]
+		for i := range in {
+			if out[c][i] != in[i] {
+				t.Fatalf("channel %d frame %d: %g, want the input %g unchanged (latency not compensated?)", c, i, out[c][i], in[i])
+			}
+		}
+	}
+	// After a burst the gain recovers: 1 s later (12 release time
+	// constants) the quiet part is within 0.001 dB of the input.
+	y := append([]float64(nil), x...)
+	for i := 0; i < testFS/4; i++ {
+		y[i] *= 20
+	}
+	out = readAll(t, NewLimiter(audio.NewBufferSource(mono(y), testFS), -1))
+	for i := testFS + testFS/4; i < len(y); i++ {
+		if math.Abs(out[0][i]-y[i]) > 1e-4*math.Abs(y[i]) {
+			t.Fatalf("frame %d still attenuated after the burst: %g vs %g", i, out[0][i], y[i])
+		}
+	}
+}
+
+// dialogue alternates two synthetic speakers, turns of 2.6 s (2 s of
+// speech and a 0.6 s pause), the second levelDiff dB quieter, over a
+// -65 dBFS noise floor. It returns the signal and each turn's speaker.
+func dialogue(turns int, levelDiff float64) ([]float64, []int) {
+	turnLen := int(2.6 * testFS)
+	a := speechLike(testFS, 2.6*float64(turns), 110, 21)
+	b := speechLike(testFS, 2.6*float64(turns), 215, 22)
+	scaleTo(b, -20-levelDiff)
+	x := make([]float64, turns*turnLen)
+	who := make([]int, turns)
+	for k := 0; k < turns; k++ {
+		src := a
+		if k%2 == 1 {
+			src, who[k] = b, 1
+		}
+		copy(x[k*turnLen:(k+1)*turnLen], src[k*turnLen:(k+1)*turnLen])
+	}
+	nz := audiotest.Noise(1, len(x), math.Pow(10, -65.0/20)*math.Sqrt(3), 5)[0]
+	for i := range x {
+		x[i] += nz[i]
+	}
+	return x, who
+}
+
+// speakerLevels returns the power-mean K-weighted level of each speaker's
+// voiced blocks in x.
+func speakerLevels(t *testing.T, x []float64, who []int) [2]float64 {
+	an := analyse(t, mono(x), testFS)
+	turnBlocks := 26
+	var e [2]float64
+	var n [2]int
+	for i := range an.Energy {
+		k := i / turnBlocks
+		if k >= len(who) || i%turnBlocks >= 20 || !an.Voiced[i] {
+			continue
+		}
+		e[who[k]] += an.Energy[i]
+		n[who[k]]++
+	}
+	return [2]float64{loudnessOf(e[0] / float64(n[0])), loudnessOf(e[1] / float64(n[1]))}
+}
+
+func TestLevelerEvensSpeakers(t *testing.T) {
+	x, who := dialogue(12, 18)
+	in := speakerLevels(t, x, who)
+	an := analyse(t, mono(x), testFS)
+	inDiff := in[0] - in[1]
+	for _, tc := range []struct {
+		strength float64
+		want     float64 // difference in dB
+		tol      float64
+	}{{1, 0, 1}, {0.5, inDiff / 2, 1.5}, {0, inDiff, 0.3}, {1.2, -0.2 * inDiff, 1.5}} {
+		lev, err := NewLeveler(audio.NewBufferSource(mono(x), testFS), an, LevelerOptions{Strength: tc.strength, MusicStrength: tc.strength})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := readAll(t, lev)[0]
+		lv := speakerLevels(t, out, who)
+		diff := lv[0] - lv[1]
+		t.Logf("strength %.1f: speakers %.1f/%.1f LUFS in, %.1f/%.1f out: difference %.2f dB", tc.strength, in[0], in[1], lv[0], lv[1], diff)
+		if math.Abs(diff-tc.want) > tc.tol {
+			t.Errorf("strength %.1f: difference %.2f dB, want %.1f +- %.1f", tc.strength, diff, tc.want, tc.tol)
+		}
+		// Pauses: the noise floor stays put (measured in the middle of
+		// every pause, away from the ramps).
+		pin, pout := pauseLevel(x), pauseLevel(out)
+		if pout > pin+1 {
+			t.Errorf("strength %.1f: pauses %.1f dB in, %.1f dB out: the noise floor was boosted", tc.strength, pin, pout)
+		}
+	}
+}
+
+func pauseLevel(x []float64) float64 {
+	var p []float64
+	for i, v := range x {
+		if m := math.Mod(float64(i)/testFS, 2.6); m > 2.35 && m < 2.45 {
+			p = append(p, v)
+		}
+	}
+	return rmsDB(p)
+}
+
+// musicLike is sustained chords: three voices with harmonics, changing
+// every half second with a short crossfade, no gaps.
+func musicLike(seconds float64) []float64 {
+	n := int(seconds * testFS)
+	x := make([]float64, n)
+	chords := [][3]float64{{220, 277, 330}, {196, 247, 294}, {175, 220, 262}, {247, 311, 370}}
+	for i := range x {
+		t := float64(i) / testFS
+		k := int(t/0.5) % len(chords)
+		for _, f := range chords[k] {
+			for h := 1.0; h <= 4; h++ {
+				x[i] += math.Sin(2*math.Pi*f*h*t) / h
+			}
+		}
+		x[i] *= 1 + 0.2*math.Sin(2*math.Pi*0.3*t)
+	}
+	scaleTo(x, -20)
+	return x
+}
+
+func TestVoiceActivityAndMusic(t *testing.T) {
+	x := speechLike(testFS, 26, 130, 10)
+	nz := audiotest.Noise(1, len(x), 0.0005, 1)[0]
+	for i := range x {
+		x[i] += nz[i]
+	}
+	an := analyse(t, mono(x), testFS)
+	var act, actV, pause, pauseV, music int
+	for i, v := range an.Voiced {
+		m := math.Mod((float64(i)+0.5)*BlockSeconds, 2.6)
+		switch {
+		case m > 0.2 && m < 1.8:
+			act++
+			if v {
+				actV++
+			}
+		case m > 2.15 && m < 2.5:
+			pause++
+			if v {
+				pauseV++
+			}
+		}
+		if an.Music[i] {
+			music++
+		}
+	}
+	t.Logf("speech: %d/%d active blocks voiced, %d/%d pause blocks voiced, %d music blocks", actV, act, pauseV, pause, music)
+	if float64(actV) < 0.95*float64(act) {
+		t.Errorf("only %d of %d speech blocks voiced", actV, act)
+	}
+	if float64(pauseV) > 0.2*float64(pause) {
+		t.Errorf("%d of %d pause blocks voiced", pauseV, pause)
+	}
+	if music > 0 {
+		t.Errorf("%d speech blocks labelled music", music)
+	}
+	m := musicLike(30)
+	am := analyse(t, mono(m), testFS)
+	nm := 0
+	for _, v := range am.Music {
+		if v {
+			nm++
+		}
+	}
+	t.Logf("music: %d/%d blocks labelled music", nm, len(am.Music))
+	if float64(nm) < 0.9*float64(len(am.Music)) {
+		t.Errorf("only %d of %d music blocks labelled music", nm, len(am.Music))
+	}
+}
+
+// The shortcuts that skip the interpolation away from the ceiling must not
+// change a single sample.
+func TestLimiterSkipIsExact(t *testing.T) {
+	x := speechLike(testFS, 4, 150, 12)
+	scaleTo(x, -12)
+	for i := testFS; i < 2*testFS; i++ {
+		x[i] *= 0.1 // a quiet second: all skipped
+	}
+	in := stereo(x)
+	fast := readAll(t, NewLimiter(audio.NewBufferSource(in, testFS), -1))
+	ref := NewLimiter(audio.NewBufferSource(in, testFS), -1)
+	ref.noSkip = true
+	slow := readAll(t, ref)
+	for c := range fast {
+		for i := range fast[c] {
+			if fast[c][i] != slow[c][i] {
+				t.Fatalf("channel %d frame %d: %g with skipping, %g without", c, i, fast[c][i], slow[c][i])
+			}
+		}
+	}
+}

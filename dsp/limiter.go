@@ -1,0 +1,476 @@
+package dsp
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/audiopost/audiopost/audio"
+)
+
+// The true-peak interpolator oversamples 4x like ITU-R BS.1770-5 Annex 2
+// (a 48-tap polyphase FIR, 12 taps per phase), but with a Kaiser-windowed
+// sinc whose phase 0 is the input sample itself, so only the three
+// in-between phases cost multiplications. tpPhases[p] interpolates the
+// point (p+1)/4 of the way from x[k-6] to x[k-5] from x[k-11..k].
+const (
+	tpTaps = 12
+	tpBeta = 6.0 // Kaiser window shape: passband flat to about 0.8 Nyquist
+)
+
+var tpPhases = func() (ph [3][tpTaps]float64) {
+	for p := range ph {
+		mu := float64(p+1) / 4
+		var sum float64
+		for j := 0; j < tpTaps; j++ {
+			// Distance from the interpolated point to tap j (x[k-11+j]).
+			d := float64(j-6) + 1 - mu
+			w := kaiser(d/float64(tpTaps/2), tpBeta)
+			ph[p][j] = sinc(d) * w
+			sum += ph[p][j]
+		}
+		for j := range ph[p] {
+			ph[p][j] /= sum // unity gain at DC
+		}
+	}
+	return
+}()
+
+func sinc(x float64) float64 {
+	if x == 0 {
+		return 1
+	}
+	return math.Sin(math.Pi*x) / (math.Pi * x)
+}
+
+func kaiser(x, beta float64) float64 {
+	if x <= -1 || x >= 1 {
+		return 0
+	}
+	return besselI0(beta*math.Sqrt(1-x*x)) / besselI0(beta)
+}
+
+func besselI0(x float64) float64 {
+	s, t := 1.0, 1.0
+	for k := 1; k < 40; k++ {
+		t *= (x / (2 * float64(k))) * (x / (2 * float64(k)))
+		s += t
+	}
+	return s
+}
+
+// tpGainBound is the largest sum of absolute coefficients of any phase: an
+// interpolated value can never exceed it times the largest input sample in
+// the filter's span, which lets quiet stretches skip the interpolation.
+var tpGainBound = func() float64 {
+	b := 1.0
+	for _, ph := range tpPhases {
+		var s float64
+		for _, c := range ph {
+			s += math.Abs(c)
+		}
+		b = math.Max(b, s)
+	}
+	return b
+}()
+
+// tpCentre bounds an interpolated value by its two central taps and the
+// rest: |y| <= tpCentre[0]*|x[k-6]| + tpCentre[1]*|x[k-5]| +
+// tpCentre[2]*max|x| over the span. Away from the ceiling this skips the
+// interpolation frame by frame without changing any result.
+var tpCentre = func() (c [3]float64) {
+	for _, ph := range tpPhases {
+		var rest float64
+		for j, v := range ph {
+			if j != tpTaps/2-1 && j != tpTaps/2 {
+				rest += math.Abs(v)
+			}
+		}
+		c[0] = math.Max(c[0], math.Abs(ph[tpTaps/2-1]))
+		c[1] = math.Max(c[1], math.Abs(ph[tpTaps/2]))
+		c[2] = math.Max(c[2], rest)
+	}
+	return c
+}()
+
+// skipSpan is the granularity, in frames, at which quiet stretches skip
+// the interpolation.
+const skipSpan = 64
+
+// LimiterMargin is how far below the requested ceiling, in dB, the limiter
+// aims, to absorb the difference between its interpolator and other true-
+// peak meters (which may oversample differently).
+const LimiterMargin = 0.1
+
+// Limiter is a lookahead true-peak limiter. It estimates the true peak of
+// every frame with a 4x polyphase interpolator, derives the gain
+// each frame needs to stay under the ceiling, holds the minimum of that
+// over the lookahead and the interpolator's span, and smooths it with a
+// moving average (attack) whose every term is already low enough, so the
+// output is guaranteed below the ceiling; the gain then recovers with a
+// one-pole release. The lookahead delay is compensated inside: output
+// frame i is input frame i (times the gain), and the output has exactly as
+// many frames as the input.
+type Limiter struct {
+	src     audio.Source
+	ch      int
+	ceiling float64 // linear, margin applied
+
+	attack int // L: moving-average length
+	delay  int // D = L + tpTaps: output lags input by this inside
+	rel    float64
+
+	// Input delay line per channel (power-of-two ring).
+	xring [][]float64
+	mask  int
+	// Interpolator history per channel: 2*tpTaps, every sample written
+	// twice so a contiguous window always exists.
+	hist [][]float64
+	hpos int
+
+	// Monotonic deque of (index, required gain) for the sliding minimum.
+	dqIdx  []int64
+	dqVal  []float64
+	dqMask int
+	dqHead int
+	dqLen  int
+
+	// Moving average of the held gain.
+	avg    []float64
+	avgPos int
+	avgSum float64
+
+	g float64 // released gain
+
+	in       int64 // input frames pushed (real and padding)
+	out      int64 // output frames emitted
+	total    int64 // real input frames, valid once eof
+	eof      bool
+	err      error
+	scr      audio.Buffer
+	scrN     int
+	scrPos   int
+	skip     []bool    // per skipSpan stretch of the scratch: cannot reach the ceiling
+	spanPeak []float64 // per stretch: largest sample magnitude with the one before
+	minG     float64
+	noSkip   bool // tests: interpolate every frame
+}
+
+// NewLimiter returns src limited to a true peak of ceilingDB dBTP.
+func NewLimiter(src audio.Source, ceilingDB float64) *Limiter {
+	f := src.Format()
+	fs := float64(f.SampleRate)
+	l := &Limiter{src: src, ch: f.Channels, ceiling: DBToGain(ceilingDB - LimiterMargin), g: 1, minG: 1}
+	l.attack = max(1, int(math.Round(0.002*fs)))
+	l.delay = l.attack + tpTaps
+	l.rel = 1 - math.Exp(-1/(0.08*fs))
+	size := 1
+	for size < l.delay+tpTaps+2 {
+		size *= 2
+	}
+	l.mask = size - 1
+	l.xring = make([][]float64, f.Channels)
+	l.hist = make([][]float64, f.Channels)
+	for c := range l.xring {
+		l.xring[c] = make([]float64, size)
+		l.hist[c] = make([]float64, 2*tpTaps)
+	}
+	w := l.attack + 2*tpTaps + 1
+	dq := 1
+	for dq < w+1 {
+		dq *= 2
+	}
+	l.dqIdx = make([]int64, dq)
+	l.dqVal = make([]float64, dq)
+	l.dqMask = dq - 1
+	l.avg = make([]float64, l.attack)
+	for i := range l.avg {
+		l.avg[i] = 1
+	}
+	l.avgSum = float64(l.attack)
+	l.scr = audio.NewBuffer(f.Channels, 1024)
+	l.skip = make([]bool, 1024/skipSpan)
+	l.spanPeak = make([]float64, 1024/skipSpan)
+	return l
+}
+
+// Format implements audio.Source.
+func (l *Limiter) Format() audio.Format { return l.src.Format() }
+
+// MaxReductionDB returns the deepest gain reduction so far (<= 0).
+func (l *Limiter) MaxReductionDB() float64 { return GainToDB(l.minG) }
+
+// Read implements audio.Source.
+func (l *Limiter) Read(dst audio.Buffer) (int, error) {
+	if err := checkShape(dst, l.ch); err != nil {
+		return 0, err
+	}
+	want := dst.Frames()
+	n := 0
+	for n < want {
+		if l.eof && l.out >= l.total {
+			break
+		}
+		if l.scrPos == l.scrN && !l.eof {
+			if l.err != nil {
+				break
+			}
+			if err := l.fill(); err != nil {
+				l.err = err
+				break
+			}
+			continue
+		}
+		if l.scrPos < l.scrN && l.in >= int64(l.delay) {
+			// Steady state: every input frame releases one output frame.
+			cnt := min(l.scrN-l.scrPos, want-n)
+			l.steady(dst, n, cnt)
+			n += cnt
+			continue
+		}
+		var frame bool
+		if l.scrPos < l.scrN {
+			frame = l.push(l.scr, l.scrPos, false)
+			l.scrPos++
+		} else {
+			frame = l.push(nil, 0, true) // padding after EOF flushes the delay
+		}
+		if frame {
+			l.emit(dst, n)
+			n++
+		}
+	}
+	if n > 0 {
+		return n, nil
+	}
+	if l.err != nil {
+		return 0, l.err
+	}
+	if want == 0 && !(l.eof && l.out >= l.total) {
+		return 0, nil
+	}
+	return 0, io.EOF
+}
+
+// fill reads the next chunk from upstream into the scratch buffer.
+func (l *Limiter) fill() error {
+	m, err := l.src.Read(l.scr)
+	if m > 0 {
+		l.scrN, l.scrPos = m, 0
+		// Can anything in a stretch (with the interpolator's history)
+		// reach the ceiling? If not, every required gain there is exactly
+		// 1 and the interpolation is skipped: the result is the same.
+		prev := 0.0
+		for c := range l.hist {
+			for _, v := range l.hist[c][:tpTaps] {
+				prev = math.Max(prev, math.Abs(v))
+			}
+		}
+		for j := 0; j*skipSpan < m; j++ {
+			peak := 0.0
+			for c := range l.scr {
+				for _, v := range l.scr[c][j*skipSpan : min(m, (j+1)*skipSpan)] {
+					peak = absMax(peak, v)
+				}
+			}
+			l.skip[j] = math.Max(peak, prev)*tpGainBound < l.ceiling
+			l.spanPeak[j] = math.Max(peak, prev)
+			prev = peak
+		}
+		return nil
+	}
+	if err == nil {
+		return fmt.Errorf("%w: upstream returned no frames and no error", audio.ErrMalformed)
+	}
+	if errors.Is(err, io.EOF) {
+		l.eof = true
+		l.total = l.in
+		l.scrN, l.scrPos = 0, 0
+		return nil
+	}
+	return err
+}
+
+// push feeds input frame l.in and reports whether an output frame is ready.
+func (l *Limiter) push(b audio.Buffer, i int, pad bool) bool {
+	k := l.in
+	slot := int(k) & l.mask
+	h := l.hpos
+	need := 1.0
+	peak := 0.0
+	for c := 0; c < l.ch; c++ {
+		v := 0.0
+		if !pad {
+			v = b[c][i]
+		}
+		l.xring[c][slot] = v
+		hc := l.hist[c]
+		hc[h] = v
+		hc[h+tpTaps] = v
+		peak = absMax(peak, v)
+		w := (*[tpTaps]float64)(hc[h+1 : h+1+tpTaps]) // oldest .. newest
+		if pad || l.noSkip || (!l.skip[i/skipSpan] &&
+			tpCentre[0]*math.Abs(w[tpTaps/2-1])+tpCentre[1]*math.Abs(w[tpTaps/2])+tpCentre[2]*l.spanPeak[i/skipSpan] >= l.ceiling) {
+			var s0, s1, s2 float64
+			for j := 0; j < tpTaps; j++ {
+				s0 += tpPhases[0][j] * w[j]
+				s1 += tpPhases[1][j] * w[j]
+				s2 += tpPhases[2][j] * w[j]
+			}
+			peak = absMax(absMax(absMax(peak, s0), s1), s2)
+		}
+	}
+	if peak > l.ceiling {
+		need = l.ceiling / peak
+	}
+	l.hpos = (h + 1) % tpTaps
+	// Sliding minimum over the window [k-W+1, k].
+	for l.dqLen > 0 && l.dqVal[(l.dqHead+l.dqLen-1)&l.dqMask] >= need {
+		l.dqLen--
+	}
+	l.dqIdx[(l.dqHead+l.dqLen)&l.dqMask] = k
+	l.dqVal[(l.dqHead+l.dqLen)&l.dqMask] = need
+	l.dqLen++
+	w := int64(l.attack + 2*tpTaps + 1)
+	for l.dqIdx[l.dqHead] <= k-w {
+		l.dqHead = (l.dqHead + 1) & l.dqMask
+		l.dqLen--
+	}
+	held := l.dqVal[l.dqHead]
+	l.avgSum += held - l.avg[l.avgPos]
+	l.avg[l.avgPos] = held
+	l.avgPos++
+	if l.avgPos == l.attack {
+		l.avgPos = 0
+		// Re-add from scratch once per cycle so rounding cannot build up
+		// (and the gain returns to exactly 1).
+		var s float64
+		for _, v := range l.avg {
+			s += v
+		}
+		l.avgSum = s
+	}
+	l.in++
+	return k >= int64(l.delay)
+}
+
+// emit writes output frame l.out = l.in-1-delay into dst at index i.
+func (l *Limiter) emit(dst audio.Buffer, i int) {
+	a := l.avgSum / float64(l.attack)
+	g := l.g + (1-l.g)*l.rel
+	if g > 1-1e-7 {
+		g = 1 // -140 dB from unity: end the release so quiet parts pass bit-exact
+	}
+	if a < g {
+		g = a
+	}
+	l.g = g
+	if g < l.minG {
+		l.minG = g
+	}
+	slot := int(l.out) & l.mask
+	for c := range dst {
+		dst[c][i] = l.xring[c][slot] * g
+	}
+	l.out++
+}
+
+// absMax returns max(a, |v|): the builtin max and math.Abs compile to
+// branchless instructions, which matters on noisy signals where a branch
+// would be mispredicted half the time.
+func absMax(a, v float64) float64 { return max(a, math.Abs(v)) }
+
+// steady is push followed by emit for cnt frames from the scratch buffer
+// into dst[.][n:], with the hot state in locals. It computes exactly what
+// push and emit compute, frame by frame.
+func (l *Limiter) steady(dst audio.Buffer, n, cnt int) {
+	k := l.in
+	out := l.out
+	h := l.hpos
+	g := l.g
+	minG := l.minG
+	avgSum, avgPos := l.avgSum, l.avgPos
+	dqHead, dqLen := l.dqHead, l.dqLen
+	dqMask, mask := l.dqMask, l.mask
+	w := int64(l.attack + 2*tpTaps + 1)
+	ceiling := l.ceiling
+	for f := 0; f < cnt; f++ {
+		i := l.scrPos + f
+		slot := int(k) & mask
+		span := i / skipSpan
+		check := !l.skip[span] || l.noSkip
+		sp := tpCentre[2] * l.spanPeak[span]
+		peak := 0.0
+		for c := 0; c < l.ch; c++ {
+			v := l.scr[c][i]
+			l.xring[c][slot] = v
+			hc := l.hist[c]
+			hc[h] = v
+			hc[h+tpTaps] = v
+			peak = max(peak, math.Abs(v))
+			win := (*[tpTaps]float64)(hc[h+1 : h+1+tpTaps])
+			if check && (l.noSkip || tpCentre[0]*math.Abs(win[tpTaps/2-1])+tpCentre[1]*math.Abs(win[tpTaps/2])+sp >= ceiling) {
+				var s0, s1, s2 float64
+				for j := 0; j < tpTaps; j++ {
+					s0 += tpPhases[0][j] * win[j]
+					s1 += tpPhases[1][j] * win[j]
+					s2 += tpPhases[2][j] * win[j]
+				}
+				peak = max(peak, math.Abs(s0), math.Abs(s1), math.Abs(s2))
+			}
+		}
+		need := 1.0
+		if peak > ceiling {
+			need = ceiling / peak
+		}
+		h++
+		if h == tpTaps {
+			h = 0
+		}
+		for dqLen > 0 && l.dqVal[(dqHead+dqLen-1)&dqMask] >= need {
+			dqLen--
+		}
+		l.dqIdx[(dqHead+dqLen)&dqMask] = k
+		l.dqVal[(dqHead+dqLen)&dqMask] = need
+		dqLen++
+		for l.dqIdx[dqHead] <= k-w {
+			dqHead = (dqHead + 1) & dqMask
+			dqLen--
+		}
+		held := l.dqVal[dqHead]
+		avgSum += held - l.avg[avgPos]
+		l.avg[avgPos] = held
+		avgPos++
+		if avgPos == l.attack {
+			avgPos = 0
+			var s float64
+			for _, v := range l.avg {
+				s += v
+			}
+			avgSum = s
+		}
+		k++
+		// emit
+		a := avgSum / float64(l.attack)
+		gg := g + (1-g)*l.rel
+		if gg > 1-1e-7 {
+			gg = 1
+		}
+		if a < gg {
+			gg = a
+		}
+		g = gg
+		if g < minG {
+			minG = g
+		}
+		oslot := int(out) & mask
+		for c := range dst {
+			dst[c][n+f] = l.xring[c][oslot] * g
+		}
+		out++
+	}
+	l.scrPos += cnt
+	l.in, l.out, l.hpos, l.g, l.minG = k, out, h, g, minG
+	l.avgSum, l.avgPos, l.dqHead, l.dqLen = avgSum, avgPos, dqHead, dqLen
+}
