@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,8 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	_ "github.com/audiopost/audiopost/audio/codecs" // every decoder and encoder
-	"github.com/audiopost/audiopost/dsp/chain"
+	"github.com/audiopost/audiopost/preset"
+	"github.com/audiopost/audiopost/production"
 )
 
 func init() {
@@ -30,7 +32,7 @@ var formatByExt = map[string]string{
 func runProcess(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("process", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	preset := fs.String("preset", "", "preset JSON file whose `algorithms` object is used")
+	presetPath := fs.String("preset", "", "preset JSON file (the API's preset fields: algorithms, metadata, ...)")
 	algos := fs.String("algorithms", "", "algorithms JSON object (the API's keys), applied over the preset's")
 	format := fs.String("format", "", "output format (wav, wav-24bit, flac, mp3, aac, opus, vorbis, ...); default from the -o extension")
 	bitrate := fs.Int("bitrate", 0, "bitrate in kbps for lossy formats (0: the format's default)")
@@ -47,14 +49,6 @@ func runProcess(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return errors.New("process needs one input file and -o OUT")
 	}
 	in := fs.Arg(0)
-	raw, err := algorithms(*preset, *algos)
-	if err != nil {
-		return err
-	}
-	cfg, err := chain.ParseAlgorithms(raw)
-	if err != nil {
-		return err
-	}
 	name := *format
 	if name == "" {
 		name = formatByExt[strings.ToLower(filepath.Ext(*out))]
@@ -62,12 +56,19 @@ func runProcess(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Errorf("cannot tell the output format from %q: use -format", *out)
 		}
 	}
-	open := func(ctx context.Context) (audio.Source, error) { return audio.Open(ctx, in) }
-	var progress func(float64)
-	if isTerminal(stderr) {
-		progress = progressBar(stderr)
+	p, err := cliProduction(ctx, *presetPath, *algos, in, *out, name, *bitrate)
+	if err != nil {
+		return err
 	}
-	stats, err := chain.EncodeFile(ctx, open, cfg, name, *out, audio.EncodeOptions{Bitrate: *bitrate}, progress)
+	var progress production.ProgressFunc
+	if isTerminal(stderr) {
+		bar := progressBar(stderr)
+		progress = func(s production.Status, f float64) { bar(s.String(), f) }
+	}
+	// The same Engine the service's job runner uses, so the command line
+	// and the service cannot drift apart.
+	engine := &production.Engine{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	_, err = engine.Run(ctx, p, production.Inputs{Main: in}, production.DirWriter{Dir: filepath.Dir(*out)}, progress)
 	if progress != nil {
 		fmt.Fprintln(stderr)
 	}
@@ -76,38 +77,66 @@ func runProcess(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
-	return enc.Encode(stats)
+	return enc.Encode(p.Statistics)
 }
 
-// algorithms merges the preset's algorithms object with the -algorithms
-// flag (flag keys win) and returns the result as JSON.
-func algorithms(presetPath, flagJSON string) ([]byte, error) {
-	merged := map[string]json.RawMessage{}
+// cliProduction builds the production the command line describes: the
+// preset file's fields, then the -algorithms keys over them, and one output
+// file at -o, validated by the same rules as the API.
+func cliProduction(ctx context.Context, presetPath, algos, in, out, format string, bitrate int) (*production.Production, error) {
+	output := map[string]any{"format": format, "filename": filepath.Base(out)}
+	if bitrate > 0 {
+		output["bitrate"] = bitrate
+	}
+	req := map[string]any{"output_files": []any{output}}
+	if algos != "" {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(algos), &m); err != nil {
+			return nil, fmt.Errorf("-algorithms is not a JSON object: %w", err)
+		}
+		req["algorithms"] = m
+	}
+	var lookup preset.Lookup
 	if presetPath != "" {
 		b, err := os.ReadFile(presetPath)
 		if err != nil {
 			return nil, err
 		}
-		var p struct {
-			Algorithms map[string]json.RawMessage `json:"algorithms"`
-		}
-		if err := json.Unmarshal(b, &p); err != nil {
+		pin, err := preset.DecodeInput(b)
+		if err != nil {
 			return nil, fmt.Errorf("preset %s: %w", presetPath, err)
 		}
-		for k, v := range p.Algorithms {
-			merged[k] = v
+		if pin.PresetName == nil {
+			name := strings.TrimSuffix(filepath.Base(presetPath), filepath.Ext(presetPath))
+			pin.PresetName = &name
 		}
+		pr, err := preset.New(ctx, pin, nil, production.ApplyOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("preset %s: %w", presetPath, err)
+		}
+		pr.UUID = "file:" + presetPath
+		lookup = func(context.Context, string) (*preset.Preset, error) { return pr, nil }
+		req["preset"] = pr.UUID
 	}
-	if flagJSON != "" {
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(flagJSON), &m); err != nil {
-			return nil, fmt.Errorf("-algorithms is not a JSON object: %w", err)
-		}
-		for k, v := range m {
-			merged[k] = v
-		}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
 	}
-	return json.Marshal(merged)
+	pin, err := production.DecodeInput(body)
+	if err != nil {
+		return nil, err
+	}
+	p, err := preset.NewProduction(ctx, pin, lookup, audio.Tags{}, production.ApplyOptions{})
+	if err != nil {
+		return nil, err
+	}
+	// A local file is an upload, not a request field (the API accepts only
+	// URLs and service file names there).
+	p.InputFile = filepath.Base(in)
+	if errs := production.Validate(p, production.ValidateOptions{}); len(errs) > 0 {
+		return nil, errs
+	}
+	return p, nil
 }
 
 // isTerminal reports whether w is a character device (a terminal), without
@@ -123,9 +152,9 @@ func isTerminal(w io.Writer) bool {
 
 // progressBar returns a callback that redraws a bar at most ten times a
 // second. Every render (loudness passes, lossy re-renders) restarts it.
-func progressBar(w io.Writer) func(float64) {
+func progressBar(w io.Writer) func(stage string, f float64) {
 	var last time.Time
-	return func(f float64) {
+	return func(stage string, f float64) {
 		if now := time.Now(); now.Sub(last) < 100*time.Millisecond && f < 1 {
 			return
 		} else {
@@ -133,6 +162,6 @@ func progressBar(w io.Writer) func(float64) {
 		}
 		const width = 40
 		n := int(f * width)
-		fmt.Fprintf(w, "\r[%s%s] %3.0f%%", strings.Repeat("#", n), strings.Repeat(" ", width-n), f*100)
+		fmt.Fprintf(w, "\r%-24s [%s%s] %3.0f%%", stage, strings.Repeat("#", n), strings.Repeat(" ", width-n), f*100)
 	}
 }
