@@ -33,6 +33,18 @@
 //	GET    /api/user.json                              the account; credits in hours
 //	GET    /api/download/{audio-result|audio-upload|preset}/{uuid}/{filename}   file, with Range support
 //
+// Web pages (pages*.go, templates/): server-rendered HTML for browsers,
+// logged in through the account pages of package auth or opened with
+// ?bearer_token= (which links and forms then carry on); without either a
+// page redirects to the login form. Forms carry a CSRF token bound to
+// the session (or token), and go through the API's code paths.
+//
+//	GET       /upload/, POST /upload/                  upload form; creates like the simple API
+//	GET       /production/{uuid}/status/               status page, polling status.json
+//	GET       /production/{uuid}/status.json           the status call for the page's script
+//	GET, POST /production/{uuid}/edit/                 metadata and algorithm form; action=start starts
+//	GET       /files/{kind}/{uuid}/{filename}          the downloads, for page links
+//
 // Downloads: audio-result serves output files, audio-upload the input
 // file, the cover image and its thumbnail (and intros or tracks as
 // {id}/{filename}), preset a preset's cover and thumbnail.

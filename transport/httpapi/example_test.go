@@ -67,3 +67,25 @@ func ExampleNewHandler() {
 	// 200 Incomplete Episode 1 output.mp3
 	// true
 }
+
+// The web pages answer a browser without a session with a redirect to the
+// login form, which returns to the page afterwards.
+func ExampleNewHandler_pages() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "audiopost-example")
+	defer os.RemoveAll(dir)
+	data, err := sqlstore.OpenDataDir(ctx, dir)
+	if err != nil {
+		panic(err)
+	}
+	defer data.Close()
+	h, err := httpapi.NewHandler(httpapi.Config{Store: data.Store, Blobs: data.Blobs, BaseURL: "http://127.0.0.1:8080/ap"})
+	if err != nil {
+		panic(err)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/ap/upload/", nil))
+	fmt.Println(rec.Code, rec.Header().Get("Location"))
+	// Output:
+	// 303 http://127.0.0.1:8080/ap/account/login/?next=%2Fap%2Fupload%2F
+}

@@ -483,7 +483,15 @@ func (s *server) productionQuery(w http.ResponseWriter, r *http.Request, u stora
 // set to Waiting and a "process" job enqueued.
 func (s *server) start(w http.ResponseWriter, r *http.Request, u storage.User, id string) error {
 	ctx := r.Context()
-	err := s.store.WithTx(ctx, func(tx storage.Tx) error {
+	if err := s.startProduction(ctx, u, id); err != nil {
+		return err
+	}
+	return s.respondProduction(w, ctx, u.ID, id)
+}
+
+// startProduction is start without the response; the edit page uses it.
+func (s *server) startProduction(ctx context.Context, u storage.User, id string) error {
+	return s.store.WithTx(ctx, func(tx storage.Tx) error {
 		p, _, err := s.loadProduction(ctx, tx, u.ID, id)
 		if err != nil {
 			return err
@@ -499,10 +507,6 @@ func (s *server) start(w http.ResponseWriter, r *http.Request, u storage.User, i
 		}
 		return tx.Enqueue(ctx, &storage.Job{Owner: u.ID, Production: id, Type: JobProcess})
 	})
-	if err != nil {
-		return err
-	}
-	return s.respondProduction(w, ctx, u.ID, id)
 }
 
 // stop: POST /api/production/{uuid}/stop.json. Live jobs are canceled. A

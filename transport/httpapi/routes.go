@@ -65,6 +65,7 @@ func (s *server) routes() http.Handler {
 	top := http.NewServeMux()
 	s.auth.Routes(top, s.prefix)
 	top.Handle(s.prefix+"/api/", s.auth.Middleware(s.rateLimit(api)))
+	s.pageRoutes(top)
 	return top
 }
 

@@ -41,11 +41,33 @@ var (
 // file or string), creates the production from the preset, stores an
 // uploaded input_file or image, fetches URL ones, and with action=start
 // starts it in the same transaction. The response is the production.
-func (s *server) simpleCreate(w http.ResponseWriter, r *http.Request, u storage.User) (err error) {
+func (s *server) simpleCreate(w http.ResponseWriter, r *http.Request, u storage.User) error {
+	p, err := s.createSimple(w, r, u, simpleHooks{})
+	if err != nil {
+		return err
+	}
+	ok(w, s.productionView(p))
+	return nil
+}
+
+// simpleHooks let the upload page share the simple API's code path.
+type simpleHooks struct {
+	// check runs with the text fields read so far before the first file
+	// part is stored, and once more after the last part; an error aborts
+	// the request (the upload page checks its CSRF token here, so a
+	// forged request stores nothing).
+	check func(fields map[string]string) error
+	// extra adds fields to the JSON API creation request built from the
+	// form.
+	extra func(fields map[string]string, req map[string]any) error
+}
+
+// createSimple stores the production of a simple API request.
+func (s *server) createSimple(w http.ResponseWriter, r *http.Request, u storage.User, hooks simpleHooks) (_ *production.Production, err error) {
 	ctx := r.Context()
 	mr, err := s.multipartReader(w, r)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	id := storage.NewUUID()
 	defer func() {
@@ -58,6 +80,11 @@ func (s *server) simpleCreate(w http.ResponseWriter, r *http.Request, u storage.
 	textLeft := int64(maxSimpleText)
 	err = eachPart(mr, func(part *multipart.Part) error {
 		field := part.FormName()
+		if part.FileName() != "" && hooks.check != nil && input == nil && image == nil {
+			if err := hooks.check(fields); err != nil {
+				return err
+			}
+		}
 		if part.FileName() != "" {
 			switch field {
 			case "input_file":
@@ -84,30 +111,44 @@ func (s *server) simpleCreate(w http.ResponseWriter, r *http.Request, u storage.
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	body, err := simpleRequest(fields, input != nil, image != nil)
+	if hooks.check != nil {
+		if err := hooks.check(fields); err != nil {
+			return nil, err
+		}
+	}
+	req, err := simpleRequestMap(fields, input != nil, image != nil)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	if hooks.extra != nil {
+		if err := hooks.extra(fields, req); err != nil {
+			return nil, err
+		}
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
 	}
 	in, err := production.DecodeInput(body)
 	if err != nil {
-		return decodeErr(err)
+		return nil, decodeErr(err)
 	}
 	action := strings.ToLower(strings.TrimSpace(fields["action"]))
 	if action != "" && action != "save" && action != "start" {
-		return fieldError("action", "must be start or save")
+		return nil, fieldError("action", "must be start or save")
 	}
 	opts := s.applyOpts()
 	var info audio.Info
 	if input != nil {
 		if info, err = s.probeBlob(ctx, "input_file", input.key); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	p, err := preset.NewProduction(ctx, in, s.presetLookup(u.ID), info.Tags, opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	p.UUID = id
 	before := &production.Production{}
@@ -119,25 +160,33 @@ func (s *server) simpleCreate(w http.ResponseWriter, r *http.Request, u storage.
 	if image != nil {
 		img, thumb, err := s.storeCover(ctx, "image", productionImages(id), image.key, image.name)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		p.Image, p.Thumbnail = &img, &thumb
 		before.Image, before.Thumbnail = p.Image, p.Thumbnail
 	}
 	// Validates the uploaded parts too and sets Incomplete / Not Started.
 	if err := p.Apply(&production.Input{}, opts); err != nil {
-		return err
+		return nil, err
 	}
 	if err := s.storeNewProduction(ctx, u.ID, p, before, action == "start"); err != nil {
-		return err
+		return nil, err
 	}
-	ok(w, s.productionView(p))
-	return nil
+	return p, nil
 }
 
 // simpleRequest turns the simple API's text fields into a JSON API
 // creation request, so both share decoding and validation.
 func simpleRequest(f map[string]string, inputUploaded, imageUploaded bool) ([]byte, error) {
+	req, err := simpleRequestMap(f, inputUploaded, imageUploaded)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(req)
+}
+
+// simpleRequestMap is simpleRequest before encoding.
+func simpleRequestMap(f map[string]string, inputUploaded, imageUploaded bool) (map[string]any, error) {
 	req := map[string]any{}
 	str := func(form, key string) {
 		if v, ok := f[form]; ok {
@@ -196,5 +245,5 @@ func simpleRequest(f map[string]string, inputUploaded, imageUploaded bool) ([]by
 		}
 		req["chapters"] = list
 	}
-	return json.Marshal(req)
+	return req, nil
 }

@@ -1,0 +1,309 @@
+package httpapi
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"errors"
+	"html/template"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/transport/auth"
+)
+
+// Web pages: server-rendered HTML over the same code paths as the API.
+//
+//	GET       {base}/                                  redirects to the upload page
+//	GET       {base}/upload/                           upload form
+//	POST      {base}/upload/                           creates a production like the simple API
+//	GET       {base}/production/{uuid}/status/         status page (polls status.json)
+//	GET       {base}/production/{uuid}/status.json     the API's status call for the page's script
+//	GET, POST {base}/production/{uuid}/edit/           edit form; action=start starts
+//	GET       {base}/files/{kind}/{uuid}/{filename}    the API's downloads for page links
+//
+// Pages accept the browser session of package auth (logging in through
+// its login form) and, like the API, a bearer_token query parameter, which
+// then rides along on every link and form of the page. Without either a
+// GET redirects to the login page.
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+// pageTemplates are parsed once; a template error is a programming error.
+var pageTemplates = func() map[string]*template.Template {
+	m := map[string]*template.Template{}
+	for _, name := range []string{"status", "edit", "upload", "error"} {
+		m[name] = template.Must(template.New("layout.html").Funcs(template.FuncMap{
+			"join": strings.Join,
+		}).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
+	}
+	return m
+}()
+
+// pages serves the web pages of one handler.
+type pages struct {
+	s *server
+	// key signs CSRF tokens. Sessions of package auth live in one
+	// process's memory too, so a per-process key loses nothing.
+	key []byte
+}
+
+// pageReq is an authenticated page request.
+type pageReq struct {
+	user storage.User
+	// cred is the credential the request came with (session cookie or
+	// bearer token): CSRF tokens are bound to it, so a token leaks nothing
+	// beyond its own session.
+	cred string
+	// bearer is the bearer_token the page was opened with; links and
+	// forms carry it on, as there is no session cookie.
+	bearer string
+	// nonce allows the page's inline script under the CSP.
+	nonce string
+}
+
+type pageHandler func(w http.ResponseWriter, r *http.Request, pr *pageReq)
+
+// pageRoutes registers the web pages on mux.
+func (s *server) pageRoutes(mux *http.ServeMux) {
+	key := make([]byte, 32)
+	rand.Read(key)
+	pg := &pages{s: s, key: key}
+	p := s.prefix
+	mux.HandleFunc("GET "+p+"/{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, p+"/upload/", http.StatusSeeOther)
+	})
+	mux.HandleFunc("GET "+p+"/upload/{$}", pg.withUser(false, pg.uploadForm))
+	mux.HandleFunc("POST "+p+"/upload/{$}", pg.withUser(false, pg.uploadPost))
+	mux.HandleFunc("GET "+p+"/production/{uuid}/status/{$}", pg.withUser(false, pg.statusPage))
+	mux.HandleFunc("GET "+p+"/production/{uuid}/status.json", pg.withUser(true, pg.statusJSON))
+	mux.HandleFunc("GET "+p+"/production/{uuid}/edit/{$}", pg.withUser(false, pg.editForm))
+	mux.HandleFunc("POST "+p+"/production/{uuid}/edit/{$}", pg.withUser(false, pg.editPost))
+	mux.HandleFunc("GET "+p+"/files/{kind}/{uuid}/{name...}", pg.withUser(false, pg.file))
+}
+
+// withUser authenticates a page request: the browser session first, else
+// the API's credentials. Without credentials a GET page redirects to the
+// login page; the JSON call (api) answers 401 in the envelope.
+func (pg *pages) withUser(api bool, h pageHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		pr := &pageReq{nonce: newNonce()}
+		if u, ok := pg.s.auth.BrowserUser(r); ok {
+			c, _ := r.Cookie(auth.SessionCookie)
+			pr.user, pr.cred = u, "session\x00"+c.Value
+			h(w, r, pr)
+			return
+		}
+		authz, bearer := r.Header.Get("Authorization"), r.URL.Query().Get("bearer_token")
+		if authz == "" && bearer == "" {
+			switch {
+			case api:
+				w.Header().Set("WWW-Authenticate", `Bearer realm="audiopost"`)
+				pg.s.writeError(w, r, newError(http.StatusUnauthorized, CodeUnauthorized, "log in or send a bearer token"))
+			case r.Method == http.MethodGet || r.Method == http.MethodHead:
+				http.Redirect(w, r, pg.s.auth.LoginURL(r.URL.RequestURI()), http.StatusSeeOther)
+			default:
+				pg.renderError(w, r, pr, http.StatusForbidden, "Not logged in", "Your session ended. Log in again and resend the form.")
+			}
+			return
+		}
+		u, err := pg.s.auth.Authenticate(r)
+		if err != nil {
+			status, code, title, msg := http.StatusInternalServerError, CodeInternal, "Error", "Authentication is unavailable right now."
+			switch {
+			case errors.Is(err, auth.ErrTooManyAttempts):
+				status, code, title, msg = http.StatusTooManyRequests, CodeRateLimited, "Too many attempts", "Too many failed logins; try again later."
+			case errors.Is(err, auth.ErrBadCredentials), errors.Is(err, auth.ErrNoCredentials):
+				status, code, title, msg = http.StatusUnauthorized, CodeUnauthorized, "Not authorized", "The token or password is not valid (unknown, revoked or expired)."
+			default:
+				pg.s.log.ErrorContext(r.Context(), "httpapi: page authentication", "err", err)
+			}
+			if api {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="audiopost"`)
+				pg.s.writeError(w, r, newError(status, code, msg))
+				return
+			}
+			pg.renderError(w, r, pr, status, title, msg)
+			return
+		}
+		pr.user, pr.bearer = u, bearer
+		pr.cred = "bearer\x00" + bearer + "\x00" + authz
+		h(w, r, pr)
+	}
+}
+
+func newNonce() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// csrfToken is the token the page's forms carry: an HMAC of the user and
+// the credential, checked in constant time.
+func (pg *pages) csrfToken(pr *pageReq) string {
+	m := hmac.New(sha256.New, pg.key)
+	m.Write([]byte("audiopost page form\x00" + pr.user.ID + "\x00" + pr.cred))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+func (pg *pages) validCSRF(pr *pageReq, got string) bool {
+	return got != "" && hmac.Equal([]byte(got), []byte(pg.csrfToken(pr)))
+}
+
+// errCSRF rejects a form whose token is missing or wrong.
+var errCSRF = newError(http.StatusForbidden, "csrf_failed", "The form expired or came from another site (CSRF token mismatch); reload the page and try again.")
+
+// link returns a path of this service, carrying the page's bearer token.
+func (pg *pages) link(pr *pageReq, path string) string {
+	if pr.bearer == "" {
+		return path
+	}
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	return path + sep + url.Values{"bearer_token": {pr.bearer}}.Encode()
+}
+
+// fileLink turns an API download URL into the page route serving it, so
+// that a browser session can fetch it; other URLs stay as they are.
+func (pg *pages) fileLink(pr *pageReq, apiURL string) string {
+	rest, ok := strings.CutPrefix(apiURL, pg.s.base+"/api/download/")
+	if !ok {
+		return apiURL
+	}
+	return pg.link(pr, pg.s.prefix+"/files/"+rest)
+}
+
+func (pg *pages) statusURL(pr *pageReq, uuid string) string {
+	return pg.link(pr, pg.s.prefix+"/production/"+url.PathEscape(uuid)+"/status/")
+}
+
+func (pg *pages) editURL(pr *pageReq, uuid string) string {
+	return pg.link(pr, pg.s.prefix+"/production/"+url.PathEscape(uuid)+"/edit/")
+}
+
+// pageData is what the layout and every page template see.
+type pageData struct {
+	Title     string
+	User      string
+	Nonce     string
+	CSRF      string
+	UploadURL string
+	Account   string
+	// Errors are shown at the top of the page.
+	Errors []string
+
+	Status *statusView
+	Edit   *editView
+	Upload *uploadView
+}
+
+func (pg *pages) data(pr *pageReq, title string) pageData {
+	d := pageData{Title: title, User: pr.user.Username, Nonce: pr.nonce, UploadURL: pg.link(pr, pg.s.prefix+"/upload/")}
+	if pr.user.ID != "" {
+		d.CSRF = pg.csrfToken(pr)
+	}
+	if pr.bearer == "" {
+		d.Account = pg.s.prefix + "/account/"
+	}
+	return d
+}
+
+// render executes a page into a buffer first, so that a template error
+// never leaves half a page behind.
+func (pg *pages) render(w http.ResponseWriter, r *http.Request, pr *pageReq, status int, name string, d pageData) {
+	var buf bytes.Buffer
+	if err := pageTemplates[name].ExecuteTemplate(&buf, "layout", d); err != nil {
+		pg.s.log.ErrorContext(r.Context(), "httpapi: render page", "page", name, "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	// Page URLs may carry a bearer token: never send them elsewhere.
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'nonce-"+pr.nonce+"'; style-src 'unsafe-inline'; "+
+		"img-src 'self'; media-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		w.Write(buf.Bytes())
+	}
+}
+
+func (pg *pages) renderError(w http.ResponseWriter, r *http.Request, pr *pageReq, status int, title, msg string) {
+	d := pg.data(pr, title)
+	d.Errors = []string{msg}
+	if pr.user.ID == "" {
+		d.Account = pg.s.auth.LoginURL(pg.s.prefix + "/upload/")
+	}
+	pg.render(w, r, pr, status, "error", d)
+}
+
+// renderFailure renders an error of the shared code paths as a page:
+// 404 for missing and other users' productions, the message otherwise.
+func (pg *pages) renderFailure(w http.ResponseWriter, r *http.Request, pr *pageReq, err error) {
+	ae := pg.s.classify(err)
+	if ae.code == CodeInternal {
+		pg.s.log.ErrorContext(r.Context(), "httpapi: page", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	title := http.StatusText(ae.status)
+	msg := ae.msg
+	if ae.status == http.StatusNotFound {
+		msg = "There is no such production in your account."
+	}
+	pg.render(w, r, pr, ae.status, "error", func() pageData {
+		d := pg.data(pr, title)
+		d.Errors = []string{msg}
+		return d
+	}())
+}
+
+// messages lists an error's form errors ("title: is too long") or its
+// message.
+func messages(ae *apiError) []string {
+	if len(ae.form) == 0 {
+		return []string{ae.msg}
+	}
+	out := make([]string, 0, len(ae.form))
+	for _, k := range slices.Sorted(maps.Keys(ae.form)) {
+		v := ae.form[k]
+		if k == "" || k == "non_field" {
+			out = append(out, v)
+			continue
+		}
+		out = append(out, strings.TrimPrefix(k, "metadata.")+": "+v)
+	}
+	return out
+}
+
+// file serves GET {base}/files/...: the API's download for page links.
+func (pg *pages) file(w http.ResponseWriter, r *http.Request, pr *pageReq) {
+	if err := pg.s.download(w, r, pr.user); err != nil {
+		ae := pg.s.classify(err)
+		if ae.status == http.StatusNotFound {
+			pg.renderError(w, r, pr, http.StatusNotFound, "Not found", "There is no such file in your account.")
+			return
+		}
+		pg.renderFailure(w, r, pr, err)
+	}
+}
+
+// statusJSON serves the API's status call to the status page's script.
+func (pg *pages) statusJSON(w http.ResponseWriter, r *http.Request, pr *pageReq) {
+	r.SetPathValue("cmd", "status.json")
+	if err := pg.s.productionQuery(w, r, pr.user); err != nil {
+		pg.s.writeError(w, r, err)
+	}
+}

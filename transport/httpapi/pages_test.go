@@ -1,0 +1,527 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"html"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/transport/auth"
+)
+
+const testPassword = "correct horse battery staple"
+
+// browser is an HTTP client with cookies that does not follow redirects,
+// so tests see where a page sends the user.
+type browser struct {
+	e *env
+	c *http.Client
+}
+
+func (e *env) browser() *browser {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return &browser{e: e, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}}
+}
+
+// page is a fetched page.
+type page struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func (b *browser) do(req *http.Request) page {
+	b.e.t.Helper()
+	res, err := b.c.Do(req)
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	return page{res.StatusCode, res.Header, string(raw)}
+}
+
+func (b *browser) get(path string) page {
+	b.e.t.Helper()
+	req, err := http.NewRequest("GET", b.e.base+path, nil)
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	return b.do(req)
+}
+
+func (b *browser) postForm(path string, form url.Values) page {
+	b.e.t.Helper()
+	req, err := http.NewRequest("POST", b.e.base+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return b.do(req)
+}
+
+func (b *browser) postMultipart(path string, parts ...part) page {
+	b.e.t.Helper()
+	body, ct := multipartBody(b.e.t, parts...)
+	req, err := http.NewRequest("POST", b.e.base+path, body)
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", ct)
+	return b.do(req)
+}
+
+var csrfRE = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
+
+func csrfOf(t *testing.T, p page) string {
+	t.Helper()
+	m := csrfRE.FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatalf("no csrf_token in the page:\n%s", p.body)
+	}
+	return html.UnescapeString(m[1])
+}
+
+// login logs u in through the real login form of package auth.
+func (b *browser) login(u storage.User) {
+	t := b.e.t
+	t.Helper()
+	if err := auth.SetPassword(context.Background(), b.e.store, u.Username, testPassword); err != nil {
+		t.Fatal(err)
+	}
+	lp := b.get("/account/login/?next=/upload/")
+	if lp.status != 200 {
+		t.Fatalf("login page: %d", lp.status)
+	}
+	res := b.postForm("/account/login/", url.Values{"csrf_token": {csrfOf(t, lp)}, "next": {"/upload/"},
+		"username": {u.Username}, "password": {testPassword}})
+	if res.status != http.StatusSeeOther || res.header.Get("Location") != "/upload/" {
+		t.Fatalf("login: %d %s\n%s", res.status, res.header.Get("Location"), res.body)
+	}
+}
+
+// finished stores a production of owner as the engine leaves it: Done,
+// with metadata, chapters, a WAV output in the blobs and its size. It
+// returns the uuid and the output's bytes.
+func (e *env) finished(key string) (string, []byte) {
+	t := e.t
+	t.Helper()
+	ctx := context.Background()
+	id := e.create(key, map[string]any{
+		"metadata":     map[string]any{"title": "Episode 42 <Live>", "artist": "The Hosts", "album": "Season 3", "year": 2026, "tags": "news, tech"},
+		"chapters":     []map[string]any{{"start": "00:00:00", "title": "Intro"}, {"start": "00:01:30.500", "title": "Main topic"}},
+		"output_files": []map[string]any{{"format": "wav"}, {"format": "mp3", "bitrate": 128}},
+	})
+	e.must(e.upload("/api/production/"+id+"/upload.json", key, part{field: "image", name: "cover.png", data: makePNG(t, 64, 64)}))
+	out := makeWAV(t, 1, 8000, 0.5, audio.Tags{})
+	owner := e.userA.ID
+	if key == e.keyB {
+		owner = e.userB.ID
+	}
+	res, err := e.store.GetResource(ctx, owner, storage.KindProduction, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := production.DecodeDocument(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The output names derive from the input's name.
+	p.InputFile = "talk.wav"
+	w, err := e.blobs.Create(ctx, production.OutputKey(id, p.OutputFilename(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wf, err := e.blobs.Create(ctx, production.OutputKey(id, "waveform.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wf.Write(makePNG(t, 300, 60)); err != nil {
+		t.Fatal(err)
+	}
+	if err := wf.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p.WaveformImage = "waveform.png"
+	size := int64(len(out))
+	p.OutputFiles[0].Size = &size
+	p.Status = production.StatusDone
+	p.Length = 0.5
+	p.SetWarning(production.StatusAudioProcessing, "the input is very short")
+	if res.Doc, err = production.EncodeDocument(p); err != nil {
+		t.Fatal(err)
+	}
+	res.Status = int(p.Status)
+	if err := e.store.UpdateResource(ctx, &res); err != nil {
+		t.Fatal(err)
+	}
+	return id, out
+}
+
+func wantContains(t *testing.T, p page, subs ...string) {
+	t.Helper()
+	for _, s := range subs {
+		if !strings.Contains(p.body, s) {
+			t.Errorf("page (HTTP %d) lacks %q:\n%s", p.status, s, p.body)
+		}
+	}
+}
+
+func TestPagesRedirectToLogin(t *testing.T) {
+	e := newEnv(t)
+	id := e.create(e.keyA, map[string]any{})
+	b := e.browser()
+	for _, path := range []string{"/production/" + id + "/status/", "/production/" + id + "/edit/", "/upload/",
+		"/files/audio-result/" + id + "/x.wav"} {
+		p := b.get(path)
+		loc := p.header.Get("Location")
+		if p.status != http.StatusSeeOther || !strings.HasPrefix(loc, e.base+"/account/login/?") {
+			t.Errorf("GET %s: %d %q, want 303 to the login page", path, p.status, loc)
+			continue
+		}
+		u, _ := url.Parse(loc)
+		if got := u.Query().Get("next"); got != path {
+			t.Errorf("GET %s: next=%q", path, got)
+		}
+	}
+	if p := b.get("/"); p.status != http.StatusSeeOther || p.header.Get("Location") != "/upload/" {
+		t.Errorf("GET /: %d %q", p.status, p.header.Get("Location"))
+	}
+	// The page's JSON call answers in the API envelope.
+	r := e.req("GET", "/production/"+id+"/status.json", "", nil)
+	e.wantErr(r, http.StatusUnauthorized, "unauthorized")
+	// A form sent without a session is refused, never applied.
+	p := b.postForm("/production/"+id+"/edit/", url.Values{"edit": {"1"}, "title": {"hijacked"}})
+	if p.status != http.StatusForbidden {
+		t.Errorf("POST edit without session: %d", p.status)
+	}
+	// A wrong bearer token is 401, not a redirect.
+	if p := b.get("/production/" + id + "/status/?bearer_token=nope"); p.status != http.StatusUnauthorized {
+		t.Errorf("bad bearer_token: %d", p.status)
+	}
+	m := e.must(e.req("GET", "/api/production/"+id+".json", e.keyA, nil)).obj(t)
+	if get(m, "metadata.title") != "" {
+		t.Errorf("title changed to %v", get(m, "metadata.title"))
+	}
+}
+
+func TestPagesStatus(t *testing.T) {
+	e := newEnv(t)
+	id, wavData := e.finished(e.keyA)
+	b := e.browser()
+	b.login(e.userA)
+	p := b.get("/production/" + id + "/status/")
+	if p.status != 200 {
+		t.Fatalf("status page: %d\n%s", p.status, p.body)
+	}
+	if csp := p.header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {
+		t.Errorf("CSP %q", csp)
+	}
+	fileURL := "/files/audio-result/" + id + "/"
+	wantContains(t, p, "Episode 42 &lt;Live&gt;", "The Hosts", "Season 3", "2026", "news, tech",
+		">Done<", "00:01:30.500", "Main topic", "the input is very short",
+		fileURL, "WAV 16-bit PCM", production.FormatSize(int64(len(wavData))),
+		`<audio controls`, `type="audio/wav"`, "/production/"+id+"/edit/",
+		`id="waveform"`, `src="/files/audio-result/`+id+`/waveform.png"`, `src="/files/audio-upload/`+id+`/thumb-cover.png.png"`)
+	// The mp3 output has no file yet: listed without a link.
+	wantContains(t, p, "(not produced yet)")
+	if strings.Contains(p.body, "<script") {
+		t.Error("the finished page still polls")
+	}
+	// Every file link serves the stored bytes to the session.
+	links := regexp.MustCompile(`href="(/files/audio-result/[^"]+)"`).FindAllStringSubmatch(p.body, -1)
+	if len(links) != 1 {
+		t.Fatalf("want one download link, got %v", links)
+	}
+	dl := b.get(html.UnescapeString(links[0][1]))
+	if dl.status != 200 || dl.body != string(wavData) {
+		t.Fatalf("download %s: %d, %d bytes, want %d\n%s", links[0][1], dl.status, len(dl.body), len(wavData), dl.body)
+	}
+	// The JSON status call for the page's script.
+	sj := b.get("/production/" + id + "/status.json")
+	var env struct {
+		Data struct {
+			Status       int    `json:"status"`
+			StatusString string `json:"status_string"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(sj.body), &env); err != nil || sj.status != 200 || env.Data.Status != 3 || env.Data.StatusString != "Done" {
+		t.Errorf("status.json: %d %s", sj.status, sj.body)
+	}
+
+	// Another user sees nothing: 404 for the page, the file and the poll.
+	other := e.browser()
+	other.login(e.userB)
+	for _, path := range []string{"/production/" + id + "/status/", "/production/" + id + "/edit/",
+		html.UnescapeString(links[0][1]), "/production/" + id + "/status.json"} {
+		if p := other.get(path); p.status != http.StatusNotFound || strings.Contains(p.body, "Episode 42") {
+			t.Errorf("other user GET %s: %d", path, p.status)
+		}
+	}
+	if p := b.get("/production/" + storage.NewUUID() + "/status/"); p.status != http.StatusNotFound {
+		t.Errorf("unknown uuid: %d", p.status)
+	}
+}
+
+func TestPagesBearerToken(t *testing.T) {
+	e := newEnv(t)
+	id, wavData := e.finished(e.keyA)
+	b := e.browser()
+	q := "?bearer_token=" + url.QueryEscape(e.keyA)
+	p := b.get("/production/" + id + "/status/" + q)
+	if p.status != 200 {
+		t.Fatalf("status page with bearer_token: %d", p.status)
+	}
+	if rp := p.header.Get("Referrer-Policy"); rp != "no-referrer" {
+		t.Errorf("Referrer-Policy %q", rp)
+	}
+	links := regexp.MustCompile(`href="(/files/audio-result/[^"]+)"`).FindAllStringSubmatch(p.body, -1)
+	if len(links) != 1 || !strings.Contains(links[0][1], "bearer_token=") {
+		t.Fatalf("links do not carry the token: %v", links)
+	}
+	if dl := b.get(html.UnescapeString(links[0][1])); dl.status != 200 || dl.body != string(wavData) {
+		t.Fatalf("download with bearer_token: %d", dl.status)
+	}
+	if p := b.get("/production/" + id + "/status/?bearer_token=" + url.QueryEscape(e.keyB)); p.status != http.StatusNotFound {
+		t.Errorf("other user's token: %d", p.status)
+	}
+	// Forms work with the token too, and the session's CSRF token is not
+	// valid for them.
+	ep := b.get("/production/" + id + "/edit/" + q)
+	tok := csrfOf(t, ep)
+	r := b.postForm("/production/"+id+"/edit/"+q, url.Values{"csrf_token": {tok}, "edit": {"1"}, "title": {"Via token"}})
+	if r.status != http.StatusSeeOther || !strings.Contains(r.header.Get("Location"), "bearer_token=") {
+		t.Fatalf("edit with bearer_token: %d %q\n%s", r.status, r.header.Get("Location"), r.body)
+	}
+	sb := e.browser()
+	sb.login(e.userA)
+	r = sb.postForm("/production/"+id+"/edit/", url.Values{"csrf_token": {tok}, "edit": {"1"}, "title": {"Cross"}})
+	if r.status != http.StatusForbidden {
+		t.Errorf("a token-bound CSRF token accepted for the session: %d", r.status)
+	}
+}
+
+func TestPagesEdit(t *testing.T) {
+	e := newEnv(t)
+	wavData := makeWAV(t, 1, 8000, 1, audio.Tags{})
+	id := e.create(e.keyA, map[string]any{"metadata": map[string]any{"title": "Before", "artist": "Ann"},
+		"algorithms": map[string]any{"denoise": true}})
+	e.must(e.upload("/api/production/"+id+"/upload.json", e.keyA, part{field: "input_file", name: "in.wav", data: wavData}))
+	b := e.browser()
+	b.login(e.userA)
+	ep := b.get("/production/" + id + "/edit/")
+	if ep.status != 200 {
+		t.Fatalf("edit page: %d", ep.status)
+	}
+	// Rendered from the algorithm table: switches, selects, options.
+	wantContains(t, ep, `value="Before"`, `name="alg.leveler"`, `name="alg.loudnesstarget"`, `<option value="-23">-23 LUFS</option>`,
+		`<option value="-16" selected>`, `name="alg.denoise" value="on" id="alg-denoise" checked`, "Same as Leveler Strength", `id="start"`)
+	tok := csrfOf(t, ep)
+	apiGet := func() map[string]any {
+		return e.must(e.req("GET", "/api/production/"+id+".json", e.keyA, nil)).obj(t)
+	}
+	form := func(extra url.Values) url.Values {
+		f := url.Values{"csrf_token": {tok}, "edit": {"1"}, "title": {"After"}, "artist": {"Ann"}, "year": {"2025"},
+			"alg.hipfilter": {"on"}, "alg.normloudness": {"on"}, "alg.denoise": {"on"}, "alg.loudnesstarget": {"-23"}}
+		for k, v := range extra {
+			f[k] = v
+		}
+		return f
+	}
+
+	// CSRF: missing or wrong tokens change nothing.
+	for _, bad := range []string{"", "x" + tok} {
+		r := b.postForm("/production/"+id+"/edit/", form(url.Values{"csrf_token": {bad}}))
+		if r.status != http.StatusForbidden || !strings.Contains(r.body, "CSRF") {
+			t.Errorf("csrf %q: %d", bad, r.status)
+		}
+	}
+	if got := get(apiGet(), "metadata.title"); got != "Before" {
+		t.Fatalf("a rejected form changed the title to %v", got)
+	}
+
+	// Validation errors are shown on the page, with the user's input kept.
+	r := b.postForm("/production/"+id+"/edit/", form(url.Values{"year": {"next year"}, "url": {"not a url"}}))
+	if r.status != http.StatusBadRequest {
+		t.Fatalf("invalid year: %d\n%s", r.status, r.body)
+	}
+	wantContains(t, r, `id="err-year"`, `value="next year"`, `value="After"`)
+	r = b.postForm("/production/"+id+"/edit/", form(url.Values{"alg.loudnesstarget": {"-99"}}))
+	if r.status != http.StatusBadRequest || !strings.Contains(r.body, `id="err-alg-loudnesstarget"`) {
+		t.Fatalf("invalid option: %d\n%s", r.status, r.body)
+	}
+	if got := get(apiGet(), "metadata.title"); got != "Before" {
+		t.Fatalf("an invalid form changed the title to %v", got)
+	}
+
+	// A valid form is stored and redirects to the status page. Unchecked
+	// switches go off; untouched selects stay unset.
+	r = b.postForm("/production/"+id+"/edit/", form(nil))
+	if r.status != http.StatusSeeOther || r.header.Get("Location") != "/production/"+id+"/status/" {
+		t.Fatalf("save: %d %q\n%s", r.status, r.header.Get("Location"), r.body)
+	}
+	m := apiGet()
+	if get(m, "metadata.title") != "After" || get(m, "metadata.year") != "2025" {
+		t.Errorf("metadata not saved: %v", m["metadata"])
+	}
+	alg := m["algorithms"].(map[string]any)
+	if alg["loudnesstarget"] != float64(-23) || alg["leveler"] != false || alg["denoise"] != true {
+		t.Errorf("algorithms not saved: %v", alg)
+	}
+	for _, k := range []string{"levelerstrength", "compressor", "maxpeak", "levelerstrength_speech"} {
+		if _, set := alg[k]; set {
+			t.Errorf("untouched %s was set: %v", k, alg)
+		}
+	}
+	if m["status"] != float64(production.StatusNotStarted) {
+		t.Fatalf("status %v", m["status"])
+	}
+
+	// Start: the production waits for a worker, with its job queued.
+	r = b.postForm("/production/"+id+"/edit/", url.Values{"csrf_token": {tok}, "action": {"start"}})
+	if r.status != http.StatusSeeOther {
+		t.Fatalf("start: %d\n%s", r.status, r.body)
+	}
+	if m := apiGet(); m["status"] != float64(production.StatusWaiting) || get(m, "metadata.title") != "After" {
+		t.Errorf("after start: status %v title %v", m["status"], get(m, "metadata.title"))
+	}
+	job, err := e.store.Claim(context.Background(), "test-worker", time.Minute)
+	if err != nil || job.Production != id {
+		t.Errorf("no process job queued: %v %+v", err, job)
+	}
+
+	// While a worker processes it, the form is refused with the reason.
+	if err := e.store.SetStatus(context.Background(), e.userA.ID, storage.KindProduction, id, int(production.StatusAudioProcessing)); err != nil {
+		t.Fatal(err)
+	}
+	ep = b.get("/production/" + id + "/edit/")
+	wantContains(t, ep, "being processed")
+	if strings.Contains(ep.body, `id="start"`) || strings.Contains(ep.body, `id="save"`) {
+		t.Error("save or start offered while processing")
+	}
+	r = b.postForm("/production/"+id+"/edit/", form(url.Values{"title": {"Too late"}}))
+	if r.status != http.StatusConflict || !strings.Contains(r.body, "change_allowed is false") {
+		t.Errorf("edit while processing: %d\n%s", r.status, r.body)
+	}
+	if got := get(apiGet(), "metadata.title"); got != "After" {
+		t.Errorf("title changed while processing: %v", got)
+	}
+}
+
+func TestPagesUpload(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	pr := e.must(e.req("POST", "/api/presets.json", e.keyA, map[string]any{"preset_name": "Weekly show",
+		"metadata": map[string]any{"artist": "Preset Artist"}})).obj(t)
+	b := e.browser()
+	b.login(e.userA)
+	up := b.get("/upload/")
+	if up.status != 200 {
+		t.Fatalf("upload page: %d", up.status)
+	}
+	wantContains(t, up, `<option value="`+pr["uuid"].(string)+`">Weekly show</option>`, `<option value="mp3" selected>MP3</option>`,
+		`type="file"`, `enctype="multipart/form-data"`)
+	tok := csrfOf(t, up)
+	wavData := makeWAV(t, 1, 8000, 1, audio.Tags{})
+	count := func() int {
+		rs, err := e.store.ListResources(ctx, e.userA.ID, storage.KindProduction, 100, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(rs)
+	}
+
+	// Without a CSRF token (or with it after the file) nothing is stored.
+	r := b.postMultipart("/upload/", field("title", "Forged"), part{field: "input_file", name: "a.wav", data: wavData})
+	if r.status != http.StatusForbidden || count() != 0 {
+		t.Fatalf("no csrf: %d, %d productions", r.status, count())
+	}
+	r = b.postMultipart("/upload/", part{field: "input_file", name: "a.wav", data: wavData}, field("csrf_token", tok))
+	if r.status != http.StatusForbidden || count() != 0 {
+		t.Fatalf("csrf after the file: %d, %d productions", r.status, count())
+	}
+	// Validation errors come back on the form.
+	r = b.postMultipart("/upload/", field("csrf_token", tok), field("title", "Kept title"), field("output_format", "tracks"),
+		part{field: "input_file", name: "a.wav", data: wavData})
+	if r.status != http.StatusBadRequest || count() != 0 {
+		t.Fatalf("bad format: %d, %d productions", r.status, count())
+	}
+	wantContains(t, r, "output_format: is not an offered output format", `value="Kept title"`)
+	r = b.postMultipart("/upload/", field("csrf_token", tok), field("title", "Not audio"),
+		part{field: "input_file", name: "a.wav", data: []byte("this is text, not audio")})
+	if r.status != http.StatusBadRequest || count() != 0 {
+		t.Fatalf("not audio: %d, %d productions\n%s", r.status, count(), r.body)
+	}
+
+	r = b.postMultipart("/upload/", field("csrf_token", tok), field("title", "Uploaded"), field("preset", pr["uuid"].(string)),
+		field("output_format", "flac"), field("action", "start"), part{field: "input_file", name: "talk.wav", data: wavData})
+	loc := r.header.Get("Location")
+	m := regexp.MustCompile(`^/production/([0-9a-f-]+)/status/$`).FindStringSubmatch(loc)
+	if r.status != http.StatusSeeOther || m == nil {
+		t.Fatalf("upload: %d %q\n%s", r.status, loc, r.body)
+	}
+	p := e.must(e.req("GET", "/api/production/"+m[1]+".json", e.keyA, nil)).obj(t)
+	if p["input_file"] != "talk.wav" || get(p, "metadata.title") != "Uploaded" || get(p, "metadata.artist") != "Preset Artist" ||
+		get(p, "output_files.0.format") != "flac" || p["status"] != float64(production.StatusWaiting) {
+		t.Errorf("uploaded production: %v", p)
+	}
+	sp := b.get(loc)
+	wantContains(t, sp, "Uploaded", "Waiting", "<script nonce=")
+	if !bytes.Contains([]byte(sp.header.Get("Content-Security-Policy")), []byte("'nonce-")) {
+		t.Errorf("CSP without a nonce: %q", sp.header.Get("Content-Security-Policy"))
+	}
+}
+
+func TestPagesStatusError(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	id := e.create(e.keyA, map[string]any{"metadata": map[string]any{"title": "Broken"}})
+	res, err := e.store.GetResource(ctx, e.userA.ID, storage.KindProduction, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := production.DecodeDocument(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.SetError(production.StatusAudioEncoding, "the encoder ran out of disk space")
+	if res.Doc, err = production.EncodeDocument(p); err != nil {
+		t.Fatal(err)
+	}
+	res.Status = int(p.Status)
+	if err := e.store.UpdateResource(ctx, &res); err != nil {
+		t.Fatal(err)
+	}
+	b := e.browser()
+	b.login(e.userA)
+	sp := b.get("/production/" + id + "/status/")
+	wantContains(t, sp, `class="status error"`, ">Error<", `id="error-message"`, "the encoder ran out of disk space", "No output files are requested.")
+	if strings.Contains(sp.body, "<script") {
+		t.Error("a finished production's page still polls")
+	}
+}

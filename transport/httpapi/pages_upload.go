@@ -1,0 +1,133 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/storage"
+)
+
+// uploadView is the upload form.
+type uploadView struct {
+	Action  string
+	Title   string
+	Presets []algOption
+	Formats []algOption
+}
+
+// defaultUploadFormat is preselected: every browser plays it.
+const defaultUploadFormat = "mp3"
+
+// maxPagePresets bounds the preset select.
+const maxPagePresets = 200
+
+// uploadFormats are the output formats offered on the upload page: the
+// audio ones a single-track production can have.
+func uploadFormats() []production.OutputFormat {
+	var out []production.OutputFormat
+	for _, f := range production.OutputFormats() {
+		if (f.Type == production.TypeLossy || f.Type == production.TypeLossless) && !f.MultitrackOnly && f.Name != "input" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func (pg *pages) uploadViewOf(r *http.Request, pr *pageReq, fields map[string]string) (*uploadView, error) {
+	uv := &uploadView{Action: pg.link(pr, pg.s.prefix+"/upload/")}
+	format, presetID := defaultUploadFormat, ""
+	if fields != nil {
+		uv.Title, format, presetID = fields["title"], fields["output_format"], fields["preset"]
+	}
+	rs, err := pg.s.store.ListResources(r.Context(), pr.user.ID, storage.KindPreset, maxPagePresets, 0)
+	if err != nil {
+		return nil, err
+	}
+	uv.Presets = append(uv.Presets, algOption{Value: "", Label: "No preset", Selected: presetID == ""})
+	for _, res := range rs {
+		p, err := decodePreset(res)
+		if err != nil {
+			return nil, err
+		}
+		name := p.PresetName
+		if name == "" {
+			name = res.UUID
+		}
+		uv.Presets = append(uv.Presets, algOption{Value: res.UUID, Label: name, Selected: res.UUID == presetID})
+	}
+	uv.Formats = append(uv.Formats, algOption{Value: "", Label: "Only the preset's outputs", Selected: format == ""})
+	for _, f := range uploadFormats() {
+		uv.Formats = append(uv.Formats, algOption{Value: f.Name, Label: f.DisplayName, Selected: f.Name == format})
+	}
+	return uv, nil
+}
+
+// uploadForm serves GET {base}/upload/.
+func (pg *pages) uploadForm(w http.ResponseWriter, r *http.Request, pr *pageReq) {
+	pg.renderUpload(w, r, pr, http.StatusOK, nil, nil)
+}
+
+func (pg *pages) renderUpload(w http.ResponseWriter, r *http.Request, pr *pageReq, status int, fields map[string]string, msgs []string) {
+	uv, err := pg.uploadViewOf(r, pr, fields)
+	if err != nil {
+		pg.renderFailure(w, r, pr, err)
+		return
+	}
+	d := pg.data(pr, "New production")
+	d.Upload = uv
+	d.Errors = msgs
+	pg.render(w, r, pr, status, "upload", d)
+}
+
+// uploadPost serves POST {base}/upload/: the simple API's code path with
+// the page's CSRF check before any file is stored and its output format
+// select added as an output file. Success redirects to the new
+// production's status page.
+func (pg *pages) uploadPost(w http.ResponseWriter, r *http.Request, pr *pageReq) {
+	var fields map[string]string
+	p, err := pg.s.createSimple(w, r, pr.user, simpleHooks{
+		check: func(f map[string]string) error {
+			fields = f
+			if !pg.validCSRF(pr, f["csrf_token"]) {
+				return errCSRF
+			}
+			return nil
+		},
+		extra: func(f map[string]string, req map[string]any) error {
+			format := strings.TrimSpace(f["output_format"])
+			if format == "" {
+				return nil
+			}
+			if !pg.offered(format) {
+				return fieldError("output_format", "is not an offered output format")
+			}
+			req["output_files"] = []map[string]any{{"format": format}}
+			return nil
+		},
+	})
+	if err != nil {
+		if errors.Is(err, errCSRF) {
+			pg.renderUpload(w, r, pr, errCSRF.status, nil, []string{errCSRF.msg})
+			return
+		}
+		ae := pg.s.classify(err)
+		if ae.code == CodeInternal {
+			pg.renderFailure(w, r, pr, err)
+			return
+		}
+		pg.renderUpload(w, r, pr, ae.status, fields, messages(ae))
+		return
+	}
+	http.Redirect(w, r, pg.statusURL(pr, p.UUID), http.StatusSeeOther)
+}
+
+func (pg *pages) offered(format string) bool {
+	for _, f := range uploadFormats() {
+		if f.Name == format {
+			return true
+		}
+	}
+	return false
+}
