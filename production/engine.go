@@ -118,6 +118,15 @@ type run struct {
 	pending  []*fileHandle
 	plan     *passPlan
 	result   Result
+
+	// normalize is set when the production promises a loudness target;
+	// lossy encoders are then level-compensated (see codecgain.go).
+	normalize bool
+	// pcmLoudness is the integrated loudness of the audio handed to the
+	// encoders; levelFix the extra gain in dB per output that verifyLossy
+	// found its decoded file needed.
+	pcmLoudness float64
+	levelFix    map[int]float64
 }
 
 // Run processes p from the files in in and writes its outputs to out.
@@ -230,6 +239,7 @@ func (r *run) do(ctx context.Context) error {
 		proc = ChainProcessor{}
 	}
 	job := ProcessJob{Algorithms: alg, Set: p.Algorithms, Lossy: lossyOutputs(p)}
+	r.normalize = alg.NormLoudness
 	processed, err := proc.Process(ctx, r.openMain, job)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -456,6 +466,7 @@ func (r *run) encode(ctx context.Context, src audio.Source, processed *Processed
 		return Statistics{}, 0, err
 	}
 	r.result.Waveform = png
+	r.pcmLoudness = meter.Result().Integrated
 	st, warnings := processed.statistics(meter.Result(), alg.LoudnessMethod)
 	if len(warnings) > 0 {
 		r.p.SetWarning(StatusAudioProcessing, joinWarnings(warnings))
@@ -532,11 +543,15 @@ func (r *run) pass(ctx context.Context, src audio.Source, sinks []audio.Sink, pl
 // maxpeak by more than lossyTolerance are rendered again, in one more
 // pass for all of them, with the limiter's lossy headroom raised by the
 // worst overshoot, up to lossyAttempts times; what still overshoots then
-// is reported as a warning. Files an OutputWriter cannot read back (no
-// File method) are not verified.
+// is reported as a warning. The same decode checks the level: a main
+// file whose integrated loudness is more than lossyLevelTolerance from
+// the PCM's, after the encoder's probed compensation, is rendered again
+// with the difference added to that output's gain. Files an OutputWriter
+// cannot read back (no File method) are not verified.
 const (
-	lossyTolerance = 0.15
-	lossyAttempts  = 3
+	lossyTolerance      = 0.15
+	lossyLevelTolerance = 0.2
+	lossyAttempts       = 3
 )
 
 func (r *run) verifyLossy(ctx context.Context, proc Processor, job ProcessJob, f audio.Format) error {
@@ -555,14 +570,27 @@ func (r *run) verifyLossy(ctx context.Context, proc Processor, job ProcessJob, f
 			if !of.Lossy() || ef.fh.os == nil {
 				continue
 			}
-			tp, err := decodedTruePeak(ctx, ef.fh)
+			got, err := decodedLoudness(ctx, ef.fh)
 			if err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
 				return fmt.Errorf("re-measuring output %s: %w", ef.fh.name, err)
 			}
-			if over := tp - promise; over > lossyTolerance {
+			// Only a main file holds the whole programme at the level the
+			// meter saw; mono mixdowns and chapter parts follow its fix.
+			if drift := got.Integrated - r.pcmLoudness; ef.fh.kind == kindMain && math.Abs(drift) > lossyLevelTolerance &&
+				!math.IsInf(drift, 0) && !math.IsNaN(drift) {
+				if r.levelFix == nil {
+					r.levelFix = map[int]float64{}
+				}
+				r.levelFix[ef.output] -= drift
+				redo[ef.output] = true
+				if worstName == "" {
+					worstName = ef.fh.name
+				}
+			}
+			if over := got.TruePeak - promise; over > lossyTolerance {
 				redo[ef.output] = true
 				if over > worst {
 					worst, worstName = over, ef.fh.name
@@ -574,14 +602,21 @@ func (r *run) verifyLossy(ctx context.Context, proc Processor, job ProcessJob, f
 		}
 		if attempt == lossyAttempts {
 			msg := fmt.Sprintf("maxpeak %.1f dBTP not met after lossy encoding: %s decodes %.2f dB above it", promise, worstName, worst)
+			if worst == 0 {
+				msg = fmt.Sprintf("lossy encoding changed the loudness of %s by more than %.1f LU", worstName, lossyLevelTolerance)
+			}
 			if r.p.WarningMessage != "" {
 				msg = r.p.WarningMessage + "; " + msg
 			}
 			r.p.SetWarning(StatusAudioEncoding, msg)
 			return nil
 		}
-		headroom += worst + 0.1
-		job.LossyHeadroomDB = headroom
+		slog.Info("re-rendering lossy outputs", "uuid", r.p.UUID, "attempt", attempt+1, "outputs", len(redo),
+			"overshoot_db", round2(worst), "level_fix_db", r.levelFix)
+		if worst > 0 {
+			headroom += worst + 0.1
+			job.LossyHeadroomDB = headroom
+		}
 		processed, err := proc.Process(ctx, r.openMain, job)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -618,18 +653,15 @@ func (r *run) dropOutputs(outputs map[int]bool) {
 	r.pending = kept
 }
 
-// decodedTruePeak decodes a finished file and returns its true peak.
-func decodedTruePeak(ctx context.Context, fh *fileHandle) (float64, error) {
+// decodedLoudness decodes a finished file and measures its true peak and
+// integrated loudness.
+func decodedLoudness(ctx context.Context, fh *fileHandle) (loudness.Result, error) {
 	d, err := audio.Decode(ctx, io.NewSectionReader(fh.os, 0, fh.size))
 	if err != nil {
-		return 0, err
+		return loudness.Result{}, err
 	}
 	defer d.Close()
-	res, err := loudness.Measure(ctx, d, loudness.Options{Mode: loudness.ModeTruePeak})
-	if err != nil {
-		return 0, err
-	}
-	return res.TruePeak, nil
+	return loudness.Measure(ctx, d, loudness.Options{Mode: loudness.ModeTruePeak | loudness.ModeI})
 }
 
 // publish commits every file, fills the output files' size and checksum

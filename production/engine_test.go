@@ -378,8 +378,10 @@ func checkOutputs(t *testing.T, p *production.Production, dir string, target flo
 		if err != nil {
 			t.Fatal(err)
 		}
-		if math.Abs(r.Integrated-target) > 0.5 {
-			t.Errorf("%s: integrated loudness %.2f LUFS, want %v ± 0.5", name, r.Integrated, target)
+		// The chain hits the target within 0.1 LU; a lossy file is
+		// re-rendered when it decodes more than 0.2 LU from the PCM.
+		if math.Abs(r.Integrated-target) > 0.3 {
+			t.Errorf("%s: integrated loudness %.2f LUFS, want %v ± 0.3", name, r.Integrated, target)
 		}
 		t.Logf("%s: %.2f LUFS, true peak %.2f dBTP, length %v", name, r.Integrated, r.TruePeak, length)
 		// maxpeak is 0 dBTP (the default); lossy codecs may overshoot it

@@ -317,6 +317,12 @@ func (r *run) planOutputs(ctx context.Context, f audio.Format, length time.Durat
 				plan.files = append(plan.files, ef)
 				sink = ef.enc
 			}
+			if of.Lossy() {
+				var err error
+				if sink, err = r.compensate(ctx, i, of, opts.Bitrate, vf, sink); err != nil {
+					return plan, err
+				}
+			}
 			if v.mono {
 				if mono == nil {
 					mono = &monoSink{buf: audio.NewBuffer(1, audio.DefaultBlock)}
