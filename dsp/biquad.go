@@ -192,71 +192,97 @@ func newCascade(sections []Coeffs, channels int) (*cascade, error) {
 	return &cascade{sec: append([]Coeffs(nil), sections...), z: make([][2]float64, channels*len(sections))}, nil
 }
 
-// run filters x of channel ch in place. Sections are applied sample by
-// sample in one loop so the recurrences of different sections overlap in
-// the CPU pipeline.
+// run filters x of channel ch in place. Sections go in pairs through one
+// loop: the second section's recurrence at sample i overlaps the first's
+// at sample i+1 in the CPU pipeline, where one section after the other
+// would wait on each recurrence in turn.
 func (f *cascade) run(ch int, x []float64) {
 	ns := len(f.sec)
 	z := f.z[ch*ns : ch*ns+ns]
-	switch ns {
-	case 0:
-		return
-	case 1:
-		c := f.sec[0]
-		z1, z2 := z[0][0], z[0][1]
-		for i, v := range x {
-			v += antiDenormal
-			y := c.B0*v + z1
-			z1 = c.B1*v - c.A1*y + z2
-			z2 = c.B2*v - c.A2*y
-			x[i] = y
-		}
-		z[0] = [2]float64{z1, z2}
-	case 2:
-		c, d := f.sec[0], f.sec[1]
-		z1, z2 := z[0][0], z[0][1]
-		w1, w2 := z[1][0], z[1][1]
-		for i, v := range x {
-			v += antiDenormal
-			y := c.B0*v + z1
-			z1 = c.B1*v - c.A1*y + z2
-			z2 = c.B2*v - c.A2*y
-			y += antiDenormal
-			u := d.B0*y + w1
-			w1 = d.B1*y - d.A1*u + w2
-			w2 = d.B2*y - d.A2*u
-			x[i] = u
-		}
-		z[0] = [2]float64{z1, z2}
-		z[1] = [2]float64{w1, w2}
-	default:
-		for s := range f.sec {
-			c := f.sec[s]
-			z1, z2 := z[s][0], z[s][1]
-			for i, v := range x {
-				v += antiDenormal
-				y := c.B0*v + z1
-				z1 = c.B1*v - c.A1*y + z2
-				z2 = c.B2*v - c.A2*y
-				x[i] = y
-			}
-			z[s] = [2]float64{z1, z2}
-		}
+	s := 0
+	for ; s+1 < ns; s += 2 {
+		pair(x, f.sec[s], f.sec[s+1], &z[s], &z[s+1])
+	}
+	if s < ns {
+		single(x, f.sec[s], &z[s])
 	}
 }
 
-// run2 filters two channels of a two-section cascade in one loop: the
-// four recurrences are independent, so the CPU overlaps them and a stereo
-// pair costs little more than one channel. Results are identical to run.
+func single(x []float64, c Coeffs, zc *[2]float64) {
+	z1, z2 := zc[0], zc[1]
+	for i, v := range x {
+		v += antiDenormal
+		y := c.B0*v + z1
+		z1 = c.B1*v - c.A1*y + z2
+		z2 = c.B2*v - c.A2*y
+		x[i] = y
+	}
+	*zc = [2]float64{z1, z2}
+}
+
+func pair(x []float64, c, d Coeffs, zc, zd *[2]float64) {
+	z1, z2 := zc[0], zc[1]
+	w1, w2 := zd[0], zd[1]
+	for i, v := range x {
+		v += antiDenormal
+		y := c.B0*v + z1
+		z1 = c.B1*v - c.A1*y + z2
+		z2 = c.B2*v - c.A2*y
+		y += antiDenormal
+		u := d.B0*y + w1
+		w1 = d.B1*y - d.A1*u + w2
+		w2 = d.B2*y - d.A2*u
+		x[i] = u
+	}
+	*zc = [2]float64{z1, z2}
+	*zd = [2]float64{w1, w2}
+}
+
+// run2 filters the two channels of a stereo cascade together: with both
+// channels and two sections in one loop, four independent recurrences
+// keep the CPU busy, and a stereo pair costs little more than one
+// channel. Results are identical to run on each channel.
 func (f *cascade) run2(l, r []float64) bool {
-	if len(f.sec) != 2 || len(f.z) != 4 || len(l) != len(r) {
+	ns := len(f.sec)
+	if len(f.z) != 2*ns || len(l) != len(r) {
 		return false
 	}
-	c, d := f.sec[0], f.sec[1]
-	a1, a2 := f.z[0][0], f.z[0][1]
-	b1, b2 := f.z[1][0], f.z[1][1]
-	p1, p2 := f.z[2][0], f.z[2][1]
-	q1, q2 := f.z[3][0], f.z[3][1]
+	zl, zr := f.z[:ns], f.z[ns:]
+	s := 0
+	for ; s+1 < ns; s += 2 {
+		pairStereo(l, r, f.sec[s], f.sec[s+1], &zl[s], &zl[s+1], &zr[s], &zr[s+1])
+	}
+	if s < ns {
+		singleStereo(l, r, f.sec[s], &zl[s], &zr[s])
+	}
+	return true
+}
+
+func singleStereo(l, r []float64, c Coeffs, zl, zr *[2]float64) {
+	a1, a2 := zl[0], zl[1]
+	p1, p2 := zr[0], zr[1]
+	r = r[:len(l)]
+	for i := range l {
+		v := l[i] + antiDenormal
+		w := r[i] + antiDenormal
+		y := c.B0*v + a1
+		x := c.B0*w + p1
+		a1 = c.B1*v - c.A1*y + a2
+		p1 = c.B1*w - c.A1*x + p2
+		a2 = c.B2*v - c.A2*y
+		p2 = c.B2*w - c.A2*x
+		l[i] = y
+		r[i] = x
+	}
+	*zl = [2]float64{a1, a2}
+	*zr = [2]float64{p1, p2}
+}
+
+func pairStereo(l, r []float64, c, d Coeffs, zlc, zld, zrc, zrd *[2]float64) {
+	a1, a2 := zlc[0], zlc[1]
+	b1, b2 := zld[0], zld[1]
+	p1, p2 := zrc[0], zrc[1]
+	q1, q2 := zrd[0], zrd[1]
 	r = r[:len(l)]
 	for i := range l {
 		v := l[i] + antiDenormal
@@ -278,11 +304,10 @@ func (f *cascade) run2(l, r []float64) bool {
 		l[i] = u
 		r[i] = t
 	}
-	f.z[0] = [2]float64{a1, a2}
-	f.z[1] = [2]float64{b1, b2}
-	f.z[2] = [2]float64{p1, p2}
-	f.z[3] = [2]float64{q1, q2}
-	return true
+	*zlc = [2]float64{a1, a2}
+	*zld = [2]float64{b1, b2}
+	*zrc = [2]float64{p1, p2}
+	*zrd = [2]float64{q1, q2}
 }
 
 // Biquad filters every channel of its source through a cascade of biquad
