@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"runtime"
 	"slices"
 	"time"
 
@@ -111,6 +112,7 @@ type run struct {
 	info     audio.Info
 	cover    *audio.Picture
 	decoders []audio.Decoder
+	closers  []io.Closer // processed sources, closed before the decoders
 	// reading is the fraction reporter of the analysis passes; nil while
 	// encoding.
 	reading  func(frames int64)
@@ -175,6 +177,13 @@ func (e *Engine) Run(ctx context.Context, p *Production, in Inputs, out OutputWr
 	return &r.result, nil
 }
 
+// closeLater has cleanup close src if it holds resources.
+func (r *run) closeLater(src audio.Source) {
+	if c, ok := src.(io.Closer); ok {
+		r.closers = append(r.closers, c)
+	}
+}
+
 func (r *run) setStatus(s Status, frac float64) {
 	r.status = s
 	r.p.Status = s
@@ -205,6 +214,11 @@ func (r *run) create(name string, output int, kind fileKind) (*fileHandle, error
 }
 
 func (r *run) cleanup(failed bool) {
+	// Processed sources first: their stages may still read the decoders.
+	for _, c := range r.closers {
+		c.Close()
+	}
+	r.closers = nil
 	for _, d := range r.decoders {
 		d.Close()
 	}
@@ -247,6 +261,7 @@ func (r *run) do(ctx context.Context) error {
 		}
 		return fmt.Errorf("audio processing: %w", err)
 	}
+	r.closeLater(processed.Source)
 	p.Cuts = processed.Cuts
 	src, err := r.withIntroOutro(ctx, processed.Source, job.ceiling())
 	if err != nil {
@@ -450,24 +465,31 @@ func (r *run) encode(ctx context.Context, src audio.Source, processed *Processed
 		abortPass(plan)
 		return Statistics{}, 0, err
 	}
-	meter, err := loudness.NewMeter(f, loudness.Options{Mode: loudness.ModeEBU, DualMono: alg.DualMono && f.Channels == 1})
-	if err != nil {
-		abortPass(plan)
-		return Statistics{}, 0, err
-	}
 	wave := NewWaveform(f.SampleRate, WaveformWidth)
-	frames, err := r.pass(ctx, src, append([]audio.Sink{meter, wave}, plan.sinks...), plan)
+	sinks := []audio.Sink{wave}
+	measured := processed.Measured
+	if measured == nil || src != processed.Source { // intros or outros added
+		meter, err := loudness.NewMeter(f, loudness.Options{Mode: loudness.ModeEBU, DualMono: alg.DualMono && f.Channels == 1})
+		if err != nil {
+			abortPass(plan)
+			return Statistics{}, 0, err
+		}
+		sinks = append(sinks, meter)
+		measured = meter.Result
+	}
+	frames, err := r.pass(ctx, src, append(sinks, plan.sinks...), plan)
 	if err != nil {
 		return Statistics{}, 0, err
 	}
+	out := measured()
 	r.plan = plan
 	png, err := wave.PNG(WaveformWidth, WaveformHeight)
 	if err != nil {
 		return Statistics{}, 0, err
 	}
 	r.result.Waveform = png
-	r.pcmLoudness = meter.Result().Integrated
-	st, warnings := processed.statistics(meter.Result(), alg.LoudnessMethod)
+	r.pcmLoudness = out.Integrated
+	st, warnings := processed.statistics(out, alg.LoudnessMethod)
 	if len(warnings) > 0 {
 		r.p.SetWarning(StatusAudioProcessing, joinWarnings(warnings))
 	}
@@ -488,6 +510,12 @@ func (r *run) outputLength(f audio.Format) time.Duration {
 // plan's files. On error every encoder is closed.
 func (r *run) pass(ctx context.Context, src audio.Source, sinks []audio.Sink, plan *passPlan) (int64, error) {
 	f := src.Format()
+	if runtime.GOMAXPROCS(0) > 1 {
+		// Render in one goroutine, encode in this one.
+		pre := audio.Prefetch(ctx, src, 4)
+		defer pre.Close()
+		src = pre
+	}
 	tee := audio.MultiSink(sinks...)
 	buf := audio.NewBuffer(f.Channels, audio.DefaultBlock)
 	view := make(audio.Buffer, f.Channels)
@@ -624,6 +652,7 @@ func (r *run) verifyLossy(ctx context.Context, proc Processor, job ProcessJob, f
 			}
 			return fmt.Errorf("audio processing: %w", err)
 		}
+		r.closeLater(processed.Source)
 		src, err := r.withIntroOutro(ctx, processed.Source, job.ceiling())
 		if err != nil {
 			return err

@@ -50,6 +50,11 @@ type Processed struct {
 	Cuts []Cut
 	// Stats is called once Source has reached io.EOF.
 	Stats func() ProcessStats
+	// Measured, when not nil, returns the loudness of Source as the
+	// processor measured it while rendering (complete at io.EOF, with at
+	// least the modes of loudness.ModeEBU). The Engine then does not
+	// measure the stream again unless intros or outros are added to it.
+	Measured func() loudness.Result
 }
 
 // ProcessStats are the processor's contribution to the statistics.
@@ -77,8 +82,9 @@ func (ChainProcessor) Process(ctx context.Context, open Opener, job ProcessJob) 
 		return nil, err
 	}
 	return &Processed{
-		Source: &closeAtEOF{Source: pl, c: pl},
-		Stats:  func() ProcessStats { return chainStats(pl.Stats()) },
+		Source:   &closeAtEOF{Source: pl, c: pl},
+		Stats:    func() ProcessStats { return chainStats(pl.Stats()) },
+		Measured: pl.OutputLoudness,
 	}, nil
 }
 
@@ -165,6 +171,15 @@ func (s *closeAtEOF) Read(dst audio.Buffer) (int, error) {
 		s.c.Close()
 	}
 	return n, err
+}
+
+// Close releases the resources of a source abandoned before its end.
+func (s *closeAtEOF) Close() error {
+	if s.done {
+		return nil
+	}
+	s.done = true
+	return s.c.Close()
 }
 
 // statistics combines the processor's statistics with the levels measured

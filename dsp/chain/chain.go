@@ -31,6 +31,7 @@ const (
 // when New returns; the output is rendered while it is read.
 type Pipeline struct {
 	ctx    context.Context
+	stages *stages // of the final render
 	cfg    Config
 	format audio.Format
 	src    audio.Source
@@ -83,7 +84,7 @@ func New(ctx context.Context, open Opener, cfg Config) (*Pipeline, error) {
 	// Pass 1: analysis of the input.
 	var an *dsp.Analysis
 	var inMeter *loudness.Meter
-	err := runPass(ctx, open, nil, func(f audio.Format) ([]audio.Sink, error) {
+	err := runPass(ctx, cfg, open, nil, func(f audio.Format) ([]audio.Sink, error) {
 		p.format = f
 		a := dsp.NewAnalyzer(f, true)
 		m, err := loudness.NewMeter(f, loudness.Options{DualMono: cfg.DualMono,
@@ -171,7 +172,8 @@ func New(ctx context.Context, open Opener, cfg Config) (*Pipeline, error) {
 	if c, ok := src.(io.Closer); ok {
 		p.closer = c
 	}
-	out, err := p.output(src, pr)
+	p.stages = newStages(ctx, cfg)
+	out, err := p.output(src, pr, p.stages)
 	if err != nil {
 		p.Close()
 		return nil, err
@@ -212,7 +214,7 @@ func (p *Pipeline) measured(a *dsp.Analysis) float64 {
 // measure runs the processing chain into a level analyzer.
 func (p *Pipeline) measure(ctx context.Context, open Opener, pr *processing) (*dsp.Analysis, error) {
 	var res *dsp.Analysis
-	err := runPass(ctx, open, pr.build, func(f audio.Format) ([]audio.Sink, error) {
+	err := runPass(ctx, p.cfg, open, pr.build, func(f audio.Format) ([]audio.Sink, error) {
 		a := dsp.NewAnalyzer(f, false)
 		return []audio.Sink{a, finisher(func() { res = a.Finish() })}, nil
 	})
@@ -229,7 +231,7 @@ func (p *Pipeline) measure(ctx context.Context, open Opener, pr *processing) (*d
 // verify renders gain and limiter and measures the result.
 func (p *Pipeline) verify(ctx context.Context, open Opener, pr *processing, spans []loudness.Span) (float64, error) {
 	var got float64
-	err := runPass(ctx, open, func(src audio.Source) (audio.Source, error) { return p.output(src, pr) },
+	err := runPass(ctx, p.cfg, open, func(src audio.Source, st *stages) (audio.Source, error) { return p.output(src, pr, st) },
 		func(f audio.Format) ([]audio.Sink, error) {
 			mode := loudness.ModeI
 			if p.cfg.LoudnessMethod == MethodRMS {
@@ -248,11 +250,12 @@ func (p *Pipeline) verify(ctx context.Context, open Opener, pr *processing, span
 }
 
 // output is the processing chain plus normalization gain and limiter.
-func (p *Pipeline) output(src audio.Source, pr *processing) (audio.Source, error) {
-	s, err := pr.build(src)
+func (p *Pipeline) output(src audio.Source, pr *processing, st *stages) (audio.Source, error) {
+	s, err := pr.build(src, st)
 	if err != nil {
 		return nil, err
 	}
+	s = st.split(s)
 	lim := dsp.NewLimiter(dsp.NewGain(s, p.gainDB), p.ceiling)
 	p.limiter = lim
 	return lim, nil
@@ -288,8 +291,10 @@ func (p *Pipeline) Read(dst audio.Buffer) (int, error) {
 	return n, err
 }
 
-// Close releases the input opened for the final render.
+// Close stops the final render's stages and releases the input opened
+// for it.
 func (p *Pipeline) Close() error {
+	p.stages.close()
 	if p.closer != nil {
 		c := p.closer
 		p.closer = nil
@@ -301,6 +306,12 @@ func (p *Pipeline) Close() error {
 // Stats returns the statistics. Output levels are complete once the
 // output has been read to io.EOF; before that they are zero.
 func (p *Pipeline) Stats() Stats { return p.stats }
+
+// OutputLoudness returns the loudness of the rendered output as the
+// pipeline measured it (integrated, dialog with the input's speech spans,
+// range, maximum momentary and short-term, true peak; RMS for the rms
+// method). It is complete once Read has returned io.EOF.
+func (p *Pipeline) OutputLoudness() loudness.Result { return p.meter.Result() }
 
 // Frames returns the length of the programme in frames.
 func (p *Pipeline) Frames() int64 { return p.in.Frames() }
@@ -370,7 +381,7 @@ func (p *Pipeline) gainStats(pr *processing) {
 // runPass opens the input, builds the chain over it (build may be nil)
 // and copies it into the sinks made by sinks, checking ctx between blocks.
 // Sinks that implement finisher are called after the last block.
-func runPass(ctx context.Context, open Opener, build func(audio.Source) (audio.Source, error), sinks func(audio.Format) ([]audio.Sink, error)) error {
+func runPass(ctx context.Context, cfg Config, open Opener, build func(audio.Source, *stages) (audio.Source, error), sinks func(audio.Format) ([]audio.Sink, error)) error {
 	src, err := open(ctx)
 	if err != nil {
 		return err
@@ -385,9 +396,11 @@ func runPass(ctx context.Context, open Opener, build func(audio.Source) (audio.S
 	if err != nil {
 		return err
 	}
+	st := newStages(ctx, cfg)
+	defer st.close() // before the input is closed: stages may still read it
 	s := src
 	if build != nil {
-		if s, err = build(src); err != nil {
+		if s, err = build(src, st); err != nil {
 			return err
 		}
 	}
@@ -400,7 +413,7 @@ func runPass(ctx context.Context, open Opener, build func(audio.Source) (audio.S
 			plain = append(plain, k)
 		}
 	}
-	if _, err := audio.Copy(ctx, audio.MultiSink(plain...), s); err != nil {
+	if _, err := audio.Copy(ctx, st.fanOut(plain), s); err != nil {
 		return err
 	}
 	for _, f := range fins {

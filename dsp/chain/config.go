@@ -99,6 +99,12 @@ type Config struct {
 	// LossyHeadroom overrides LossyHeadroom when > 0 (EncodeFile raises it
 	// when a re-decoded output still overshoots).
 	LossyHeadroomDB float64
+	// Sequential keeps every pass on the calling goroutine. By default,
+	// when more than one CPU is available (GOMAXPROCS), each pass runs as
+	// stages in goroutines of their own (decode and filter; leveler and
+	// compressor; meters side by side), with bit-identical results. Not
+	// an API key.
+	Sequential bool
 }
 
 // LossyHeadroom is the default extra true-peak headroom in dB for lossy

@@ -95,7 +95,7 @@ func compParams(kind string, ref float64) (dsp.CompressorParams, bool, error) {
 
 // build wraps src in the processing chain: filter, leveler, compressor,
 // loudness control.
-func (pr *processing) build(src audio.Source) (audio.Source, error) {
+func (pr *processing) build(src audio.Source, st *stages) (audio.Source, error) {
 	c, an := pr.cfg, pr.an
 	var err error
 	s := src
@@ -115,6 +115,7 @@ func (pr *processing) build(src audio.Source) (audio.Source, error) {
 		if err != nil {
 			return nil, err
 		}
+		s = st.split(s)
 	}
 	sp, onS, err := compParams(pr.comp, pr.compRef)
 	if err != nil {
