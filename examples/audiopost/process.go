@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -37,6 +38,7 @@ func runProcess(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	format := fs.String("format", "", "output format (wav, wav-24bit, flac, mp3, aac, opus, vorbis, ...); default from the -o extension")
 	bitrate := fs.Int("bitrate", 0, "bitrate in kbps for lossy formats (0: the format's default)")
 	out := fs.String("o", "", "output file")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the run to this file")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: audiopost process [-preset FILE.json] [-algorithms JSON] [-format NAME] [-bitrate N] -o OUT IN")
 		fs.PrintDefaults()
@@ -49,6 +51,17 @@ func runProcess(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return errors.New("process needs one input file and -o OUT")
 	}
 	in := fs.Arg(0)
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	name := *format
 	if name == "" {
 		name = formatByExt[strings.ToLower(filepath.Ext(*out))]
