@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/cmplx"
+	"unsafe"
 
 	"github.com/audiopost/audiopost/audio"
 )
@@ -181,6 +182,18 @@ const antiDenormal = 1e-25
 type cascade struct {
 	sec []Coeffs
 	z   [][2]float64 // [channel*len(sec)+section]
+	// groups are the sections laid out for the stereo kernels, when the
+	// platform has them (see packStereo).
+	groups []stereoGroup
+	// scalar forces the Go loops (tests compare both).
+	scalar bool
+}
+
+// stereoGroup is up to stereoWidth consecutive sections run by one
+// kernel call.
+type stereoGroup struct {
+	first, n int
+	coef     []float64
 }
 
 func newCascade(sections []Coeffs, channels int) (*cascade, error) {
@@ -189,7 +202,53 @@ func newCascade(sections []Coeffs, channels int) (*cascade, error) {
 			return nil, fmt.Errorf("%w: biquad section %d is unstable or not finite: %+v", ErrInvalidParameter, i, s)
 		}
 	}
-	return &cascade{sec: append([]Coeffs(nil), sections...), z: make([][2]float64, channels*len(sections))}, nil
+	f := &cascade{sec: append([]Coeffs(nil), sections...), z: make([][2]float64, channels*len(sections))}
+	if channels == 2 && stereoWidth > 0 {
+		for s := 0; s < len(sections); s += stereoWidth {
+			n := min(len(sections)-s, stereoWidth)
+			f.groups = append(f.groups, stereoGroup{first: s, n: n, coef: packStereo(sections[s : s+n])})
+		}
+	}
+	return f, nil
+}
+
+// packStereo lays sections out for a stereo kernel: antiDenormal, then
+// each section's b0, b1, b2, a1, a2, every value twice (one per channel),
+// starting on a 16-byte boundary as the packed SSE2 operands require.
+func packStereo(sec []Coeffs) []float64 {
+	n := 2 + 10*len(sec)
+	buf := make([]float64, n+1)
+	off := 0
+	if uintptr(unsafe.Pointer(&buf[0]))%16 != 0 {
+		off = 1 // the heap does not move objects: the alignment holds
+	}
+	p := buf[off : off+n]
+	p[0], p[1] = antiDenormal, antiDenormal
+	for i, c := range sec {
+		for j, v := range [...]float64{c.B0, c.B1, c.B2, c.A1, c.A2} {
+			p[2+10*i+2*j], p[2+10*i+2*j+1] = v, v
+		}
+	}
+	return p
+}
+
+// runKernels is run2 with the stereo kernels.
+func (f *cascade) runKernels(l, r []float64) {
+	ns := len(f.sec)
+	zl, zr := f.z[:ns], f.z[ns:]
+	for _, g := range f.groups {
+		var z [16]float64
+		for j := range g.n {
+			s := g.first + j
+			z[4*j], z[4*j+1], z[4*j+2], z[4*j+3] = zl[s][0], zr[s][0], zl[s][1], zr[s][1]
+		}
+		stereoKernel(g.n, &l[0], &r[0], len(l), &g.coef[0], &z[0])
+		for j := range g.n {
+			s := g.first + j
+			zl[s] = [2]float64{z[4*j], z[4*j+2]}
+			zr[s] = [2]float64{z[4*j+1], z[4*j+3]}
+		}
+	}
 }
 
 // run filters x of channel ch in place. Sections go in pairs through one
@@ -208,13 +267,18 @@ func (f *cascade) run(ch int, x []float64) {
 	}
 }
 
+// The float64 conversions around products forbid fusing them into FMA
+// instructions (which GOAMD64=v3 would otherwise do): every path, Go loops
+// and SSE2 kernels alike, then rounds the same way and gives identical
+// results.
+
 func single(x []float64, c Coeffs, zc *[2]float64) {
 	z1, z2 := zc[0], zc[1]
 	for i, v := range x {
 		v += antiDenormal
-		y := c.B0*v + z1
-		z1 = c.B1*v - c.A1*y + z2
-		z2 = c.B2*v - c.A2*y
+		y := float64(c.B0*v) + z1
+		z1 = float64(c.B1*v) - float64(c.A1*y) + z2
+		z2 = float64(c.B2*v) - float64(c.A2*y)
 		x[i] = y
 	}
 	*zc = [2]float64{z1, z2}
@@ -225,13 +289,13 @@ func pair(x []float64, c, d Coeffs, zc, zd *[2]float64) {
 	w1, w2 := zd[0], zd[1]
 	for i, v := range x {
 		v += antiDenormal
-		y := c.B0*v + z1
-		z1 = c.B1*v - c.A1*y + z2
-		z2 = c.B2*v - c.A2*y
+		y := float64(c.B0*v) + z1
+		z1 = float64(c.B1*v) - float64(c.A1*y) + z2
+		z2 = float64(c.B2*v) - float64(c.A2*y)
 		y += antiDenormal
-		u := d.B0*y + w1
-		w1 = d.B1*y - d.A1*u + w2
-		w2 = d.B2*y - d.A2*u
+		u := float64(d.B0*y) + w1
+		w1 = float64(d.B1*y) - float64(d.A1*u) + w2
+		w2 = float64(d.B2*y) - float64(d.A2*u)
 		x[i] = u
 	}
 	*zc = [2]float64{z1, z2}
@@ -246,6 +310,13 @@ func (f *cascade) run2(l, r []float64) bool {
 	ns := len(f.sec)
 	if len(f.z) != 2*ns || len(l) != len(r) {
 		return false
+	}
+	if len(l) == 0 {
+		return true
+	}
+	if f.groups != nil && !f.scalar {
+		f.runKernels(l, r)
+		return true
 	}
 	zl, zr := f.z[:ns], f.z[ns:]
 	s := 0
@@ -265,12 +336,12 @@ func singleStereo(l, r []float64, c Coeffs, zl, zr *[2]float64) {
 	for i := range l {
 		v := l[i] + antiDenormal
 		w := r[i] + antiDenormal
-		y := c.B0*v + a1
-		x := c.B0*w + p1
-		a1 = c.B1*v - c.A1*y + a2
-		p1 = c.B1*w - c.A1*x + p2
-		a2 = c.B2*v - c.A2*y
-		p2 = c.B2*w - c.A2*x
+		y := float64(c.B0*v) + a1
+		x := float64(c.B0*w) + p1
+		a1 = float64(c.B1*v) - float64(c.A1*y) + a2
+		p1 = float64(c.B1*w) - float64(c.A1*x) + p2
+		a2 = float64(c.B2*v) - float64(c.A2*y)
+		p2 = float64(c.B2*w) - float64(c.A2*x)
 		l[i] = y
 		r[i] = x
 	}
@@ -287,20 +358,20 @@ func pairStereo(l, r []float64, c, d Coeffs, zlc, zld, zrc, zrd *[2]float64) {
 	for i := range l {
 		v := l[i] + antiDenormal
 		w := r[i] + antiDenormal
-		y := c.B0*v + a1
-		x := c.B0*w + p1
-		a1 = c.B1*v - c.A1*y + a2
-		p1 = c.B1*w - c.A1*x + p2
-		a2 = c.B2*v - c.A2*y
-		p2 = c.B2*w - c.A2*x
+		y := float64(c.B0*v) + a1
+		x := float64(c.B0*w) + p1
+		a1 = float64(c.B1*v) - float64(c.A1*y) + a2
+		p1 = float64(c.B1*w) - float64(c.A1*x) + p2
+		a2 = float64(c.B2*v) - float64(c.A2*y)
+		p2 = float64(c.B2*w) - float64(c.A2*x)
 		y += antiDenormal
 		x += antiDenormal
-		u := d.B0*y + b1
-		t := d.B0*x + q1
-		b1 = d.B1*y - d.A1*u + b2
-		q1 = d.B1*x - d.A1*t + q2
-		b2 = d.B2*y - d.A2*u
-		q2 = d.B2*x - d.A2*t
+		u := float64(d.B0*y) + b1
+		t := float64(d.B0*x) + q1
+		b1 = float64(d.B1*y) - float64(d.A1*u) + b2
+		q1 = float64(d.B1*x) - float64(d.A1*t) + q2
+		b2 = float64(d.B2*y) - float64(d.A2*u)
+		q2 = float64(d.B2*x) - float64(d.A2*t)
 		l[i] = u
 		r[i] = t
 	}
