@@ -17,8 +17,8 @@ import (
 // outro's offset how much of its start overlaps the end of the audio
 // before it. Intros and outros are not processed; their channels are
 // mapped to the main input's (mono is copied to every channel, more
-// channels are averaged to mono). They must have the main input's sample
-// rate: the pipeline has no resampler yet.
+// channels are averaged to mono). One at another sample rate is decoded
+// again through ffmpeg's resampler at the main input's rate.
 
 // withIntroOutro returns main with the production's intros and outros. The
 // intros and outros are not processed and overlaps add up, so the series
@@ -28,11 +28,16 @@ func (r *run) withIntroOutro(ctx context.Context, main audio.Source, ceilingDB f
 	var segs []audio.Source
 	var overlaps []int
 	f := main.Format()
-	add := func(m MultiInputFile, src audio.Source) error {
-		sf := src.Format()
-		if sf.SampleRate != f.SampleRate {
-			return fmt.Errorf("%w: %s %q has %d Hz, the input %d Hz; intros and outros need the input's sample rate",
-				audio.ErrUnsupported, m.Type, m.ID, sf.SampleRate, f.SampleRate)
+	add := func(m MultiInputFile, src audio.Source, what string) error {
+		if sf := src.Format(); sf.SampleRate != f.SampleRate {
+			if c, ok := src.(io.Closer); ok {
+				c.Close() // opened at the wrong rate
+			}
+			rs, err := r.openResampled(ctx, r.in.Multi[m.ID], what, f.SampleRate)
+			if err != nil {
+				return fmt.Errorf("%s has %d Hz, the input %d Hz: %w", what, sf.SampleRate, f.SampleRate, err)
+			}
+			src = rs
 		}
 		segs = append(segs, channelMap(src, f.Channels))
 		return nil
@@ -42,11 +47,12 @@ func (r *run) withIntroOutro(ctx context.Context, main audio.Source, ceilingDB f
 		if m.Type != InputIntro {
 			continue
 		}
-		d, err := r.open(ctx, r.in.Multi[m.ID], "intro file "+m.ID)
+		what := "intro file " + m.ID
+		d, err := r.open(ctx, r.in.Multi[m.ID], what)
 		if err != nil {
 			return nil, err
 		}
-		if err := add(m, d); err != nil {
+		if err := add(m, d, what); err != nil {
 			return nil, err
 		}
 		overlaps = append(overlaps, frames(m.Offset))
@@ -57,11 +63,12 @@ func (r *run) withIntroOutro(ctx context.Context, main audio.Source, ceilingDB f
 		if m.Type != InputOutro {
 			continue
 		}
-		d, err := r.open(ctx, r.in.Multi[m.ID], "outro file "+m.ID)
+		what := "outro file " + m.ID
+		d, err := r.open(ctx, r.in.Multi[m.ID], what)
 		if err != nil {
 			return nil, err
 		}
-		if err := add(m, d); err != nil {
+		if err := add(m, d, what); err != nil {
 			return nil, err
 		}
 		overlaps[len(overlaps)-1] = frames(m.Offset)
