@@ -363,6 +363,11 @@ func TestInfoUserServices(t *testing.T) {
 			t.Errorf("info/%s differs from info.json[%s]: %s", k, k, d)
 		}
 	}
+	// The info calls answer without credentials too; other calls do not.
+	if anon := e.must(e.req("GET", "/api/info/production_status.json", "", nil)).obj(t); cmp.Diff(anon, all["production_status"]) != "" {
+		t.Errorf("anonymous info/production_status %v", anon)
+	}
+	e.wantErr(e.req("GET", "/api/user.json", "", nil), 401, "unauthorized")
 	if get(all, "production_status.3") != "Done" || get(all, "production_status.2") != "Error" {
 		t.Errorf("production_status %v", all["production_status"])
 	}

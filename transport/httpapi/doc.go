@@ -30,6 +30,7 @@
 //	GET    /api/services.json                          the user's external services (no secrets)
 //	GET    /api/service/{uuid}/ls.json                 501 service_type_not_supported: no transfer adapters yet
 //	GET    /api/info.json, /api/info/{service_types,algorithms,output_files,production_status}.json
+//	                                                   public: no credentials needed, as on the hosted service
 //	GET    /api/user.json                              the account; credits in hours
 //	GET    /api/download/{audio-result|audio-upload|preset}/{uuid}/{filename}   file, with Range support
 //

@@ -65,6 +65,11 @@ func (s *server) routes() http.Handler {
 	top := http.NewServeMux()
 	s.auth.Routes(top, s.prefix)
 	top.Handle(s.prefix+"/api/", s.auth.Middleware(s.rateLimit(api)))
+	// The info calls describe the service, not an account: like the
+	// hosted service's, their GETs answer without credentials (other
+	// methods fall through to the authenticated mux and its 405).
+	top.Handle("GET "+s.prefix+"/api/info.json", s.servePublic(s.info))
+	top.Handle("GET "+s.prefix+"/api/info/{what}", s.servePublic(s.infoOne))
 	s.pageRoutes(top)
 	return top
 }
@@ -80,6 +85,16 @@ func (s *server) serve(h apiHandler) http.Handler {
 			return
 		}
 		if err := h(w, r, u); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// servePublic adapts a handler that needs no account; it runs with the
+// zero User.
+func (s *server) servePublic(h apiHandler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r, storage.User{}); err != nil {
 			s.writeError(w, r, err)
 		}
 	})
