@@ -1,0 +1,220 @@
+// Package transfertest runs real FTP, SFTP and WebDAV servers on loopback
+// for tests: rclone (sftp, webdav) and pyftpdlib (ftp), both from Debian
+// (packages rclone and python3-pyftpdlib, which .ci/run installs).
+package transfertest
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/audiopost/audiopost/storage"
+)
+
+// Server is a running server sharing one local directory.
+type Server struct {
+	// Dir is the directory the server shares.
+	Dir string
+	// Addr is host:port on loopback.
+	Addr string
+	// User and Password are the account's credentials.
+	User, Password string
+	// Protocol is "ftp", "ftps", "sftp" or "webdav".
+	Protocol string
+	// CertPEM is the server certificate of an ftps server (self-signed,
+	// for 127.0.0.1), for the client's trusted roots.
+	CertPEM []byte
+}
+
+// ftpsServer runs pyftpdlib with explicit TLS required on control and
+// data connections.
+const ftpsServer = `
+import sys
+from pyftpdlib.authorizers import DummyAuthorizer
+from pyftpdlib.handlers import TLS_FTPHandler
+from pyftpdlib.servers import FTPServer
+host, port, d, user, pw, cert, key = sys.argv[1:8]
+a = DummyAuthorizer()
+a.add_user(user, pw, d, perm="elradfmwMT")
+h = TLS_FTPHandler
+h.certfile, h.keyfile = cert, key
+h.tls_control_required = True
+h.tls_data_required = True
+h.authorizer = a
+FTPServer((host, int(port)), h).serve_forever()
+`
+
+// tools names what each protocol needs on PATH.
+var tools = map[string]string{"ftp": "python3", "ftps": "python3", "sftp": "rclone", "webdav": "rclone"}
+
+// python is Debian's interpreter, which sees python3-pyftpdlib (a pyenv
+// python earlier on PATH would not).
+func python() string {
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		return "/usr/bin/python3"
+	}
+	return "python3"
+}
+
+// Start runs a server for protocol sharing a new directory, and stops it
+// when the test ends. Without the tools it skips the test, unless the CI
+// environment variable is set (CI installs them): then it fails.
+func Start(t testing.TB, protocol string) *Server {
+	t.Helper()
+	need := func(err error) {
+		t.Helper()
+		if os.Getenv("CI") != "" {
+			t.Fatalf("transfertest: %s server unavailable: %v", protocol, err)
+		}
+		t.Skipf("transfertest: %s server unavailable: %v", protocol, err)
+	}
+	if _, err := exec.LookPath(tools[protocol]); err != nil {
+		need(err)
+	}
+	switch protocol {
+	case "ftp":
+		if err := exec.Command(python(), "-c", "import pyftpdlib").Run(); err != nil {
+			need(fmt.Errorf("python3-pyftpdlib: %w", err))
+		}
+	case "ftps":
+		if err := exec.Command(python(), "-c", "import pyftpdlib, OpenSSL").Run(); err != nil {
+			need(fmt.Errorf("python3-pyftpdlib and python3-openssl: %w", err))
+		}
+	}
+	root := t.TempDir()
+	s := &Server{Dir: filepath.Join(root, "share"), User: "tester", Password: "s3cret pass", Protocol: protocol}
+	if err := os.Mkdir(s.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	var cmd *exec.Cmd
+	switch protocol {
+	case "ftp":
+		cmd = exec.Command(python(), "-m", "pyftpdlib", "-i", "127.0.0.1", "-p", strconv.Itoa(port),
+			"-w", "-d", s.Dir, "-u", s.User, "-P", s.Password)
+	case "ftps":
+		certFile, keyFile := filepath.Join(root, "cert.pem"), filepath.Join(root, "key.pem")
+		s.CertPEM = selfSigned(t, certFile, keyFile)
+		cmd = exec.Command(python(), "-c", ftpsServer, "127.0.0.1", strconv.Itoa(port), s.Dir, s.User, s.Password, certFile, keyFile)
+	case "sftp", "webdav":
+		cmd = exec.Command("rclone", "serve", protocol, "--addr", s.Addr, "--user", s.User, "--pass", s.Password,
+			"--config", filepath.Join(root, "rclone.conf"), "--cache-dir", filepath.Join(root, "cache"), s.Dir)
+		cmd.Env = append(os.Environ(), "HOME="+root, "XDG_CONFIG_HOME="+root, "XDG_CACHE_HOME="+filepath.Join(root, "cache"))
+	default:
+		t.Fatalf("transfertest: unknown protocol %q", protocol)
+	}
+	log, err := os.Create(filepath.Join(root, "server.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		need(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		log.Close()
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", s.Addr, time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			out, _ := os.ReadFile(log.Name())
+			t.Fatalf("transfertest: %s server did not start: %v\n%s", protocol, err, out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return s
+}
+
+func freePort(t testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Config returns the service settings that reach the server, with extra
+// settings merged in (for example base_url or host_key).
+func (s *Server) Config(extra map[string]any) []byte {
+	host, port, _ := net.SplitHostPort(s.Addr)
+	m := map[string]any{"username": s.User, "password": s.Password}
+	switch s.Protocol {
+	case "webdav":
+		m["url"] = "http://" + s.Addr + "/"
+	case "ftp":
+		m["host"], m["port"], m["tls"] = host, port, false
+	case "ftps":
+		m["host"], m["port"], m["tls"] = host, port, true
+	default:
+		m["host"], m["port"] = host, port
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	b, _ := json.Marshal(m)
+	return b
+}
+
+// Service is a storage.Service of the server for owner, both directions.
+func (s *Server) Service(owner string, extra map[string]any) storage.Service {
+	typ := s.Protocol
+	if typ == "ftps" {
+		typ = "ftp"
+	}
+	return storage.Service{Owner: owner, Type: typ, DisplayName: s.Protocol + " test server",
+		Incoming: true, Outgoing: true, Config: s.Config(extra)}
+}
+
+// selfSigned writes a certificate and key for 127.0.0.1 and returns the
+// certificate in PEM.
+func selfSigned(t testing.TB, certFile, keyFile string) []byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certPEM
+}
