@@ -80,8 +80,9 @@ type Config struct {
 
 // Client is a guarded HTTP client. It is safe for concurrent use.
 type Client struct {
-	cfg Config
-	hc  *http.Client
+	cfg  Config
+	hc   *http.Client
+	dial *net.Dialer
 }
 
 // New returns a client enforcing cfg.
@@ -121,7 +122,14 @@ func New(cfg Config) *Client {
 		ExpectContinueTimeout: time.Second,
 	}
 	c.hc = &http.Client{Transport: tr, Timeout: cfg.Timeout, CheckRedirect: c.checkRedirect}
+	c.dial = d
 	return c
+}
+
+// DialContext opens a TCP connection under the same address policy, for
+// protocols other than HTTP (FTP, SFTP).
+func (c *Client) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	return c.dial.DialContext(ctx, network, address)
 }
 
 // Config returns the effective configuration, defaults filled in.

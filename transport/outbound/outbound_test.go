@@ -405,3 +405,29 @@ func TestSanitizeFilename(t *testing.T) {
 		}
 	}
 }
+
+// DialContext, for FTP and SFTP, applies the same policy as HTTP.
+func TestDialContextPolicy(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	if _, err := New(Config{}).DialContext(context.Background(), "tcp", ln.Addr().String()); !errors.Is(err, ErrForbiddenAddress) {
+		t.Errorf("loopback dial by default: %v, want ErrForbiddenAddress", err)
+	}
+	c, err := New(Config{AllowLoopback: true}).DialContext(context.Background(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatalf("loopback allowed: %v", err)
+	}
+	c.Close()
+}
