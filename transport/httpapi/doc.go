@@ -28,7 +28,8 @@
 //	GET    /api/production/{uuid}/status.json          {uuid, status, status_string}
 //	POST   /api/simple/productions.json                simple API (multipart)
 //	GET    /api/services.json                          the user's external services (no secrets)
-//	GET    /api/service/{uuid}/ls.json                 501 service_type_not_supported: no transfer adapters yet
+//	GET    /api/service/{uuid}/ls.json                 audio/video file names on an incoming ftp, sftp or webdav
+//	                                                   service; 501 service_type_not_supported for other types
 //	GET    /api/info.json, /api/info/{service_types,algorithms,output_files,production_status}.json
 //	                                                   public: no credentials needed, as on the hosted service
 //	GET    /api/user.json                              the account; credits in hours
@@ -81,7 +82,9 @@
 //	415   unsupported_media_type      JSON endpoint without JSON, upload without multipart/form-data
 //	429   rate_limited                over Config.RateLimit (Retry-After is set)
 //	500   internal_error              anything else; logged with slog, the message stays generic
-//	501   service_type_not_supported  service ls: the service type has no transfer adapter yet
+//	501   service_type_not_supported  service ls or input: the service type has no file transfer here
+//	400   service_misconfigured       the service's settings lack a value its type needs
+//	502   service_failed              the service refused the login or could not be reached
 //
 // # Processing
 //

@@ -26,6 +26,11 @@ const (
 	CodeRateLimited         = "rate_limited"
 	CodeInternal            = "internal_error"
 	CodeServiceNotSupported = "service_type_not_supported"
+	// CodeServiceMisconfigured: a service lacks a setting its type needs.
+	CodeServiceMisconfigured = "service_misconfigured"
+	// CodeServiceFailed: the external service refused the login or could
+	// not be reached (502).
+	CodeServiceFailed = "service_failed"
 )
 
 // envelope is the JSON object every API response is.

@@ -13,6 +13,7 @@ import (
 
 	_ "github.com/audiopost/audiopost/audio/codecs" // probe every input format the engine can decode
 	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/storage/transfer"
 	"github.com/audiopost/audiopost/transport/auth"
 	"github.com/audiopost/audiopost/transport/outbound"
 )
@@ -43,6 +44,11 @@ type Config struct {
 	// that refuses private and loopback addresses, limited to
 	// MaxUploadBytes.
 	Fetcher Fetcher
+	// Transfer is how connections to users' external services (FTP, SFTP,
+	// WebDAV) are made, for service ls and inputs named on a service.
+	// nil: dialing through an outbound client that refuses private and
+	// loopback addresses.
+	Transfer *transfer.Options
 	// MaxUploadBytes bounds a multipart upload request and a fetched URL
 	// (default DefaultMaxUploadBytes).
 	MaxUploadBytes int64
@@ -73,6 +79,7 @@ type server struct {
 	prefix   string // BaseURL's path without trailing slash; "" at the root
 	auth     *auth.Service
 	fetch    Fetcher
+	transfer transfer.Options
 	maxUp    int64
 	maxBody  int64
 	limiter  *limiter
@@ -122,6 +129,12 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	}
 	if s.fetch == nil {
 		s.fetch = outbound.New(outbound.Config{MaxBytes: s.maxUp, Timeout: 10 * time.Minute})
+	}
+	if cfg.Transfer != nil {
+		s.transfer = *cfg.Transfer
+	} else {
+		ob := outbound.New(outbound.Config{Timeout: -1})
+		s.transfer = transfer.Options{Dial: ob.DialContext, HTTPClient: ob.HTTPClient()}
 	}
 	if cfg.RateLimit > 0 {
 		burst := cfg.RateBurst

@@ -395,6 +395,11 @@ func (s *server) syncMedia(ctx context.Context, owner string, before, p *product
 	if err != nil {
 		return nil, err
 	}
+	svcChanged, err := s.syncServiceInput(ctx, owner, p, before)
+	if err != nil {
+		return nil, err
+	}
+	inChanged = inChanged || svcChanged
 	ik := productionImages(p.UUID)
 	imgChanged, err := s.syncCover(ctx, owner, ik, before.Image, before.Thumbnail, p.Image, &p.Image, &p.Thumbnail)
 	if err != nil {

@@ -160,25 +160,6 @@ func (s *server) listServices(w http.ResponseWriter, r *http.Request, u storage.
 	return nil
 }
 
-// serviceLs: GET /api/service/{uuid}/ls.json. Transfer adapters do not
-// exist yet, so for an existing service it answers 501
-// service_type_not_supported naming the type.
-func (s *server) serviceLs(w http.ResponseWriter, r *http.Request, u storage.User) error {
-	cmd, okName := jsonName(r, "cmd")
-	if !okName || cmd != "ls" {
-		return errNotFound
-	}
-	svc, err := s.store.GetService(r.Context(), u.ID, r.PathValue("uuid"))
-	if err != nil {
-		return err
-	}
-	if !svc.Incoming {
-		return newError(http.StatusBadRequest, CodeBadRequest, "service "+svc.UUID+" is not an incoming service")
-	}
-	return newError(http.StatusNotImplemented, CodeServiceNotSupported,
-		fmt.Sprintf("service type %q has no transfer adapter in this server yet; its files cannot be listed", svc.Type))
-}
-
 // ServiceParameter describes one setting of a service type in GET
 // info/service_types.json.
 type ServiceParameter struct {
@@ -204,9 +185,9 @@ func text(name string, def any) ServiceParameter {
 	return ServiceParameter{DefaultValue: def, Type: "text", DisplayName: name}
 }
 
-// ServiceTypes returns the service types this server is meant to support
-// (ftp, sftp, webdav, s3, http) with the account parameters each takes.
-// Their transfer adapters are not written yet (see serviceLs).
+// ServiceTypes returns the service types accounts can be registered for,
+// with the parameters each takes. ftp, sftp and webdav transfer files
+// (storage/transfer); s3 and http have no transfer in this server yet.
 func ServiceTypes() map[string]ServiceType {
 	port := func(def int) ServiceParameter {
 		return ServiceParameter{DefaultValue: strconv.Itoa(def), Type: "number", DisplayName: "Port"}

@@ -1,0 +1,172 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/storage/transfer"
+	"github.com/audiopost/audiopost/transport/outbound"
+)
+
+// serviceTimeout bounds listing a service's directory.
+const serviceTimeout = time.Minute
+
+// mediaEndings are the file endings service ls lists: the audio and video
+// formats the decoders (Go or ffmpeg) read.
+var mediaEndings = map[string]bool{
+	"wav": true, "wave": true, "flac": true, "mp3": true, "mp2": true, "m4a": true, "m4b": true, "aac": true,
+	"mp4": true, "m4v": true, "mov": true, "mkv": true, "webm": true, "avi": true, "mpg": true, "mpeg": true,
+	"ogg": true, "oga": true, "opus": true, "aif": true, "aiff": true, "aifc": true, "caf": true, "wma": true,
+	"wmv": true, "3gp": true, "amr": true, "ts": true, "flv": true, "alac": true, "ac3": true, "eac3": true,
+}
+
+// isMedia reports whether a file name has an audio or video ending.
+func isMedia(name string) bool {
+	return mediaEndings[strings.ToLower(strings.TrimPrefix(path.Ext(name), "."))]
+}
+
+// openService connects to one of the owner's services, mapping failures
+// to API errors: the service's own refusal or unreachability is a 502
+// (the request was fine, the upstream was not), a setting it lacks a 400.
+func (s *server) openService(ctx context.Context, svc storage.Service) (transfer.Conn, error) {
+	if !transfer.Supported(svc.Type) {
+		return nil, newError(http.StatusNotImplemented, CodeServiceNotSupported,
+			fmt.Sprintf("service type %q has no file transfer in this server", svc.Type))
+	}
+	c, err := transfer.Open(ctx, svc, s.transfer)
+	if err != nil {
+		return nil, serviceError(svc, err)
+	}
+	return c, nil
+}
+
+// serviceError turns a transfer failure into an API error naming the
+// service.
+func serviceError(svc storage.Service, err error) error {
+	name := fmt.Sprintf("service %s (%s)", svc.UUID, svc.Type)
+	switch {
+	case errors.Is(err, context.Canceled):
+		return err
+	case errors.Is(err, transfer.ErrConfig):
+		return newError(http.StatusBadRequest, CodeServiceMisconfigured, name+": "+err.Error())
+	case errors.Is(err, transfer.ErrAuth), errors.Is(err, transfer.ErrHostKey):
+		return newError(http.StatusBadGateway, CodeServiceFailed, name+" refused the connection: "+err.Error())
+	case errors.Is(err, outbound.ErrForbiddenAddress):
+		return newError(http.StatusBadGateway, CodeServiceFailed, name+": its host has a private, loopback or otherwise forbidden address")
+	case errors.Is(err, transfer.ErrNotFound), errors.Is(err, transfer.ErrName):
+		return err
+	}
+	return newError(http.StatusBadGateway, CodeServiceFailed, name+" failed: "+err.Error())
+}
+
+// serviceLs: GET /api/service/{uuid}/ls.json, the names of the audio and
+// video files in an incoming service's directory, sorted.
+func (s *server) serviceLs(w http.ResponseWriter, r *http.Request, u storage.User) error {
+	cmd, okName := jsonName(r, "cmd")
+	if !okName || cmd != "ls" {
+		return errNotFound
+	}
+	svc, err := s.store.GetService(r.Context(), u.ID, r.PathValue("uuid"))
+	if err != nil {
+		return err
+	}
+	if !svc.Incoming {
+		return newError(http.StatusBadRequest, CodeBadRequest, "service "+svc.UUID+" is not an incoming service")
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), serviceTimeout)
+	defer cancel()
+	c, err := s.openService(ctx, svc)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	entries, err := c.List(ctx)
+	if err != nil {
+		return serviceError(svc, err)
+	}
+	names := []string{}
+	for _, e := range entries {
+		if isMedia(e.Name) {
+			names = append(names, e.Name)
+		}
+	}
+	sort.Strings(names)
+	ok(w, names)
+	return nil
+}
+
+// fetchFromService copies the named file of an incoming service into the
+// blob key(name). Failures are form errors of field.
+func (s *server) fetchFromService(ctx context.Context, owner, field, serviceUUID, name string, key func(string) string) error {
+	svc, err := s.store.GetService(ctx, owner, serviceUUID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return fieldError(field, "no such service")
+	}
+	if err != nil {
+		return err
+	}
+	c, err := s.openService(ctx, svc)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	rc, err := c.Open(ctx, name)
+	switch {
+	case errors.Is(err, transfer.ErrNotFound):
+		return fieldError(field, fmt.Sprintf("no file %q on service %s", name, svc.UUID))
+	case errors.Is(err, transfer.ErrName):
+		return fieldError(field, fmt.Sprintf("%q is not a file name", name))
+	case err != nil:
+		return serviceError(svc, err)
+	}
+	defer rc.Close()
+	lim := &io.LimitedReader{R: rc, N: s.maxUp + 1}
+	n, err := s.storeBlob(ctx, key(name), lim)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return serviceError(svc, err)
+	}
+	if n > s.maxUp {
+		s.blobs.Delete(context.WithoutCancel(ctx), key(name))
+		return newError(http.StatusRequestEntityTooLarge, CodeTooLarge, fmt.Sprintf("%s: the file on the service is larger than %d bytes", field, s.maxUp))
+	}
+	return nil
+}
+
+// syncServiceInput fetches and probes a main input named on an incoming
+// service when the production's input or service changed; input_file
+// keeps the name and service the uuid.
+func (s *server) syncServiceInput(ctx context.Context, owner string, p *production.Production, before *production.Production) (bool, error) {
+	if p.Service == nil || p.InputFile == "" {
+		return false, nil
+	}
+	if before != nil && before.Service != nil && *before.Service == *p.Service && before.InputFile == p.InputFile {
+		return false, nil
+	}
+	name := p.InputFile
+	if production.SanitizeName(name) != name {
+		return false, fieldError("input_file", fmt.Sprintf("%q is not a file name on the service", name))
+	}
+	key := func(n string) string { return production.InputKey(p.UUID, n) }
+	if err := s.fetchFromService(ctx, owner, "input_file", *p.Service, name, key); err != nil {
+		return false, err
+	}
+	info, err := s.probeBlob(ctx, "input_file", key(name))
+	if err != nil {
+		s.blobs.Delete(context.WithoutCancel(ctx), key(name))
+		return false, err
+	}
+	setInputInfo(p, info)
+	return true, nil
+}
