@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/storage/transfer"
 )
 
 // JobProcess is the job type that asks a Runner to process a production;
@@ -76,6 +77,11 @@ type RunnerConfig struct {
 	// TempDir holds the local copies of outputs while they are written
 	// (and of inputs when Blobs has no LocalPath); default os.TempDir().
 	TempDir string
+	// Transfer is how connections to outgoing services (FTP, SFTP,
+	// WebDAV) are made. A server that users reach passes a Dial that
+	// refuses private and loopback addresses (transport/outbound); the
+	// zero value dials anything.
+	Transfer transfer.Options
 	// BaseURL, when set, is the API's base URL: a cover the engine found
 	// embedded in the input is then stored and published as the
 	// production's image and thumbnail (whose fields hold download URLs).

@@ -114,6 +114,9 @@ func (j *jobRun) run(ctx context.Context) error {
 	if err == nil {
 		err = j.sideBlobs(ctx, p, result)
 	}
+	if err == nil {
+		err = j.transferOutputs(ctx, p, result)
+	}
 	if err != nil && out.failed != nil {
 		err = infra(fmt.Errorf("%w (%w)", err, out.failed))
 	}
@@ -148,9 +151,9 @@ func (j *jobRun) inputs(ctx context.Context, p *Production) (Inputs, error) {
 	if p.IsMultitrack {
 		return in, ErrMultitrack
 	}
-	if p.Service != nil && *p.Service != "" {
-		return in, fmt.Errorf("%w: input from an external service (incoming transfers are not implemented)", audio.ErrUnsupported)
-	}
+	// An input named on an incoming service was copied into the blob
+	// store when the production was saved (as an upload or URL is), so
+	// it is found the same way.
 	if p.InputFile == "" {
 		return in, ErrNoInput
 	}

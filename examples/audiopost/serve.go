@@ -19,6 +19,7 @@ import (
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/sqlstore"
+	"github.com/audiopost/audiopost/storage/transfer"
 	"github.com/audiopost/audiopost/transport/auth"
 	"github.com/audiopost/audiopost/transport/httpapi"
 	"github.com/audiopost/audiopost/transport/outbound"
@@ -46,7 +47,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	adminPassword := fs.String("admin-password", os.Getenv("AUDIOPOST_ADMIN_PASSWORD"), "its password (env AUDIOPOST_ADMIN_PASSWORD; default: random, printed once)")
 	adminCredits := fs.Duration("admin-credits", 1000*time.Hour, "processing time credited to the admin account on first start")
 	noCredits := fs.Bool("no-credits", false, "process for free: neither check nor charge credits")
-	allowPrivate := fs.Bool("allow-private-fetch", false, "let input URLs and webhooks reach loopback and private addresses")
+	allowPrivate := fs.Bool("allow-private-fetch", false, "let input URLs, webhooks and external services reach loopback and private addresses")
 	rateLimit := fs.Float64("rate-limit", 0, "API requests per second per user (0: unlimited)")
 	addrFile := fs.String("addr-file", "", "write the listening address (host:port) to this file once ready")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
@@ -100,8 +101,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	fetch := outbound.New(outbound.Config{AllowLoopback: *allowPrivate, AllowPrivate: *allowPrivate,
 		MaxBytes: httpapi.DefaultMaxUploadBytes, Timeout: 10 * time.Minute})
+	dial := outbound.New(outbound.Config{AllowLoopback: *allowPrivate, AllowPrivate: *allowPrivate, Timeout: -1})
 	api, err := httpapi.NewHandler(httpapi.Config{Store: dd.Store, Blobs: dd.Blobs, BaseURL: base,
-		Fetcher: fetch, RateLimit: *rateLimit, Logger: log})
+		Fetcher: fetch, RateLimit: *rateLimit, Logger: log,
+		Transfer: &transfer.Options{Dial: dial.DialContext, HTTPClient: dial.HTTPClient()}})
 	if err != nil {
 		return err
 	}
@@ -117,6 +120,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	runner, err := production.NewRunner(production.RunnerConfig{
 		Store: dd.Store, Blobs: dd.Blobs, Workers: *workers, NoCharge: *noCredits,
 		TempDir: work, BaseURL: base, Logger: log, PollInterval: 500 * time.Millisecond,
+		Transfer: transfer.Options{Dial: dial.DialContext, HTTPClient: dial.HTTPClient()},
 		OnFinished: func(ctx context.Context, tx storage.Tx, owner string, p *production.Production) error {
 			if p.Webhook == nil || *p.Webhook == "" {
 				return nil
