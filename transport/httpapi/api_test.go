@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -11,10 +12,15 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/transport/httpapi"
 )
 
 func TestProductionLifecycle(t *testing.T) {
-	e := newEnv(t)
+	// Intros given by URL are fetched when saved: from this server.
+	intro := makeWAV(t, 1, 44100, 0.5, audio.Tags{})
+	media := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(intro) }))
+	defer media.Close()
+	e := newEnv(t, func(c *httpapi.Config) { c.Fetcher = loopbackFetcher(1 << 20) })
 	id := e.create(e.keyA, map[string]any{
 		"metadata":     map[string]any{"title": "Ep 1", "track": 3, "tags": []string{"a", "b"}},
 		"output_files": []any{map[string]any{"format": "mp3"}},
@@ -62,8 +68,9 @@ func TestProductionLifecycle(t *testing.T) {
 		{"chapters", []any{map[string]any{"start": "00:01:00", "title": "Two"}, map[string]any{"start": "0", "title": "One"}}, func(p map[string]any) bool {
 			return get(p, "chapters.0.title") == "One" && get(p, "chapters.1.start_sec") == 60.0
 		}},
-		{"multi_input_files", []any{map[string]any{"type": "intro", "id": "i1", "input_file": "https://x.example.org/intro.wav"}}, func(p map[string]any) bool {
-			return get(p, "multi_input_files.0.id") == "i1"
+		{"multi_input_files", []any{map[string]any{"type": "intro", "id": "i1", "input_file": media.URL + "/jingle.wav"}}, func(p map[string]any) bool {
+			return get(p, "multi_input_files.0.id") == "i1" && get(p, "multi_input_files.0.input_file") == "jingle.wav" &&
+				get(p, "multi_input_files.0.input_channels") == 1.0 && get(p, "multi_input_files.0.input_length") == 0.5
 		}},
 		{"speech_recognition", map[string]any{"uuid": svc.UUID, "language": "en-US"}, func(p map[string]any) bool {
 			return get(p, "speech_recognition.type") == "ftp" && slices.ContainsFunc(p["output_files"].([]any), func(o any) bool { return o.(map[string]any)["format"] == "subtitle" })

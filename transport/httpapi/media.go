@@ -400,6 +400,10 @@ func (s *server) syncMedia(ctx context.Context, owner string, before, p *product
 		return nil, err
 	}
 	inChanged = inChanged || svcChanged
+	multiChanged, err := s.syncMultiInputs(ctx, owner, p, before)
+	if err != nil {
+		return nil, err
+	}
 	ik := productionImages(p.UUID)
 	imgChanged, err := s.syncCover(ctx, owner, ik, before.Image, before.Thumbnail, p.Image, &p.Image, &p.Thumbnail)
 	if err != nil {
@@ -411,6 +415,11 @@ func (s *server) syncMedia(ctx context.Context, owner string, before, p *product
 		}
 		if imgChanged {
 			s.pruneImages(ctx, ik, p.Image)
+		}
+		for _, m := range p.MultiInputFiles {
+			if slices.Contains(multiChanged, m.ID) {
+				s.prune(ctx, production.IntroPrefix(p.UUID, m.ID), production.IntroKey(p.UUID, m.ID, m.InputFile))
+			}
 		}
 	}, nil
 }

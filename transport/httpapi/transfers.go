@@ -170,3 +170,52 @@ func (s *server) syncServiceInput(ctx context.Context, owner string, p *producti
 	setInputInfo(p, info)
 	return true, nil
 }
+
+// syncMultiInputs fetches and probes the intros, outros and tracks whose
+// input_file is an http(s) URL or a file on an incoming service, when new
+// or changed since before. A URL then reads back as the file name, as the
+// main input's does.
+func (s *server) syncMultiInputs(ctx context.Context, owner string, p *production.Production, before *production.Production) (changed []string, err error) {
+	prev := map[string]production.MultiInputFile{}
+	if before != nil {
+		for _, m := range before.MultiInputFiles {
+			prev[m.ID] = m
+		}
+	}
+	for i := range p.MultiInputFiles {
+		m := &p.MultiInputFiles[i]
+		if m.InputFile == "" {
+			continue
+		}
+		if b, ok := prev[m.ID]; ok && b.InputFile == m.InputFile && b.Service == m.Service {
+			continue
+		}
+		field := fmt.Sprintf("multi_input_files.%d.input_file", i)
+		key := func(n string) string { return production.IntroKey(p.UUID, m.ID, n) }
+		name := m.InputFile
+		switch {
+		case m.Service != "":
+			if production.SanitizeName(name) != name {
+				return changed, fieldError(field, fmt.Sprintf("%q is not a file name on the service", name))
+			}
+			if err := s.fetchFromService(ctx, owner, field, m.Service, name, key); err != nil {
+				return changed, err
+			}
+		case isAbsURL(name):
+			if name, err = s.fetchInto(ctx, field, name, m.ID, key); err != nil {
+				return changed, err
+			}
+		default:
+			continue // an uploaded file, or one still to upload
+		}
+		info, err := s.probeBlob(ctx, field, key(name))
+		if err != nil {
+			s.blobs.Delete(context.WithoutCancel(ctx), key(name))
+			return changed, err
+		}
+		m.InputFile = name
+		setTrackInfo(m, info)
+		changed = append(changed, m.ID)
+	}
+	return changed, nil
+}

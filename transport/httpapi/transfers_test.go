@@ -50,6 +50,13 @@ func TestServiceLsAndInput(t *testing.T) {
 				get(p, "metadata.title") != "From the server" || p["start_allowed"] != true {
 				t.Errorf("production from a service input: %v", p)
 			}
+			// So is an outro named on the service.
+			p = e.must(e.req("POST", "/api/production/"+p["uuid"].(string)+"/multi_input_files.json", e.keyA,
+				[]any{map[string]any{"type": "outro", "id": "o1", "service": svc.UUID, "input_file": "show.wav"}})).obj(t)
+			if get(p, "multi_input_files.0.input_file") != "show.wav" || get(p, "multi_input_files.0.input_samplerate") != 44100.0 ||
+				get(p, "multi_input_files.0.service") != svc.UUID {
+				t.Errorf("outro from the service: %v", p["multi_input_files"])
+			}
 			r := e.wantErr(e.req("POST", "/api/productions.json", e.keyA, map[string]any{"service": svc.UUID, "input_file": "missing.wav"}), 400, "validation_failed")
 			if !strings.Contains(r.FormErrors["input_file"], "missing.wav") {
 				t.Errorf("missing file: form_errors %v", r.FormErrors)
