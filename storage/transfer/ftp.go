@@ -142,9 +142,10 @@ func (f *ftpConn) Put(ctx context.Context, name string, r io.Reader) error {
 	if err := checkName(name); err != nil {
 		return err
 	}
-	defer watch(ctx, f)()
+	// Cancelling stops the upload through the reader, not by cutting the
+	// connection, which is still needed to remove the partial file.
 	tmp := f.path(tempName(name))
-	if err := f.c.Stor(tmp, r); err != nil {
+	if err := f.c.Stor(tmp, &ctxReader{ctx: ctx, rc: io.NopCloser(r)}); err != nil {
 		f.c.Delete(tmp)
 		if ctx.Err() != nil {
 			return ctx.Err()

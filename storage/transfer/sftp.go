@@ -157,18 +157,3 @@ func (s *sftpConn) Close() error {
 	s.c.Close()
 	return s.ssh.Close()
 }
-
-// ctxReader stops a copy when its context is done.
-type ctxReader struct {
-	ctx context.Context
-	rc  io.ReadCloser
-}
-
-func (r *ctxReader) Read(p []byte) (int, error) {
-	if err := r.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return r.rc.Read(p)
-}
-
-func (r *ctxReader) Close() error { return r.rc.Close() }

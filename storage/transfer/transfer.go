@@ -57,10 +57,13 @@ type Options struct {
 	// net.Dialer. A server users reach passes one that refuses private
 	// and loopback addresses.
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
-	// HTTPClient sends WebDAV requests. nil: a client dialing with Dial.
+	// HTTPClient's Transport sends WebDAV requests (its Timeout is not
+	// used: transfers last as long as the file needs). nil: a transport
+	// dialing with Dial.
 	HTTPClient *http.Client
-	// Timeout bounds connecting and every operation the protocol library
-	// cannot cancel (default DefaultTimeout).
+	// Timeout bounds connecting, handshakes and waiting for a reply; a
+	// transfer itself has no time limit beyond its context (default
+	// DefaultTimeout).
 	Timeout time.Duration
 	// TLSConfig is used for FTPS; nil: the system roots, ServerName set to
 	// the host.
@@ -156,3 +159,18 @@ func watch(ctx context.Context, c io.Closer) (stop func()) {
 	}()
 	return func() { close(done) }
 }
+
+// ctxReader stops a copy when its context is done.
+type ctxReader struct {
+	ctx context.Context
+	rc  io.ReadCloser
+}
+
+func (r *ctxReader) Read(p []byte) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return r.rc.Read(p)
+}
+
+func (r *ctxReader) Close() error { return r.rc.Close() }

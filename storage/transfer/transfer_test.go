@@ -43,6 +43,10 @@ func (r *failingReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
+
 func readAll(t *testing.T, c transfer.Conn, name string) []byte {
 	t.Helper()
 	rc, err := c.Open(context.Background(), name)
@@ -144,6 +148,15 @@ func TestProtocols(t *testing.T) {
 			if err := c.Put(ctx, "broken.mp3", &failingReader{left: 300 << 10}); err == nil {
 				t.Errorf("Put from a failing reader succeeded")
 			}
+			// So does one whose context is cancelled halfway.
+			cctx, cancel := context.WithCancel(ctx)
+			cancelling := io.MultiReader(io.LimitReader(rand.Reader, 200<<10), readerFunc(func([]byte) (int, error) {
+				cancel()
+				return 0, context.Canceled
+			}), io.LimitReader(rand.Reader, 200<<10))
+			if err := c.Put(cctx, "cancelled.mp3", cancelling); !errors.Is(err, context.Canceled) {
+				t.Errorf("cancelled Put: %v, want context.Canceled", err)
+			}
 			c.Close()
 			c, err = transfer.Open(ctx, svc, opt)
 			if err != nil {
@@ -156,7 +169,7 @@ func TestProtocols(t *testing.T) {
 			}
 			ents, _ := os.ReadDir(srv.Dir)
 			for _, e := range ents {
-				if strings.Contains(e.Name(), "broken") || strings.HasSuffix(e.Name(), ".part") {
+				if strings.Contains(e.Name(), "broken") || strings.Contains(e.Name(), "cancelled") || strings.HasSuffix(e.Name(), ".part") {
 					t.Errorf("left on the server: %s", e.Name())
 				}
 			}

@@ -17,13 +17,17 @@ type webdavConn struct {
 }
 
 func openWebDAV(ctx context.Context, cfg config, opt Options) (Conn, error) {
-	hc := opt.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Transport: &http.Transport{DialContext: opt.Dial, Proxy: nil}}
+	// No overall request timeout: an upload of an hour of WAV takes as
+	// long as it takes. The library has no context, so a cancelled
+	// transfer stops through the body (ctxReader) and a silent server
+	// through the header timeout.
+	var rt http.RoundTripper = &http.Transport{DialContext: opt.Dial, Proxy: nil,
+		ResponseHeaderTimeout: opt.Timeout, TLSHandshakeTimeout: opt.Timeout}
+	if opt.HTTPClient != nil && opt.HTTPClient.Transport != nil {
+		rt = opt.HTTPClient.Transport
 	}
 	c := gowebdav.NewClient(cfg.URL, cfg.Username, cfg.Password)
-	c.SetTransport(hc.Transport)
-	c.SetTimeout(opt.Timeout)
+	c.SetTransport(rt)
 	w := &webdavConn{c: c, cfg: cfg}
 	// A listing checks the URL and the login at once.
 	if _, err := w.List(ctx); err != nil {
