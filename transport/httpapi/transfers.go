@@ -63,7 +63,7 @@ func serviceError(svc storage.Service, err error) error {
 	case errors.Is(err, outbound.ErrForbiddenAddress):
 		return newError(http.StatusBadGateway, CodeServiceFailed, name+": its host has a private, loopback or otherwise forbidden address")
 	case errors.Is(err, transfer.ErrNotFound), errors.Is(err, transfer.ErrName):
-		return err
+		return newError(http.StatusBadRequest, CodeBadRequest, name+": "+err.Error())
 	}
 	return newError(http.StatusBadGateway, CodeServiceFailed, name+" failed: "+err.Error())
 }
@@ -154,10 +154,9 @@ func (s *server) syncServiceInput(ctx context.Context, owner string, p *producti
 	if before != nil && before.Service != nil && *before.Service == *p.Service && before.InputFile == p.InputFile {
 		return false, nil
 	}
+	// Any name the service has is fine (blob keys sanitize it); one that
+	// could leave the directory is refused by transfer (ErrName).
 	name := p.InputFile
-	if production.SanitizeName(name) != name {
-		return false, fieldError("input_file", fmt.Sprintf("%q is not a file name on the service", name))
-	}
 	key := func(n string) string { return production.InputKey(p.UUID, n) }
 	if err := s.fetchFromService(ctx, owner, "input_file", *p.Service, name, key); err != nil {
 		return false, err
@@ -195,9 +194,6 @@ func (s *server) syncMultiInputs(ctx context.Context, owner string, p *productio
 		name := m.InputFile
 		switch {
 		case m.Service != "":
-			if production.SanitizeName(name) != name {
-				return changed, fieldError(field, fmt.Sprintf("%q is not a file name on the service", name))
-			}
 			if err := s.fetchFromService(ctx, owner, field, m.Service, name, key); err != nil {
 				return changed, err
 			}

@@ -21,7 +21,7 @@ func TestServiceLsAndInput(t *testing.T) {
 		t.Run(proto, func(t *testing.T) {
 			srv := transfertest.Start(t, proto)
 			wav := makeWAV(t, 2, 44100, 1.5, audio.Tags{Title: "From the server"})
-			for name, data := range map[string][]byte{"show.wav": wav, "b.MP3": []byte("not really"), "notes.txt": []byte("x"), "cover.jpg": {1}} {
+			for name, data := range map[string][]byte{"show.wav": wav, "Ep: 1?.wav": wav, "b.MP3": []byte("not really"), "notes.txt": []byte("x"), "cover.jpg": {1}} {
 				if err := os.WriteFile(filepath.Join(srv.Dir, name), data, 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -39,7 +39,7 @@ func TestServiceLsAndInput(t *testing.T) {
 			for _, v := range l {
 				got = append(got, v.(string))
 			}
-			if !slices.Equal(got, []string{"b.MP3", "show.wav"}) {
+			if !slices.Equal(got, []string{"Ep: 1?.wav", "b.MP3", "show.wav"}) {
 				t.Errorf("ls = %q, want the audio files only, sorted", got)
 			}
 			e.wantErr(e.req("GET", "/api/service/"+svc.UUID+"/ls.json", e.keyB, nil), 404, "not_found")
@@ -50,6 +50,13 @@ func TestServiceLsAndInput(t *testing.T) {
 				get(p, "metadata.title") != "From the server" || p["start_allowed"] != true {
 				t.Errorf("production from a service input: %v", p)
 			}
+			// Names the API would not choose for its own files are fine on
+			// a service.
+			q := e.must(e.req("POST", "/api/productions.json", e.keyA, map[string]any{"service": svc.UUID, "input_file": "Ep: 1?.wav"})).obj(t)
+			if q["input_file"] != "Ep: 1?.wav" || q["channels"] != 2.0 {
+				t.Errorf("odd name from a service: %v", q)
+			}
+
 			// So is an outro named on the service.
 			p = e.must(e.req("POST", "/api/production/"+p["uuid"].(string)+"/multi_input_files.json", e.keyA,
 				[]any{map[string]any{"type": "outro", "id": "o1", "service": svc.UUID, "input_file": "show.wav"}})).obj(t)
