@@ -498,27 +498,36 @@ func TestRunnerCrash(t *testing.T) {
 	}
 	start := func() *workerProc { return startWorker(t, e.dir) }
 
-	w := start()
+	// The state read before the kill can be stale by the time SIGKILL
+	// lands: the job in flight may finish in between. The state read after
+	// the kill is frozen, so that one decides; if nothing was in flight,
+	// start another worker and try again.
 	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		done, inFlight := count()
-		if done >= 3 && inFlight > 0 {
-			w.kill()
-			t.Logf("killed the worker with %d done, %d in flight", done, inFlight)
-			break
+	var doneAtKill int
+	for killed := false; !killed; {
+		w := start()
+		for {
+			done, inFlight := count()
+			if done >= 3 && inFlight > 0 {
+				w.kill()
+				break
+			}
+			if done == n || time.Now().After(deadline) {
+				w.kill()
+				t.Fatalf("could not kill the worker mid-run: %d done, %d in flight", done, inFlight)
+			}
+			time.Sleep(2 * time.Millisecond)
 		}
-		if done == n || time.Now().After(deadline) {
-			w.kill()
-			t.Fatalf("could not kill the worker mid-run: %d done, %d in flight", done, inFlight)
-		}
-		time.Sleep(2 * time.Millisecond)
+		var inFlight int
+		doneAtKill, inFlight = count()
+		killed = inFlight > 0
+		t.Logf("killed the worker with %d done, %d in flight", doneAtKill, inFlight)
 	}
-	doneAtKill, _ := count()
 	if doneAtKill == n {
 		t.Fatal("every production finished before the kill")
 	}
 
-	w = start()
+	w := start()
 	defer w.kill()
 	deadline = time.Now().Add(3 * time.Minute)
 	for {
