@@ -58,11 +58,9 @@ type Result struct {
 	// from the output audio whether or not a waveform output was asked for.
 	Waveform []byte
 	// Cover is the cover image used (nil without one); Thumbnail is its
-	// 200x200 center crop, encoded as ThumbnailType (image/jpeg for JPEG
-	// covers, image/png otherwise).
-	Cover         *audio.Picture
-	Thumbnail     []byte
-	ThumbnailType string
+	// 200x200 center crop as PNG.
+	Cover     *audio.Picture
+	Thumbnail []byte
 	// Frames is the output length in frames at the output sample rate.
 	Frames int64
 }
@@ -336,12 +334,12 @@ func (r *run) probe(ctx context.Context) error {
 	}
 	if r.cover != nil {
 		r.result.Cover = r.cover
-		thumb, typ, err := Thumbnail(r.cover.Data, ThumbnailSize)
+		thumb, err := Thumbnail(r.cover.Data, ThumbnailSize)
 		if err != nil {
 			p.SetWarning(StatusAudioProcessing, "cover image ignored: "+err.Error())
 			r.cover, r.result.Cover = nil, nil
 		} else {
-			r.result.Thumbnail, r.result.ThumbnailType = thumb, typ
+			r.result.Thumbnail = thumb
 		}
 	}
 	return nil

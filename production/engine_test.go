@@ -258,10 +258,8 @@ func TestEngineEndToEnd(t *testing.T) {
 		t.Errorf("used_credits %+v, want combined %v", p.UsedCredits, want)
 	}
 	checkStatistics(t, p.Statistics, -16)
-	if len(res.Thumbnail) == 0 || res.ThumbnailType != "image/png" {
-		t.Errorf("thumbnail %d bytes of %q", len(res.Thumbnail), res.ThumbnailType)
-	} else if img, _, err := image.Decode(strings.NewReader(string(res.Thumbnail))); err != nil || img.Bounds().Dx() != 200 || img.Bounds().Dy() != 200 {
-		t.Errorf("thumbnail does not decode as 200x200: %v", err)
+	if img, format, err := image.Decode(strings.NewReader(string(res.Thumbnail))); err != nil || format != "png" || img.Bounds().Dx() != 200 || img.Bounds().Dy() != 200 {
+		t.Errorf("thumbnail (%d bytes) does not decode as a 200x200 PNG: %q, %v", len(res.Thumbnail), format, err)
 	}
 
 	t.Logf("warning: %q", p.WarningMessage)

@@ -58,19 +58,18 @@ func decodeImage(data []byte) (image.Image, string, error) {
 }
 
 // Thumbnail returns the center square of a PNG or JPEG image scaled to
-// size x size pixels by area averaging, encoded like the original (JPEG
-// stays JPEG, PNG stays PNG, keeping transparency), and its MIME type.
-func Thumbnail(data []byte, size int) ([]byte, string, error) {
-	img, mime, err := decodeImage(data)
+// size x size pixels by area averaging, as PNG whatever the original's
+// type: its stored name ends in .png (ThumbnailName), PNG keeps
+// transparency, and at this size the encoding hardly changes the bytes.
+func Thumbnail(data []byte, size int) ([]byte, error) {
+	img, _, err := decodeImage(data)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	b := img.Bounds()
 	side := min(b.Dx(), b.Dy())
 	crop := image.Rect(0, 0, side, side).Add(image.Pt(b.Min.X+(b.Dx()-side)/2, b.Min.Y+(b.Dy()-side)/2))
-	thumb := ResizeArea(img, crop, size, size)
-	out, err := encodeImage(thumb, mime)
-	return out, mime, err
+	return encodeImage(ResizeArea(img, crop, size, size), "image/png")
 }
 
 // ConvertImage returns data unchanged when it already is of the type the

@@ -203,8 +203,8 @@ func TestEngineSplitMonoIntro(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(outDir, "ep.jpg")); !bytes.Equal(data, jb.Bytes()) {
 		t.Error("image output is not the JPEG cover unchanged")
 	}
-	if res.ThumbnailType != "image/jpeg" || len(res.Thumbnail) == 0 {
-		t.Errorf("thumbnail of a JPEG cover: %q, %d bytes", res.ThumbnailType, len(res.Thumbnail))
+	if _, format, err := image.DecodeConfig(bytes.NewReader(res.Thumbnail)); err != nil || format != "png" {
+		t.Errorf("thumbnail of a JPEG cover: %q, %v (want a PNG: its name ends in .png)", format, err)
 	}
 	txt, _ := os.ReadFile(filepath.Join(outDir, "ep.txt"))
 	if !strings.Contains(string(txt), "Output levels") || !strings.Contains(string(txt), "LUFS") {

@@ -226,6 +226,17 @@ func TestPresetCoverImage(t *testing.T) {
 		t.Fatalf("preset image %v", pr["image"])
 	}
 	e.wantErr(e.upload("/api/preset/"+pid+"/upload.json", e.keyA, part{field: "intro_file", name: "i.wav", data: makeWAV(t, 1, 8000, 0.1, audio.Tags{})}), 400, "validation_failed")
+	// Covers the engine cannot embed are refused at upload, not dropped
+	// with a warning at processing; the stored cover stays.
+	for name, data := range map[string][]byte{"c.gif": []byte("GIF89a\x01\x00\x01\x00\x00\x00\x00;"), "c.jpg": []byte("not an image"), "c.png": []byte("\x89PNG\r\n\x1a\n broken")} {
+		r := e.wantErr(e.upload("/api/preset/"+pid+"/upload.json", e.keyA, part{field: "image", name: name, data: data}), 400, "validation_failed")
+		if !strings.Contains(r.FormErrors["image"], "PNG or JPEG") {
+			t.Errorf("%s: form_errors %v", name, r.FormErrors)
+		}
+	}
+	if pr := e.must(e.req("GET", "/api/preset/"+pid+".json", e.keyA, nil)).obj(t); pr["image"] != e.base+"/api/download/preset/"+pid+"/c.png" {
+		t.Errorf("after refused uploads the preset image is %v", pr["image"])
+	}
 	id := e.create(e.keyA, map[string]any{})
 	p := e.must(e.req("POST", "/api/production/"+id+".json", e.keyA, map[string]any{"preset_cover_image": pid})).obj(t)
 	if p["image"] != e.base+"/api/download/audio-upload/"+id+"/c.png" {

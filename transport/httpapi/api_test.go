@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -323,9 +324,37 @@ func TestUploadProbeAndDownload(t *testing.T) {
 	e.wantErr(e.upload("/api/production/"+id+"/upload.json", e.keyA, field("input_file", "text")), 400, "validation_failed")
 	e.wantErr(e.upload("/api/production/"+id+"/upload.json", e.keyA), 400, "bad_request")
 	e.wantErr(e.req("POST", "/api/production/"+id+"/upload.json", e.keyA, `{}`), 415, "unsupported_media_type")
-	// A failed upload leaves the stored input alone.
-	if r := e.req("GET", "/api/download/audio-upload/"+id+"/My%20Ep.wav", e.keyA, nil); r.Status != 200 {
-		t.Errorf("input gone after failed upload: %d", r.Status)
+	// A failed upload leaves the stored files alone, also when it has the
+	// same names and one of its two files is good.
+	e.wantErr(e.upload("/api/production/"+id+"/upload.json", e.keyA,
+		part{field: "image", name: "cover.png", data: makePNG(t, 50, 50)},
+		part{field: "input_file", name: "My Ep.wav", data: []byte("RIFF broken")}), 400, "validation_failed")
+	e.wantErr(e.upload("/api/production/"+id+"/upload.json", e.keyA, part{field: "image", name: "cover.png", data: []byte("nope")}), 400, "validation_failed")
+	if r := e.req("GET", "/api/download/audio-upload/"+id+"/My%20Ep.wav", e.keyA, nil); r.Status != 200 || !bytes.Equal(r.Raw, data) {
+		t.Errorf("input after failed uploads: %d, %d bytes", r.Status, len(r.Raw))
+	}
+	if r := e.req("GET", strings.TrimPrefix(img, e.base), e.keyA, nil); r.Status != 200 {
+		t.Errorf("cover after failed uploads: %d", r.Status)
+	} else if w, h := pngSize(t, r.Raw); w != 640 || h != 480 {
+		t.Errorf("cover after failed uploads is %dx%d, want the 640x480 one", w, h)
+	}
+	if r := e.req("GET", strings.TrimPrefix(thumb, e.base), e.keyA, nil); r.Status != 200 {
+		t.Errorf("thumbnail after failed uploads: %d", r.Status)
+	}
+	blobs, _ := e.blobs.List(context.Background(), production.ProductionPrefix(id))
+	for _, b := range blobs {
+		if strings.Contains(b.Key, "staged-") {
+			t.Errorf("staging blob left: %s", b.Key)
+		}
+	}
+	// The same name again with a good file replaces it.
+	data2 := makeWAV(t, 1, 22050, 0.5, audio.Tags{})
+	p = e.must(e.upload("/api/production/"+id+"/upload.json", e.keyA, part{field: "input_file", name: "My Ep.wav", data: data2})).obj(t)
+	if p["channels"] != 1.0 || p["samplerate"] != 22050.0 {
+		t.Errorf("replaced input probes as %v channels at %v Hz", p["channels"], p["samplerate"])
+	}
+	if r := e.req("GET", "/api/download/audio-upload/"+id+"/My%20Ep.wav", e.keyA, nil); !bytes.Equal(r.Raw, data2) {
+		t.Errorf("replaced input: %d bytes, want %d", len(r.Raw), len(data2))
 	}
 }
 

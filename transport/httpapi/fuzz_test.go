@@ -1,35 +1,12 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"image/png"
 	"testing"
 
 	"github.com/audiopost/audiopost/production"
 )
-
-// FuzzThumbnail feeds arbitrary bytes as an uploaded cover: the result is
-// an error or a 200x200 PNG, never a panic or a huge allocation.
-func FuzzThumbnail(f *testing.F) {
-	f.Add([]byte("\x89PNG\r\n\x1a\n"))
-	f.Add([]byte("GIF89a\x01\x00\x01\x00\x00\x00\x00;"))
-	f.Add([]byte{0xff, 0xd8, 0xff, 0xe0})
-	f.Fuzz(func(t *testing.T, data []byte) {
-		out, err := thumbnail(data)
-		if err != nil {
-			return
-		}
-		img, err := png.Decode(bytes.NewReader(out))
-		if err != nil {
-			t.Fatalf("thumbnail is not a PNG: %v", err)
-		}
-		if b := img.Bounds(); b.Dx() != ThumbnailSize || b.Dy() != ThumbnailSize {
-			t.Fatalf("thumbnail is %v", b)
-		}
-	})
-}
 
 // FuzzSimpleRequest feeds arbitrary simple API form values: the result is
 // a form error or a request that production.DecodeInput accepts as a

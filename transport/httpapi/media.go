@@ -5,11 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"image"
-	"image/draw"
-	_ "image/gif" // cover images may be GIF
-	_ "image/jpeg"
-	"image/png"
 	"io"
 	"mime"
 	"net/http"
@@ -23,13 +18,6 @@ import (
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/transport/outbound"
 )
-
-// ThumbnailSize is the edge of the square thumbnail made of a cover image.
-const ThumbnailSize = 200
-
-// maxImagePixels bounds the cover images decoded for thumbnails, so a tiny
-// file claiming a huge canvas cannot exhaust memory.
-const maxImagePixels = 40_000_000
 
 // storeBlob streams r into a new blob; on any error nothing is stored.
 func (s *server) storeBlob(ctx context.Context, key string, r io.Reader) (int64, error) {
@@ -45,10 +33,75 @@ func (s *server) storeBlob(ctx context.Context, key string, r io.Reader) (int64,
 	return n, w.Close()
 }
 
+// A new file never replaces a stored one of the same name before it is
+// checked (probed as audio, decoded as an image): it is written beside it
+// first, so a failed upload or fetch costs nothing that was there.
+
+// stagingKey is where a new file for final is written before its check:
+// final itself when nothing is stored there, a fresh name beside it else.
+func (s *server) stagingKey(ctx context.Context, final string) (string, error) {
+	_, err := s.blobs.Stat(ctx, final)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return final, nil
+	case err != nil:
+		return "", err
+	}
+	return path.Dir(final) + "/staged-" + storage.NewUUID() + "-" + path.Base(final), nil
+}
+
+// promote moves a checked file from its staging key to final.
+func (s *server) promote(ctx context.Context, staged, final string) error {
+	if staged == final {
+		return nil
+	}
+	if err := s.copyBlob(ctx, staged, final); err != nil {
+		return err
+	}
+	s.discard(ctx, staged)
+	return nil
+}
+
+// discard deletes a blob nobody refers to; failures are only logged.
+func (s *server) discard(ctx context.Context, key string) {
+	if err := s.blobs.Delete(context.WithoutCancel(ctx), key); err != nil && !errors.Is(err, storage.ErrNotFound) {
+		s.log.WarnContext(ctx, "httpapi: deleting blob", "key", key, "err", err)
+	}
+}
+
+// storeChecked writes a new file for final through write, runs check on
+// it (nil: none) and only then puts it under final.
+func (s *server) storeChecked(ctx context.Context, final string, write, check func(key string) error) error {
+	key, err := s.stagingKey(ctx, final)
+	if err != nil {
+		return err
+	}
+	if err := write(key); err != nil {
+		return err
+	}
+	if check != nil {
+		if err := check(key); err != nil {
+			s.discard(ctx, key)
+			return err
+		}
+	}
+	return s.promote(ctx, key, final)
+}
+
+// probeInto returns a check that probes the file as field's input and
+// keeps what it found in info.
+func (s *server) probeInto(ctx context.Context, field string, info *audio.Info) func(key string) error {
+	return func(key string) (err error) {
+		*info, err = s.probeBlob(ctx, field, key)
+		return err
+	}
+}
+
 // fetchInto downloads rawURL through the outbound client into the blob
 // that key(name) names, where name is the file name the server gave (or
-// the URL's). Failures are form errors of field.
-func (s *server) fetchInto(ctx context.Context, field, rawURL, fallback string, key func(name string) string) (name string, err error) {
+// the URL's), once check (nil: none) accepts it. Failures are form errors
+// of field.
+func (s *server) fetchInto(ctx context.Context, field, rawURL, fallback string, key func(name string) string, check func(key string) error) (name string, err error) {
 	name = fileNameOf(rawURL, fallback)
 	tmp := key("fetch-" + storage.NewUUID())
 	w, err := s.blobs.Create(ctx, tmp)
@@ -71,9 +124,14 @@ func (s *server) fetchInto(ctx context.Context, field, rawURL, fallback string, 
 	if err := w.Close(); err != nil {
 		return "", err
 	}
-	defer s.blobs.Delete(context.WithoutCancel(ctx), tmp)
+	defer s.discard(ctx, tmp)
 	if fname = production.SanitizeName(fname); fname != "" {
 		name = fname
+	}
+	if check != nil {
+		if err := check(tmp); err != nil {
+			return "", err
+		}
 	}
 	if err := s.copyBlob(ctx, tmp, key(name)); err != nil {
 		return "", err
@@ -171,28 +229,37 @@ func presetImages(uuid string) imageKeys {
 	return imageKeys{dlPreset, uuid, production.PresetImagePrefix(uuid), production.PresetImageKey, production.PresetThumbnailKey}
 }
 
-// storeCover stores a cover image that is already in the blob at src
-// (moving it to its key if needed), makes its thumbnail and returns the
-// image and thumbnail URLs. A file that is not a JPEG, PNG or GIF image is
-// a form error of field.
-func (s *server) storeCover(ctx context.Context, field string, ik imageKeys, src, name string) (img, thumb string, err error) {
-	key := ik.key(ik.uuid, name)
-	if err := s.copyBlob(ctx, src, key); err != nil {
-		return "", "", err
-	}
+// coverThumbnail makes the thumbnail of the image in the blob at key. A
+// file that is not a PNG or JPEG image the engine can embed is a form
+// error of field.
+func (s *server) coverThumbnail(ctx context.Context, field, key string) ([]byte, error) {
 	rc, _, err := s.blobs.Open(ctx, key)
 	if err != nil {
-		return "", "", err
+		return nil, err
 	}
 	data, err := io.ReadAll(rc)
 	rc.Close()
 	if err != nil {
+		return nil, err
+	}
+	th, err := production.Thumbnail(data, production.ThumbnailSize)
+	if err != nil {
+		return nil, fieldError(field, imageProblem(err))
+	}
+	return th, nil
+}
+
+// storeCover checks the cover image in the blob at src, makes its
+// thumbnail, stores both under the image keys of name (copying src there
+// if it lives elsewhere) and returns the image and thumbnail URLs.
+// Nothing is stored for a file that fails the check.
+func (s *server) storeCover(ctx context.Context, field string, ik imageKeys, src, name string) (img, thumb string, err error) {
+	th, err := s.coverThumbnail(ctx, field, src)
+	if err != nil {
 		return "", "", err
 	}
-	th, err := thumbnail(data)
-	if err != nil {
-		s.blobs.Delete(context.WithoutCancel(ctx), key)
-		return "", "", fieldError(field, err.Error())
+	if err := s.copyBlob(ctx, src, ik.key(ik.uuid, name)); err != nil {
+		return "", "", err
 	}
 	if _, err := s.storeBlob(ctx, ik.thumb(ik.uuid, name), bytes.NewReader(th)); err != nil {
 		return "", "", err
@@ -200,52 +267,9 @@ func (s *server) storeCover(ctx context.Context, field string, ik imageKeys, src
 	return s.downloadURL(ik.kind, ik.uuid, name), s.downloadURL(ik.kind, ik.uuid, production.ThumbnailName(name)), nil
 }
 
-// thumbnail scales an image to ThumbnailSize square (centre crop, box
-// filter) and encodes it as PNG.
-func thumbnail(data []byte) ([]byte, error) {
-	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
-	if err != nil {
-		return nil, errors.New("is not a JPEG, PNG or GIF image")
-	}
-	if cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > maxImagePixels {
-		return nil, fmt.Errorf("image of %dx%d pixels is too large", cfg.Width, cfg.Height)
-	}
-	src, _, err := image.Decode(bytes.NewReader(data))
-	if err != nil {
-		return nil, errors.New("is a damaged image: " + err.Error())
-	}
-	b := src.Bounds()
-	side := min(b.Dx(), b.Dy())
-	x0, y0 := b.Min.X+(b.Dx()-side)/2, b.Min.Y+(b.Dy()-side)/2
-	rgba := image.NewRGBA(image.Rect(0, 0, side, side))
-	draw.Draw(rgba, rgba.Bounds(), src, image.Pt(x0, y0), draw.Src)
-	dst := image.NewRGBA(image.Rect(0, 0, ThumbnailSize, ThumbnailSize))
-	for y := range ThumbnailSize {
-		sy0, sy1 := y*side/ThumbnailSize, max((y+1)*side/ThumbnailSize, y*side/ThumbnailSize+1)
-		for x := range ThumbnailSize {
-			sx0, sx1 := x*side/ThumbnailSize, max((x+1)*side/ThumbnailSize, x*side/ThumbnailSize+1)
-			var sum [4]int
-			n := 0
-			for sy := sy0; sy < sy1; sy++ {
-				for sx := sx0; sx < sx1; sx++ {
-					o := rgba.PixOffset(sx, sy)
-					for c := range 4 {
-						sum[c] += int(rgba.Pix[o+c])
-					}
-					n++
-				}
-			}
-			o := dst.PixOffset(x, y)
-			for c := range 4 {
-				dst.Pix[o+c] = uint8(sum[c] / n)
-			}
-		}
-	}
-	var out bytes.Buffer
-	if err := png.Encode(&out, dst); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
+// imageProblem words a production.ErrImage for form_errors.
+func imageProblem(err error) string {
+	return "is not a usable PNG or JPEG image (" + strings.TrimPrefix(err.Error(), production.ErrImage.Error()+": ") + ")"
 }
 
 // ownDownload resolves a download URL of this server to the blob key it
@@ -353,7 +377,11 @@ func (s *server) syncCover(ctx context.Context, owner string, ik imageKeys, befo
 			return false, err
 		}
 	} else {
-		name, err = s.fetchInto(ctx, "image", *after, "cover", func(n string) string { return ik.key(ik.uuid, n) })
+		checkImage := func(key string) error {
+			_, err := s.coverThumbnail(ctx, "image", key)
+			return err
+		}
+		name, err = s.fetchInto(ctx, "image", *after, "cover", func(n string) string { return ik.key(ik.uuid, n) }, checkImage)
 		if err != nil {
 			return false, err
 		}
@@ -374,13 +402,9 @@ func (s *server) syncInput(ctx context.Context, p *production.Production, before
 	if p.InputFile == "" || p.InputFile == before || p.Service != nil || !isAbsURL(p.InputFile) {
 		return false, nil
 	}
-	name, err := s.fetchInto(ctx, "input_file", p.InputFile, "input", func(n string) string { return production.InputKey(p.UUID, n) })
+	var info audio.Info
+	name, err := s.fetchInto(ctx, "input_file", p.InputFile, "input", func(n string) string { return production.InputKey(p.UUID, n) }, s.probeInto(ctx, "input_file", &info))
 	if err != nil {
-		return false, err
-	}
-	info, err := s.probeBlob(ctx, "input_file", production.InputKey(p.UUID, name))
-	if err != nil {
-		s.blobs.Delete(context.WithoutCancel(ctx), production.InputKey(p.UUID, name))
 		return false, err
 	}
 	p.InputFile = name

@@ -89,12 +89,14 @@ func (s *server) createSimple(w http.ResponseWriter, r *http.Request, u storage.
 			switch field {
 			case "input_file":
 				name := uploadName(part, "input")
-				input = &uploaded{field, production.InputKey(id, name), name}
-				return s.storePart(ctx, part, input.key)
+				key := production.InputKey(id, name)
+				input = &uploaded{field: field, key: key, name: name, staged: key}
+				return s.storePart(ctx, part, key)
 			case "image":
 				name := uploadName(part, "cover")
-				image = &uploaded{field, production.ImageKey(id, name), name}
-				return s.storePart(ctx, part, image.key)
+				key := production.ImageKey(id, name)
+				image = &uploaded{field: field, key: key, name: name, staged: key}
+				return s.storePart(ctx, part, key)
 			case "chapters":
 			default:
 				return fieldError(field, "must be a text field, not a file")

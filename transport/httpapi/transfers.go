@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/transfer"
@@ -106,7 +107,7 @@ func (s *server) serviceLs(w http.ResponseWriter, r *http.Request, u storage.Use
 
 // fetchFromService copies the named file of an incoming service into the
 // blob key(name). Failures are form errors of field.
-func (s *server) fetchFromService(ctx context.Context, owner, field, serviceUUID, name string, key func(string) string) error {
+func (s *server) fetchFromService(ctx context.Context, owner, field, serviceUUID, name string, key func(string) string, check func(key string) error) error {
 	svc, err := s.store.GetService(ctx, owner, serviceUUID)
 	if errors.Is(err, storage.ErrNotFound) {
 		return fieldError(field, "no such service")
@@ -129,19 +130,21 @@ func (s *server) fetchFromService(ctx context.Context, owner, field, serviceUUID
 		return serviceError(svc, err)
 	}
 	defer rc.Close()
-	lim := &io.LimitedReader{R: rc, N: s.maxUp + 1}
-	n, err := s.storeBlob(ctx, key(name), lim)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
+	return s.storeChecked(ctx, key(name), func(to string) error {
+		lim := &io.LimitedReader{R: rc, N: s.maxUp + 1}
+		n, err := s.storeBlob(ctx, to, lim)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return serviceError(svc, err)
 		}
-		return serviceError(svc, err)
-	}
-	if n > s.maxUp {
-		s.blobs.Delete(context.WithoutCancel(ctx), key(name))
-		return newError(http.StatusRequestEntityTooLarge, CodeTooLarge, fmt.Sprintf("%s: the file on the service is larger than %d bytes", field, s.maxUp))
-	}
-	return nil
+		if n > s.maxUp {
+			s.discard(ctx, to)
+			return newError(http.StatusRequestEntityTooLarge, CodeTooLarge, fmt.Sprintf("%s: the file on the service is larger than %d bytes", field, s.maxUp))
+		}
+		return nil
+	}, check)
 }
 
 // syncServiceInput fetches and probes a main input named on an incoming
@@ -158,12 +161,8 @@ func (s *server) syncServiceInput(ctx context.Context, owner string, p *producti
 	// could leave the directory is refused by transfer (ErrName).
 	name := p.InputFile
 	key := func(n string) string { return production.InputKey(p.UUID, n) }
-	if err := s.fetchFromService(ctx, owner, "input_file", *p.Service, name, key); err != nil {
-		return false, err
-	}
-	info, err := s.probeBlob(ctx, "input_file", key(name))
-	if err != nil {
-		s.blobs.Delete(context.WithoutCancel(ctx), key(name))
+	var info audio.Info
+	if err := s.fetchFromService(ctx, owner, "input_file", *p.Service, name, key, s.probeInto(ctx, "input_file", &info)); err != nil {
 		return false, err
 	}
 	setInputInfo(p, info)
@@ -192,22 +191,18 @@ func (s *server) syncMultiInputs(ctx context.Context, owner string, p *productio
 		field := fmt.Sprintf("multi_input_files.%d.input_file", i)
 		key := func(n string) string { return production.IntroKey(p.UUID, m.ID, n) }
 		name := m.InputFile
+		var info audio.Info
 		switch {
 		case m.Service != "":
-			if err := s.fetchFromService(ctx, owner, field, m.Service, name, key); err != nil {
+			if err := s.fetchFromService(ctx, owner, field, m.Service, name, key, s.probeInto(ctx, field, &info)); err != nil {
 				return changed, err
 			}
 		case isAbsURL(name):
-			if name, err = s.fetchInto(ctx, field, name, m.ID, key); err != nil {
+			if name, err = s.fetchInto(ctx, field, name, m.ID, key, s.probeInto(ctx, field, &info)); err != nil {
 				return changed, err
 			}
 		default:
 			continue // an uploaded file, or one still to upload
-		}
-		info, err := s.probeBlob(ctx, field, key(name))
-		if err != nil {
-			s.blobs.Delete(context.WithoutCancel(ctx), key(name))
-			return changed, err
 		}
 		m.InputFile = name
 		setTrackInfo(m, info)

@@ -13,9 +13,23 @@ import (
 	"github.com/audiopost/audiopost/storage"
 )
 
-// uploaded is one file of a multipart request, already stored.
+// uploaded is one file of a multipart request, stored under staged until
+// checked, then under key.
 type uploaded struct {
 	field, key, name string
+	staged           string
+}
+
+// stagePart stores a file part under the staging key of final.
+func (s *server) stagePart(ctx context.Context, part *multipart.Part, field, final, name string) (uploaded, error) {
+	staged, err := s.stagingKey(ctx, final)
+	if err != nil {
+		return uploaded{}, err
+	}
+	if err := s.storePart(ctx, part, staged); err != nil {
+		return uploaded{}, err
+	}
+	return uploaded{field: field, key: final, name: name, staged: staged}, nil
 }
 
 // multipartReader checks the content type and wraps the body in the
@@ -112,9 +126,9 @@ func (s *server) uploadProduction(w http.ResponseWriter, r *http.Request, u stor
 	}
 	var ups []uploaded
 	defer func() {
-		if err != nil {
-			for _, up := range ups {
-				s.blobs.Delete(context.WithoutCancel(ctx), up.key)
+		for _, up := range ups {
+			if err != nil || up.staged != up.key {
+				s.discard(ctx, up.staged)
 			}
 		}
 	}()
@@ -140,10 +154,11 @@ func (s *server) uploadProduction(w http.ResponseWriter, r *http.Request, u stor
 			}
 			key = production.IntroKey(id, field, name)
 		}
-		if err := s.storePart(ctx, part, key); err != nil {
+		up, err := s.stagePart(ctx, part, field, key, name)
+		if err != nil {
 			return err
 		}
-		ups = append(ups, uploaded{field, key, name})
+		ups = append(ups, up)
 		return nil
 	})
 	if err != nil {
@@ -152,16 +167,28 @@ func (s *server) uploadProduction(w http.ResponseWriter, r *http.Request, u stor
 	if len(ups) == 0 {
 		return newError(http.StatusBadRequest, CodeBadRequest, "the upload contains no file")
 	}
+	// Every file is checked before any replaces a stored one.
 	infos := map[string]audio.Info{}
-	var img, thumb string
 	for _, up := range ups {
 		if up.field == "image" {
-			if img, thumb, err = s.storeCover(ctx, "image", productionImages(id), up.key, up.name); err != nil {
+			if _, err := s.coverThumbnail(ctx, "image", up.staged); err != nil {
 				return err
 			}
 			continue
 		}
-		if infos[up.field], err = s.probeBlob(ctx, up.field, up.key); err != nil {
+		if infos[up.field], err = s.probeBlob(ctx, up.field, up.staged); err != nil {
+			return err
+		}
+	}
+	var img, thumb string
+	for _, up := range ups {
+		if up.field == "image" {
+			if img, thumb, err = s.storeCover(ctx, "image", productionImages(id), up.staged, up.name); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := s.copyBlob(ctx, up.staged, up.key); err != nil {
 			return err
 		}
 	}
@@ -235,8 +262,8 @@ func (s *server) uploadPreset(w http.ResponseWriter, r *http.Request, u storage.
 	}
 	var up *uploaded
 	defer func() {
-		if err != nil && up != nil {
-			s.blobs.Delete(context.WithoutCancel(ctx), up.key)
+		if up != nil && (err != nil || up.staged != up.key) {
+			s.discard(ctx, up.staged)
 		}
 	}()
 	err = eachPart(mr, func(part *multipart.Part) error {
@@ -248,11 +275,11 @@ func (s *server) uploadPreset(w http.ResponseWriter, r *http.Request, u storage.
 			return fieldError(field, "must be a file")
 		}
 		name := uploadName(part, "cover")
-		key := production.PresetImageKey(id, name)
-		if err := s.storePart(ctx, part, key); err != nil {
+		staged, err := s.stagePart(ctx, part, field, production.PresetImageKey(id, name), name)
+		if err != nil {
 			return err
 		}
-		up = &uploaded{field, key, name}
+		up = &staged
 		return nil
 	})
 	if err != nil {
@@ -262,7 +289,7 @@ func (s *server) uploadPreset(w http.ResponseWriter, r *http.Request, u storage.
 		return newError(http.StatusBadRequest, CodeBadRequest, "the upload contains no file")
 	}
 	ik := presetImages(id)
-	img, thumb, err := s.storeCover(ctx, "image", ik, up.key, up.name)
+	img, thumb, err := s.storeCover(ctx, "image", ik, up.staged, up.name)
 	if err != nil {
 		return err
 	}
