@@ -1,6 +1,10 @@
 package production
 
-import "strings"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
 
 // Blob keys. Every package that reads or writes a production's files uses
 // these functions, so the layout lives in one place:
@@ -10,6 +14,7 @@ import "strings"
 //	productions/{uuid}/output/{filename}        output files
 //	productions/{uuid}/image/{filename}         cover image
 //	productions/{uuid}/image/thumb-{filename}.png  its thumbnail
+//	productions/{uuid}/chapter/{filename}       chapter images, named by ChapterImageName
 //	presets/{uuid}/image/{filename}             preset cover image (thumbnail alike)
 //
 // Every segment is passed through SanitizeName, so a hostile file name or
@@ -61,6 +66,41 @@ func ThumbnailName(filename string) string { return "thumb-" + keySegment(filena
 
 // ThumbnailKey is the blob key of the thumbnail of a production's cover.
 func ThumbnailKey(uuid, filename string) string { return ImageKey(uuid, ThumbnailName(filename)) }
+
+// ChapterImageKey is the blob key of a production's chapter image.
+func ChapterImageKey(uuid, filename string) string {
+	return ChapterImagePrefix(uuid) + keySegment(filename)
+}
+
+// ChapterImagePrefix is the folder of a production's chapter images.
+func ChapterImagePrefix(uuid string) string { return ProductionPrefix(uuid) + "chapter/" }
+
+// ChapterImageName names a chapter image (of MIME type mime) by its
+// content: a picture used by several chapters is stored once, and a
+// changed picture gets a new name, so its download URL never serves stale
+// bytes.
+func ChapterImageName(data []byte, mime string) string {
+	sum := sha256.Sum256(data)
+	return chapterImagePrefix + hex.EncodeToString(sum[:8]) + "." + strings.TrimPrefix(imageExt(mime), ".")
+}
+
+const chapterImagePrefix = "chapter-"
+
+// IsChapterImageName reports whether name is one ChapterImageName gives.
+// Download URLs share one flat name space for a production's uploads;
+// this is how a chapter image is told apart from an input or a cover.
+func IsChapterImageName(name string) bool {
+	rest, ok := strings.CutPrefix(name, chapterImagePrefix)
+	if !ok {
+		return false
+	}
+	hash, ext, ok := strings.Cut(rest, ".")
+	if !ok || len(hash) != 16 || (ext != "png" && ext != "jpg") {
+		return false
+	}
+	_, err := hex.DecodeString(hash)
+	return err == nil && strings.ToLower(hash) == hash
+}
 
 // PresetImageKey is the blob key of a preset's cover image.
 func PresetImageKey(uuid, filename string) string {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/audiopost/audiopost/audio"
@@ -42,6 +43,10 @@ type Inputs struct {
 	// Cover is the path of the cover image (PNG or JPEG); "" uses the
 	// picture embedded in the input, if any.
 	Cover string
+	// ChapterImages maps a chapter's image (Chapter.Image, as the
+	// production has it) to the path of the file (PNG or JPEG). Chapters
+	// whose image is not here are written without one.
+	ChapterImages map[string]string
 }
 
 // ProgressFunc receives every status change and, within a status, the
@@ -107,10 +112,12 @@ type run struct {
 	status   Status
 	lastFrac float64
 
-	info     audio.Info
-	cover    *audio.Picture
-	decoders []audio.Decoder
-	closers  []io.Closer // processed sources, closed before the decoders
+	info  audio.Info
+	cover *audio.Picture
+	// chapterPics are the loaded Inputs.ChapterImages, by chapter image.
+	chapterPics map[string]*audio.Picture
+	decoders    []audio.Decoder
+	closers     []io.Closer // processed sources, closed before the decoders
 	// reading is the fraction reporter of the analysis passes; nil while
 	// encoding.
 	reading  func(frames int64)
@@ -323,6 +330,7 @@ func (r *run) probe(ctx context.Context) error {
 		credits += mi.Length
 	}
 	p.UsedCredits = creditsFor(credits)
+	r.loadChapterImages(p)
 	r.cover, err = r.loadCover(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -345,26 +353,59 @@ func (r *run) probe(ctx context.Context) error {
 	return nil
 }
 
+// loadChapterImages reads the pictures of Inputs.ChapterImages that a
+// chapter uses, each file once. A picture that cannot be used costs its
+// chapter the image, with a warning, not the production.
+func (r *run) loadChapterImages(p *Production) {
+	var bad []string
+	for _, c := range p.Chapters {
+		if c.Image == nil || r.chapterPics[*c.Image] != nil {
+			continue
+		}
+		path, ok := r.in.ChapterImages[*c.Image]
+		if !ok {
+			continue
+		}
+		pic, err := readPicture(path)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("%s (%v)", c.Title, err))
+			continue
+		}
+		if r.chapterPics == nil {
+			r.chapterPics = map[string]*audio.Picture{}
+		}
+		r.chapterPics[*c.Image] = pic
+	}
+	if len(bad) > 0 {
+		p.SetWarning(StatusAudioProcessing, "chapter images ignored: "+strings.Join(bad, "; "))
+	}
+}
+
+// readPicture reads a PNG or JPEG file of at most maxCoverBytes.
+func readPicture(path string) (*audio.Picture, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading image: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxCoverBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading image: %w", err)
+	}
+	if len(data) > maxCoverBytes {
+		return nil, fmt.Errorf("%w: image larger than %d MB", ErrImage, maxCoverBytes>>20)
+	}
+	mime, err := ImageType(data)
+	if err != nil {
+		return nil, err
+	}
+	return &audio.Picture{MIMEType: mime, Data: data, Size: len(data)}, nil
+}
+
 // loadCover returns the cover from Inputs.Cover or embedded in the input.
 func (r *run) loadCover(ctx context.Context) (*audio.Picture, error) {
 	if r.in.Cover != "" {
-		f, err := os.Open(r.in.Cover)
-		if err != nil {
-			return nil, fmt.Errorf("reading cover image: %w", err)
-		}
-		defer f.Close()
-		data, err := io.ReadAll(io.LimitReader(f, maxCoverBytes+1))
-		if err != nil {
-			return nil, fmt.Errorf("reading cover image: %w", err)
-		}
-		if len(data) > maxCoverBytes {
-			return nil, fmt.Errorf("%w: cover image larger than %d MB", ErrImage, maxCoverBytes>>20)
-		}
-		mime, err := ImageType(data)
-		if err != nil {
-			return nil, err
-		}
-		return &audio.Picture{MIMEType: mime, Data: data, Size: len(data)}, nil
+		return readPicture(r.in.Cover)
 	}
 	c := r.info.Tags.Cover
 	if c == nil {

@@ -242,11 +242,15 @@ func outputChapters(p *Production) []Chapter {
 	return cs
 }
 
-// audioChapters converts chapters for encoders.
-func audioChapters(cs []Chapter) []audio.Chapter {
+// audioChapters converts chapters for encoders, with their pictures.
+func (r *run) audioChapters(cs []Chapter) []audio.Chapter {
 	out := make([]audio.Chapter, 0, len(cs))
 	for _, c := range cs {
-		out = append(out, audio.Chapter{Start: c.OutputStart, Title: c.Title, URL: c.URL})
+		ac := audio.Chapter{Start: c.OutputStart, Title: c.Title, URL: c.URL}
+		if c.Image != nil {
+			ac.Image = r.chapterPics[*c.Image]
+		}
+		out = append(out, ac)
 	}
 	return out
 }
@@ -267,7 +271,7 @@ func (r *run) planOutputs(ctx context.Context, f audio.Format, length time.Durat
 	plan := &passPlan{}
 	chapters := p.ChapterPositions()
 	baseTags := p.tags(r.cover)
-	baseChapters := audioChapters(chapters)
+	baseChapters := r.audioChapters(chapters)
 	var mono *monoSink
 	for i, o := range p.OutputFiles {
 		of, ok := LookupFormat(o.Format)

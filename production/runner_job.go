@@ -193,6 +193,31 @@ func (j *jobRun) inputs(ctx context.Context, p *Production) (Inputs, error) {
 			}
 		}
 	}
+	// The API stored each chapter image under a name of its content and
+	// pointed the chapter at its download URL.
+	for _, c := range p.Chapters {
+		if c.Image == nil || in.ChapterImages[*c.Image] != "" {
+			continue
+		}
+		name := urlBase(*c.Image)
+		if !IsChapterImageName(name) {
+			continue
+		}
+		key := ChapterImageKey(p.UUID, name)
+		if _, err := j.r.cfg.Blobs.Stat(ctx, key); errors.Is(err, storage.ErrNotFound) {
+			continue
+		} else if err != nil {
+			return in, infra(err)
+		}
+		path, err := j.local(ctx, key)
+		if err != nil {
+			return in, err
+		}
+		if in.ChapterImages == nil {
+			in.ChapterImages = map[string]string{}
+		}
+		in.ChapterImages[*c.Image] = path
+	}
 	return in, nil
 }
 

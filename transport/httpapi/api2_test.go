@@ -498,3 +498,77 @@ func TestGolden(t *testing.T) {
 func loopbackFetcher(maxBytes int64) httpapi.Fetcher {
 	return outbound.New(outbound.Config{AllowLoopback: true, MaxBytes: maxBytes, Timeout: 10 * time.Second})
 }
+
+func TestChapterImages(t *testing.T) {
+	small := makePNG(t, 40, 30)
+	other := makePNG(t, 20, 20)
+	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/a.png":
+			w.Write(small)
+		case "/b.png":
+			w.Write(other)
+		case "/text.png":
+			w.Write([]byte("not a picture"))
+		case "/huge.png":
+			w.Write(make([]byte, 9<<20))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer src.Close()
+	e := newEnv(t, func(c *httpapi.Config) { c.Fetcher = loopbackFetcher(16 << 20) })
+	chapter := func(start, title, image string) map[string]any {
+		return map[string]any{"start": start, "title": title, "image": image}
+	}
+	p := e.must(e.req("POST", "/api/productions.json", e.keyA, map[string]any{"chapters": []any{
+		chapter("00:00:00", "One", src.URL+"/a.png"),
+		chapter("00:00:05", "Two", src.URL+"/a.png"),
+		map[string]any{"start": "00:00:09", "title": "Three"},
+	}})).obj(t)
+	id := p["uuid"].(string)
+	img1, _ := get(p, "chapters.0.image").(string)
+	if !strings.HasPrefix(img1, e.base+"/api/download/audio-upload/"+id+"/chapter-") || get(p, "chapters.1.image") != img1 || get(p, "chapters.2.image") != nil {
+		t.Fatalf("chapter images %v", p["chapters"])
+	}
+	if r := e.req("GET", strings.TrimPrefix(img1, e.base), e.keyA, nil); r.Status != 200 || !bytes.Equal(r.Raw, small) || r.Header.Get("Content-Type") != "image/png" {
+		t.Errorf("chapter image download: %d %s, %d bytes", r.Status, r.Header.Get("Content-Type"), len(r.Raw))
+	}
+	e.wantErr(e.req("GET", strings.TrimPrefix(img1, e.base), e.keyB, nil), 404, "not_found")
+
+	// Bad images are form errors of their chapter, and change nothing.
+	for path, code := range map[string]string{"/text.png": "validation_failed", "/missing.png": "validation_failed", "/huge.png": "too_large"} {
+		r := e.req("POST", "/api/production/"+id+".json", e.keyA, map[string]any{"chapters": []any{chapter("00:00:12", "Bad", src.URL+path)}})
+		if r.ErrorCode == nil || *r.ErrorCode != code {
+			t.Errorf("%s: %d %v %v", path, r.Status, r.ErrorCode, r.FormErrors)
+		}
+		if code == "validation_failed" && r.FormErrors["chapters.3.image"] == "" {
+			t.Errorf("%s: form_errors %v", path, r.FormErrors)
+		}
+	}
+	// Chapters sent on update are added; stored images stay, and another
+	// production's image URL is copied, not shared.
+	p = e.must(e.req("POST", "/api/production/"+id+".json", e.keyA, map[string]any{"chapters": []any{chapter("00:00:12", "Four", src.URL+"/b.png")}})).obj(t)
+	if get(p, "chapters.0.image") != img1 || len(p["chapters"].([]any)) != 4 {
+		t.Fatalf("after adding a chapter: %v", p["chapters"])
+	}
+	img4, _ := get(p, "chapters.3.image").(string)
+	if img4 == img1 || !strings.HasPrefix(img4, e.base+"/api/download/audio-upload/"+id+"/chapter-") {
+		t.Errorf("fourth chapter image %q", img4)
+	}
+	q := e.must(e.req("POST", "/api/productions.json", e.keyA, map[string]any{"chapters": []any{chapter("00:00:01", "Copied", img4)}})).obj(t)
+	qid := q["uuid"].(string)
+	if c := get(q, "chapters.0.image"); c != strings.Replace(img4, id, qid, 1) {
+		t.Errorf("copied chapter image %v", c)
+	}
+	// B cannot take A's chapter image.
+	r := e.wantErr(e.req("POST", "/api/productions.json", e.keyB, map[string]any{"chapters": []any{chapter("00:00:01", "Theft", img1)}}), 400, "validation_failed")
+	if r.FormErrors["chapters.0.image"] == "" {
+		t.Errorf("form_errors %v", r.FormErrors)
+	}
+	// Removing the chapters removes the stored images.
+	e.must(e.req("POST", "/api/production/"+id+".json", e.keyA, map[string]any{"reset_data": true}))
+	if list, _ := e.blobs.List(context.Background(), production.ChapterImagePrefix(id)); len(list) != 0 {
+		t.Errorf("chapter images left after reset_data: %v", list)
+	}
+}

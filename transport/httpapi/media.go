@@ -111,15 +111,7 @@ func (s *server) fetchInto(ctx context.Context, field, rawURL, fallback string, 
 	_, _, fname, err := s.fetch.Fetch(ctx, rawURL, w)
 	if err != nil {
 		w.Abort()
-		switch {
-		case errors.Is(err, outbound.ErrForbiddenAddress):
-			return "", fieldError(field, "points to a private, loopback or otherwise forbidden address")
-		case errors.Is(err, outbound.ErrTooLarge):
-			return "", newError(http.StatusRequestEntityTooLarge, CodeTooLarge, fmt.Sprintf("%s: the file at the URL is larger than %d bytes", field, s.maxUp))
-		case ctx.Err() != nil:
-			return "", ctx.Err()
-		}
-		return "", fieldError(field, "could not be fetched: "+err.Error())
+		return "", s.fetchError(ctx, field, err, s.maxUp)
 	}
 	if err := w.Close(); err != nil {
 		return "", err
@@ -137,6 +129,106 @@ func (s *server) fetchInto(ctx context.Context, field, rawURL, fallback string, 
 		return "", err
 	}
 	return name, nil
+}
+
+// fetchError maps a failed fetch of field's URL, limited to limit bytes.
+func (s *server) fetchError(ctx context.Context, field string, err error, limit int64) error {
+	switch {
+	case errors.Is(err, outbound.ErrForbiddenAddress):
+		return fieldError(field, "points to a private, loopback or otherwise forbidden address")
+	case errors.Is(err, outbound.ErrTooLarge), errors.Is(err, errTooLarge):
+		return newError(http.StatusRequestEntityTooLarge, CodeTooLarge, fmt.Sprintf("%s: the file at the URL is larger than %d bytes", field, limit))
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return fieldError(field, "could not be fetched: "+err.Error())
+}
+
+// errTooLarge stops a fetch into a cappedBuffer.
+var errTooLarge = errors.New("larger than the limit")
+
+// cappedBuffer collects at most limit bytes. The buffer is not embedded:
+// its ReadFrom would let io.Copy bypass the limit.
+type cappedBuffer struct {
+	buf   bytes.Buffer
+	limit int
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if b.buf.Len()+len(p) > b.limit {
+		return 0, errTooLarge
+	}
+	return b.buf.Write(p)
+}
+
+func (b *cappedBuffer) Bytes() []byte { return b.buf.Bytes() }
+
+// maxChapterImageBytes bounds a chapter image: a podcast player shows it
+// at a few hundred pixels, and the engine keeps them all in memory.
+const maxChapterImageBytes = 8 << 20
+
+// syncChapterImages stores the chapter images given by URL (another
+// server's, or a download URL of this one) under the production's chapter
+// folder, named by their content, and points each chapter at its download
+// URL. Images stored there already are kept. It returns the keys in use.
+func (s *server) syncChapterImages(ctx context.Context, owner string, p *production.Production) (keep []string, err error) {
+	for i := range p.Chapters {
+		c := &p.Chapters[i]
+		if c.Image == nil || *c.Image == "" {
+			continue
+		}
+		field := fmt.Sprintf("chapters.%d.image", i)
+		src, own, err := s.ownDownload(ctx, owner, *c.Image)
+		if err == nil && own {
+			_, err = s.blobs.Stat(ctx, src)
+		}
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, fieldError(field, "no such file on this server")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if own && src == production.ChapterImageKey(p.UUID, path.Base(src)) {
+			keep = append(keep, src)
+			continue
+		}
+		buf := &cappedBuffer{limit: maxChapterImageBytes}
+		if own {
+			err = s.readBlob(ctx, src, buf)
+		} else if _, _, _, err = s.fetch.Fetch(ctx, *c.Image, buf); err != nil {
+			return nil, s.fetchError(ctx, field, err, maxChapterImageBytes)
+		}
+		if errors.Is(err, errTooLarge) {
+			return nil, fieldError(field, fmt.Sprintf("is larger than %d bytes", maxChapterImageBytes))
+		}
+		if err != nil {
+			return nil, err
+		}
+		mime, err := production.ImageType(buf.Bytes())
+		if err != nil {
+			return nil, fieldError(field, imageProblem(err))
+		}
+		name := production.ChapterImageName(buf.Bytes(), mime)
+		key := production.ChapterImageKey(p.UUID, name)
+		if _, err := s.storeBlob(ctx, key, bytes.NewReader(buf.Bytes())); err != nil {
+			return nil, err
+		}
+		u := s.downloadURL(dlUpload, p.UUID, name)
+		c.Image = &u
+		keep = append(keep, key)
+	}
+	return keep, nil
+}
+
+// readBlob copies the blob at key into w.
+func (s *server) readBlob(ctx context.Context, key string, w io.Writer) error {
+	rc, _, err := s.blobs.Open(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	_, err = io.Copy(w, rc)
+	return err
 }
 
 // fileNameOf is the sanitized last path segment of a URL, or fallback.
@@ -326,11 +418,14 @@ func (s *server) downloadKey(ctx context.Context, owner, kind, uuid, name string
 			}
 			return production.IntroKey(uuid, id, file), nil
 		}
-		// Inputs and covers share the flat name space of audio-upload;
-		// the input wins a clash.
+		// Inputs, covers and chapter images share the flat name space of
+		// audio-upload; the input wins a clash.
 		key := production.InputKey(uuid, name)
 		if _, err := s.blobs.Stat(ctx, key); err == nil {
 			return key, nil
+		}
+		if production.IsChapterImageName(name) {
+			return production.ChapterImageKey(uuid, name), nil
 		}
 		return production.ImageKey(uuid, name), nil
 	case dlPreset:
@@ -433,7 +528,12 @@ func (s *server) syncMedia(ctx context.Context, owner string, before, p *product
 	if err != nil {
 		return nil, err
 	}
+	chapterImages, err := s.syncChapterImages(ctx, owner, p)
+	if err != nil {
+		return nil, err
+	}
 	return func() {
+		s.prune(ctx, production.ChapterImagePrefix(p.UUID), chapterImages...)
 		if inChanged {
 			s.prune(ctx, production.InputPrefix(p.UUID), production.InputKey(p.UUID, p.InputFile))
 		}
