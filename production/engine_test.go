@@ -1,6 +1,7 @@
 package production_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/md5"
 	"encoding/hex"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	_ "github.com/audiopost/audiopost/audio/codecs"
+	"github.com/audiopost/audiopost/audio/id3"
 	"github.com/audiopost/audiopost/loudness"
 	"github.com/audiopost/audiopost/production"
 )
@@ -192,7 +194,7 @@ const e2eRequest = `{
 	"chapters": [
 		{"start": "00:00:00", "title": "Welcome"},
 		{"start": "00:00:07.500", "title": "Main part", "url": "https://example.org/main"},
-		{"start": "00:00:14", "title": "Goodbye"}
+		{"start": "00:00:14", "title": "Goodbye", "image": "https://example.org/bye.png"}
 	],
 	"algorithms": {"loudnesstarget": -16},
 	"output_files": [
@@ -231,7 +233,8 @@ func TestEngineEndToEnd(t *testing.T) {
 		}
 	}
 	eng := &production.Engine{}
-	res, err := eng.Run(context.Background(), p, production.Inputs{Main: input, Cover: cover}, production.DirWriter{Dir: outDir}, progress)
+	inputs := production.Inputs{Main: input, Cover: cover, ChapterImages: map[string]string{"https://example.org/bye.png": cover}}
+	res, err := eng.Run(context.Background(), p, inputs, production.DirWriter{Dir: outDir}, progress)
 	if err != nil {
 		t.Fatalf("Run: %v (status %v, message %q)", err, p.Status, p.ErrorMessage)
 	}
@@ -265,6 +268,23 @@ func TestEngineEndToEnd(t *testing.T) {
 	t.Logf("warning: %q", p.WarningMessage)
 	names := checkOutputs(t, p, outDir, -16)
 	checkSideFiles(t, p, outDir)
+	// ffprobe shows no chapter URLs or pictures: read the MP3's CHAP frames.
+	f, err := os.Open(filepath.Join(outDir, "ep1.mp3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chaps, err := id3.ReadChapters(f)
+	f.Close()
+	coverData, _ := os.ReadFile(cover)
+	if err != nil || len(chaps) != 3 {
+		t.Fatalf("mp3 CHAP frames %+v, %v", chaps, err)
+	}
+	if chaps[1].URL != "https://example.org/main" || chaps[1].Image != nil || chaps[0].Image != nil {
+		t.Errorf("mp3 chapters 0 and 1: %+v %+v", chaps[0], chaps[1])
+	}
+	if c := chaps[2]; c.Title != "Goodbye" || c.Image == nil || c.Image.MIMEType != "image/png" || !bytes.Equal(c.Image.Data, coverData) {
+		t.Errorf("mp3 chapter 2 %q has no picture or another one", c.Title)
+	}
 	if got := listDir(t, outDir); !slices.Equal(got, names) {
 		t.Errorf("output directory holds %q, want exactly %q", got, names)
 	}
@@ -285,7 +305,7 @@ func TestEngineEndToEnd(t *testing.T) {
 	if err := p.Apply(in, production.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := eng.Run(context.Background(), p, production.Inputs{Main: input, Cover: cover}, production.DirWriter{Dir: outDir}, nil); err != nil {
+	if _, err := eng.Run(context.Background(), p, inputs, production.DirWriter{Dir: outDir}, nil); err != nil {
 		t.Fatalf("second Run: %v", err)
 	}
 	if p.OutputFiles[0].Checksum == oldSum {

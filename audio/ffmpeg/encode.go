@@ -2,6 +2,7 @@ package ffmpeg
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/binary"
@@ -13,12 +14,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/id3"
 )
 
 // outputFormat describes how one API output format is made.
@@ -109,6 +111,9 @@ type Encoder struct {
 	// metaLater applies tags, cover and chapters in a copy pass at Close,
 	// when the chapter ends need the length that only Close knows.
 	metaLater bool
+	// id3Extras are the chapter URLs and pictures ffmpeg's mp3 muxer
+	// cannot write; Close adds them to its ID3 tag (nil: none).
+	id3Extras []id3.ChapterExtra
 	err       error
 	closed    bool
 	closeErr  error
@@ -118,11 +123,12 @@ type Encoder struct {
 // aac, alac, opus or vorbis) from PCM of format f into w. opts.Bitrate 0
 // selects the format's default (mp3-vbr maps it to the nearest LAME -V
 // preset, see VBRQuality). opts.Tags, opts.Tags.Cover and opts.Chapters are
-// embedded as the container allows: ID3v2.3 frames, APIC and CHAP in MP3;
-// iTunes atoms, covr and chapter tracks in MP4; Vorbis comments with
-// METADATA_BLOCK_PICTURE and CHAPTERnnn in Ogg. MP4 has no atom for the
-// subtitle, publisher and URL tags and drops them; chapter URLs and images
-// are kept only in Ogg (URL).
+// embedded as the container allows: ID3v2.3 frames, APIC and CHAP in MP3,
+// each CHAP with its chapter's URL (WXXX) and picture (APIC); iTunes
+// atoms, covr and chapter tracks in MP4; Vorbis comments with
+// METADATA_BLOCK_PICTURE and CHAPTERnnn (with CHAPTERnnnURL) in Ogg. MP4
+// has no atom for the subtitle, publisher and URL tags and drops them, and
+// no chapter URLs or pictures; Ogg has no chapter pictures.
 func NewEncoder(ctx context.Context, name string, w io.Writer, f audio.Format, opts audio.EncodeOptions) (*Encoder, error) {
 	of, ok := outputFormats[name]
 	if !ok {
@@ -158,7 +164,8 @@ func (e *Encoder) start() error {
 	}
 	hasMeta := !e.opts.Tags.IsZero() || len(e.opts.Chapters) > 0
 	e.metaLater = len(e.opts.Chapters) > 0 && e.opts.Length <= 0 && !e.of.ogg
-	toTemp := e.of.seekable || isFile || e.metaLater
+	e.id3Extras = e.chapterExtras()
+	toTemp := e.of.seekable || isFile || e.metaLater || e.id3Extras != nil
 
 	args := append(baseArgs(),
 		"-f", "f64le", "-ar", strconv.Itoa(e.format.SampleRate), "-ac", strconv.Itoa(e.format.Channels), "-i", "pipe:0")
@@ -336,8 +343,7 @@ func (e *Encoder) ffmetadata(length time.Duration) ([]byte, error) {
 	for _, kv := range tagPairs(e.opts.Tags, e.of.ogg) {
 		writeMeta(&b, kv[0], kv[1])
 	}
-	chapters := append([]audio.Chapter(nil), e.opts.Chapters...)
-	sort.SliceStable(chapters, func(i, j int) bool { return chapters[i].Start < chapters[j].Start })
+	chapters := sortedChapters(e.opts.Chapters)
 	if e.of.ogg {
 		if c := e.opts.Tags.Cover; c != nil && len(c.Data) > 0 {
 			block, err := pictureBlock(c)
@@ -369,6 +375,14 @@ func (e *Encoder) ffmetadata(length time.Duration) ([]byte, error) {
 		writeMeta(&b, "title", c.Title)
 	}
 	return b.Bytes(), nil
+}
+
+// sortedChapters returns a copy of cs by start time, the order chapters
+// are written in.
+func sortedChapters(cs []audio.Chapter) []audio.Chapter {
+	out := slices.Clone(cs)
+	slices.SortStableFunc(out, func(a, b audio.Chapter) int { return cmp.Compare(a.Start, b.Start) })
+	return out
 }
 
 // tagPairs lists the tags under ffmpeg's generic names, which each muxer
@@ -531,10 +545,39 @@ func (e *Encoder) finish() error {
 		return fmt.Errorf("ffmpeg: reading encoded %s: %w", e.name, err)
 	}
 	defer f.Close()
+	if e.id3Extras != nil {
+		if err := id3.AddChapterExtras(e.w, f, e.id3Extras); err != nil {
+			return fmt.Errorf("ffmpeg: adding chapter URLs and images to %s: %w", e.name, err)
+		}
+		return nil
+	}
 	if _, err := io.Copy(e.w, f); err != nil {
 		return fmt.Errorf("ffmpeg: writing encoded %s: %w", e.name, err)
 	}
 	return nil
+}
+
+// chapterExtras returns, for an MP3 output, the URL and picture of every
+// chapter in the order ffmpeg writes its CHAP frames (by start), or nil
+// when no chapter has either.
+func (e *Encoder) chapterExtras() []id3.ChapterExtra {
+	if e.of.muxer != "mp3" {
+		return nil
+	}
+	cs := sortedChapters(e.opts.Chapters)
+	extras := make([]id3.ChapterExtra, len(cs))
+	any := false
+	for i, c := range cs {
+		extras[i].URL = c.URL
+		if c.Image != nil && len(c.Image.Data) > 0 {
+			extras[i].Image = &id3.Picture{MIMEType: c.Image.MIMEType, Data: c.Image.Data}
+		}
+		any = any || c.URL != "" || extras[i].Image != nil
+	}
+	if !any {
+		return nil
+	}
+	return extras
 }
 
 // addMetadata remuxes the finished output without re-encoding, adding tags,

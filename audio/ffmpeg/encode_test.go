@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"image"
+	"image/png"
 	"io"
 	"math"
 	"os"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
+	"github.com/audiopost/audiopost/audio/id3"
 )
 
 // testSignal is 3 s of stereo: a 440 Hz tone at 0.5 on the left, 1 kHz at
@@ -35,9 +38,16 @@ func testSignal(rate int) audio.Buffer {
 
 var testChapters = []audio.Chapter{
 	{Start: 0, Title: "Intro"},
-	{Start: 1200 * time.Millisecond, Title: "Interview", URL: "https://example.org/i"},
+	{Start: 1200 * time.Millisecond, Title: "Interview", URL: "https://example.org/i", Image: chapterPicture},
 	{Start: 2500 * time.Millisecond, Title: "Outro"},
 }
+
+// chapterPicture is a small PNG.
+var chapterPicture = func() *audio.Picture {
+	var b bytes.Buffer
+	png.Encode(&b, image.NewRGBA(image.Rect(0, 0, 4, 3)))
+	return &audio.Picture{MIMEType: "image/png", Data: b.Bytes(), Size: b.Len()}
+}()
 
 func TestEncodeRoundTrip(t *testing.T) {
 	requireFFmpeg(t)
@@ -156,6 +166,32 @@ func TestEncodeRoundTrip(t *testing.T) {
 					}
 					if tc.container == "ogg" && c.URL != w.URL {
 						t.Errorf("chapter %d URL %q, want %q", i, c.URL, w.URL)
+					}
+				}
+
+				if tc.codec == "mp3" {
+					// ffprobe shows neither chapter URLs nor pictures:
+					// read the CHAP frames themselves.
+					chaps, err := id3.ReadChapters(openFile(t, outPath))
+					if err != nil || len(chaps) != len(testChapters) {
+						t.Fatalf("CHAP frames: %+v, %v", chaps, err)
+					}
+					for i, c := range chaps {
+						w := testChapters[i]
+						var wantPic []byte
+						if w.Image != nil {
+							wantPic = w.Image.Data
+						}
+						var gotPic []byte
+						if c.Image != nil {
+							gotPic = c.Image.Data
+							if c.Image.MIMEType != w.Image.MIMEType {
+								t.Errorf("chapter %d picture is %s", i, c.Image.MIMEType)
+							}
+						}
+						if c.Title != w.Title || c.URL != w.URL || !bytes.Equal(gotPic, wantPic) {
+							t.Errorf("CHAP %d: %q URL %q picture %d bytes; want %q URL %q picture %d bytes", i, c.Title, c.URL, len(gotPic), w.Title, w.URL, len(wantPic))
+						}
 					}
 				}
 

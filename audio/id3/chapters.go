@@ -1,0 +1,313 @@
+package id3
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Picture is an embedded image.
+type Picture struct {
+	MIMEType string
+	Data     []byte
+}
+
+// ChapterExtra is what AddChapterExtras adds to one CHAP frame.
+type ChapterExtra struct {
+	// URL becomes a WXXX sub-frame with an empty description; "" adds none.
+	URL string
+	// Image becomes an APIC sub-frame of picture type "Other" with an
+	// empty description; nil adds none.
+	Image *Picture
+}
+
+// Chapter is a CHAP frame as read back.
+type Chapter struct {
+	ElementID  string
+	Start, End time.Duration
+	// Title is the TIT2 sub-frame's text.
+	Title string
+	// URL is the first WXXX sub-frame's URL.
+	URL string
+	// Image is the first APIC sub-frame.
+	Image *Picture
+}
+
+// chapterHead is the element ID and the four times and offsets.
+type chapterHead struct {
+	id   string
+	head []byte // element ID with its terminator and the 16 bytes after it
+	subs []byte
+}
+
+func parseChapterHead(data []byte) (chapterHead, error) {
+	i := bytes.IndexByte(data, 0)
+	if i < 0 || len(data) < i+1+16 {
+		return chapterHead{}, fmt.Errorf("%w: truncated CHAP frame", ErrMalformed)
+	}
+	n := i + 1 + 16
+	return chapterHead{id: latin1(data[:i]), head: data[:n], subs: data[n:]}, nil
+}
+
+// ReadChapters parses the ID3v2 tag at the start of r and returns its
+// CHAP frames in tag order. A compressed or encrypted CHAP frame is
+// ErrUnsupported; sub-frames stored that way are skipped.
+func ReadChapters(r io.Reader) ([]Chapter, error) {
+	t, err := readTag(r)
+	if err != nil {
+		return nil, err
+	}
+	var out []Chapter
+	for _, f := range t.frames {
+		if f.id != "CHAP" {
+			continue
+		}
+		if !f.plain(t.version) {
+			return nil, fmt.Errorf("%w: compressed or encrypted CHAP frame", ErrUnsupported)
+		}
+		h, err := parseChapterHead(f.data)
+		if err != nil {
+			return nil, err
+		}
+		times := h.head[len(h.head)-16:]
+		c := Chapter{
+			ElementID: h.id,
+			Start:     time.Duration(binary.BigEndian.Uint32(times[0:4])) * time.Millisecond,
+			End:       time.Duration(binary.BigEndian.Uint32(times[4:8])) * time.Millisecond,
+		}
+		subs, _, err := parseFrames(h.subs, t.version)
+		if err != nil {
+			return nil, fmt.Errorf("in CHAP %q: %w", h.id, err)
+		}
+		for _, s := range subs {
+			if !s.plain(t.version) {
+				continue
+			}
+			switch {
+			case s.id == "TIT2" && c.Title == "":
+				c.Title = textFrame(s.data)
+			case s.id == "WXXX" && c.URL == "":
+				c.URL = urlFrame(s.data)
+			case s.id == "APIC" && c.Image == nil:
+				c.Image = pictureFrame(s.data)
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// AddChapterExtras copies src to dst with the ID3v2 tag at its start
+// rewritten: the i-th CHAP frame (in tag order) gets extras[i]'s URL and
+// picture as sub-frames, replacing any WXXX or APIC it had. Other frames
+// and the padding are kept byte for byte, and everything after the tag
+// (the audio) is copied unchanged, streaming. More extras than CHAP
+// frames is an error.
+func AddChapterExtras(dst io.Writer, src io.Reader, extras []ChapterExtra) error {
+	t, err := readTag(src)
+	if err != nil {
+		return err
+	}
+	if t.flags&flagExtended != 0 {
+		return fmt.Errorf("%w: rewriting a tag with an extended header", ErrUnsupported)
+	}
+	body := make([]byte, 0, 4096)
+	n := 0
+	for _, f := range t.frames {
+		if f.id != "CHAP" {
+			body = append(body, f.raw...)
+			continue
+		}
+		if !f.plain(t.version) {
+			return fmt.Errorf("%w: compressed or encrypted CHAP frame", ErrUnsupported)
+		}
+		if n >= len(extras) {
+			body = append(body, f.raw...)
+			n++
+			continue
+		}
+		data, err := extendChapter(f.data, t.version, extras[n])
+		if err != nil {
+			return err
+		}
+		if body, err = appendFrame(body, t.version, "CHAP", data); err != nil {
+			return err
+		}
+		n++
+	}
+	if len(extras) > n {
+		return fmt.Errorf("id3: %d chapter extras for %d CHAP frames", len(extras), n)
+	}
+	size := len(body) + t.padding
+	if size > maxSyncsafe {
+		return fmt.Errorf("%w: tag of %d bytes", ErrUnsupported, size)
+	}
+	var h [headerLen]byte
+	copy(h[:], "ID3")
+	h[3], h[5] = t.version, t.flags
+	putSyncsafe(h[6:], size)
+	if _, err := dst.Write(h[:]); err != nil {
+		return err
+	}
+	if _, err := dst.Write(body); err != nil {
+		return err
+	}
+	if _, err := dst.Write(make([]byte, t.padding)); err != nil {
+		return err
+	}
+	_, err = io.Copy(dst, src)
+	return err
+}
+
+// extendChapter returns a CHAP frame's data with e's sub-frames in place
+// of its WXXX and APIC ones.
+func extendChapter(data []byte, version byte, e ChapterExtra) ([]byte, error) {
+	h, err := parseChapterHead(data)
+	if err != nil {
+		return nil, err
+	}
+	subs, _, err := parseFrames(h.subs, version)
+	if err != nil {
+		return nil, fmt.Errorf("in CHAP %q: %w", h.id, err)
+	}
+	out := append([]byte(nil), h.head...)
+	for _, s := range subs {
+		if (s.id == "WXXX" && e.URL != "") || (s.id == "APIC" && e.Image != nil) {
+			continue
+		}
+		out = append(out, s.raw...)
+	}
+	if e.URL != "" {
+		// Encoding 0 (Latin-1), empty description, then the URL.
+		body := append([]byte{0, 0}, asciiURL(e.URL)...)
+		if out, err = appendFrame(out, version, "WXXX", body); err != nil {
+			return nil, err
+		}
+	}
+	if e.Image != nil {
+		// Encoding 0, MIME type, picture type 0 ("Other"), empty
+		// description, then the picture.
+		body := make([]byte, 0, len(e.Image.MIMEType)+4+len(e.Image.Data))
+		body = append(body, 0)
+		body = append(body, e.Image.MIMEType...)
+		body = append(body, 0, 0, 0)
+		body = append(body, e.Image.Data...)
+		if out, err = appendFrame(out, version, "APIC", body); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// asciiURL percent-encodes what a Latin-1 URL field cannot hold as is.
+func asciiURL(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// Text encodings of ID3v2 text fields.
+const (
+	encLatin1  = 0
+	encUTF16   = 1
+	encUTF16BE = 2
+	encUTF8    = 3
+)
+
+func textFrame(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	s := decodeText(b[0], b[1:])
+	return strings.TrimRight(s, "\x00")
+}
+
+func urlFrame(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	_, rest := splitText(b[0], b[1:])
+	return strings.TrimRight(latin1(rest), "\x00")
+}
+
+func pictureFrame(b []byte) *Picture {
+	if len(b) < 2 {
+		return nil
+	}
+	enc := b[0]
+	i := bytes.IndexByte(b[1:], 0)
+	if i < 0 || len(b) < 1+i+2 {
+		return nil
+	}
+	mime := latin1(b[1 : 1+i])
+	rest := b[1+i+2:] // terminator and picture type
+	_, data := splitText(enc, rest)
+	return &Picture{MIMEType: mime, Data: bytes.Clone(data)}
+}
+
+// splitText splits a terminated string of encoding enc from what follows.
+func splitText(enc byte, b []byte) (text, rest []byte) {
+	if enc == encUTF16 || enc == encUTF16BE {
+		for i := 0; i+1 < len(b); i += 2 {
+			if b[i] == 0 && b[i+1] == 0 {
+				return b[:i], b[i+2:]
+			}
+		}
+		return b, nil
+	}
+	i := bytes.IndexByte(b, 0)
+	if i < 0 {
+		return b, nil
+	}
+	return b[:i], b[i+1:]
+}
+
+// decodeText decodes text of encoding enc; an unknown encoding is "".
+func decodeText(enc byte, b []byte) string {
+	switch enc {
+	case encLatin1:
+		return latin1(b)
+	case encUTF8:
+		return strings.ToValidUTF8(string(b), "\uFFFD")
+	case encUTF16, encUTF16BE:
+		bigEndian := enc == encUTF16BE
+		if enc == encUTF16 && len(b) >= 2 {
+			switch {
+			case b[0] == 0xff && b[1] == 0xfe:
+				b = b[2:]
+			case b[0] == 0xfe && b[1] == 0xff:
+				bigEndian, b = true, b[2:]
+			}
+		}
+		u := make([]uint16, len(b)/2)
+		for i := range u {
+			if bigEndian {
+				u[i] = binary.BigEndian.Uint16(b[2*i:])
+			} else {
+				u[i] = binary.LittleEndian.Uint16(b[2*i:])
+			}
+		}
+		return string(utf16.Decode(u))
+	}
+	return ""
+}
+
+func latin1(b []byte) string {
+	buf := make([]byte, 0, len(b))
+	for _, c := range b {
+		buf = utf8.AppendRune(buf, rune(c))
+	}
+	return string(buf)
+}
