@@ -48,8 +48,9 @@
 //	GET       /files/{kind}/{uuid}/{filename}          the downloads, for page links
 //
 // Downloads: audio-result serves output files, audio-upload the input
-// file, the cover image and its thumbnail (and intros or tracks as
-// {id}/{filename}), preset a preset's cover and thumbnail.
+// file, the cover image and its thumbnail, chapter images (named
+// chapter-{hash}.png or .jpg by their content) and intros or tracks as
+// {id}/{filename}; preset serves a preset's cover and thumbnail.
 //
 // # Responses
 //
@@ -94,9 +95,14 @@
 // simple API with action=start creates the production and its job in one
 // transaction. Stop cancels the jobs; a Waiting production returns to Not
 // Started (or Incomplete), a processing one goes to Stopping (13) and the
-// runner sets its final status. Input files and cover images given as
-// http(s) URLs are fetched synchronously during the request through the
-// outbound client (private and loopback addresses refused unless the
-// operator allows them) and probed; service filenames are left to the
-// runner's transfer step.
+// runner sets its final status. Input files, intros, outros and tracks
+// given as http(s) URLs or as file names on an incoming service, and
+// cover and chapter images given as URLs, are fetched synchronously
+// during the request through the outbound client (private and loopback
+// addresses refused unless the operator allows them) and checked: audio
+// is probed, images must be PNG or JPEG (chapter images at most 8 MB).
+// A new file replaces a stored one of the same name only once it passed
+// that check, so a failed upload or fetch loses nothing. Chapter images
+// are embedded in MP3 outputs (CHAP frames with APIC), next to chapter
+// URLs (WXXX).
 package httpapi
