@@ -350,6 +350,11 @@ func (s *server) storeCover(ctx context.Context, field string, ik imageKeys, src
 	if err != nil {
 		return "", "", err
 	}
+	return s.putCover(ctx, ik, src, name, th)
+}
+
+// putCover is storeCover for an image already checked, with its thumbnail.
+func (s *server) putCover(ctx context.Context, ik imageKeys, src, name string, th []byte) (img, thumb string, err error) {
 	if err := s.copyBlob(ctx, src, ik.key(ik.uuid, name)); err != nil {
 		return "", "", err
 	}
@@ -462,29 +467,30 @@ func (s *server) syncCover(ctx context.Context, owner string, ik imageKeys, befo
 		}
 		return false, err
 	}
-	var name string
+	var u, t string
 	if own {
-		name = path.Base(src)
 		if _, err := s.blobs.Stat(ctx, src); err != nil {
 			if errors.Is(err, storage.ErrNotFound) {
 				return false, fieldError("image", "no such file on this server")
 			}
 			return false, err
 		}
+		if u, t, err = s.storeCover(ctx, "image", ik, src, path.Base(src)); err != nil {
+			return false, err
+		}
 	} else {
-		checkImage := func(key string) error {
-			_, err := s.coverThumbnail(ctx, "image", key)
+		var th []byte
+		checkImage := func(key string) (err error) {
+			th, err = s.coverThumbnail(ctx, "image", key)
 			return err
 		}
-		name, err = s.fetchInto(ctx, "image", *after, "cover", func(n string) string { return ik.key(ik.uuid, n) }, checkImage)
+		name, err := s.fetchInto(ctx, "image", *after, "cover", func(n string) string { return ik.key(ik.uuid, n) }, checkImage)
 		if err != nil {
 			return false, err
 		}
-		src = ik.key(ik.uuid, name)
-	}
-	u, t, err := s.storeCover(ctx, "image", ik, src, name)
-	if err != nil {
-		return false, err
+		if u, t, err = s.putCover(ctx, ik, ik.key(ik.uuid, name), name, th); err != nil {
+			return false, err
+		}
 	}
 	*img, *thumb = &u, &t
 	return true, nil

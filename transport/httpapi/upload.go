@@ -169,9 +169,10 @@ func (s *server) uploadProduction(w http.ResponseWriter, r *http.Request, u stor
 	}
 	// Every file is checked before any replaces a stored one.
 	infos := map[string]audio.Info{}
+	var th []byte
 	for _, up := range ups {
 		if up.field == "image" {
-			if _, err := s.coverThumbnail(ctx, "image", up.staged); err != nil {
+			if th, err = s.coverThumbnail(ctx, "image", up.staged); err != nil {
 				return err
 			}
 			continue
@@ -183,7 +184,7 @@ func (s *server) uploadProduction(w http.ResponseWriter, r *http.Request, u stor
 	var img, thumb string
 	for _, up := range ups {
 		if up.field == "image" {
-			if img, thumb, err = s.storeCover(ctx, "image", productionImages(id), up.staged, up.name); err != nil {
+			if img, thumb, err = s.putCover(ctx, productionImages(id), up.staged, up.name, th); err != nil {
 				return err
 			}
 			continue
