@@ -364,6 +364,10 @@ func (r *run) newSplit(ctx context.Context, plan *passPlan, output int, mono boo
 		o := opts
 		o.Tags.Title = chapters[k].Title
 		o.Tags.Track = strconv.Itoa(k + 1)
+		// A part is its chapter: the chapter's picture is its cover.
+		if img := chapters[k].Image; img != nil && r.chapterPics[*img] != nil {
+			o.Tags.Cover = r.chapterPics[*img]
+		}
 		o.Chapters = nil
 		o.Length = 0
 		if opts.Length > 0 {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -16,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/ffmpeg"
 	"github.com/audiopost/audiopost/loudness"
 	"github.com/audiopost/audiopost/production"
 )
@@ -323,9 +325,11 @@ func TestEngineSplitLossy(t *testing.T) {
 	input := filepath.Join(dir, "talk.wav")
 	writeWAV(t, input, speechLike(rate, 8, 0.05), rate)
 	p := newProduction(t, `{"input_file": "https://example.org/talk.wav",
-		"chapters": [{"start": "0", "title": "First"}, {"start": "5.25", "title": "Second"}],
+		"chapters": [{"start": "0", "title": "First"}, {"start": "5.25", "title": "Second", "image": "https://example.org/second.png"}],
 		"output_files": [{"format": "mp3", "split_on_chapters": true, "mono_mixdown": true}]}`)
-	if _, err := (&production.Engine{}).Run(context.Background(), p, production.Inputs{Main: input}, production.DirWriter{Dir: outDir}, nil); err != nil {
+	chapterImage := coverPNG(t, dir)
+	in := production.Inputs{Main: input, ChapterImages: map[string]string{"https://example.org/second.png": chapterImage}}
+	if _, err := (&production.Engine{}).Run(context.Background(), p, in, production.DirWriter{Dir: outDir}, nil); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	want := []string{"talk-01.mp3", "talk-02.mp3", "talk-mono-01.mp3", "talk-mono-02.mp3"}
@@ -345,6 +349,16 @@ func TestEngineSplitLossy(t *testing.T) {
 		pr := probe(t, filepath.Join(outDir, name))
 		if got := pr.tag("title"); got != []string{"First", "Second"}[i%2] {
 			t.Errorf("%s: title %q", name, got)
+		}
+		// The second chapter's picture is the cover of its parts; the
+		// first chapter has none, and there is no production cover.
+		pic, err := ffmpeg.ExtractCoverFile(context.Background(), filepath.Join(outDir, name))
+		if i%2 == 1 {
+			if want, _ := os.ReadFile(chapterImage); err != nil || !bytes.Equal(pic.Data, want) {
+				t.Errorf("%s: cover is not the chapter's picture (%v)", name, err)
+			}
+		} else if !errors.Is(err, ffmpeg.ErrNoCover) {
+			t.Errorf("%s: a cover (%v), want none", name, err)
 		}
 	}
 }
