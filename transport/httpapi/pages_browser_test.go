@@ -126,9 +126,10 @@ func TestPagesBrowser(t *testing.T) {
 			t.Errorf("status page text lacks %q:\n%s", want, text)
 		}
 	}
-	// The cover thumbnail and the waveform load, and the player reads the
-	// output's header.
+	// The cover thumbnail, the chapter picture (the 64x64 cover) and the
+	// waveform load, and the player reads the output's header.
 	run(t, ctx, "media", chromedp.Poll[chromedp.Void](`document.getElementById("cover").naturalWidth > 0 &&
+		document.querySelector(".chapter-image").naturalWidth === 64 &&
 		document.getElementById("waveform").naturalWidth === 300 && document.getElementById("player").readyState >= 1`,
 		chromedp.WithPollingTimeout(15*time.Second)))
 	if d := run(t, ctx, "duration", chromedp.Evaluate[float64](`document.getElementById("player").duration`)); d < 0.49 || d > 0.51 {

@@ -38,7 +38,7 @@ type statusView struct {
 
 type labelValue struct{ Label, Value string }
 
-type chapterRow struct{ Start, Title, URL string }
+type chapterRow struct{ Start, Title, URL, Image string }
 
 type outputRow struct {
 	Name, URL, Format, FormatName, Size, Bitrate, MIME string
@@ -94,7 +94,12 @@ func (pg *pages) statusOf(pr *pageReq, p *production.Production) *statusView {
 		}
 	}
 	for _, c := range v.ChapterPositions() {
-		sv.Chapters = append(sv.Chapters, chapterRow{Start: production.FormatTimestamp(c.OutputStart), Title: c.Title, URL: c.URL})
+		row := chapterRow{Start: production.FormatTimestamp(c.OutputStart), Title: c.Title, URL: c.URL}
+		// Stored chapter images only: the page loads nothing from elsewhere.
+		if c.Image != nil && strings.HasPrefix(*c.Image, pg.s.base+"/api/download/") {
+			row.Image = pg.fileLink(pr, *c.Image)
+		}
+		sv.Chapters = append(sv.Chapters, row)
 	}
 	formats := production.OutputFormatInfo()
 	player := -1

@@ -131,7 +131,10 @@ func (e *env) finished(key string) (string, []byte) {
 		"chapters":     []map[string]any{{"start": "00:00:00", "title": "Intro"}, {"start": "00:01:30.500", "title": "Main topic"}},
 		"output_files": []map[string]any{{"format": "wav"}, {"format": "mp3", "bitrate": 128}},
 	})
-	e.must(e.upload("/api/production/"+id+"/upload.json", key, part{field: "image", name: "cover.png", data: makePNG(t, 64, 64)}))
+	cover := e.must(e.upload("/api/production/"+id+"/upload.json", key, part{field: "image", name: "cover.png", data: makePNG(t, 64, 64)})).obj(t)
+	// The cover doubles as the picture of a third chapter.
+	e.must(e.req("POST", "/api/production/"+id+".json", key, map[string]any{
+		"chapters": []map[string]any{{"start": "00:02:00", "title": "Pictured", "image": cover["image"]}}}))
 	out := makeWAV(t, 1, 8000, 0.5, audio.Tags{})
 	owner := e.userA.ID
 	if key == e.keyB {
@@ -247,7 +250,8 @@ func TestPagesStatus(t *testing.T) {
 		">Done<", "00:01:30.500", "Main topic", "the input is very short",
 		fileURL, "WAV 16-bit PCM", production.FormatSize(int64(len(wavData))),
 		`<audio controls`, `type="audio/wav"`, "/production/"+id+"/edit/",
-		`id="waveform"`, `src="/files/audio-result/`+id+`/waveform.png"`, `src="/files/audio-upload/`+id+`/thumb-cover.png.png"`)
+		`id="waveform"`, `src="/files/audio-result/`+id+`/waveform.png"`, `src="/files/audio-upload/`+id+`/thumb-cover.png.png"`,
+		"Pictured", `<img class="chapter-image" src="/files/audio-upload/`+id+`/chapter-`)
 	// The mp3 output has no file yet: listed without a link.
 	wantContains(t, p, "(not produced yet)")
 	if strings.Contains(p.body, "<script") {
