@@ -7,8 +7,6 @@ import (
 	"io"
 	"strings"
 	"time"
-	"unicode/utf16"
-	"unicode/utf8"
 )
 
 // Picture is an embedded image.
@@ -85,16 +83,17 @@ func ReadChapters(r io.Reader) ([]Chapter, error) {
 			return nil, fmt.Errorf("in CHAP %q: %w", h.id, err)
 		}
 		for _, s := range subs {
-			if !s.plain(t.version) {
+			data, ok := s.payload(t.version, false)
+			if !ok {
 				continue
 			}
 			switch {
 			case s.id == "TIT2" && c.Title == "":
-				c.Title = textFrame(s.data)
+				c.Title = textFrame(data)
 			case s.id == "WXXX" && c.URL == "":
-				c.URL = urlFrame(s.data)
+				c.URL = urlFrame(data)
 			case s.id == "APIC" && c.Image == nil:
-				c.Image = pictureFrame(s.data)
+				c.Image = pictureFrame(data)
 			}
 		}
 		out = append(out, c)
@@ -218,96 +217,20 @@ func asciiURL(s string) string {
 	return b.String()
 }
 
-// Text encodings of ID3v2 text fields.
-const (
-	encLatin1  = 0
-	encUTF16   = 1
-	encUTF16BE = 2
-	encUTF8    = 3
-)
-
-func textFrame(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	s := decodeText(b[0], b[1:])
-	return strings.TrimRight(s, "\x00")
-}
-
+// urlFrame is the URL of a WXXX frame.
 func urlFrame(b []byte) string {
-	if len(b) == 0 {
+	if len(b) < 2 {
 		return ""
 	}
 	_, rest := splitText(b[0], b[1:])
-	return strings.TrimRight(latin1(rest), "\x00")
+	return latin1(trimNul(rest))
 }
 
+// pictureFrame is the picture of an APIC frame.
 func pictureFrame(b []byte) *Picture {
-	if len(b) < 2 {
+	mime, _, img, ok := apic(b)
+	if !ok {
 		return nil
 	}
-	enc := b[0]
-	i := bytes.IndexByte(b[1:], 0)
-	if i < 0 || len(b) < 1+i+2 {
-		return nil
-	}
-	mime := latin1(b[1 : 1+i])
-	rest := b[1+i+2:] // terminator and picture type
-	_, data := splitText(enc, rest)
-	return &Picture{MIMEType: mime, Data: bytes.Clone(data)}
-}
-
-// splitText splits a terminated string of encoding enc from what follows.
-func splitText(enc byte, b []byte) (text, rest []byte) {
-	if enc == encUTF16 || enc == encUTF16BE {
-		for i := 0; i+1 < len(b); i += 2 {
-			if b[i] == 0 && b[i+1] == 0 {
-				return b[:i], b[i+2:]
-			}
-		}
-		return b, nil
-	}
-	i := bytes.IndexByte(b, 0)
-	if i < 0 {
-		return b, nil
-	}
-	return b[:i], b[i+1:]
-}
-
-// decodeText decodes text of encoding enc; an unknown encoding is "".
-func decodeText(enc byte, b []byte) string {
-	switch enc {
-	case encLatin1:
-		return latin1(b)
-	case encUTF8:
-		return strings.ToValidUTF8(string(b), "\uFFFD")
-	case encUTF16, encUTF16BE:
-		bigEndian := enc == encUTF16BE
-		if enc == encUTF16 && len(b) >= 2 {
-			switch {
-			case b[0] == 0xff && b[1] == 0xfe:
-				b = b[2:]
-			case b[0] == 0xfe && b[1] == 0xff:
-				bigEndian, b = true, b[2:]
-			}
-		}
-		u := make([]uint16, len(b)/2)
-		for i := range u {
-			if bigEndian {
-				u[i] = binary.BigEndian.Uint16(b[2*i:])
-			} else {
-				u[i] = binary.LittleEndian.Uint16(b[2*i:])
-			}
-		}
-		return string(utf16.Decode(u))
-	}
-	return ""
-}
-
-func latin1(b []byte) string {
-	buf := make([]byte, 0, len(b))
-	for _, c := range b {
-		buf = utf8.AppendRune(buf, rune(c))
-	}
-	return string(buf)
+	return &Picture{MIMEType: mime, Data: bytes.Clone(img)}
 }

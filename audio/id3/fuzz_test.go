@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/id3"
 )
 
@@ -18,6 +19,27 @@ func fuzzSeeds(f *testing.F) {
 		mp3 := ffmpegMP3(f, 3, false)
 		f.Add(mp3[:tagLen(mp3)+4])
 	}
+}
+
+// FuzzParseTags: any input is tags or an error of class
+// audio.ErrMalformed, and a cover never exceeds the input.
+func FuzzParseTags(f *testing.F) {
+	fuzzSeeds(f)
+	f.Add([]byte("ID3\x03\x00\x00\x00\x00\x00\x1aTIT2\x00\x00\x00\x03\x00\x00\x00hiCOMM\x00\x00\x00\x01\x00\x00\x00"))
+	f.Add([]byte("ID3\x04\x00\x80\x00\x00\x00\x0cTIT2\x00\x00\x00\x02\x00\x03\x03\xff\x00"))
+	f.Add([]byte("ID3\x02\x00\x00\x00\x00\x00\x0cPIC\x00\x00\x06\x00PNG\x03\x00x"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tags, err := id3.ParseTags(data)
+		if err != nil && !errors.Is(err, audio.ErrMalformed) {
+			t.Fatalf("unexpected error class: %v", err)
+		}
+		if tags.Cover != nil && tags.Cover.Size > len(data) {
+			t.Fatalf("cover of %d bytes from %d bytes", tags.Cover.Size, len(data))
+		}
+		if len(data) >= 128 {
+			id3.ParseV1(data[len(data)-128:])
+		}
+	})
 }
 
 // FuzzReadChapters: any input is chapters or an error, never a panic or

@@ -1,12 +1,13 @@
-// Package id3 reads the chapter frames of an ID3v2 tag and adds to them
-// what ffmpeg's mp3 muxer cannot write: a URL (WXXX) and a picture (APIC)
-// per chapter, the way podcast players show them (ID3v2 Chapter Frame
-// Addendum, CHAP with embedded sub-frames).
+// Package id3 reads ID3 tags (ID3v2.2 to 2.4 and ID3v1) into audio.Tags,
+// reads the chapter frames of an ID3v2 tag, and adds to them what ffmpeg's
+// mp3 muxer cannot write: a URL (WXXX) and a picture (APIC) per chapter,
+// the way podcast players show them (ID3v2 Chapter Frame Addendum, CHAP
+// with embedded sub-frames).
 //
-// It handles the tags ffmpeg writes: ID3v2.3 and ID3v2.4 without
-// unsynchronisation. The reader is run on uploaded files, so every size
-// is checked before it is used and a hostile tag is an error, never a
-// panic or a large allocation.
+// Chapters are rewritten in the tags ffmpeg writes: ID3v2.3 and ID3v2.4
+// without unsynchronisation. The readers run on uploaded files, so every
+// size is checked before it is used and a hostile tag is an error, never
+// a panic or a large allocation.
 package id3
 
 import (
@@ -14,14 +15,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/audiopost/audiopost/audio"
 )
 
 // Errors, for errors.Is.
 var (
 	// ErrNoTag means the input does not start with an ID3v2 tag.
 	ErrNoTag = errors.New("id3: no ID3v2 tag")
-	// ErrMalformed means a size or field that does not fit the tag.
-	ErrMalformed = errors.New("id3: malformed tag")
+	// ErrMalformed means a size or field that does not fit the tag. It
+	// wraps audio.ErrMalformed, the class of every damaged input.
+	ErrMalformed = fmt.Errorf("id3: %w tag", audio.ErrMalformed)
 	// ErrUnsupported means a tag this package does not rewrite or read:
 	// versions other than 2.3 and 2.4, unsynchronisation, footers, and
 	// compressed or encrypted chapter frames.
@@ -130,41 +134,51 @@ func skipExtendedHeader(body []byte, version byte) ([]byte, error) {
 	return body[n:], nil
 }
 
-// parseFrames splits b into frames; what follows the last frame must be
-// zero padding.
+// parseFrames splits b into the frames of a tag of version (2, 3 or 4);
+// what follows the last frame must be zero padding. On an error it
+// returns the frames before the damage with it.
 func parseFrames(b []byte, version byte) ([]frame, int, error) {
+	idLen, hdrLen := 4, frameHeaderSize
+	if version == 2 {
+		idLen, hdrLen = 3, 6
+	}
 	var frames []frame
 	for len(b) > 0 {
 		if b[0] == 0 {
 			if !allZero(b) {
-				return nil, 0, fmt.Errorf("%w: data after the padding", ErrMalformed)
+				return frames, 0, fmt.Errorf("%w: data after the padding", ErrMalformed)
 			}
 			return frames, len(b), nil
 		}
-		if len(b) < frameHeaderSize {
-			return nil, 0, fmt.Errorf("%w: truncated frame header", ErrMalformed)
+		if len(b) < hdrLen {
+			return frames, 0, fmt.Errorf("%w: truncated frame header", ErrMalformed)
 		}
-		id := b[:4]
+		id := b[:idLen]
 		for _, c := range id {
 			if (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
-				return nil, 0, fmt.Errorf("%w: frame id %q", ErrMalformed, id)
+				return frames, 0, fmt.Errorf("%w: frame id %q", ErrMalformed, id)
 			}
 		}
 		var size int
-		if version == 3 {
+		var flags [2]byte
+		switch version {
+		case 2:
+			size = int(b[3])<<16 | int(b[4])<<8 | int(b[5])
+		case 3:
 			size = int(binary.BigEndian.Uint32(b[4:8]))
-		} else {
+			flags = [2]byte{b[8], b[9]}
+		default:
 			s, ok := syncsafe(b[4:8])
 			if !ok {
-				return nil, 0, fmt.Errorf("%w: size of frame %s is not syncsafe", ErrMalformed, id)
+				return frames, 0, fmt.Errorf("%w: size of frame %s is not syncsafe", ErrMalformed, id)
 			}
-			size = s
+			size, flags = s, [2]byte{b[8], b[9]}
 		}
-		if size > len(b)-frameHeaderSize {
-			return nil, 0, fmt.Errorf("%w: frame %s of %d bytes with %d left", ErrMalformed, id, size, len(b)-frameHeaderSize)
+		if size > len(b)-hdrLen {
+			return frames, 0, fmt.Errorf("%w: frame %s of %d bytes with %d left", ErrMalformed, id, size, len(b)-hdrLen)
 		}
-		end := frameHeaderSize + size
-		frames = append(frames, frame{id: string(id), flags: [2]byte{b[8], b[9]}, data: b[frameHeaderSize:end], raw: b[:end]})
+		end := hdrLen + size
+		frames = append(frames, frame{id: string(id), flags: flags, data: b[hdrLen:end], raw: b[:end]})
 		b = b[end:]
 	}
 	return frames, 0, nil
@@ -177,6 +191,39 @@ func (f frame) plain(version byte) bool {
 		return f.flags[1]&0xe0 == 0
 	}
 	return f.flags[1]&0x4f == 0
+}
+
+// payload returns a frame's data with its grouping byte and data length
+// removed and unsynchronisation undone; false for compressed or encrypted
+// frames, which are not read.
+func (f frame) payload(version byte, tagUnsync bool) ([]byte, bool) {
+	data := f.data
+	switch version {
+	case 3:
+		if f.flags[1]&0xc0 != 0 {
+			return nil, false
+		}
+		if f.flags[1]&0x20 != 0 && len(data) > 0 {
+			data = data[1:]
+		}
+	case 4:
+		if f.flags[1]&0x0c != 0 {
+			return nil, false
+		}
+		if f.flags[1]&0x40 != 0 && len(data) > 0 {
+			data = data[1:]
+		}
+		if f.flags[1]&0x01 != 0 {
+			if len(data) < 4 {
+				return nil, false
+			}
+			data = data[4:]
+		}
+		if f.flags[1]&0x02 != 0 || tagUnsync {
+			data = unsync(data)
+		}
+	}
+	return data, true
 }
 
 func allZero(b []byte) bool {

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/id3"
 	gomp3 "github.com/hajimehoshi/go-mp3"
 )
 
@@ -54,7 +55,7 @@ func open(ctx context.Context, r io.Reader) (*stream, error) {
 	var tags audio.Tags
 	for first := true; ; first = false {
 		p, _ := br.Peek(10)
-		n := id3v2Size(p)
+		n := id3.TagSize(p)
 		if n == 0 {
 			break
 		}
@@ -148,7 +149,7 @@ func readID3v1(r io.Reader, s io.Seeker, start int64) (audio.Tags, bool) {
 	if _, err := io.ReadFull(r, p[:]); err != nil {
 		return audio.Tags{}, false
 	}
-	return ParseID3v1(p[:])
+	return id3.ParseV1(p[:])
 }
 
 // countFrames walks the frame headers from br's position to the end,

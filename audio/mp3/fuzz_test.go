@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/id3"
 )
 
 // fuzzSeeds returns small real MP3s when ffmpeg is installed, and a
@@ -82,12 +83,12 @@ func FuzzID3(f *testing.F) {
 	f.Add([]byte("ID3\x04\x00\x80\x00\x00\x00\x0cTIT2\x00\x00\x00\x02\x00\x03\x03\xff\x00"))
 	f.Add([]byte("ID3\x02\x00\x00\x00\x00\x00\x0cPIC\x00\x00\x06\x00PNG\x03\x00x"))
 	for _, s := range fuzzSeeds(f) {
-		if n := id3v2Size(s); n > 0 && n <= len(s) {
+		if n := id3.TagSize(s); n > 0 && n <= len(s) {
 			f.Add(s[:n])
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tags, err := ParseID3v2(data)
+		tags, err := id3.ParseTags(data)
 		if err != nil && !errors.Is(err, audio.ErrMalformed) {
 			t.Fatalf("unexpected error class: %v", err)
 		}
@@ -95,9 +96,9 @@ func FuzzID3(f *testing.F) {
 			t.Fatalf("cover of %d bytes from %d bytes", tags.Cover.Size, len(data))
 		}
 		if len(data) >= 128 {
-			ParseID3v1(data[len(data)-128:])
+			id3.ParseV1(data[len(data)-128:])
 		}
-		if n := id3v2Size(data); n > 0 {
+		if n := id3.TagSize(data); n > 0 {
 			readID3v2(bytes.NewReader(data), n)
 		}
 	})

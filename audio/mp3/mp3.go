@@ -21,6 +21,7 @@ import (
 	"io"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/id3"
 )
 
 func init() {
@@ -44,7 +45,7 @@ var ErrMPEG25 = fmt.Errorf("%w: MPEG-2.5 Layer III (8-12 kHz) is not supported b
 // header at offset 0 whose successor header is where its length says. Layer
 // I/II, ADTS AAC, MPEG-2.5 and free-format streams are not claimed.
 func Match(head []byte) bool {
-	if n := id3v2Size(head); n > 0 {
+	if n := id3.TagSize(head); n > 0 {
 		if n+4 > len(head) {
 			return true
 		}

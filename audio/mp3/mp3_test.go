@@ -16,6 +16,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
+	"github.com/audiopost/audiopost/audio/id3"
 	gomp3 "github.com/hajimehoshi/go-mp3"
 )
 
@@ -251,7 +252,7 @@ func TestTagsFromFFmpeg(t *testing.T) {
 			"-metadata", "title=Old Title", "-metadata", "artist=Old Artist", "-metadata", "track=7",
 			"-metadata", "date=1999", "-metadata", "genre=Speech", path)
 		data, _ := os.ReadFile(path)
-		data = data[id3v2Size(data):]
+		data = data[id3.TagSize(data):]
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
