@@ -142,6 +142,17 @@ func (e *ChapterSyntaxError) Error() string {
 // Is makes errors.Is(err, ErrInvalid) true.
 func (e *ChapterSyntaxError) Is(target error) bool { return target == ErrInvalid }
 
+// ChapterFields returns chapters as the chapters field of a request
+// (start, title, url), for callers that build a request from the text
+// format: the simple API, the command line.
+func ChapterFields(cs []Chapter) []map[string]string {
+	out := make([]map[string]string, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, map[string]string{"start": FormatTimestamp(c.Start), "title": c.Title, "url": c.URL})
+	}
+	return out
+}
+
 // MaxChapterText bounds the chapter text parsed from a request.
 const MaxChapterText = 1 << 20
 

@@ -37,10 +37,12 @@ func runProcess(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	algos := fs.String("algorithms", "", "algorithms JSON object (the API's keys), applied over the preset's")
 	format := fs.String("format", "", "output format (wav, wav-24bit, flac, mp3, aac, opus, vorbis, ...); default from the -o extension")
 	bitrate := fs.Int("bitrate", 0, "bitrate in kbps for lossy formats (0: the format's default)")
+	chapters := fs.String("chapters", "", "chapter marks file, one per line: HH:MM:SS[.mmm] title [<url>] (the simple API's format)")
+	cover := fs.String("cover", "", "cover image (PNG or JPEG) to embed")
 	out := fs.String("o", "", "output file")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the run to this file")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: audiopost process [-preset FILE.json] [-algorithms JSON] [-format NAME] [-bitrate N] -o OUT IN")
+		fmt.Fprintln(stderr, "usage: audiopost process [-preset FILE.json] [-algorithms JSON] [-format NAME] [-bitrate N] [-chapters FILE] [-cover IMAGE] -o OUT IN")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -69,7 +71,7 @@ func runProcess(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Errorf("cannot tell the output format from %q: use -format", *out)
 		}
 	}
-	p, err := cliProduction(ctx, *presetPath, *algos, in, *out, name, *bitrate)
+	p, err := cliProduction(ctx, *presetPath, *algos, *chapters, in, *out, name, *bitrate)
 	if err != nil {
 		return err
 	}
@@ -81,7 +83,7 @@ func runProcess(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	// The same Engine the service's job runner uses, so the command line
 	// and the service cannot drift apart.
 	engine := &production.Engine{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	_, err = engine.Run(ctx, p, production.Inputs{Main: in}, production.DirWriter{Dir: filepath.Dir(*out)}, progress)
+	_, err = engine.Run(ctx, p, production.Inputs{Main: in, Cover: *cover}, production.DirWriter{Dir: filepath.Dir(*out)}, progress)
 	if progress != nil {
 		fmt.Fprintln(stderr)
 	}
@@ -94,9 +96,9 @@ func runProcess(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 // cliProduction builds the production the command line describes: the
-// preset file's fields, then the -algorithms keys over them, and one output
-// file at -o, validated by the same rules as the API.
-func cliProduction(ctx context.Context, presetPath, algos, in, out, format string, bitrate int) (*production.Production, error) {
+// preset file's fields, then the -algorithms keys over them, the chapters
+// file, and one output file at -o, validated by the same rules as the API.
+func cliProduction(ctx context.Context, presetPath, algos, chaptersPath, in, out, format string, bitrate int) (*production.Production, error) {
 	output := map[string]any{"format": format, "filename": filepath.Base(out)}
 	if bitrate > 0 {
 		output["bitrate"] = bitrate
@@ -108,6 +110,17 @@ func cliProduction(ctx context.Context, presetPath, algos, in, out, format strin
 			return nil, fmt.Errorf("-algorithms is not a JSON object: %w", err)
 		}
 		req["algorithms"] = m
+	}
+	if chaptersPath != "" {
+		b, err := os.ReadFile(chaptersPath)
+		if err != nil {
+			return nil, err
+		}
+		chs, err := production.ParseChapters(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("chapters %s: %w", chaptersPath, err)
+		}
+		req["chapters"] = production.ChapterFields(chs)
 	}
 	var lookup preset.Lookup
 	if presetPath != "" {

@@ -4,13 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"image"
+	"image/png"
+	"io"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/id3"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -115,5 +121,45 @@ func TestProcessRejectsBadInput(t *testing.T) {
 	err = run(context.Background(), []string{"process", in}, &stdout, &stderr)
 	if err == nil {
 		t.Error("missing -o accepted")
+	}
+}
+
+func TestProcessChaptersAndCover(t *testing.T) {
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		t.Skip("mp3 encoding needs ffmpeg")
+	}
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.wav"), filepath.Join(dir, "ep.mp3")
+	writeTestWAV(t, in)
+	chapters := filepath.Join(dir, "chapters.txt")
+	os.WriteFile(chapters, []byte("00:00:00 Welcome\n00:00:05.500 News <https://example.org/news>\n"), 0o644)
+	cover := filepath.Join(dir, "cover.png")
+	var pb bytes.Buffer
+	png.Encode(&pb, image.NewRGBA(image.Rect(0, 0, 32, 32)))
+	os.WriteFile(cover, pb.Bytes(), 0o644)
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"process", "-chapters", chapters, "-cover", cover, "-o", out, in}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	chs, err := id3.ReadChapters(f)
+	if err != nil || len(chs) != 2 || chs[0].Title != "Welcome" || chs[1].Start != 5500*time.Millisecond || chs[1].URL != "https://example.org/news" {
+		t.Errorf("chapters in the MP3: %+v, %v", chs, err)
+	}
+	f.Seek(0, io.SeekStart)
+	info, err := audio.Probe(context.Background(), f)
+	if err != nil || info.Tags.Cover == nil || info.Tags.Cover.Size != pb.Len() {
+		t.Errorf("cover in the MP3: %+v, %v", info.Tags.Cover, err)
+	}
+
+	// A malformed chapters file names its line.
+	os.WriteFile(chapters, []byte("00:00:00 Welcome\nbogus\n"), 0o644)
+	err = run(context.Background(), []string{"process", "-chapters", chapters, "-o", out, in}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("bad chapters file: err = %v, want it to name line 2", err)
 	}
 }

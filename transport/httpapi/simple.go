@@ -241,11 +241,7 @@ func simpleRequestMap(f map[string]string, inputUploaded, imageUploaded bool) (m
 		if err != nil {
 			return nil, fieldError("chapters", err.Error())
 		}
-		list := make([]map[string]string, 0, len(chs))
-		for _, c := range chs {
-			list = append(list, map[string]string{"start": production.FormatTimestamp(c.Start), "title": c.Title, "url": c.URL})
-		}
-		req["chapters"] = list
+		req["chapters"] = production.ChapterFields(chs)
 	}
 	return req, nil
 }
