@@ -324,7 +324,7 @@ func TestRunnerStop(t *testing.T) {
 	e := newRunnerEnv(t, time.Hour)
 	const rate = 44100
 	// Long enough that the stop lands while the engine runs.
-	uuid, job := e.addProduction(wavRequest, wavBytes(t, speechLike(rate, 30, 0.05), rate))
+	uuid, job := e.addProduction(wavRequest, wavBytes(t, speechLike(rate, 120, 0.05), rate))
 	var finished atomic.Int32
 	r := e.runner(production.RunnerConfig{Lease: time.Second, Heartbeat: 50 * time.Millisecond,
 		OnFinished: func(ctx context.Context, tx storage.Tx, owner string, p *production.Production) error {
@@ -425,7 +425,7 @@ func TestRunnerLeaseLostCancelsRun(t *testing.T) {
 func TestRunnerShutdownReleases(t *testing.T) {
 	e := newRunnerEnv(t, time.Hour)
 	const rate = 44100
-	uuid, job := e.addProduction(wavRequest, wavBytes(t, speechLike(rate, 30, 0.05), rate))
+	uuid, job := e.addProduction(wavRequest, wavBytes(t, speechLike(rate, 120, 0.05), rate))
 	r := e.runner(production.RunnerConfig{PollInterval: 10 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
