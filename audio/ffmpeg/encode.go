@@ -566,15 +566,15 @@ func (e *Encoder) chapterExtras() []id3.ChapterExtra {
 	}
 	cs := sortedChapters(e.opts.Chapters)
 	extras := make([]id3.ChapterExtra, len(cs))
-	any := false
+	needed := false
 	for i, c := range cs {
 		extras[i].URL = c.URL
 		if c.Image != nil && len(c.Image.Data) > 0 {
 			extras[i].Image = &id3.Picture{MIMEType: c.Image.MIMEType, Data: c.Image.Data}
 		}
-		any = any || c.URL != "" || extras[i].Image != nil
+		needed = needed || c.URL != "" || extras[i].Image != nil
 	}
-	if !any {
+	if !needed {
 		return nil
 	}
 	return extras
