@@ -21,6 +21,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/id3"
 )
 
@@ -317,8 +318,12 @@ func TestErrors(t *testing.T) {
 		"data in padding":  {trailing, id3.ErrMalformed},
 		"short CHAP frame": {shortChap, id3.ErrMalformed},
 	} {
-		if _, err := id3.ReadChapters(bytes.NewReader(tc.data)); !errors.Is(err, tc.want) {
+		_, err := id3.ReadChapters(bytes.NewReader(tc.data))
+		if !errors.Is(err, tc.want) {
 			t.Errorf("%s: ReadChapters error %v, want %v", name, err, tc.want)
+		}
+		if tc.want == id3.ErrMalformed && !errors.Is(err, audio.ErrMalformed) {
+			t.Errorf("%s: %v is not audio.ErrMalformed", name, err)
 		}
 		if err := id3.AddChapterExtras(&bytes.Buffer{}, bytes.NewReader(tc.data), []id3.ChapterExtra{{URL: "https://x.example"}}); !errors.Is(err, tc.want) {
 			t.Errorf("%s: AddChapterExtras error %v, want %v", name, err, tc.want)

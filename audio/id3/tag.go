@@ -23,14 +23,20 @@ import (
 var (
 	// ErrNoTag means the input does not start with an ID3v2 tag.
 	ErrNoTag = errors.New("id3: no ID3v2 tag")
-	// ErrMalformed means a size or field that does not fit the tag. It
-	// wraps audio.ErrMalformed, the class of every damaged input.
-	ErrMalformed = fmt.Errorf("id3: %w tag", audio.ErrMalformed)
+	// ErrMalformed means a size or field that does not fit the tag. It is
+	// also audio.ErrMalformed for errors.Is, the class of every damaged
+	// input.
+	ErrMalformed error = malformed{}
 	// ErrUnsupported means a tag this package does not rewrite or read:
 	// versions other than 2.3 and 2.4, unsynchronisation, footers, and
 	// compressed or encrypted chapter frames.
 	ErrUnsupported = errors.New("id3: unsupported tag")
 )
+
+type malformed struct{}
+
+func (malformed) Error() string        { return "id3: malformed tag" }
+func (malformed) Is(target error) bool { return target == audio.ErrMalformed }
 
 // MaxTagSize bounds the tags read: far above any real one (pictures
 // included), far below what would hurt.
