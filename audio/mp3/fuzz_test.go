@@ -77,29 +77,30 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// FuzzID3 checks the tag parsers on arbitrary bytes.
+// FuzzID3 checks reading ID3v2 tags off the stream on arbitrary bytes
+// (parsing them is audio/id3's, fuzzed there): a truncated or lying tag is
+// an error of class audio.ErrMalformed, never a panic or a large
+// allocation.
 func FuzzID3(f *testing.F) {
 	f.Add([]byte("ID3\x03\x00\x00\x00\x00\x00\x1aTIT2\x00\x00\x00\x03\x00\x00\x00hiCOMM\x00\x00\x00\x01\x00\x00\x00"))
 	f.Add([]byte("ID3\x04\x00\x80\x00\x00\x00\x0cTIT2\x00\x00\x00\x02\x00\x03\x03\xff\x00"))
-	f.Add([]byte("ID3\x02\x00\x00\x00\x00\x00\x0cPIC\x00\x00\x06\x00PNG\x03\x00x"))
+	f.Add([]byte("ID3\x03\x00\x00\x7f\x7f\x7f\x7f"))
 	for _, s := range fuzzSeeds(f) {
 		if n := id3.TagSize(s); n > 0 && n <= len(s) {
 			f.Add(s[:n])
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tags, err := id3.ParseTags(data)
+		n := id3.TagSize(data)
+		if n == 0 {
+			return
+		}
+		tags, err := readID3v2(bytes.NewReader(data), n)
 		if err != nil && !errors.Is(err, audio.ErrMalformed) {
 			t.Fatalf("unexpected error class: %v", err)
 		}
 		if tags.Cover != nil && tags.Cover.Size > len(data) {
 			t.Fatalf("cover of %d bytes from %d bytes", tags.Cover.Size, len(data))
-		}
-		if len(data) >= 128 {
-			id3.ParseV1(data[len(data)-128:])
-		}
-		if n := id3.TagSize(data); n > 0 {
-			readID3v2(bytes.NewReader(data), n)
 		}
 	})
 }
