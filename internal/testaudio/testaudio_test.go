@@ -1,0 +1,52 @@
+package testaudio
+
+import (
+	"math"
+	"testing"
+)
+
+func TestSISDR(t *testing.T) {
+	ref := WhiteNoise(48000, 0.1, 1)
+	if got := SISDR(ref, Scale(append([]float64(nil), ref...), 0.5)); got < 100 {
+		t.Errorf("SI-SDR of a scaled copy = %.1f dB, want > 100", got)
+	}
+	noisy := Add(ref, WhiteNoise(48000, 0.01, 2))
+	if got := SISDR(ref, noisy); math.Abs(got-20) > 0.3 {
+		t.Errorf("SI-SDR at 20 dB SNR = %.2f dB", got)
+	}
+}
+
+func TestLagAndShift(t *testing.T) {
+	ref := PinkNoise(20000, 0.1, 3)
+	late := Shift(ref, -37)
+	if d := Lag(ref, late, 100); d != 37 {
+		t.Fatalf("Lag = %d, want 37", d)
+	}
+	if got := SISDR(ref[:19000], Shift(late, 37)[:19000]); got < 100 {
+		t.Errorf("re-aligned SI-SDR %.1f dB", got)
+	}
+}
+
+func TestSpeechAndPhrases(t *testing.T) {
+	x, spans := Phrases(t, 48000, Sentences[:2], 1, Voices[0], Voices[1])
+	if len(spans) != 2 || spans[1].Start-spans[0].End != 48000 {
+		t.Fatalf("spans %v", spans)
+	}
+	if d := SpanDB(x, spans); d < -30 || d > -5 {
+		t.Errorf("speech level %.1f dBFS", d)
+	}
+	if d := SpanDB(x, Complement(spans, len(x), 0)); !math.IsInf(d, -1) {
+		t.Errorf("pauses are not silent: %.1f dB", d)
+	}
+}
+
+func TestNoiseLevels(t *testing.T) {
+	for name, x := range map[string][]float64{
+		"white": WhiteNoise(96000, 0.05, 1), "pink": PinkNoise(96000, 0.05, 1),
+		"hum": Hum(96000, 48000, 50, 300, 0.05), "music": Scale(Music(48000, 2, 1), 0.5),
+	} {
+		if d := DB(x); math.Abs(d-(-26.02)) > 0.05 {
+			t.Errorf("%s: %.2f dBFS, want -26.02", name, d)
+		}
+	}
+}
