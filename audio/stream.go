@@ -110,3 +110,9 @@ func MultiSink(sinks ...Sink) Sink {
 		return nil
 	})
 }
+
+// Opener opens a stream at its start. Multi-pass processing (analyse,
+// then render) calls it once per pass rather than storing the audio: a
+// deterministic graph re-run costs less memory than a stored programme.
+// The caller closes what it returns if it is an io.Closer.
+type Opener func(ctx context.Context) (Source, error)

@@ -1,35 +1,36 @@
 package dsp
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"sort"
 
 	"gonum.org/v1/gonum/dsp/fourier"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/loudness"
 )
 
-// BlockSeconds is the analysis block length: BS.1770 gating blocks are
-// built from four of them, short-term windows from thirty, and plans
-// (leveler, loudness range) have one value per block.
+// BlockSeconds is the analysis block length: the 100 ms step of the
+// loudness meter (loudness.StepFrames), so that plans (leveler, loudness
+// range) line up with the meter's gating blocks and short-term windows.
 const BlockSeconds = 0.1
 
-// Absolute gate and level floor of the analysis, in LUFS.
-const (
-	absoluteGate = -70.0
-	silenceDB    = -120.0
-)
+// absoluteGate is BS.1770's absolute gate in LUFS: blocks below it carry no
+// programme and are never voice.
+const absoluteGate = -70.0
 
 // Analyzer is a Sink that measures what the processing nodes need to know
-// about a whole recording: the K-weighted level of every 100 ms block, its
-// sample peak and spectral flatness, and the long-term spectrum. Memory is
-// a few numbers per block (under 1 MB per hour) plus a fixed spectrum.
+// about a whole recording: the loudness of the stream and of every 100 ms
+// block (from a loudness.Meter, the module's one K-weighting), each
+// block's unweighted power, sample peak and spectral flatness, and the
+// long-term spectrum. Memory is a few numbers per block (under 1 MB per
+// hour) plus a fixed spectrum.
 type Analyzer struct {
 	format   audio.Format
 	blockLen int
-	kw       *cascade
-	scratch  []float64
-	scratch2 []float64
+	meter    *loudness.Meter
 
 	spectrum bool
 	nfft     int
@@ -44,7 +45,6 @@ type Analyzer struct {
 	fine     []float64   // summed power per FFT bin
 
 	pos    int
-	accK   float64
 	accRaw float64
 	peak   float64
 
@@ -52,6 +52,17 @@ type Analyzer struct {
 	raw    []float64
 	peaks  []float32
 	flat   []float32
+}
+
+// AnalyzerOptions configure an Analyzer.
+type AnalyzerOptions struct {
+	// Spectrum adds the spectral measurements the filters need (long-term
+	// spectra, flatness); without it the analysis is a cheaper level pass.
+	Spectrum bool
+	// Loudness configures the meter whose Result becomes
+	// Analysis.Loudness; a zero Mode measures everything. OnStep must be
+	// nil: the analyzer takes the step energies itself.
+	Loudness loudness.Options
 }
 
 type band struct {
@@ -69,14 +80,21 @@ const (
 	levelBins   = 110
 )
 
-// NewAnalyzer returns an Analyzer for a stream of format f. With spectrum
-// false it only measures levels (cheaper: a loudness pass).
-func NewAnalyzer(f audio.Format, spectrum bool) *Analyzer {
+// NewAnalyzer returns an Analyzer for a stream of format f.
+func NewAnalyzer(f audio.Format, o AnalyzerOptions) (*Analyzer, error) {
+	if o.Loudness.OnStep != nil {
+		return nil, fmt.Errorf("%w: the analyzer sets the meter's OnStep", ErrInvalidParameter)
+	}
 	fs := float64(f.SampleRate)
-	a := &Analyzer{format: f, blockLen: blockLen(f.SampleRate), spectrum: spectrum}
-	k := KWeighting(fs)
-	a.kw, _ = newCascade(k[:], f.Channels)
-	if spectrum {
+	a := &Analyzer{format: f, blockLen: blockLen(f.SampleRate), spectrum: o.Spectrum}
+	mo := o.Loudness
+	mo.OnStep = func(e float64) { a.energy = append(a.energy, e) }
+	m, err := loudness.NewMeter(f, mo)
+	if err != nil {
+		return nil, err
+	}
+	a.meter = m
+	if o.Spectrum {
 		n := 1
 		for n*2 <= a.blockLen && n < 8192 {
 			n *= 2
@@ -98,12 +116,10 @@ func NewAnalyzer(f audio.Format, spectrum bool) *Analyzer {
 			a.ltas[i] = make([]float64, len(a.bands))
 		}
 	}
-	return a
+	return a, nil
 }
 
-func blockLen(sampleRate int) int {
-	return max(1, int(math.Round(float64(sampleRate)*BlockSeconds)))
-}
+func blockLen(sampleRate int) int { return loudness.StepFrames(sampleRate) }
 
 // thirdOctaveBands lays out the ISO third-octave bands from 20 Hz up to
 // Nyquist over an n-point FFT; bands too narrow to hold a bin are dropped.
@@ -131,29 +147,22 @@ func (a *Analyzer) Write(b audio.Buffer) error {
 	if err := checkShape(b, a.format.Channels); err != nil {
 		return err
 	}
-	n := b.Frames()
-	if cap(a.scratch) < n {
-		a.scratch = make([]float64, n)
-		a.scratch2 = make([]float64, n)
+	// The meter completes its steps (and appends their energies) before
+	// the blocks below close, so every closing block finds its energy.
+	if err := a.meter.Write(b); err != nil {
+		return err
 	}
+	n := b.Frames()
 	for off := 0; off < n; {
 		m := min(n-off, a.blockLen-a.pos)
-		if len(b) == 2 {
-			// Stereo: filter both channels in one pass (see cascade.run2).
-			kl, kr := a.scratch[:m], a.scratch2[:m]
-			copy(kl, b[0][off:off+m])
-			copy(kr, b[1][off:off+m])
-			a.kw.run2(kl, kr)
-			a.accumulate(b[0][off:off+m], kl)
-			a.accumulate(b[1][off:off+m], kr)
-		} else {
-			for c := range b {
-				x := b[c][off : off+m]
-				k := a.scratch[:m]
-				copy(k, x)
-				a.kw.run(c, k)
-				a.accumulate(x, k)
+		for c := range b {
+			var sr, pk float64
+			for _, v := range b[c][off : off+m] {
+				sr += v * v
+				pk = max(pk, math.Abs(v))
 			}
+			a.accRaw += sr
+			a.peak = max(a.peak, pk)
 		}
 		if a.spectrum && a.pos < a.nfft {
 			end := min(m, a.nfft-a.pos)
@@ -169,44 +178,29 @@ func (a *Analyzer) Write(b audio.Buffer) error {
 		a.pos += m
 		off += m
 		if a.pos == a.blockLen {
-			a.endBlock()
+			a.endBlock(a.blockLen)
 		}
 	}
 	return nil
 }
 
-// accumulate adds a channel's K-weighted energy, raw energy and peak.
-func (a *Analyzer) accumulate(x, k []float64) {
-	var sk, sr, pk float64
-	k = k[:len(x)]
-	for i, v := range x {
-		sk += k[i] * k[i]
-		sr += v * v
-		pk = max(pk, math.Abs(v))
-	}
-	a.accK += sk
-	a.accRaw += sr
-	a.peak = max(a.peak, pk)
-}
-
-func (a *Analyzer) endBlock() {
-	bl := float64(a.blockLen)
-	e := a.accK / bl
-	a.energy = append(a.energy, e)
-	a.raw = append(a.raw, a.accRaw/bl/float64(a.format.Channels))
+// endBlock closes the block of frames frames (its energy is the last one
+// the meter appended).
+func (a *Analyzer) endBlock(frames int) {
+	a.raw = append(a.raw, a.accRaw/float64(frames)/float64(a.format.Channels))
 	a.peaks = append(a.peaks, float32(a.peak))
 	if a.spectrum {
 		// The spectrum of every third block is plenty for the long-term
 		// spectra and cuts the FFT cost to a third; the blocks in between
 		// reuse the last flatness (300 ms resolution is enough to tell
 		// tonal music and noise bursts from voice).
-		if len(a.energy)%spectrumEvery == 1 || spectrumEvery == 1 {
-			a.flat = append(a.flat, float32(a.analyseSpectrum(e)))
+		if len(a.raw)%spectrumEvery == 1 || spectrumEvery == 1 {
+			a.flat = append(a.flat, float32(a.analyseSpectrum(a.energy[len(a.raw)-1])))
 		} else {
 			a.flat = append(a.flat, a.flat[len(a.flat)-1])
 		}
 	}
-	a.pos, a.accK, a.accRaw, a.peak = 0, 0, 0, 0
+	a.pos, a.accRaw, a.peak = 0, 0, 0
 }
 
 // analyseSpectrum transforms the first nfft frames of the block, adds them
@@ -219,7 +213,12 @@ func (a *Analyzer) analyseSpectrum(energy float64) float64 {
 	for i, c := range a.coef {
 		a.fine[i] += real(c)*real(c) + imag(c)*imag(c)
 	}
-	lb := int(math.Floor(loudnessOf(energy))) - levelBinLow
+	lb := levelBins - 1
+	if l := loudness.EnergyLUFS(energy); !math.IsInf(l, -1) {
+		lb = int(math.Floor(l)) - levelBinLow
+	} else {
+		lb = 0
+	}
 	lb = min(max(lb, 0), levelBins-1)
 	a.ltasN[lb]++
 	var logSum, linSum float64
@@ -243,15 +242,17 @@ func (a *Analyzer) analyseSpectrum(energy float64) float64 {
 	return math.Exp(logSum/float64(nf)) / (linSum / float64(nf))
 }
 
-// Analysis is what an Analyzer measured, with the derived voice activity,
-// speech/music labels and summary levels.
+// Analysis is what an Analyzer measured, with the derived voice activity
+// and speech/music labels.
 type Analysis struct {
 	// Format of the analysed stream.
 	Format audio.Format
 	// BlockLen is the analysis block in frames (100 ms).
 	BlockLen int
-	// Energy is the K-weighted mean square of every complete block, summed
-	// over channels (BS.1770 channel weights 1).
+	// Loudness is the meter's reading of the whole stream.
+	Loudness loudness.Result
+	// Energy is the channel-weighted K-weighted mean square of every
+	// block (the meter's step energies; see loudness.Options.OnStep).
 	Energy []float64
 	// Raw is the unweighted mean square per block, averaged over channels.
 	Raw []float64
@@ -261,8 +262,10 @@ type Analysis struct {
 	Voiced []bool
 	// Music marks blocks classified as music rather than speech.
 	Music []bool
-	// NoiseFloor is the local noise floor per block, in dB (K-weighted).
-	NoiseFloor []float64
+
+	// floor is the local background level per block in LUFS, what the
+	// voice activity is measured against.
+	floor []float64
 
 	flatness []float32
 	bands    []band
@@ -277,19 +280,19 @@ type Analysis struct {
 // afterwards. A trailing partial block is measured if it is at least a
 // quarter block long.
 func (a *Analyzer) Finish() *Analysis {
-	frames := int64(len(a.energy))*int64(a.blockLen) + int64(a.pos)
+	frames := int64(len(a.raw))*int64(a.blockLen) + int64(a.pos)
 	if a.pos >= a.blockLen/4 && a.pos > 0 {
-		// Scale the partial block as if it were complete.
-		scale := float64(a.blockLen) / float64(a.pos)
-		a.accK *= scale
-		a.accRaw *= scale
+		// Measure the partial block as the mean over its frames.
+		e, n := a.meter.PendingStep()
+		a.energy = append(a.energy, e/float64(max(n, 1)))
 		if a.spectrum {
 			clear(a.mono[min(a.pos, a.nfft):])
 		}
-		a.endBlock()
+		a.endBlock(a.pos)
 	}
+	a.energy = a.energy[:len(a.raw)]
 	an := &Analysis{
-		Format: a.format, BlockLen: a.blockLen,
+		Format: a.format, BlockLen: a.blockLen, Loudness: a.meter.Result(),
 		Energy: a.energy, Raw: a.raw, Peak: a.peaks,
 		flatness: a.flat, bands: a.bands, ltas: a.ltas, ltasN: a.ltasN, fine: a.fine, nfft: a.nfft,
 		frames: frames,
@@ -301,15 +304,8 @@ func (a *Analyzer) Finish() *Analysis {
 // Frames is the number of frames analysed.
 func (an *Analysis) Frames() int64 { return an.frames }
 
-// BlockDB returns the K-weighted level of block i in LUFS.
-func (an *Analysis) BlockDB(i int) float64 { return loudnessOf(an.Energy[i]) }
-
-func loudnessOf(meanSquare float64) float64 {
-	if meanSquare <= 0 {
-		return silenceDB
-	}
-	return max(-0.691+10*math.Log10(meanSquare), silenceDB)
-}
+// BlockDB returns the loudness of block i in LUFS (-Inf for silence).
+func (an *Analysis) BlockDB(i int) float64 { return loudness.EnergyLUFS(an.Energy[i]) }
 
 // classify derives the noise floor, voice activity and speech/music labels.
 func (an *Analysis) classify() {
@@ -322,9 +318,9 @@ func (an *Analysis) classify() {
 	// +-3 s, raised slightly (a floor is never the single quietest block),
 	// which follows slowly changing noise without learning speech as noise.
 	const half = 30
-	an.NoiseFloor = slidingMin(smooth3(db), half)
-	for i := range an.NoiseFloor {
-		an.NoiseFloor[i] = max(an.NoiseFloor[i]+1, silenceDB)
+	an.floor = slidingMin(smooth3(db), half)
+	for i := range an.floor {
+		an.floor[i]++
 	}
 	voiced := make([]bool, n)
 	for i := range voiced {
@@ -336,7 +332,7 @@ func (an *Analysis) classify() {
 		// gate; white-ish noise bursts (flatness near 1) are not voice.
 		// Strongly tonal blocks (music, sustained notes) have no pauses to
 		// learn a floor from, so they count as foreground by their tonality.
-		active := db[i] > an.NoiseFloor[i]+9 || (an.flatness != nil && flat < 0.03)
+		active := db[i] > an.floor[i]+9 || (an.flatness != nil && flat < 0.03)
 		voiced[i] = active && db[i] > absoluteGate+10 && flat < 0.7
 	}
 	// Close gaps up to 200 ms (stops, short pauses inside words), then drop
@@ -495,180 +491,8 @@ func musicLabels(energy []float64, voiced []bool) []bool {
 	return out
 }
 
-// Levels summarises an analysis the way the statistics report it.
-type Levels struct {
-	// Integrated is the BS.1770 gated programme loudness, LUFS.
-	Integrated float64
-	// Dialog is the loudness of voiced blocks only, LUFS.
-	Dialog float64
-	// RMS is the unweighted RMS level of the whole stream, dBFS.
-	RMS float64
-	// LRA is the EBU Tech 3342 loudness range, LU.
-	LRA float64
-	// MaxMomentary and MaxShortTerm are the highest 400 ms and 3 s
-	// loudness values, LUFS.
-	MaxMomentary, MaxShortTerm float64
-	// SignalLevel and NoiseLevel are the power means of voiced and
-	// unvoiced blocks, dB (K-weighted); SNR is their difference.
-	SignalLevel, NoiseLevel, SNR float64
-	// SamplePeak is the highest sample magnitude, dBFS.
-	SamplePeak float64
-}
-
-// Levels computes the summary levels.
-func (an *Analysis) Levels() Levels {
-	var l Levels
-	e := an.Energy
-	mom := windowMeans(e, 4)
-	st := windowMeans(e, 30)
-	l.Integrated = gatedLoudness(mom, nil, 10)
-	speech := make([]bool, len(mom))
-	for j := range speech {
-		v := 0
-		for k := j; k < j+4 && k < len(an.Voiced); k++ {
-			if an.Voiced[k] {
-				v++
-			}
-		}
-		speech[j] = v >= 2
-	}
-	l.Dialog = gatedLoudness(mom, speech, 10)
-	l.LRA = loudnessRange(st)
-	l.MaxMomentary, l.MaxShortTerm = silenceDB, silenceDB
-	for _, m := range mom {
-		l.MaxMomentary = max(l.MaxMomentary, loudnessOf(m))
-	}
-	for _, s := range st {
-		l.MaxShortTerm = max(l.MaxShortTerm, loudnessOf(s))
-	}
-	if len(st) == 0 { // shorter than 3 s: the whole file is the window
-		l.MaxShortTerm = loudnessOf(mean(e))
-	}
-	l.RMS = max(10*math.Log10(mean(an.Raw)), silenceDB)
-	var sv, sn float64
-	var nv, nn int
-	for i, v := range an.Voiced {
-		if v {
-			sv += e[i]
-			nv++
-		} else {
-			sn += e[i]
-			nn++
-		}
-	}
-	l.SignalLevel, l.NoiseLevel = silenceDB, silenceDB
-	if nv > 0 {
-		l.SignalLevel = loudnessOf(sv / float64(nv))
-	}
-	if nn > 0 {
-		l.NoiseLevel = loudnessOf(sn / float64(nn))
-	} else if len(an.NoiseFloor) > 0 {
-		l.NoiseLevel = mean(an.NoiseFloor)
-	}
-	l.SNR = l.SignalLevel - l.NoiseLevel
-	var pk float32
-	for _, p := range an.Peak {
-		pk = max(pk, p)
-	}
-	l.SamplePeak = max(GainToDB(float64(pk)), silenceDB)
-	return l
-}
-
-func mean(x []float64) float64 {
-	if len(x) == 0 {
-		return 0
-	}
-	var s float64
-	for _, v := range x {
-		s += v
-	}
-	return s / float64(len(x))
-}
-
-// windowMeans returns the mean of every run of w consecutive blocks (BS.1770
-// gating blocks with 100 ms step: w=4 momentary, w=30 short-term).
-func windowMeans(e []float64, w int) []float64 {
-	if len(e) < w {
-		if len(e) == 0 {
-			return nil
-		}
-		if w == 4 {
-			return []float64{mean(e)}
-		}
-		return nil
-	}
-	out := make([]float64, len(e)-w+1)
-	var s float64
-	for i := 0; i < w; i++ {
-		s += e[i]
-	}
-	out[0] = s / float64(w)
-	for i := w; i < len(e); i++ {
-		s += e[i] - e[i-w]
-		out[i-w+1] = s / float64(w)
-	}
-	return out
-}
-
-// gatedLoudness is the BS.1770 two-stage gated mean of blocks (keep limits
-// it to blocks marked true) with the given relative gate in LU.
-func gatedLoudness(blocks []float64, keep []bool, rel float64) float64 {
-	var s float64
-	var n int
-	for i, b := range blocks {
-		if (keep == nil || keep[i]) && loudnessOf(b) > absoluteGate {
-			s += b
-			n++
-		}
-	}
-	if n == 0 {
-		return silenceDB
-	}
-	gate := loudnessOf(s/float64(n)) - rel
-	s, n = 0, 0
-	for i, b := range blocks {
-		if (keep == nil || keep[i]) && loudnessOf(b) > gate && loudnessOf(b) > absoluteGate {
-			s += b
-			n++
-		}
-	}
-	return loudnessOf(s / float64(n))
-}
-
-// loudnessRange is EBU Tech 3342: the 10th to 95th percentile spread of
-// short-term loudness above the absolute gate and 20 LU below their mean.
-func loudnessRange(st []float64) float64 {
-	var s float64
-	var vals []float64
-	for _, b := range st {
-		if loudnessOf(b) > absoluteGate {
-			s += b
-			vals = append(vals, b)
-		}
-	}
-	if len(vals) == 0 {
-		return 0
-	}
-	gate := loudnessOf(s/float64(len(vals))) - 20
-	kept := vals[:0]
-	for _, b := range vals {
-		if loudnessOf(b) > gate {
-			kept = append(kept, loudnessOf(b))
-		}
-	}
-	if len(kept) < 2 {
-		return 0
-	}
-	sort.Float64s(kept)
-	pct := func(p float64) float64 {
-		return kept[int(math.Round(p*float64(len(kept)-1)))]
-	}
-	return pct(0.95) - pct(0.10)
-}
-
 // SpeechLevel is the power mean level of voiced speech blocks in LUFS (of
-// all voiced blocks if there is no speech), silenceDB when nothing is
-// voiced.
+// all voiced blocks if there is no speech), -Inf when nothing is voiced.
 func (an *Analysis) SpeechLevel() float64 {
 	var s float64
 	var n int
@@ -687,9 +511,9 @@ func (an *Analysis) SpeechLevel() float64 {
 		}
 	}
 	if n == 0 {
-		return silenceDB
+		return math.Inf(-1)
 	}
-	return loudnessOf(s / float64(n))
+	return loudness.EnergyLUFS(s / float64(n))
 }
 
 // BandLevel is one band of a long-term spectrum.
@@ -738,7 +562,7 @@ func (an *Analysis) voiceThreshold() float64 {
 	var f []float64
 	for i, v := range an.Voiced {
 		if v {
-			f = append(f, an.NoiseFloor[i])
+			f = append(f, an.floor[i])
 		}
 	}
 	if len(f) == 0 {
@@ -761,23 +585,17 @@ func (an *Analysis) FineSpectrum() (db []float64, binHz float64) {
 	return db, float64(an.Format.SampleRate) / float64(an.nfft)
 }
 
-// Momentary returns the BS.1770 momentary loudness (400 ms) in LUFS of
-// every window starting at block j (4 blocks).
-func (an *Analysis) Momentary() []float64 { return toLUFS(windowMeans(an.Energy, 4)) }
 
-// ShortTerm returns the short-term loudness (3 s) in LUFS of every window
-// starting at block j (30 blocks).
-func (an *Analysis) ShortTerm() []float64 { return toLUFS(windowMeans(an.Energy, 30)) }
-
-func toLUFS(e []float64) []float64 {
-	for i, v := range e {
-		e[i] = loudnessOf(v)
+// Analyze reads src to its end through an Analyzer: the first pass of a
+// two-pass graph, whose Analysis the nodes of the second pass are built
+// from. It does not close src.
+func Analyze(ctx context.Context, src audio.Source, o AnalyzerOptions) (*Analysis, error) {
+	a, err := NewAnalyzer(src.Format(), o)
+	if err != nil {
+		return nil, err
 	}
-	return e
-}
-
-// GatedLoudness is the BS.1770 gated loudness in LUFS of a stream given
-// the K-weighted mean square of its 100 ms blocks (as in Analysis.Energy).
-func GatedLoudness(blockEnergy []float64) float64 {
-	return gatedLoudness(windowMeans(blockEnergy, 4), nil, 10)
+	if _, err := audio.Copy(ctx, a, src); err != nil {
+		return nil, err
+	}
+	return a.Finish(), nil
 }

@@ -117,33 +117,6 @@ func butterQ(n, k int) float64 {
 	return 1 / (2 * math.Sin(theta))
 }
 
-// KWeighting returns the two sections of the ITU-R BS.1770 K-weighting
-// filter (shelving pre-filter and RLB high-pass) for any sample rate,
-// derived from the analog prototype so that rates other than 48 kHz match
-// the standard's response.
-func KWeighting(fs float64) [2]Coeffs {
-	f0 := 1681.974450955533
-	g := 3.999843853973347
-	q := 0.7071752369554196
-	k := math.Tan(math.Pi * f0 / fs)
-	vh := math.Pow(10, g/20)
-	vb := math.Pow(vh, 0.4996667741545416)
-	a0 := 1 + k/q + k*k
-	pre := Coeffs{
-		B0: (vh + vb*k/q + k*k) / a0,
-		B1: 2 * (k*k - vh) / a0,
-		B2: (vh - vb*k/q + k*k) / a0,
-		A1: 2 * (k*k - 1) / a0,
-		A2: (1 - k/q + k*k) / a0,
-	}
-	f0 = 38.13547087602444
-	q = 0.5003270373238773
-	k = math.Tan(math.Pi * f0 / fs)
-	a0 = 1 + k/q + k*k
-	rlb := Coeffs{B0: 1, B1: -2, B2: 1, A1: 2 * (k*k - 1) / a0, A2: (1 - k/q + k*k) / a0}
-	return [2]Coeffs{pre, rlb}
-}
-
 // Response returns the magnitude response in dB of the section at f Hz.
 func (c Coeffs) Response(fs, f float64) float64 {
 	z := cmplx.Exp(complex(0, -2*math.Pi*f/fs))

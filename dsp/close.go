@@ -24,3 +24,24 @@ func closeSources(srcs ...audio.Source) error {
 	}
 	return errors.Join(errs...)
 }
+
+// Close closes the upstream source (see closeSources).
+func (b *Biquad) Close() error { return closeSources(b.src) }
+
+// Close closes the upstream source.
+func (b *BWE) Close() error { return closeSources(b.src) }
+
+// Close closes the upstream source.
+func (c *Compressor) Close() error { return closeSources(c.src) }
+
+// Close closes the upstream source.
+func (g *Gain) Close() error { return closeSources(g.src) }
+
+// Close closes the upstream source.
+func (l *Limiter) Close() error { return closeSources(l.src) }
+
+// Close closes the upstream source.
+func (p *PlanGain) Close() error { return closeSources(p.src) }
+
+// Close closes the upstream source.
+func (s *StudioVoice) Close() error { return closeSources(s.Source) }

@@ -118,7 +118,7 @@ func (an *Analysis) SpeechRMS() float64 {
 		}
 	}
 	if n == 0 || s == 0 {
-		return silenceDB
+		return math.Inf(-1)
 	}
 	return 10 * math.Log10(s/float64(n))
 }

@@ -1,20 +1,26 @@
 // Package dsp holds the processing nodes of the streaming graph. Every node
 // is a small struct that wraps an upstream audio.Source (the decorator
-// pattern) and is itself an audio.Source, so a chain is built by nesting
-// constructors:
+// pattern) and is itself an audio.Source, so a graph is built by nesting
+// constructors. Nodes that need to know the whole recording (the adaptive
+// high-pass, the auto-EQ, the leveler, the compressor presets) take the
+// *Analysis of a first pass over the input; the graph then runs as a second
+// pass over a fresh decoder of the same input:
 //
-//	src = dsp.NewHighPass(src, an.VoiceStart())
-//	src = dsp.NewLeveler(src, an, dsp.LevelerOptions{Strength: 1})
-//	src = dsp.NewCompressor(src, dsp.CompressorPreset(dsp.Medium, an.SpeechLevel()))
-//	src = dsp.NewLimiter(src, -1)
+//	an, err := dsp.Analyze(ctx, first, dsp.AnalyzerOptions{Spectrum: true})
+//	src, err := dsp.NewHighPass(second, an)
+//	src, err = dsp.NewLeveler(src, an, dsp.LevelerOptions{Strength: 1})
+//	p, err := dsp.CompressorPreset(dsp.Medium, an.SpeechRMS())
+//	src, err = dsp.NewCompressor(src, p)
+//	src, err = dsp.NewLimiter(src, -1)
+//	defer src.Close() // closes second: a graph owns its inputs
 //
-// Nodes that need to know the whole recording (the adaptive high-pass, the
-// auto-EQ, the leveler, the compressor's auto mode) take an *Analysis, which
-// an Analyzer fills in a first pass over the input. Every node produces the
-// same samples whatever block size it is read with, has no latency visible
-// from outside (lookahead is compensated inside the node, and the output has
-// exactly as many frames as the input), and allocates nothing per Read once
-// constructed.
+// (Example shows it whole.) Every constructor is NewX(upstream, options)
+// returning the node and an error wrapping ErrInvalidParameter for values
+// outside the node's domain. Every node produces the same samples whatever
+// block size it is read with, has no latency visible from outside
+// (lookahead is compensated inside the node, and the output has exactly as
+// many frames as the input), allocates nothing per Read once constructed,
+// and closes its upstream sources when it is closed.
 package dsp
 
 import (

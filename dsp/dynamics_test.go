@@ -6,6 +6,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
+	"github.com/audiopost/audiopost/loudness"
 )
 
 func TestCompressorStaticCurve(t *testing.T) {
@@ -124,7 +125,7 @@ func TestLimiterTruePeakCeiling(t *testing.T) {
 	for name, x := range map[string][]float64{"tone": tone, "noise": noise, "voice": voice} {
 		t.Run(name, func(t *testing.T) {
 			in := truePeakRef(x)
-			lim := NewLimiter(audio.NewBufferSource(mono(x), testFS), ceiling)
+			lim := must(NewLimiter(audio.NewBufferSource(mono(x), testFS), ceiling))
 			out := readAll(t, lim)[0]
 			if len(out) != len(x) {
 				t.Fatalf("output %d frames, input %d", len(out), len(x))
@@ -144,7 +145,7 @@ func TestLimiterTruePeakCeiling(t *testing.T) {
 func TestLimiterTransparentBelowCeilingAndAligned(t *testing.T) {
 	x := speechLike(testFS, 3, 120, 9)
 	scaleTo(x, -32) // peaks well below 0 dBFS
-	lim := NewLimiter(audio.NewBufferSource(stereo(x), testFS), 0)
+	lim := must(NewLimiter(audio.NewBufferSource(stereo(x), testFS), 0))
 	out := readAll(t, lim)
 	for c := range out {
 		in := stereo(x)[c]
@@ -160,7 +161,7 @@ func TestLimiterTransparentBelowCeilingAndAligned(t *testing.T) {
 	for i := 0; i < testFS/4; i++ {
 		y[i] *= 20
 	}
-	out = readAll(t, NewLimiter(audio.NewBufferSource(mono(y), testFS), -1))
+	out = readAll(t, must(NewLimiter(audio.NewBufferSource(mono(y), testFS), -1)))
 	for i := testFS + testFS/4; i < len(y); i++ {
 		if math.Abs(out[0][i]-y[i]) > 1e-4*math.Abs(y[i]) {
 			t.Fatalf("frame %d still attenuated after the burst: %g vs %g", i, out[0][i], y[i])
@@ -207,7 +208,7 @@ func speakerLevels(t *testing.T, x []float64, who []int) [2]float64 {
 		e[who[k]] += an.Energy[i]
 		n[who[k]]++
 	}
-	return [2]float64{loudnessOf(e[0] / float64(n[0])), loudnessOf(e[1] / float64(n[1]))}
+	return [2]float64{loudness.EnergyLUFS(e[0] / float64(n[0])), loudness.EnergyLUFS(e[1] / float64(n[1]))}
 }
 
 func TestLevelerEvensSpeakers(t *testing.T) {
@@ -329,8 +330,8 @@ func TestLimiterSkipIsExact(t *testing.T) {
 		x[i] *= 0.1 // a quiet second: all skipped
 	}
 	in := stereo(x)
-	fast := readAll(t, NewLimiter(audio.NewBufferSource(in, testFS), -1))
-	ref := NewLimiter(audio.NewBufferSource(in, testFS), -1)
+	fast := readAll(t, must(NewLimiter(audio.NewBufferSource(in, testFS), -1)))
+	ref := must(NewLimiter(audio.NewBufferSource(in, testFS), -1))
 	ref.noSkip = true
 	slow := readAll(t, ref)
 	for c := range fast {

@@ -3,42 +3,92 @@ package dsp_test
 import (
 	"context"
 	"fmt"
+	"log"
 	"math"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/dsp"
+	"github.com/audiopost/audiopost/loudness"
 )
+
+// A two-pass graph, as in the package documentation: analyse, then
+// high-pass, level, compress and limit a fresh read of the same input.
+func Example() {
+	ctx := context.Background()
+	const fs = 48000
+	quiet := audiotest.Sine(1, fs, 300, 0.02, 4*fs)
+	loud := audiotest.Sine(1, fs, 300, 0.2, 4*fs)
+	in := audio.Buffer{append(append(quiet[0], make([]float64, fs)...), loud[0]...)}
+	open := func() audio.Source { return audio.NewBufferSource(in, fs) }
+
+	an, err := dsp.Analyze(ctx, open(), dsp.AnalyzerOptions{Spectrum: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	var src audio.Source
+	src, err = dsp.NewHighPass(open(), an)
+	if err == nil {
+		src, err = dsp.NewLeveler(src, an, dsp.LevelerOptions{Strength: 1})
+	}
+	var p dsp.CompressorParams
+	if err == nil {
+		p, err = dsp.CompressorPreset(dsp.Medium, an.SpeechRMS())
+	}
+	if err == nil {
+		src, err = dsp.NewCompressor(src, p)
+	}
+	if err == nil {
+		src, err = dsp.NewLimiter(src, -1)
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	out, err := audio.ReadAll(ctx, src)
+	if err != nil {
+		log.Fatal(err)
+	}
+	level := func(x []float64) float64 {
+		var s float64
+		for _, v := range x {
+			s += v * v
+		}
+		return 10 * math.Log10(s/float64(len(x)))
+	}
+	fmt.Printf("input:  %.0f and %.0f dBFS\n", level(in[0][fs:3*fs]), level(in[0][6*fs:8*fs]))
+	fmt.Printf("output: %.0f and %.0f dBFS\n", level(out[0][fs:3*fs]), level(out[0][6*fs:8*fs]))
+	// Output:
+	// input:  -37 and -17 dBFS
+	// output: -27 and -27 dBFS
+}
 
 // A true-peak limiter keeps a signal 6 dB too hot under its ceiling
 // without delaying it or changing its length.
 func ExampleNewLimiter() {
 	in := audiotest.Sine(2, 48000, 997, 2, 48000) // peaks at +6 dBFS
-	lim := dsp.NewLimiter(audio.NewBufferSource(in, 48000), -1)
-	out, _ := audio.ReadAll(context.Background(), lim)
-	peak := 0.0
-	for _, ch := range out {
-		for _, v := range ch {
-			peak = math.Max(peak, math.Abs(v))
-		}
+	lim, err := dsp.NewLimiter(audio.NewBufferSource(in, 48000), -1)
+	if err != nil {
+		log.Fatal(err)
 	}
+	out, _ := audio.ReadAll(context.Background(), lim)
+	r, _ := loudness.MeasureBuffer(out, 48000, loudness.Options{Mode: loudness.ModeTruePeak})
 	fmt.Printf("frames in %d, out %d\n", in.Frames(), out.Frames())
-	fmt.Printf("sample peak below -1 dBFS: %v\n", 20*math.Log10(peak) <= -1)
+	fmt.Printf("true peak at or below -1 dBTP: %v\n", r.TruePeak <= -1)
 	// Output:
 	// frames in 48000, out 48000
-	// sample peak below -1 dBFS: true
+	// true peak at or below -1 dBTP: true
 }
 
-// The Analyzer measures a recording in a first pass; the nodes built from
-// its Analysis know the whole file.
-func ExampleNewAnalyzer() {
+// Analyze measures a recording in a first pass; the nodes built from its
+// Analysis know the whole file.
+func ExampleAnalyze() {
 	const fs = 48000
 	b := audiotest.Sine(1, fs, 440, 0.1, 5*fs)
-	a := dsp.NewAnalyzer(audio.Format{SampleRate: fs, Channels: 1}, true)
-	audio.Copy(context.Background(), a, audio.NewBufferSource(b, fs))
-	an := a.Finish()
-	lv := an.Levels()
-	fmt.Printf("%d blocks, integrated %.1f LUFS\n", len(an.Energy), lv.Integrated)
+	an, err := dsp.Analyze(context.Background(), audio.NewBufferSource(b, fs), dsp.AnalyzerOptions{Spectrum: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%d blocks, integrated %.1f LUFS\n", len(an.Energy), an.Loudness.Integrated)
 	// Output:
 	// 50 blocks, integrated -23.7 LUFS
 }
@@ -58,9 +108,11 @@ func ExampleLevelerPlan() {
 	quiet := audiotest.Sine(1, fs, 300, 0.01, 4*fs)
 	loud := audiotest.Sine(1, fs, 300, 0.1, 4*fs)
 	x := append(append(quiet[0], make([]float64, fs)...), loud[0]...)
-	a := dsp.NewAnalyzer(audio.Format{SampleRate: fs, Channels: 1}, true)
-	a.Write(audio.Buffer{x})
-	plan := dsp.LevelerPlan(a.Finish(), dsp.LevelerOptions{Strength: 1})
+	an, err := dsp.Analyze(context.Background(), audio.NewBufferSource(audio.Buffer{x}, fs), dsp.AnalyzerOptions{Spectrum: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	plan := dsp.LevelerPlan(an, dsp.LevelerOptions{Strength: 1})
 	fmt.Printf("quiet passage %+.0f dB, loud passage %+.0f dB\n", plan.DB[20], plan.DB[70])
 	// Output:
 	// quiet passage +10 dB, loud passage -10 dB

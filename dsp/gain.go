@@ -1,6 +1,7 @@
 package dsp
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/audiopost/audiopost/audio"
@@ -22,11 +23,14 @@ type Gain struct {
 const GainSmoothing = 0.02
 
 // NewGain returns src scaled by db decibels.
-func NewGain(src audio.Source, db float64) *Gain {
+func NewGain(src audio.Source, db float64) (*Gain, error) {
+	if math.IsNaN(db) || math.IsInf(db, 1) {
+		return nil, fmt.Errorf("%w: gain %v dB", ErrInvalidParameter, db)
+	}
 	g := DBToGain(db)
 	fs := float64(src.Format().SampleRate)
 	return &Gain{src: src, ch: src.Format().Channels, cur: g, target: g,
-		coef: 1 - math.Exp(-1/(GainSmoothing*fs))}
+		coef: 1 - math.Exp(-1/(GainSmoothing*fs))}, nil
 }
 
 // SetGain changes the gain; the change is ramped in over about

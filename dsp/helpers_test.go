@@ -151,7 +151,10 @@ func rmsDB(x []float64) float64 {
 
 func analyse(t testing.TB, b audio.Buffer, fs int) *Analysis {
 	t.Helper()
-	a := NewAnalyzer(audio.Format{SampleRate: fs, Channels: len(b)}, true)
+	a, err := NewAnalyzer(audio.Format{SampleRate: fs, Channels: len(b)}, AnalyzerOptions{Spectrum: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := audio.Copy(context.Background(), a, audio.NewBufferSource(b, fs)); err != nil {
 		t.Fatal(err)
 	}
@@ -204,3 +207,12 @@ func (l *loopSource) Read(dst audio.Buffer) (int, error) {
 }
 
 func sortFloats(x []float64) { sort.Float64s(x) }
+
+// must unwraps a constructor's result in tests, where a bad parameter is a
+// bug in the test itself.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/loudness"
 )
 
 // LevelerOptions configure the leveler.
@@ -74,7 +75,7 @@ func LevelerPlan(an *Analysis, o LevelerOptions) GainPlan {
 			for k := a; k < b; k++ {
 				e += an.Energy[k]
 			}
-			segs = append(segs, seg{start: a, end: b, level: loudnessOf(e / float64(b-a)), music: an.Music[i]})
+			segs = append(segs, seg{start: a, end: b, level: loudness.EnergyLUFS(e / float64(b-a)), music: an.Music[i]})
 		}
 		i = j
 	}

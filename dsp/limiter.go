@@ -158,7 +158,10 @@ type Limiter struct {
 }
 
 // NewLimiter returns src limited to a true peak of ceilingDB dBTP.
-func NewLimiter(src audio.Source, ceilingDB float64) *Limiter {
+func NewLimiter(src audio.Source, ceilingDB float64) (*Limiter, error) {
+	if math.IsNaN(ceilingDB) || math.IsInf(ceilingDB, 0) {
+		return nil, fmt.Errorf("%w: limiter ceiling %v dBTP", ErrInvalidParameter, ceilingDB)
+	}
 	f := src.Format()
 	fs := float64(f.SampleRate)
 	l := &Limiter{src: src, ch: f.Channels, ceiling: DBToGain(ceilingDB - LimiterMargin), g: 1, minG: 1}
@@ -192,7 +195,7 @@ func NewLimiter(src audio.Source, ceilingDB float64) *Limiter {
 	l.scr = audio.NewBuffer(f.Channels, 1024)
 	l.skip = make([]bool, 1024/skipSpan)
 	l.spanPeak = make([]float64, 1024/skipSpan)
-	return l
+	return l, nil
 }
 
 // Format implements audio.Source.

@@ -15,47 +15,37 @@ type nodeCase struct {
 	make func(t testing.TB, src audio.Source, an *Analysis) audio.Source
 }
 
-func must[T audio.Source](t testing.TB) func(T, error) audio.Source {
-	return func(s T, err error) audio.Source {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-}
-
 func nodeCases() []nodeCase {
 	return []nodeCase{
-		{"Gain", func(t testing.TB, src audio.Source, an *Analysis) audio.Source { return NewGain(src, -3) }},
+		{"Gain", func(t testing.TB, src audio.Source, an *Analysis) audio.Source { return must(NewGain(src, -3)) }},
 		{"GainRamp", func(t testing.TB, src audio.Source, an *Analysis) audio.Source {
-			g := NewGain(src, 0)
+			g := must(NewGain(src, 0))
 			g.SetGain(-12)
 			return g
 		}},
 		{"Biquad", func(t testing.TB, src audio.Source, an *Analysis) audio.Source {
-			return must[*Biquad](t)(NewBiquad(src, PeakingCoeffs(testFS, 1000, 1, 6), LowShelfCoeffs(testFS, 200, -3), HighShelfCoeffs(testFS, 6000, 2)))
+			return must(NewBiquad(src, PeakingCoeffs(testFS, 1000, 1, 6), LowShelfCoeffs(testFS, 200, -3), HighShelfCoeffs(testFS, 6000, 2)))
 		}},
 		{"HighPass", func(t testing.TB, src audio.Source, an *Analysis) audio.Source {
-			return must[*HighPass](t)(NewHighPass(src, an))
+			return must(NewHighPass(src, an))
 		}},
 		{"AutoEQ", func(t testing.TB, src audio.Source, an *Analysis) audio.Source {
-			return must[*AutoEQ](t)(NewAutoEQ(src, an))
+			return must(NewAutoEQ(src, an))
 		}},
 		{"BWE", func(t testing.TB, src audio.Source, an *Analysis) audio.Source {
-			return must[*BWE](t)(NewBWEAt(src, 4000))
+			return must(NewBWEAt(src, 4000))
 		}},
 		{"StudioVoice", func(t testing.TB, src audio.Source, an *Analysis) audio.Source {
-			return must[*StudioVoice](t)(NewStudioVoice(src, an))
+			return must(NewStudioVoice(src, an))
 		}},
 		{"Compressor", func(t testing.TB, src audio.Source, an *Analysis) audio.Source {
 			p, _ := CompressorPreset(Hard, an.SpeechRMS())
-			return must[*Compressor](t)(NewCompressor(src, p))
+			return must(NewCompressor(src, p))
 		}},
 		{"CompressorPeak", func(t testing.TB, src audio.Source, an *Analysis) audio.Source {
 			p, _ := CompressorPreset(Medium, an.SpeechRMS())
 			p.Detector = Peak
-			return must[*Compressor](t)(NewCompressor(src, p))
+			return must(NewCompressor(src, p))
 		}},
 		{"SpeechMusicCompressor", func(t testing.TB, src audio.Source, an *Analysis) audio.Source {
 			p, _ := CompressorPreset(Hard, an.SpeechRMS())
@@ -64,16 +54,16 @@ func nodeCases() []nodeCase {
 			for i := range an2.Music {
 				an2.Music[i] = i%20 < 10
 			}
-			return must[*Compressor](t)(NewSpeechMusicCompressor(src, &an2, p, Off))
+			return must(NewSpeechMusicCompressor(src, &an2, p, Off))
 		}},
 		{"Limiter", func(t testing.TB, src audio.Source, an *Analysis) audio.Source {
-			return NewLimiter(NewGain(src, 18), -1)
+			return must(NewLimiter(must(NewGain(src, 18)), -1))
 		}},
 		{"LimiterTypical", func(t testing.TB, src audio.Source, an *Analysis) audio.Source {
-			return NewLimiter(NewGain(src, 12), -1)
+			return must(NewLimiter(must(NewGain(src, 12)), -1))
 		}},
 		{"Leveler", func(t testing.TB, src audio.Source, an *Analysis) audio.Source {
-			return must[*Leveler](t)(NewLeveler(src, an, LevelerOptions{Strength: 1, MusicStrength: 0.5}))
+			return must(NewLeveler(src, an, LevelerOptions{Strength: 1, MusicStrength: 0.5}))
 		}},
 	}
 }

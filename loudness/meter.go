@@ -58,6 +58,11 @@ type Options struct {
 	// contain speech; Result.Dialog is then the gated loudness of the
 	// 400 ms gating blocks whose midpoint lies inside a range.
 	Speech []Span
+	// OnStep, if not nil, is called at the end of every 100 ms step (see
+	// Meter.StepFrames) with the step's channel-weighted K-weighted mean
+	// square. Gain plans and analyses work on this grid; taking it from
+	// the meter keeps one K-weighting and one set of definitions.
+	OnStep func(energy float64)
 }
 
 // Errors of this package. They wrap audio's sentinels where one fits.
@@ -128,6 +133,7 @@ type Meter struct {
 
 	blockPeak []float64    // per channel, of the block being written
 	clean     audio.Buffer // scratch for sanitize, grown only when needed
+	onStep    func(float64)
 
 	frames int64
 }
@@ -141,15 +147,15 @@ func NewMeter(f audio.Format, opts Options) (*Meter, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Meter{format: f, mode: opts.Mode, weights: w}
+	m := &Meter{format: f, mode: opts.Mode, weights: w, onStep: opts.OnStep}
 	if m.mode == 0 {
 		m.mode = ModeAll
 	}
 	if m.mode&ModeLevels != 0 {
 		m.mode |= ModeI
 	}
-	m.kweight = m.mode&(ModeM|ModeS|ModeI|ModeLRA) != 0 || opts.Speech != nil
-	m.step = (f.SampleRate + 5) / 10
+	m.kweight = m.mode&(ModeM|ModeS|ModeI|ModeLRA) != 0 || opts.Speech != nil || opts.OnStep != nil
+	m.step = StepFrames(f.SampleRate)
 	for k := range m.hop {
 		m.hop[k] = k * m.step / subSteps
 	}
@@ -200,6 +206,24 @@ func (m *Meter) Format() audio.Format { return m.format }
 
 // Mode returns the measurements the meter makes.
 func (m *Meter) Mode() Mode { return m.mode }
+
+// StepFrames is the length of the meter's 100 ms step in frames (the
+// sample rate over ten, rounded half up as libebur128 does).
+func (m *Meter) StepFrames() int { return m.step }
+
+// StepFrames returns the 100 ms step length in frames at a sample rate:
+// the grid of Options.OnStep.
+func StepFrames(sampleRate int) int { return (sampleRate + 5) / 10 }
+
+// PendingStep returns the K-weighted energy sum (channel-weighted, not yet
+// divided by frames) and the frame count of the step in progress: the
+// tail of a stream that ended between steps.
+func (m *Meter) PendingStep() (energy float64, frames int) {
+	if !m.kweight {
+		return 0, 0
+	}
+	return m.windowSum(m.subIdx) + m.acc, m.hop[m.subIdx] + m.pos
+}
 
 // Reset starts a new measurement, as if the meter were new.
 func (m *Meter) Reset() {
@@ -332,6 +356,9 @@ func (m *Meter) endHop() {
 		// Recomputing the sliding sums once per step keeps the rounding
 		// of the running add/subtract from accumulating over hours.
 		m.sumM, m.sumS = m.windowSum(stepsM*subSteps), m.windowSum(ringLen)
+		if m.onStep != nil {
+			m.onStep(max(m.windowSum(subSteps), 0) / float64(m.step))
+		}
 	} else {
 		m.sumM += e - oldM
 		m.sumS += e - oldS

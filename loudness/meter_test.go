@@ -548,3 +548,51 @@ func TestLRAPercentileRule(t *testing.T) {
 	want := g[int(math.Round(float64(n-1)*0.95))] - g[int(math.Round(float64(n-1)*0.10))]
 	within(t, "LRA vs reference rule", m.Result().LRA, want, -0.02, 0.02)
 }
+
+// The step grid reproduces the meter's own readings: the integrated
+// loudness from steps equals the meter's, and the window series' maxima
+// bound the meter's 10 ms-hop maxima from below within a fraction of an LU.
+func TestStepsAgreeWithMeter(t *testing.T) {
+	const fs = 48000
+	b := audio.NewBuffer(2, 20*fs)
+	for i := range b[0] {
+		env := 0.05 + 0.3*float64((i/(fs/2))%3)
+		b[0][i] = env * math.Sin(2*math.Pi*440*float64(i)/fs)
+		b[1][i] = 0.5 * b[0][i]
+	}
+	var steps []float64
+	m, err := NewMeter(audio.Format{SampleRate: fs, Channels: 2}, Options{OnStep: func(e float64) { steps = append(steps, e) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	r := m.Result()
+	if len(steps) != 200 || m.StepFrames() != 4800 {
+		t.Fatalf("%d steps of %d frames, want 200 of 4800", len(steps), m.StepFrames())
+	}
+	if got := IntegratedFromSteps(steps); math.Abs(got-r.Integrated) > 0.001 {
+		t.Errorf("integrated from steps %.4f, meter %.4f", got, r.Integrated)
+	}
+	maxOf := func(x []float64) float64 {
+		v := math.Inf(-1)
+		for _, y := range x {
+			v = max(v, y)
+		}
+		return v
+	}
+	if mm := maxOf(WindowLoudness(steps, MomentarySteps)); mm > r.MaxMomentary+1e-9 || mm < r.MaxMomentary-0.5 {
+		t.Errorf("max momentary from steps %.3f, meter %.3f", mm, r.MaxMomentary)
+	}
+	if ms := maxOf(WindowLoudness(steps, ShortTermSteps)); ms > r.MaxShortTerm+1e-9 || ms < r.MaxShortTerm-0.5 {
+		t.Errorf("max short-term from steps %.3f, meter %.3f", ms, r.MaxShortTerm)
+	}
+	// Half a step more: the pending step holds it.
+	if err := m.Write(b.Slice(0, 2400)); err != nil {
+		t.Fatal(err)
+	}
+	if e, n := m.PendingStep(); n != 2400 || e <= 0 {
+		t.Errorf("PendingStep = %g, %d; want energy of 2400 frames", e, n)
+	}
+}

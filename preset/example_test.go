@@ -30,7 +30,7 @@ func ExampleNewProduction() {
 		panic(err)
 	}
 	fmt.Println(p.Metadata.Title, "|", p.Metadata.Artist, "|", p.Metadata.Album)
-	fmt.Println(p.Algorithms.SingleTrack().LoudnessTarget, p.OutputFilename(0), p.OutputFilename(1))
+	fmt.Println(p.Algorithms.In(production.ScopeSingletrack).Int("loudnesstarget"), p.OutputFilename(0), p.OutputFilename(1))
 	// Output:
 	// Episode 7 | Guest | The Show
 	// -19 ep7.mp3 ep7.m4b

@@ -107,9 +107,9 @@ func TestNewProductionFromPreset(t *testing.T) {
 	if m.Artist != "Guest Host" || m.Album != "Show" || m.Genre != "Podcast" || m.Title != "File Title" || m.Year != "2024" || m.Track != "7" {
 		t.Errorf("metadata %+v", m)
 	}
-	a := p.Algorithms.SingleTrack()
-	if a.LoudnessTarget != -23 || a.Denoise {
-		t.Errorf("algorithms %+v", a)
+	a := p.Algorithms.In(production.ScopeSingletrack)
+	if a.Int("loudnesstarget") != -23 || a.Bool("denoise") {
+		t.Errorf("algorithms %+v", p.Algorithms)
 	}
 	if len(p.OutputFiles) != 2 || p.OutputBasename != "weekly" || len(p.OutgoingServices) != 1 || p.Webhook == nil || p.Image == nil {
 		t.Errorf("preset values not taken: %+v", p)
@@ -151,7 +151,7 @@ func TestMultitrackPresetMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.IsMultitrack || p.Algorithms.Master().Gate || len(p.MultiInputFiles) != 3 {
+	if !p.IsMultitrack || p.Algorithms.In(production.ScopeMaster).Bool("gate") || len(p.MultiInputFiles) != 3 {
 		t.Fatalf("%+v", p.MultiInputFiles)
 	}
 	var host *production.MultiInputFile
@@ -163,8 +163,8 @@ func TestMultitrackPresetMerge(t *testing.T) {
 	if host == nil || host.Type != "multitrack" || host.InputFile != "https://x.org/host.wav" {
 		t.Fatalf("host %+v", host)
 	}
-	if ta := host.Algorithms.Track(); ta.Gain != -3 || ta.Pan != "L25" {
-		t.Errorf("host algorithms %+v", ta)
+	if ta := host.Algorithms.In(production.ScopeTrack); ta.Int("gain") != -3 || ta.String("pan") != "L25" {
+		t.Errorf("host algorithms %+v", host.Algorithms)
 	}
 	if !p.CanStart() {
 		t.Error("multitrack production with tracks cannot start")
@@ -229,9 +229,9 @@ func TestUpdateProduction(t *testing.T) {
 		if err := upd(p, `{"preset":"plain","metadata":{"title":"New"}}`); err != nil {
 			t.Fatal(err)
 		}
-		a := p.Algorithms.SingleTrack()
-		if a.LoudnessTarget != -19 || a.MaxPeak != -1 || p.Metadata.Publisher != "Pub" || p.Metadata.Title != "New" || len(p.OutputFiles) != 1 {
-			t.Errorf("after preset: %+v %+v", a, p.Metadata)
+		a := p.Algorithms.In(production.ScopeSingletrack)
+		if a.Int("loudnesstarget") != -19 || a.Float("maxpeak") != -1 || p.Metadata.Publisher != "Pub" || p.Metadata.Title != "New" || len(p.OutputFiles) != 1 {
+			t.Errorf("after preset: %+v %+v", p.Algorithms, p.Metadata)
 		}
 	})
 	t.Run("failed update leaves production unchanged", func(t *testing.T) {

@@ -204,8 +204,10 @@ var (
 //     send) and to hipfilter for multitrack tracks (as the spec states).
 //   - the cutters are silence_cutter, filler_cutter, cough_cutter and
 //     music_cutter, named like the other snake_case keys.
-//   - the speech/music split keys default to their base key (DefaultFrom);
-//     musicgain is the gain of music segments relative to speech.
+//   - the speech/music split keys default to their base key (DefaultFrom),
+//     except levelerstrength_music, which defaults to half of
+//     levelerstrength; musicgain is the gain of music segments relative to
+//     speech.
 //   - pan defaults to "" (no panning, the track keeps its stereo image).
 //   - segments has the info type "list": it is neither a switch nor a choice.
 var algorithmTable = []Algorithm{
@@ -223,8 +225,8 @@ var algorithmTable = []Algorithm{
 		DisplayName: "Leveler Strength", Description: "Leveler strength of this track."},
 	{Key: "levelerstrength_speech", Kind: KindInt, DefaultFrom: "levelerstrength", BelongsTo: "leveler", Options: ints("%", nil, steps(0, 120, 10)...), Scopes: ScopeSingletrack,
 		DisplayName: "Leveler Strength (Speech)", Description: "Leveler strength in speech segments; unset follows levelerstrength."},
-	{Key: "levelerstrength_music", Kind: KindInt, DefaultFrom: "levelerstrength", BelongsTo: "leveler", Options: ints("%", nil, steps(0, 120, 10)...), Scopes: ScopeSingletrack,
-		DisplayName: "Leveler Strength (Music)", Description: "Leveler strength in music segments; unset follows levelerstrength."},
+	{Key: "levelerstrength_music", Kind: KindInt, BelongsTo: "leveler", Options: ints("%", nil, steps(0, 120, 10)...), Scopes: ScopeSingletrack,
+		DisplayName: "Leveler Strength (Music)", Description: "Leveler strength in music segments; unset is half of levelerstrength, so music keeps more of its dynamics."},
 	{Key: "compressor", Kind: KindString, Default: "auto", BelongsTo: "leveler", Options: compressors, Scopes: singleTrack,
 		DisplayName: "Compressor", Description: "Micro-dynamics compression of short peaks."},
 	{Key: "compressor_speech", Kind: KindString, DefaultFrom: "compressor", BelongsTo: "leveler", Options: compressors, Scopes: ScopeSingletrack,

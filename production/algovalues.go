@@ -242,7 +242,7 @@ func validateAlgorithms(v AlgorithmValues, scope Scope, path string, errs FieldE
 		}
 	}
 	if scope&(ScopeSingletrack|ScopeTrack) != 0 {
-		method := v.str("denoisemethod", scope)
+		method := v.In(scope).String("denoisemethod")
 		// 0 (full, the default) is tolerated with classic: clients send the
 		// defaults back, and classic simply has no reverb reduction.
 		if x, ok := v["deverbamount"].(int); ok && x > 0 && method == "classic" {
@@ -315,180 +315,49 @@ func validateSegments(segs []Segment, path string, errs FieldErrors) {
 	}
 }
 
-// value returns the value of key in scope: the set value, else the default
-// of the scope's row (following DefaultFrom).
-func (v AlgorithmValues) value(key string, scope Scope) any {
-	if x, ok := v[key]; ok && x != nil {
+// AlgorithmView reads the algorithm values of one scope with the table's
+// defaults applied: what the engine maps onto DSP settings.
+type AlgorithmView struct {
+	v     AlgorithmValues
+	scope Scope
+}
+
+// In returns the view of v in scope.
+func (v AlgorithmValues) In(scope Scope) AlgorithmView { return AlgorithmView{v: v, scope: scope} }
+
+// value returns the value of key: the set value, else the default of the
+// scope's row (following DefaultFrom), nil for a key without default.
+func (a AlgorithmView) value(key string) any {
+	if x, ok := a.v[key]; ok && x != nil {
 		return x
 	}
-	a, ok := LookupAlgorithm(key, scope)
+	row, ok := LookupAlgorithm(key, a.scope)
 	if !ok {
-		panic(fmt.Sprintf("production: algorithm %q has no row for scope %v", key, scope.Names()))
+		panic(fmt.Sprintf("production: algorithm %q has no row for scope %v", key, a.scope.Names()))
 	}
-	if a.DefaultFrom != "" {
-		return v.value(a.DefaultFrom, scope)
+	if row.DefaultFrom != "" {
+		return a.value(row.DefaultFrom)
 	}
-	return a.Default
+	return row.Default
 }
 
-func (v AlgorithmValues) bool(key string, s Scope) bool { b, _ := v.value(key, s).(bool); return b }
-func (v AlgorithmValues) int(key string, s Scope) int   { i, _ := v.value(key, s).(int); return i }
-func (v AlgorithmValues) float(key string, s Scope) float64 {
-	f, _ := v.value(key, s).(float64)
-	return f
-}
-func (v AlgorithmValues) str(key string, s Scope) string { x, _ := v.value(key, s).(string); return x }
-func (v AlgorithmValues) segments(key string, _ Scope) []Segment {
-	x, _ := v[key].([]Segment)
+// Set reports whether key was set explicitly.
+func (a AlgorithmView) Set(key string) bool { x, ok := a.v[key]; return ok && x != nil }
+
+// Bool returns a switch.
+func (a AlgorithmView) Bool(key string) bool { b, _ := a.value(key).(bool); return b }
+
+// Int returns an integer setting.
+func (a AlgorithmView) Int(key string) int { i, _ := a.value(key).(int); return i }
+
+// Float returns a number setting.
+func (a AlgorithmView) Float(key string) float64 { f, _ := a.value(key).(float64); return f }
+
+// String returns a choice.
+func (a AlgorithmView) String(key string) string { s, _ := a.value(key).(string); return s }
+
+// Segments returns a copy of the denoise segments.
+func (a AlgorithmView) Segments(key string) []Segment {
+	x, _ := a.v[key].([]Segment)
 	return slices.Clone(x)
-}
-
-// Algorithms is the typed single-track configuration with defaults applied,
-// what the processing engine reads.
-type Algorithms struct {
-	Filtering             bool
-	FilterMethod          string
-	Leveler               bool
-	LevelerStrength       int
-	LevelerStrengthSpeech int
-	LevelerStrengthMusic  int
-	Compressor            string
-	CompressorSpeech      string
-	CompressorMusic       string
-	MusicGain             int
-	NormLoudness          bool
-	LoudnessTarget        int
-	MaxPeak               float64
-	DualMono              bool
-	LoudnessMethod        string
-	MaxLRA                int
-	MaxS                  int
-	MaxM                  int
-	Denoise               bool
-	DenoiseMethod         string
-	DenoiseAmount         int
-	DeverbAmount          int
-	DebreathAmount        int
-	Dehum                 int
-	DehumAmount           int
-	SilenceCutter         bool
-	FillerCutter          bool
-	CoughCutter           bool
-	MusicCutter           bool
-	Segments              []Segment
-}
-
-// SingleTrack returns the typed single-track configuration of v.
-func (v AlgorithmValues) SingleTrack() Algorithms {
-	const s = ScopeSingletrack
-	return Algorithms{
-		Filtering:             v.bool("hipfilter", s),
-		FilterMethod:          v.str("filtermethod", s),
-		Leveler:               v.bool("leveler", s),
-		LevelerStrength:       v.int("levelerstrength", s),
-		LevelerStrengthSpeech: v.int("levelerstrength_speech", s),
-		LevelerStrengthMusic:  v.int("levelerstrength_music", s),
-		Compressor:            v.str("compressor", s),
-		CompressorSpeech:      v.str("compressor_speech", s),
-		CompressorMusic:       v.str("compressor_music", s),
-		MusicGain:             v.int("musicgain", s),
-		NormLoudness:          v.bool("normloudness", s),
-		LoudnessTarget:        v.int("loudnesstarget", s),
-		MaxPeak:               v.float("maxpeak", s),
-		DualMono:              v.bool("dualmono", s),
-		LoudnessMethod:        v.str("loudnessmethod", s),
-		MaxLRA:                v.int("maxlra", s),
-		MaxS:                  v.int("maxs", s),
-		MaxM:                  v.int("maxm", s),
-		Denoise:               v.bool("denoise", s),
-		DenoiseMethod:         v.str("denoisemethod", s),
-		DenoiseAmount:         v.int("denoiseamount", s),
-		DeverbAmount:          v.int("deverbamount", s),
-		DebreathAmount:        v.int("debreathamount", s),
-		Dehum:                 v.int("dehum", s),
-		DehumAmount:           v.int("dehumamount", s),
-		SilenceCutter:         v.bool("silence_cutter", s),
-		FillerCutter:          v.bool("filler_cutter", s),
-		CoughCutter:           v.bool("cough_cutter", s),
-		MusicCutter:           v.bool("music_cutter", s),
-		Segments:              v.segments("segments", s),
-	}
-}
-
-// MasterAlgorithms is the typed configuration of a multitrack mixdown.
-type MasterAlgorithms struct {
-	Leveler        bool
-	LoudnessTarget int
-	Gate           bool
-	Crossgate      bool
-	MaxPeak        float64
-	DualMono       bool
-	LoudnessMethod string
-	MaxLRA         int
-	MaxS           int
-	MaxM           int
-}
-
-// Master returns the typed multitrack master configuration of v.
-func (v AlgorithmValues) Master() MasterAlgorithms {
-	const s = ScopeMaster
-	return MasterAlgorithms{
-		Leveler:        v.bool("leveler", s),
-		LoudnessTarget: v.int("loudnesstarget", s),
-		Gate:           v.bool("gate", s),
-		Crossgate:      v.bool("crossgate", s),
-		MaxPeak:        v.float("maxpeak", s),
-		DualMono:       v.bool("dualmono", s),
-		LoudnessMethod: v.str("loudnessmethod", s),
-		MaxLRA:         v.int("maxlra", s),
-		MaxS:           v.int("maxs", s),
-		MaxM:           v.int("maxm", s),
-	}
-}
-
-// TrackAlgorithms is the typed configuration of one multitrack track.
-type TrackAlgorithms struct {
-	Filtering       bool
-	FilterMethod    string
-	Denoise         bool
-	DenoiseMethod   string
-	DenoiseAmount   int
-	DeverbAmount    int
-	DebreathAmount  int
-	Dehum           int
-	DehumAmount     int
-	BackForeground  string
-	BackgroundGain  int
-	DuckingFadeTime int // milliseconds
-	Gain            int
-	LevelerStrength int
-	Compressor      string
-	Pan             string
-	MSClassifier    string
-	LoopTrim        bool
-}
-
-// Track returns the typed per-track configuration of v.
-func (v AlgorithmValues) Track() TrackAlgorithms {
-	const s = ScopeTrack
-	return TrackAlgorithms{
-		Filtering:       v.bool("hipfilter", s),
-		FilterMethod:    v.str("filtermethod", s),
-		Denoise:         v.bool("denoise", s),
-		DenoiseMethod:   v.str("denoisemethod", s),
-		DenoiseAmount:   v.int("denoiseamount", s),
-		DeverbAmount:    v.int("deverbamount", s),
-		DebreathAmount:  v.int("debreathamount", s),
-		Dehum:           v.int("dehum", s),
-		DehumAmount:     v.int("dehumamount", s),
-		BackForeground:  v.str("backforeground", s),
-		BackgroundGain:  v.int("backgroundgain", s),
-		DuckingFadeTime: v.int("ducking_fadetime", s),
-		Gain:            v.int("gain", s),
-		LevelerStrength: v.int("levelerstrength", s),
-		Compressor:      v.str("compressor", s),
-		Pan:             v.str("pan", s),
-		MSClassifier:    v.str("msclassifier", s),
-		LoopTrim:        v.bool("loop_trim", s),
-	}
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	_ "github.com/audiopost/audiopost/audio/codecs" // the engine decodes and encodes every format
 	"github.com/audiopost/audiopost/audio/ffmpeg"
-	"github.com/audiopost/audiopost/dsp/chain"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -252,13 +251,16 @@ func (r *run) do(ctx context.Context) error {
 	if err := r.probe(ctx); err != nil {
 		return err
 	}
-	alg := p.Algorithms.SingleTrack()
+	alg := p.Algorithms.In(ScopeSingletrack)
 	proc := r.e.Processor
 	if proc == nil {
 		proc = ChainProcessor{}
 	}
-	job := ProcessJob{Algorithms: alg, Set: p.Algorithms, Lossy: lossyOutputs(p)}
-	r.normalize = alg.NormLoudness
+	job := ProcessJob{Algorithms: alg}
+	if lossyOutputs(p) {
+		job.Headroom = lossyHeadroom
+	}
+	r.normalize = alg.Bool("normloudness")
 	processed, err := proc.Process(ctx, r.openMain, job)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -514,7 +516,7 @@ func (s *progressSource) Read(dst audio.Buffer) (int, error) {
 
 // encode runs the single pass over the processed audio: every encoder, the
 // waveform and the output loudness meter are sinks of one tee.
-func (r *run) encode(ctx context.Context, src audio.Source, processed *Processed, alg Algorithms) (Statistics, int64, error) {
+func (r *run) encode(ctx context.Context, src audio.Source, processed *Processed, alg AlgorithmView) (Statistics, int64, error) {
 	f := src.Format()
 	r.setStatus(StatusAudioEncoding, 0)
 	plan, err := r.planOutputs(ctx, f, r.outputLength(f), nil)
@@ -526,7 +528,7 @@ func (r *run) encode(ctx context.Context, src audio.Source, processed *Processed
 	sinks := []audio.Sink{wave}
 	measured := processed.Measured
 	if measured == nil || src != processed.Source { // intros or outros added
-		meter, err := loudness.NewMeter(f, loudness.Options{Mode: loudness.ModeEBU, DualMono: alg.DualMono && f.Channels == 1})
+		meter, err := loudness.NewMeter(f, loudness.Options{Mode: loudness.ModeEBU, DualMono: alg.Bool("dualmono") && f.Channels == 1})
 		if err != nil {
 			abortPass(plan)
 			return Statistics{}, 0, err
@@ -546,7 +548,7 @@ func (r *run) encode(ctx context.Context, src audio.Source, processed *Processed
 	}
 	r.result.Waveform = png
 	r.pcmLoudness = out.Integrated
-	st, warnings := processed.statistics(out, alg.LoudnessMethod)
+	st, warnings := processed.statistics(out, alg.String("loudnessmethod"))
 	if len(warnings) > 0 {
 		r.p.SetWarning(StatusAudioProcessing, joinWarnings(warnings))
 	}
@@ -637,14 +639,18 @@ const (
 	lossyTolerance      = 0.15
 	lossyLevelTolerance = 0.2
 	lossyAttempts       = 3
+	// lossyHeadroom is the first render's true-peak headroom for lossy
+	// outputs: MP3 at podcast bitrates overshoots the PCM true peak by up
+	// to about 1 dB on speech (AAC sometimes more; verifyLossy measures).
+	lossyHeadroom = 1.0
 )
 
 func (r *run) verifyLossy(ctx context.Context, proc Processor, job ProcessJob, f audio.Format) error {
-	if !job.Lossy || !job.Algorithms.NormLoudness {
+	if job.Headroom == 0 || !job.Algorithms.Bool("normloudness") {
 		return nil
 	}
-	promise := maxPeakFor(job.Algorithms)
-	headroom := chain.LossyHeadroom
+	promise := job.Algorithms.Float("maxpeak")
+	headroom := job.Headroom
 	plan := r.plan
 	for attempt := 0; ; attempt++ {
 		redo := map[int]bool{}
@@ -700,7 +706,7 @@ func (r *run) verifyLossy(ctx context.Context, proc Processor, job ProcessJob, f
 			"overshoot_db", round2(worst), "level_fix_db", r.levelFix)
 		if worst > 0 {
 			headroom += worst + 0.1
-			job.LossyHeadroomDB = headroom
+			job.Headroom = headroom
 		}
 		processed, err := proc.Process(ctx, r.openMain, job)
 		if err != nil {

@@ -77,7 +77,7 @@ func (r *run) withIntroOutro(ctx context.Context, main audio.Source, ceilingDB f
 	if len(segs) == 1 {
 		return main, nil
 	}
-	return dsp.NewLimiter(newSeries(f, segs, overlaps), ceilingDB), nil
+	return dsp.NewLimiter(newSeries(f, segs, overlaps), ceilingDB)
 }
 
 // introOutroFrames estimates the frames intros and outros add (their

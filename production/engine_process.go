@@ -11,34 +11,21 @@ import (
 	"github.com/audiopost/audiopost/loudness"
 )
 
-// Opener opens a fresh decoder of the main input, positioned at its start.
-// A Processor may call it once per pass; the Engine closes what it opened
-// when the run ends.
-type Opener func(ctx context.Context) (audio.Source, error)
-
 // Processor is the processing step of the pipeline (analysis, processing
 // chain, loudness normalization): it turns the decoded input into the
 // processed signal. The Engine reads Processed.Source exactly once, to its
 // end, feeding every encoder from that single pass.
 type Processor interface {
-	Process(ctx context.Context, open Opener, job ProcessJob) (*Processed, error)
+	Process(ctx context.Context, open audio.Opener, job ProcessJob) (*Processed, error)
 }
 
 // ProcessJob is what a Processor gets to know about the production.
 type ProcessJob struct {
-	// Algorithms are the single-track algorithms with defaults applied.
-	Algorithms Algorithms
-	// Set holds the algorithm keys the production set explicitly, for
-	// processors whose defaults for an unset key differ from the typed
-	// view's (levelerstrength_music follows levelerstrength there).
-	Set AlgorithmValues
-	// Lossy is true when some output is encoded lossily, so the limiter
-	// should leave headroom for decoder overshoot.
-	Lossy bool
-	// LossyHeadroomDB, when > 0, replaces the processor's default lossy
-	// headroom: the Engine raises it when a decoded lossy output still
-	// overshoots maxpeak.
-	LossyHeadroomDB float64
+	// Algorithms are the single-track algorithms.
+	Algorithms AlgorithmView
+	// Headroom is kept below maxpeak, in dB, because some output is encoded
+	// lossily and its decoder overshoots the true peak it was given.
+	Headroom float64
 }
 
 // Processed is the result of a Processor.
@@ -73,86 +60,82 @@ type ProcessStats struct {
 type ChainProcessor struct{}
 
 // Process implements Processor.
-func (ChainProcessor) Process(ctx context.Context, open Opener, job ProcessJob) (*Processed, error) {
-	cfg := ChainConfig(job.Algorithms, job.Set)
-	cfg.Lossy = job.Lossy
-	cfg.LossyHeadroomDB = job.LossyHeadroomDB
-	pl, err := chain.New(ctx, chain.Opener(open), cfg)
+func (ChainProcessor) Process(ctx context.Context, open audio.Opener, job ProcessJob) (*Processed, error) {
+	cfg := ChainConfig(job.Algorithms)
+	cfg.Headroom = job.Headroom
+	pl, err := chain.New(ctx, open, cfg)
 	if err != nil {
 		return nil, err
 	}
 	return &Processed{
 		Source:   &closeAtEOF{Source: pl, c: pl},
 		Stats:    func() ProcessStats { return chainStats(pl.Stats()) },
-		Measured: pl.OutputLoudness,
+		Measured: func() loudness.Result { return pl.Stats().Output },
 	}, nil
 }
 
-// ChainConfig maps the typed algorithms to the chain's configuration.
-// Keys in set that are absent get the chain's own "unset" defaults.
-func ChainConfig(a Algorithms, set AlgorithmValues) chain.Config {
-	cfg := chain.DefaultConfig()
-	cfg.Filtering = a.Filtering
-	cfg.FilterMethod = a.FilterMethod
-	cfg.Leveler = a.Leveler
-	cfg.LevelerStrength = a.LevelerStrength
-	if _, ok := set["levelerstrength_speech"]; ok {
-		cfg.LevelerStrengthSpeech = a.LevelerStrengthSpeech
-	}
-	if _, ok := set["levelerstrength_music"]; ok {
-		cfg.LevelerStrengthMusic = a.LevelerStrengthMusic
-	}
-	cfg.Compressor = a.Compressor
-	if _, ok := set["compressor_speech"]; ok {
-		cfg.CompressorSpeech = a.CompressorSpeech
-	}
-	if _, ok := set["compressor_music"]; ok {
-		cfg.CompressorMusic = a.CompressorMusic
-	}
-	cfg.MusicGain = a.MusicGain
-	cfg.NormLoudness = a.NormLoudness
-	cfg.LoudnessTarget = a.LoudnessTarget
-	cfg.MaxPeak = maxPeakFor(a)
-	cfg.DualMono = a.DualMono
-	cfg.LoudnessMethod = a.LoudnessMethod
-	cfg.MaxLRA, cfg.MaxS, cfg.MaxM = max(a.MaxLRA, 0), max(a.MaxS, 0), max(a.MaxM, 0)
-	return cfg
-}
+// The API's choices as the chain's types.
+var (
+	chainFilters = map[string]chain.FilterMethod{"hipfilter": chain.FilterHighPass, "autoeq": chain.FilterAutoEQ,
+		"bwe": chain.FilterBWE, "studiovoice": chain.FilterStudioVoice}
+	chainCompressions = map[string]chain.Compression{"auto": chain.CompressionAuto, "off": chain.CompressionOff,
+		"soft": chain.CompressionSoft, "medium": chain.CompressionMedium, "hard": chain.CompressionHard}
+)
 
-// maxPeakFor is the true-peak ceiling every output must meet. The spec
-// marks 0 as "auto" for maxlra, maxs and maxm but not for maxpeak: there 0
-// is a ceiling of 0 dBTP like any other value. Lossy outputs get extra
-// headroom from the chain and are verified after encoding.
-func maxPeakFor(a Algorithms) float64 { return a.MaxPeak }
-
-// ceiling is the true-peak ceiling the processed audio of job is limited
-// to: maxpeak, less the lossy headroom when a lossy output will be encoded.
-func (job ProcessJob) ceiling() float64 {
-	c := maxPeakFor(job.Algorithms)
-	if job.Lossy {
-		h := job.LossyHeadroomDB
-		if h <= 0 {
-			h = chain.LossyHeadroom
-		}
-		c -= h
+// ChainConfig maps single-track algorithms onto the chain's settings: the
+// one place where the API's keys meet the DSP. A new key is a row of the
+// algorithm table and a line here.
+func ChainConfig(a AlgorithmView) chain.Config {
+	c := chain.DefaultConfig()
+	c.Filter = chain.FilterOff
+	if a.Bool("hipfilter") {
+		c.Filter = chainFilters[a.String("filtermethod")]
 	}
+	c.Leveler = a.Bool("leveler")
+	c.SpeechStrength = float64(a.Int("levelerstrength_speech")) / 100
+	c.MusicStrength = float64(a.Int("levelerstrength")) / 200
+	if a.Set("levelerstrength_music") {
+		c.MusicStrength = float64(a.Int("levelerstrength_music")) / 100
+	}
+	c.MusicGainDB = float64(a.Int("musicgain"))
+	c.SpeechCompression = chainCompressions[a.String("compressor_speech")]
+	c.MusicCompression = chainCompressions[a.String("compressor_music")]
+	c.Normalize = a.Bool("normloudness")
+	c.TargetLUFS = float64(a.Int("loudnesstarget"))
+	c.Method = loudness.Method(a.String("loudnessmethod"))
+	c.DualMono = a.Bool("dualmono")
+	c.MaxLRA = float64(a.Int("maxlra"))
+	c.MaxShortTerm = float64(a.Int("maxs"))
+	c.MaxMomentary = float64(a.Int("maxm"))
+	c.MaxTruePeak = a.Float("maxpeak")
 	return c
 }
 
-func level(v chain.Value) Level { return Level{Value: v.V, Unit: v.Unit} }
+// ceiling is the true-peak ceiling the processed audio of job is limited
+// to: maxpeak, less the lossy headroom.
+func (job ProcessJob) ceiling() float64 { return job.Algorithms.Float("maxpeak") - job.Headroom }
+
+// levels converts a loudness reading to the statistics' [number, unit].
+func lufs(v float64) Level { return Level{round2(v), UnitLUFS} }
+func lu(v float64) Level   { return Level{round2(v), UnitLU} }
+func db(v float64) Level   { return Level{round2(v), UnitDB} }
 
 func chainStats(s chain.Stats) ProcessStats {
-	in, out := s.Levels.Input, s.Levels.Output
+	in := s.Input
 	ps := ProcessStats{
 		Input: InputLevels{
-			LRA: level(in.LRA), NoiseLevel: level(in.NoiseLevel), MaxMomentary: level(in.MaxMomentary),
-			SignalLevel: level(in.SignalLevel), SNR: level(in.SNR), MaxShortterm: level(in.MaxShortTerm), Loudness: level(in.Loudness),
+			LRA: lu(in.LRA), NoiseLevel: db(in.NoiseLevel), MaxMomentary: lufs(in.MaxMomentary),
+			SignalLevel: db(in.SignalLevel), SNR: db(in.SNR), MaxShortterm: lufs(in.MaxShortTerm), Loudness: lufs(in.Integrated),
 		},
-		GainMin: level(out.GainMin), GainMean: level(out.GainMean), GainMax: level(out.GainMax),
+		GainMin: db(s.GainMinDB), GainMean: db(s.GainMeanDB), GainMax: db(s.GainMaxDB),
 		Warnings: s.Warnings,
 	}
-	for _, seg := range s.MusicSpeech {
-		ps.MusicSpeech = append(ps.MusicSpeech, MusicSpeechSegment{Label: seg.Label, Start: seconds(seg.StartSec), Stop: seconds(seg.StopSec)})
+	for _, seg := range s.Segments {
+		label := "speech"
+		if seg.Music {
+			label = "music"
+		}
+		ps.MusicSpeech = append(ps.MusicSpeech, MusicSpeechSegment{Label: label, Start: seg.Start, Stop: seg.End})
 	}
 	return ps
 }

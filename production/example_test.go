@@ -28,14 +28,14 @@ func ExampleNew() {
 	// output_files.0.bitrate: 100 kbps is not allowed for mp3; choose one of 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320
 }
 
-func ExampleAlgorithmValues_SingleTrack() {
+func ExampleAlgorithmValues_In() {
 	in, _ := production.DecodeInput([]byte(`{"algorithms": {"filtering": false, "loudnesstarget": -23}}`))
 	p, err := production.New(in, production.ApplyOptions{})
 	if err != nil {
 		panic(err)
 	}
-	a := p.Algorithms.SingleTrack()
-	fmt.Println(a.Filtering, a.LoudnessTarget, a.MaxPeak, a.Leveler, a.DenoiseMethod)
+	a := p.Algorithms.In(production.ScopeSingletrack)
+	fmt.Println(a.Bool("hipfilter"), a.Int("loudnesstarget"), a.Float("maxpeak"), a.Bool("leveler"), a.String("denoisemethod"))
 	// Output: false -23 0 true classic
 }
 

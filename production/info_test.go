@@ -64,38 +64,45 @@ func TestAlgorithmTableMatchesSpec(t *testing.T) {
 	}
 }
 
-func TestTypedDefaults(t *testing.T) {
-	got := AlgorithmValues{}.SingleTrack()
-	want := Algorithms{
-		Filtering: true, FilterMethod: "autoeq", Leveler: true, LevelerStrength: 100,
-		LevelerStrengthSpeech: 100, LevelerStrengthMusic: 100, Compressor: "auto", CompressorSpeech: "auto",
-		CompressorMusic: "auto", NormLoudness: true, LoudnessTarget: -16, LoudnessMethod: "program",
-		DenoiseMethod: "classic", DebreathAmount: -1,
+func TestViewDefaults(t *testing.T) {
+	single := AlgorithmValues{}.In(ScopeSingletrack)
+	got := map[string]any{
+		"hipfilter": single.Bool("hipfilter"), "filtermethod": single.String("filtermethod"), "leveler": single.Bool("leveler"),
+		"levelerstrength": single.Int("levelerstrength"), "levelerstrength_speech": single.Int("levelerstrength_speech"),
+		"compressor_music": single.String("compressor_music"), "normloudness": single.Bool("normloudness"),
+		"loudnesstarget": single.Int("loudnesstarget"), "loudnessmethod": single.String("loudnessmethod"),
+		"maxpeak": single.Float("maxpeak"), "denoisemethod": single.String("denoisemethod"), "debreathamount": single.Int("debreathamount"),
+		"levelerstrength_music set": single.Set("levelerstrength_music"),
+	}
+	want := map[string]any{
+		"hipfilter": true, "filtermethod": "autoeq", "leveler": true, "levelerstrength": 100, "levelerstrength_speech": 100,
+		"compressor_music": "auto", "normloudness": true, "loudnesstarget": -16, "loudnessmethod": "program", "maxpeak": 0.0,
+		"denoisemethod": "classic", "debreathamount": -1, "levelerstrength_music set": false,
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("single-track defaults (-want +got):\n%s", d)
 	}
 	// The split keys follow their base key when unset.
-	v := AlgorithmValues{"levelerstrength": 60, "compressor": "hard", "levelerstrength_music": 120}
-	a := v.SingleTrack()
-	if a.LevelerStrengthSpeech != 60 || a.LevelerStrengthMusic != 120 || a.CompressorSpeech != "hard" {
-		t.Errorf("split keys %+v", a)
+	a := AlgorithmValues{"levelerstrength": 60, "compressor": "hard", "levelerstrength_music": 120}.In(ScopeSingletrack)
+	if a.Int("levelerstrength_speech") != 60 || a.Int("levelerstrength_music") != 120 || a.String("compressor_speech") != "hard" {
+		t.Errorf("split keys: speech %d music %d compressor %s", a.Int("levelerstrength_speech"), a.Int("levelerstrength_music"), a.String("compressor_speech"))
 	}
-	if d := cmp.Diff(MasterAlgorithms{Leveler: true, LoudnessTarget: -16, Gate: true, Crossgate: true, LoudnessMethod: "program"}, AlgorithmValues{}.Master()); d != "" {
-		t.Errorf("master defaults:\n%s", d)
+	master := AlgorithmValues{}.In(ScopeMaster)
+	if !master.Bool("gate") || !master.Bool("crossgate") || master.Int("loudnesstarget") != -16 {
+		t.Errorf("master defaults: gate %v crossgate %v target %d", master.Bool("gate"), master.Bool("crossgate"), master.Int("loudnesstarget"))
 	}
-	wantTrack := TrackAlgorithms{Filtering: true, FilterMethod: "hipfilter", DenoiseMethod: "classic", DebreathAmount: -1,
-		BackForeground: "auto", BackgroundGain: -18, DuckingFadeTime: 500, LevelerStrength: 100, Compressor: "auto", MSClassifier: "on"}
-	if d := cmp.Diff(wantTrack, AlgorithmValues{}.Track()); d != "" {
-		t.Errorf("track defaults:\n%s", d)
+	track := AlgorithmValues{}.In(ScopeTrack)
+	if track.String("filtermethod") != "hipfilter" || track.String("backforeground") != "auto" || track.Int("backgroundgain") != -18 ||
+		track.Int("ducking_fadetime") != 500 || track.String("msclassifier") != "on" || track.String("pan") != "" {
+		t.Errorf("track defaults wrong")
 	}
-	// Values parsed from a request reach the typed view.
+	// Values parsed from a request reach the view.
 	errs := FieldErrors{}
 	parsed := ParseAlgorithms(RawAlgorithms{"filtering": json.RawMessage(`false`), "maxpeak": json.RawMessage(`"-1.5"`),
 		"segments": json.RawMessage(`[{"start":0,"stop":3,"denoisemethod":"speech"}]`)}, "algorithms", errs)
-	a = parsed.SingleTrack()
-	if len(errs) != 0 || a.Filtering || a.MaxPeak != -1.5 || len(a.Segments) != 1 || a.Segments[0].Stop != 3 {
-		t.Errorf("parsed %+v errs %v", a, errs)
+	v := parsed.In(ScopeSingletrack)
+	if len(errs) != 0 || v.Bool("hipfilter") || v.Float("maxpeak") != -1.5 || len(v.Segments("segments")) != 1 || v.Segments("segments")[0].Stop != 3 {
+		t.Errorf("parsed %+v errs %v", parsed, errs)
 	}
 	// Stored values survive a JSON round trip with their Go types.
 	b, _ := json.Marshal(parsed)

@@ -332,9 +332,9 @@ func TestUpdateRules(t *testing.T) {
 		if p.Metadata.Title != "T2" || p.Metadata.Artist != "A" {
 			t.Fatalf("metadata %+v", p.Metadata)
 		}
-		a := p.Algorithms.SingleTrack()
-		if a.LoudnessTarget != -23 || a.Denoise || a.MaxPeak != -1 {
-			t.Fatalf("algorithms %+v", a)
+		a := p.Algorithms.In(ScopeSingletrack)
+		if a.Int("loudnesstarget") != -23 || a.Bool("denoise") || a.Float("maxpeak") != -1 {
+			t.Fatalf("algorithms %+v", p.Algorithms)
 		}
 	})
 	t.Run("cross-field rule sees merged state", func(t *testing.T) {

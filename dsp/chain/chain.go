@@ -13,14 +13,9 @@ import (
 	"github.com/audiopost/audiopost/loudness"
 )
 
-// Opener opens the input at its start. The pipeline calls it once per
-// pass (the chain is deterministic, so re-running it is cheaper in memory
-// than storing audio) and closes what it returns if it is an io.Closer.
-type Opener func(ctx context.Context) (audio.Source, error)
-
 // Limits of the loudness control loops.
 const (
-	maxConstraintPasses = 4    // processing passes to meet maxlra/maxs/maxm
+	maxConstraintPasses = 4    // processing passes to meet the loudness limits
 	maxVerifyPasses     = 4    // passes to correct for the limiter's loudness loss
 	limiterLossTrigger  = 0.05 // LU of estimated loss that asks for a check
 )
@@ -43,75 +38,57 @@ type Pipeline struct {
 	done   bool
 	err    error
 
-	limiter *dsp.Limiter
-	in      *dsp.Analysis
-	proc    *dsp.Analysis
-	target  float64
-	ceiling float64
+	in    *dsp.Analysis
+	proc  *dsp.Analysis
+	spans []loudness.Span
 }
 
 // processing holds what the analysis decided for the chain.
 type processing struct {
-	an         *dsp.Analysis
-	cfg        Config
-	leveler    dsp.GainPlan // the leveling the user asked for
-	full       dsp.GainPlan // full leveling: what the compressor sees
-	rest       dsp.GainPlan // leveler minus full, applied after the compressor
-	comp       string       // resolved speech compressor kind
-	compMusic  string
-	compRef    float64
-	control    []float64 // loudness-control plan (maxlra/maxs/maxm), dB per block
-	filterInfo string
+	an        *dsp.Analysis
+	cfg       Config
+	leveler   dsp.GainPlan // the leveling the user asked for
+	full      dsp.GainPlan // full leveling: what the compressor sees
+	rest      dsp.GainPlan // leveler minus full, applied after the compressor
+	comp      Compression  // resolved speech compressor
+	compMusic Compression  // resolved music compressor
+	compRef   float64
+	control   []float64 // loudness-control plan (range, short-term, momentary), dB per block
+	settings  Settings
 }
 
 // New analyses the input, runs the loudness passes and returns the
 // pipeline ready to render. ctx cancels every pass between blocks and the
 // final render.
-func New(ctx context.Context, open Opener, cfg Config) (*Pipeline, error) {
+func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Pipeline{ctx: ctx, cfg: cfg, target: float64(cfg.LoudnessTarget)}
-	p.ceiling = cfg.MaxPeak
-	if cfg.Lossy {
-		if cfg.LossyHeadroomDB > 0 {
-			p.ceiling -= cfg.LossyHeadroomDB
-		} else {
-			p.ceiling -= LossyHeadroom
-		}
-	}
+	p := &Pipeline{ctx: ctx, cfg: cfg}
 
 	// Pass 1: analysis of the input.
 	var an *dsp.Analysis
-	var inMeter *loudness.Meter
 	err := runPass(ctx, cfg, open, nil, func(f audio.Format) ([]audio.Sink, error) {
 		p.format = f
-		a := dsp.NewAnalyzer(f, true)
-		m, err := loudness.NewMeter(f, loudness.Options{DualMono: cfg.DualMono,
-			Mode: loudness.ModeM | loudness.ModeS | loudness.ModeI | loudness.ModeLRA | loudness.ModeLevels})
+		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Spectrum: true, Loudness: loudness.Options{DualMono: cfg.DualMono}})
 		if err != nil {
 			return nil, err
 		}
-		inMeter = m
 		an = nil
-		return []audio.Sink{a, m, finisher(func() { an = a.Finish() })}, nil
+		return []audio.Sink{a, finisher(func() { an = a.Finish() })}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("analysis pass: %w", err)
 	}
 	p.in = an
-	spans := speechSpans(an)
-	// Re-measure dialog loudness of the input with the spans now known is
-	// not needed for the statistics; the input report uses programme
-	// loudness.
-	inRes := inMeter.Result()
-	p.stats.Levels.Input = inputLevels(inRes)
-	p.stats.MusicSpeech = musicSpeech(an)
+	p.spans = speechSpans(an)
+	p.stats.Input = an.Loudness
+	p.stats.Segments = segments(an)
 
 	pr := &processing{an: an, cfg: cfg, control: make([]float64, len(an.Energy))}
 	pr.plan()
 
-	// Pass 2 (repeated while a constraint needs more control): measure the
+	// Pass 2 (repeated while a limit needs more control): measure the
 	// processed signal before normalization.
 	var proc *dsp.Analysis
 	for iter := 0; ; iter++ {
@@ -119,15 +96,15 @@ func New(ctx context.Context, open Opener, cfg Config) (*Pipeline, error) {
 		if err != nil {
 			return nil, fmt.Errorf("loudness pass: %w", err)
 		}
-		if iter == maxConstraintPasses-1 || !pr.constrain(proc, p.measured(proc)) {
+		if iter == maxConstraintPasses-1 || !pr.constrain(proc, p.measured(proc.Loudness)) {
 			break
 		}
 	}
 	p.proc = proc
 
 	// Normalization gain, corrected for what the limiter will take off.
-	if cfg.NormLoudness {
-		p.gainDB = p.target - p.measured(proc)
+	if cfg.Normalize {
+		p.gainDB = cfg.TargetLUFS - p.measured(proc.Loudness)
 		if math.IsInf(p.gainDB, 0) || math.IsNaN(p.gainDB) {
 			p.gainDB = 0
 			p.stats.Warnings = append(p.stats.Warnings, "input is silent: loudness not normalized")
@@ -137,14 +114,14 @@ func New(ctx context.Context, open Opener, cfg Config) (*Pipeline, error) {
 		// two or three passes even when the limiter works hard.
 		prevG, prevL := math.NaN(), math.NaN()
 		for v := 0; v < maxVerifyPasses; v++ {
-			if v == 0 && limiterLoss(proc, p.gainDB, p.ceiling) < limiterLossTrigger {
+			if v == 0 && limiterLoss(proc, p.gainDB, cfg.ceiling()) < limiterLossTrigger {
 				break
 			}
-			got, err := p.verify(ctx, open, pr, spans)
+			got, err := p.verify(ctx, open, pr)
 			if err != nil {
 				return nil, fmt.Errorf("limiter check pass: %w", err)
 			}
-			corr := p.target - got
+			corr := cfg.TargetLUFS - got
 			if math.Abs(corr) < 0.05 || math.IsInf(corr, 0) || math.IsNaN(corr) {
 				break
 			}
@@ -157,12 +134,10 @@ func New(ctx context.Context, open Opener, cfg Config) (*Pipeline, error) {
 			p.gainDB += math.Max(-20, math.Min(20, step))
 		}
 	}
-	p.gainStats(pr)
-	p.stats.Settings = Settings{
-		Filter: pr.filterInfo, Compressor: pr.comp, CompressorMusic: pr.compMusic,
-		NormalizationGain: round2(p.gainDB), Ceiling: round2(p.ceiling), LoudnessMethod: cfg.LoudnessMethod,
-		Target: p.target,
-	}
+	p.gainStats()
+	p.stats.Settings = pr.settings
+	p.stats.Settings.NormalizationGainDB = p.gainDB
+	p.stats.Settings.CeilingDBTP = cfg.ceiling()
 
 	// The final render.
 	src, err := open(ctx)
@@ -179,11 +154,7 @@ func New(ctx context.Context, open Opener, cfg Config) (*Pipeline, error) {
 		return nil, err
 	}
 	p.src = out
-	mode := loudness.ModeI | loudness.ModeLRA | loudness.ModeM | loudness.ModeS | loudness.ModeTruePeak
-	if cfg.LoudnessMethod == MethodRMS {
-		mode |= loudness.ModeRMS
-	}
-	p.meter, err = loudness.NewMeter(p.format, loudness.Options{DualMono: cfg.DualMono, Speech: spans, Mode: mode})
+	p.meter, err = loudness.NewMeter(p.format, p.meterOptions(loudness.ModeEBU|loudness.ModeRMS))
 	if err != nil {
 		p.Close()
 		return nil, err
@@ -192,30 +163,26 @@ func New(ctx context.Context, open Opener, cfg Config) (*Pipeline, error) {
 	return p, nil
 }
 
-// measured is the loudness of an analysis by the configured method.
-func (p *Pipeline) measured(a *dsp.Analysis) float64 {
-	lv := a.Levels()
-	dm := 0.0
-	if p.cfg.DualMono && a.Format.Channels == 1 {
-		dm = 10 * math.Log10(2)
-	}
-	switch p.cfg.LoudnessMethod {
-	case MethodDialog:
-		if lv.Dialog > -120 {
-			return lv.Dialog + dm
-		}
-		return lv.Integrated + dm
-	case MethodRMS:
-		return lv.RMS
-	}
-	return lv.Integrated + dm
+// meterOptions are the options of every meter of the processed signal:
+// dialog loudness over the input's speech, dual mono as configured.
+func (p *Pipeline) meterOptions(mode loudness.Mode) loudness.Options {
+	return loudness.Options{Mode: mode, DualMono: p.cfg.DualMono, Speech: p.spans}
 }
 
-// measure runs the processing chain into a level analyzer.
-func (p *Pipeline) measure(ctx context.Context, open Opener, pr *processing) (*dsp.Analysis, error) {
+// measured is the loudness by the configured method.
+func (p *Pipeline) measured(r loudness.Result) float64 {
+	v, _ := r.Loudness(p.cfg.Method)
+	return v
+}
+
+// measure runs the processing chain into a level analysis.
+func (p *Pipeline) measure(ctx context.Context, open audio.Opener, pr *processing) (*dsp.Analysis, error) {
 	var res *dsp.Analysis
 	err := runPass(ctx, p.cfg, open, pr.build, func(f audio.Format) ([]audio.Sink, error) {
-		a := dsp.NewAnalyzer(f, false)
+		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Loudness: p.meterOptions(loudness.ModeM | loudness.ModeS | loudness.ModeI | loudness.ModeLRA | loudness.ModeRMS)})
+		if err != nil {
+			return nil, err
+		}
 		return []audio.Sink{a, finisher(func() { res = a.Finish() })}, nil
 	})
 	if err != nil {
@@ -229,22 +196,15 @@ func (p *Pipeline) measure(ctx context.Context, open Opener, pr *processing) (*d
 }
 
 // verify renders gain and limiter and measures the result.
-func (p *Pipeline) verify(ctx context.Context, open Opener, pr *processing, spans []loudness.Span) (float64, error) {
+func (p *Pipeline) verify(ctx context.Context, open audio.Opener, pr *processing) (float64, error) {
 	var got float64
 	err := runPass(ctx, p.cfg, open, func(src audio.Source, st *stages) (audio.Source, error) { return p.output(src, pr, st) },
 		func(f audio.Format) ([]audio.Sink, error) {
-			mode := loudness.ModeI
-			if p.cfg.LoudnessMethod == MethodRMS {
-				mode |= loudness.ModeRMS
-			}
-			m, err := loudness.NewMeter(f, loudness.Options{DualMono: p.cfg.DualMono, Speech: spans, Mode: mode})
+			m, err := loudness.NewMeter(f, p.meterOptions(loudness.ModeI|loudness.ModeRMS))
 			if err != nil {
 				return nil, err
 			}
-			return []audio.Sink{m, finisher(func() {
-				r := m.Result()
-				got, _ = r.Loudness(loudness.Method(p.cfg.LoudnessMethod))
-			})}, nil
+			return []audio.Sink{m, finisher(func() { got = p.measured(m.Result()) })}, nil
 		})
 	return got, err
 }
@@ -256,9 +216,11 @@ func (p *Pipeline) output(src audio.Source, pr *processing, st *stages) (audio.S
 		return nil, err
 	}
 	s = st.split(s)
-	lim := dsp.NewLimiter(dsp.NewGain(s, p.gainDB), p.ceiling)
-	p.limiter = lim
-	return lim, nil
+	g, err := dsp.NewGain(s, p.gainDB)
+	if err != nil {
+		return nil, err
+	}
+	return dsp.NewLimiter(g, p.cfg.ceiling())
 }
 
 // Format implements audio.Source.
@@ -304,57 +266,42 @@ func (p *Pipeline) Close() error {
 }
 
 // Stats returns the statistics. Output levels are complete once the
-// output has been read to io.EOF; before that they are zero.
+// output has been read to io.EOF; before that they are -Inf.
 func (p *Pipeline) Stats() Stats { return p.stats }
-
-// OutputLoudness returns the loudness of the rendered output as the
-// pipeline measured it (integrated, dialog with the input's speech spans,
-// range, maximum momentary and short-term, true peak; RMS for the rms
-// method). It is complete once Read has returned io.EOF.
-func (p *Pipeline) OutputLoudness() loudness.Result { return p.meter.Result() }
 
 // Frames returns the length of the programme in frames.
 func (p *Pipeline) Frames() int64 { return p.in.Frames() }
 
-// NormalizationGain returns the gain in dB applied before the limiter.
-func (p *Pipeline) NormalizationGain() float64 { return p.gainDB }
+// Analysis returns the analysis of the input.
+func (p *Pipeline) Analysis() *dsp.Analysis { return p.in }
 
 func (p *Pipeline) finish() {
 	r := p.meter.Result()
-	o := &p.stats.Levels.Output
-	o.LRA = lu(r.LRA)
-	o.MaxShortTerm = lufs(r.MaxShortTerm)
-	o.MaxMomentary = lufs(r.MaxMomentary)
-	o.Peak = Value{round2(r.TruePeak), "dBTP"}
-	got, _ := r.Loudness(loudness.Method(p.cfg.LoudnessMethod))
-	if p.cfg.LoudnessMethod == MethodRMS {
-		o.Loudness = Value{round2(got), "dB"}
-	} else {
-		o.Loudness = lufs(got)
-	}
+	p.stats.Output = r
 	c := p.cfg
+	got := p.measured(r)
 	w := &p.stats.Warnings
-	if c.NormLoudness && math.Abs(got-p.target) > 0.5 {
-		*w = append(*w, fmt.Sprintf("loudness target %d not met: output %.1f by the %s method", c.LoudnessTarget, got, c.LoudnessMethod))
+	if c.Normalize && math.Abs(got-c.TargetLUFS) > 0.5 {
+		*w = append(*w, fmt.Sprintf("loudness target %g not met: output %.1f by the %s method", c.TargetLUFS, got, c.Method))
 	}
-	if c.MaxLRA > 0 && r.LRA > float64(c.MaxLRA)+1 {
-		*w = append(*w, fmt.Sprintf("maxlra %d LU not met: output loudness range %.1f LU", c.MaxLRA, r.LRA))
+	if c.MaxLRA > 0 && r.LRA > c.MaxLRA+1 {
+		*w = append(*w, fmt.Sprintf("loudness range limit %g LU not met: output loudness range %.1f LU", c.MaxLRA, r.LRA))
 	}
-	if c.MaxS > 0 && r.MaxShortTerm > p.target+float64(c.MaxS)+0.5 {
-		*w = append(*w, fmt.Sprintf("maxs %d LU not met: short-term loudness reaches %.1f LU above the target", c.MaxS, r.MaxShortTerm-p.target))
+	if c.MaxShortTerm > 0 && r.MaxShortTerm > c.TargetLUFS+c.MaxShortTerm+0.5 {
+		*w = append(*w, fmt.Sprintf("short-term limit %g LU not met: short-term loudness reaches %.1f LU above the target", c.MaxShortTerm, r.MaxShortTerm-c.TargetLUFS))
 	}
-	if c.MaxM > 0 && r.MaxMomentary > p.target+float64(c.MaxM)+0.5 {
-		*w = append(*w, fmt.Sprintf("maxm %d LU not met: momentary loudness reaches %.1f LU above the target", c.MaxM, r.MaxMomentary-p.target))
+	if c.MaxMomentary > 0 && r.MaxMomentary > c.TargetLUFS+c.MaxMomentary+0.5 {
+		*w = append(*w, fmt.Sprintf("momentary limit %g LU not met: momentary loudness reaches %.1f LU above the target", c.MaxMomentary, r.MaxMomentary-c.TargetLUFS))
 	}
-	if r.TruePeak > p.cfg.MaxPeak+0.1 {
-		*w = append(*w, fmt.Sprintf("maxpeak %.1f dBTP not met: output true peak %.2f dBTP", p.cfg.MaxPeak, r.TruePeak))
+	if r.TruePeak > c.MaxTruePeak+0.1 {
+		*w = append(*w, fmt.Sprintf("true-peak ceiling %.1f dBTP not met: output true peak %.2f dBTP", c.MaxTruePeak, r.TruePeak))
 	}
 }
 
-// gainStats fills gain_min/mean/max: the level change from input to
+// gainStats fills the gain statistics: the level change from input to
 // output over voiced blocks (leveler, compressor, control and
 // normalization together; the limiter's few dB on peaks are not counted).
-func (p *Pipeline) gainStats(pr *processing) {
+func (p *Pipeline) gainStats() {
 	var sum float64
 	lo, hi := math.Inf(1), math.Inf(-1)
 	n := 0
@@ -369,19 +316,16 @@ func (p *Pipeline) gainStats(pr *processing) {
 		lo, hi = math.Min(lo, g), math.Max(hi, g)
 		n++
 	}
-	o := &p.stats.Levels.Output
 	if n == 0 {
 		lo, hi, sum, n = p.gainDB, p.gainDB, p.gainDB, 1
 	}
-	o.GainMin = Value{round2(lo), "dB"}
-	o.GainMax = Value{round2(hi), "dB"}
-	o.GainMean = Value{round2(sum / float64(n)), "dB"}
+	p.stats.GainMinDB, p.stats.GainMaxDB, p.stats.GainMeanDB = lo, hi, sum/float64(n)
 }
 
 // runPass opens the input, builds the chain over it (build may be nil)
 // and copies it into the sinks made by sinks, checking ctx between blocks.
 // Sinks that implement finisher are called after the last block.
-func runPass(ctx context.Context, cfg Config, open Opener, build func(audio.Source, *stages) (audio.Source, error), sinks func(audio.Format) ([]audio.Sink, error)) error {
+func runPass(ctx context.Context, cfg Config, open audio.Opener, build func(audio.Source, *stages) (audio.Source, error), sinks func(audio.Format) ([]audio.Sink, error)) error {
 	src, err := open(ctx)
 	if err != nil {
 		return err
@@ -473,5 +417,5 @@ func limiterLoss(a *dsp.Analysis, gainDB, ceiling float64) float64 {
 	if !any {
 		return 0
 	}
-	return dsp.GatedLoudness(before) - dsp.GatedLoudness(after)
+	return loudness.IntegratedFromSteps(before) - loudness.IntegratedFromSteps(after)
 }

@@ -9,109 +9,95 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
+	"github.com/audiopost/audiopost/dsp"
+	"github.com/audiopost/audiopost/loudness"
 )
 
-func TestParseAlgorithms(t *testing.T) {
-	cfg, err := ParseAlgorithms([]byte(`{"filtering": false, "filtermethod": "autoeq", "levelerstrength": 50,
-		"compressor": "hard", "loudnesstarget": -23, "maxpeak": -1.5, "dualmono": "true", "loudnessmethod": "dialog",
-		"maxlra": 6, "maxs": "5", "maxm": 10, "levelerstrength_music": 30, "compressor_music": "off", "musicgain": -6,
-		"denoise": true, "unknown_key": [1,2]}`))
-	if err != nil {
-		t.Fatal(err)
+func TestConfigValidate(t *testing.T) {
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatalf("defaults: %v", err)
 	}
-	want := DefaultConfig()
-	want.Filtering, want.FilterMethod, want.LevelerStrength = false, FilterAutoEQ, 50
-	want.Compressor, want.LoudnessTarget, want.MaxPeak, want.DualMono = "hard", -23, -1.5, true
-	want.LoudnessMethod, want.MaxLRA, want.MaxS, want.MaxM = MethodDialog, 6, 5, 10
-	want.LevelerStrengthMusic, want.CompressorMusic, want.MusicGain = 30, "off", -6
-	if cfg != want {
-		t.Errorf("got %+v\nwant %+v", cfg, want)
-	}
-	if d := DefaultConfig(); d.LoudnessTarget != -16 || !d.Filtering || d.FilterMethod != FilterHighPass || d.Compressor != "auto" || d.MaxPeak != 0 {
-		t.Errorf("defaults %+v", d)
-	}
-	// hipfilter is the documented name and wins over filtering.
-	if c, _ := ParseAlgorithms([]byte(`{"filtering": true, "hipfilter": false}`)); c.Filtering {
-		t.Error("hipfilter=false ignored")
-	}
-	_, err = ParseAlgorithms([]byte(`{"loudnesstarget": -17, "maxpeak": -0.7, "levelerstrength": 55, "compressor": "extreme",
-		"leveler": "maybe", "maxlra": 7, "filtermethod": 3, "loudnesstarget_ok": 1}`))
-	var fe FieldErrors
-	if !errors.As(err, &fe) || !errors.Is(err, ErrInvalidConfig) {
-		t.Fatalf("error %v is not FieldErrors/ErrInvalidConfig", err)
-	}
-	for _, k := range []string{"loudnesstarget", "maxpeak", "levelerstrength", "compressor", "leveler", "maxlra", "filtermethod"} {
-		if fe[k] == "" {
-			t.Errorf("no error for %s (errors: %v)", k, fe)
+	for name, mod := range map[string]func(*Config){
+		"filter":      func(c *Config) { c.Filter = 9 },
+		"compression": func(c *Config) { c.MusicCompression = -1 },
+		"strength":    func(c *Config) { c.SpeechStrength = math.NaN() },
+		"target":      func(c *Config) { c.TargetLUFS = 3 },
+		"method":      func(c *Config) { c.Method = "loud" },
+		"limits":      func(c *Config) { c.MaxLRA = -1 },
+		"ceiling":     func(c *Config) { c.MaxTruePeak = 1 },
+		"headroom":    func(c *Config) { c.Headroom = -2 },
+		"music gain":  func(c *Config) { c.MusicGainDB = math.Inf(1) },
+	} {
+		c := DefaultConfig()
+		mod(&c)
+		if err := c.Validate(); !errors.Is(err, dsp.ErrInvalidParameter) {
+			t.Errorf("%s: Validate() = %v, want ErrInvalidParameter", name, err)
 		}
 	}
-	if len(fe) != 7 {
-		t.Errorf("%d errors, want 7: %v", len(fe), fe)
-	}
-	if _, err := ParseAlgorithms([]byte(`[1]`)); !errors.Is(err, ErrInvalidConfig) {
-		t.Errorf("non-object accepted: %v", err)
+	if _, err := New(context.Background(), bufferOpener(stereoOf(voice(1, 140, 1, nil))), Config{Filter: -3}); !errors.Is(err, dsp.ErrInvalidParameter) {
+		t.Errorf("New with a bad config: %v", err)
 	}
 }
 
-// TestLoudnessEveryTarget measures the output of every allowed target with
-// ffmpeg's ebur128 filter, for speech and for music, cycling the true-peak
-// ceilings so every maxpeak is exercised too.
+// TestLoudnessEveryTarget measures the output of every loudness target of
+// the API with ffmpeg's ebur128 filter, for speech and for music, cycling
+// the true-peak ceilings so every one is exercised too. With -short it
+// runs three targets of each material (the race run).
 func TestLoudnessEveryTarget(t *testing.T) {
 	needTool(t, "ffmpeg")
+	targets := []float64{-13, -14, -15, -16, -18, -19, -20, -23, -24, -26, -27, -31}
+	peaks := []float64{0, -0.5, -1, -1.5, -2, -3, -4, -5, -6}
+	if testing.Short() {
+		targets = []float64{-13, -16, -31}
+	}
 	materials := map[string]audio.Buffer{
 		"speech": stereoOf(voice(30, 120, 1, []float64{0, -10, 4, -6})),
 		"music":  stereoOf(music(30)),
 	}
-	peaks := MaxPeaks()
 	k := 0
 	for name, b := range materials {
-		for _, target := range Targets() {
+		for _, target := range targets {
 			cfg := DefaultConfig()
-			cfg.LoudnessTarget = target
-			cfg.MaxPeak = peaks[k%len(peaks)]
+			cfg.TargetLUFS = target
+			cfg.MaxTruePeak = peaks[k%len(peaks)]
 			k++
-			t.Run(fmt.Sprintf("%s/%d/%g", name, target, cfg.MaxPeak), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/%g/%g", name, target, cfg.MaxTruePeak), func(t *testing.T) {
 				path := tmp(t, "out.wav")
 				st := render(t, bufferOpener(b), cfg, "wav-24bit", path)
 				m := measureFFmpeg(t, path)
-				t.Logf("target %d, maxpeak %g: ffmpeg I %.1f LUFS, true peak %.1f dBTP; ours %v / %v; gain %.1f dB %v",
-					target, cfg.MaxPeak, m.I, m.TruePeak, st.Levels.Output.Loudness.V, st.Levels.Output.Peak.V, st.Settings.NormalizationGain, st.Warnings)
-				if math.Abs(m.I-float64(target)) > 0.3 {
-					t.Errorf("integrated loudness %.1f LUFS, want %d +- 0.3", m.I, target)
+				t.Logf("target %g, ceiling %g: ffmpeg I %.1f LUFS, true peak %.1f dBTP; ours %.2f / %.2f; gain %.1f dB %v",
+					target, cfg.MaxTruePeak, m.I, m.TruePeak, st.Output.Integrated, st.Output.TruePeak, st.Settings.NormalizationGainDB, st.Warnings)
+				if math.Abs(m.I-target) > 0.3 {
+					t.Errorf("integrated loudness %.1f LUFS, want %g +- 0.3", m.I, target)
 				}
-				if m.TruePeak > cfg.MaxPeak+0.1 {
-					t.Errorf("true peak %.2f dBTP, want <= %g + 0.1", m.TruePeak, cfg.MaxPeak)
+				if m.TruePeak > cfg.MaxTruePeak+0.1 {
+					t.Errorf("true peak %.2f dBTP, want <= %g + 0.1", m.TruePeak, cfg.MaxTruePeak)
 				}
 			})
 		}
 	}
 }
 
-func TestLossyOutputsKeepTruePeak(t *testing.T) {
-	needTool(t, "ffmpeg")
+// Headroom is what the engine asks for ahead of lossy encoders: the
+// limiter's ceiling drops by it and the loudness stays on target.
+func TestHeadroomLowersTheCeiling(t *testing.T) {
 	b := stereoOf(voice(20, 150, 3, []float64{0, 6}))
-	for _, format := range []string{"mp3", "aac"} {
-		for _, maxPeak := range []float64{0, -1} {
-			t.Run(fmt.Sprintf("%s/%g", format, maxPeak), func(t *testing.T) {
-				cfg := DefaultConfig()
-				cfg.MaxPeak, cfg.Lossy, cfg.LoudnessTarget = maxPeak, true, -14
-				ext := map[string]string{"mp3": "mp3", "aac": "m4a"}[format]
-				path := tmp(t, "out."+ext)
-				st, err := EncodeFile(context.Background(), bufferOpener(b), cfg, format, path, audio.EncodeOptions{}, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				m := measureFFmpeg(t, path)
-				t.Logf("%s maxpeak %g: re-decoded true peak %.2f dBTP (ffmpeg), %.2f (ours), loudness %.1f LUFS; ceiling %.2f %v",
-					format, maxPeak, m.TruePeak, st.Levels.Output.Peak.V, m.I, st.Settings.Ceiling, st.Warnings)
-				if m.TruePeak > maxPeak+0.2 {
-					t.Errorf("re-decoded %s true peak %.2f dBTP, want <= %g + 0.2", format, m.TruePeak, maxPeak)
-				}
-				if math.Abs(m.I+14) > 0.5 {
-					t.Errorf("re-decoded %s loudness %.1f LUFS, want -14 +- 0.5", format, m.I)
-				}
-			})
-		}
+	cfg := DefaultConfig()
+	cfg.TargetLUFS, cfg.MaxTruePeak, cfg.Headroom = -14, -1, 1.5
+	p, err := New(context.Background(), bufferOpener(b), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := audio.ReadAll(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	st := p.Stats()
+	if st.Settings.CeilingDBTP != -2.5 || st.Output.TruePeak > -2.5+0.05 {
+		t.Errorf("ceiling %.2f, true peak %.2f dBTP; want ceiling -2.5 and the peak under it", st.Settings.CeilingDBTP, st.Output.TruePeak)
+	}
+	if math.Abs(st.Output.Integrated+14) > 0.2 {
+		t.Errorf("loudness %.2f LUFS, want -14", st.Output.Integrated)
 	}
 }
 
@@ -120,22 +106,26 @@ func TestMaxLRAAndShortTermLimits(t *testing.T) {
 	// A programme whose sections differ by up to 16 dB, with leveling and
 	// compression off so only the loudness control can narrow the range.
 	b := stereoOf(voice(64, 130, 4, []float64{0, -12, 4, -8, -2, -14, 2, -6}))
-	for _, maxLRA := range []int{3, 6, 10} {
+	limits := []float64{3, 6, 10}
+	if testing.Short() {
+		limits = []float64{6}
+	}
+	for _, maxLRA := range limits {
 		cfg := DefaultConfig()
-		cfg.Leveler, cfg.Compressor, cfg.MaxLRA = false, "off", maxLRA
+		cfg.Leveler, cfg.SpeechCompression, cfg.MaxLRA = false, CompressionOff, maxLRA
 		path := tmp(t, "lra.wav")
 		st := render(t, bufferOpener(b), cfg, "wav", path)
 		m := measureFFmpeg(t, path)
-		t.Logf("maxlra %d: input LRA %.1f LU, output %.1f LU (ffmpeg), loudness %.1f; %v", maxLRA, st.Levels.Input.LRA.V, m.LRA, m.I, st.Warnings)
-		if m.LRA > float64(maxLRA)+1 {
-			t.Errorf("maxlra %d: output LRA %.1f LU", maxLRA, m.LRA)
+		t.Logf("max LRA %g: input LRA %.1f LU, output %.1f LU (ffmpeg), loudness %.1f; %v", maxLRA, st.Input.LRA, m.LRA, m.I, st.Warnings)
+		if m.LRA > maxLRA+1 {
+			t.Errorf("max LRA %g: output LRA %.1f LU", maxLRA, m.LRA)
 		}
 		if math.Abs(m.I+16) > 0.3 {
-			t.Errorf("maxlra %d: loudness %.1f LUFS, want -16", maxLRA, m.I)
+			t.Errorf("max LRA %g: loudness %.1f LUFS, want -16", maxLRA, m.I)
 		}
 	}
 	cfg := DefaultConfig()
-	cfg.Leveler, cfg.Compressor, cfg.MaxS, cfg.MaxM = false, "off", 3, 8
+	cfg.Leveler, cfg.SpeechCompression, cfg.MaxShortTerm, cfg.MaxMomentary = false, CompressionOff, 3, 8
 	p, err := New(context.Background(), bufferOpener(b), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -143,10 +133,10 @@ func TestMaxLRAAndShortTermLimits(t *testing.T) {
 	if _, err := audio.ReadAll(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
-	o := p.Stats().Levels.Output
-	t.Logf("maxs 3, maxm 8: max short-term %.1f, max momentary %.1f LUFS, loudness %.1f; %v", o.MaxShortTerm.V, o.MaxMomentary.V, o.Loudness.V, p.Stats().Warnings)
-	if o.MaxShortTerm.V > -16+3+0.5 || o.MaxMomentary.V > -16+8+0.5 {
-		t.Errorf("short-term %.1f / momentary %.1f LUFS above the limits -13 / -8", o.MaxShortTerm.V, o.MaxMomentary.V)
+	o := p.Stats().Output
+	t.Logf("max S 3, max M 8: max short-term %.1f, max momentary %.1f LUFS, loudness %.1f; %v", o.MaxShortTerm, o.MaxMomentary, o.Integrated, p.Stats().Warnings)
+	if o.MaxShortTerm > -16+3+0.5 || o.MaxMomentary > -16+8+0.5 {
+		t.Errorf("short-term %.1f / momentary %.1f LUFS above the limits -13 / -8", o.MaxShortTerm, o.MaxMomentary)
 	}
 }
 
@@ -175,6 +165,33 @@ func TestPipelineContract(t *testing.T) {
 	}
 	if a := testing.AllocsPerRun(50, func() { p.Read(buf) }); a != 0 {
 		t.Errorf("%v allocs per Read of the render", a)
+	}
+}
+
+// The statistics come from the one loudness meter: the input reading is
+// what loudness.Measure says of the input, the output reading what it
+// says of the rendered output.
+func TestStatsAreTheMetersReadings(t *testing.T) {
+	b := stereoOf(voice(12, 140, 7, []float64{0, -8}))
+	p, err := New(context.Background(), bufferOpener(b), DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := audio.ReadAll(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := p.Stats()
+	in, _ := loudness.MeasureBuffer(b, fs, loudness.Options{})
+	o, _ := loudness.MeasureBuffer(out, fs, loudness.Options{})
+	for name, pair := range map[string][2]float64{
+		"input I": {st.Input.Integrated, in.Integrated}, "input LRA": {st.Input.LRA, in.LRA},
+		"input noise": {st.Input.NoiseLevel, in.NoiseLevel}, "output I": {st.Output.Integrated, o.Integrated},
+		"output true peak": {st.Output.TruePeak, o.TruePeak},
+	} {
+		if math.Abs(pair[0]-pair[1]) > 1e-9 {
+			t.Errorf("%s: statistics %.4f, meter %.4f", name, pair[0], pair[1])
+		}
 	}
 }
 

@@ -2,27 +2,12 @@ package chain_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/dsp/chain"
 )
-
-func ExampleParseAlgorithms() {
-	cfg, err := chain.ParseAlgorithms([]byte(`{"loudnesstarget": -23, "maxpeak": -1, "compressor": "soft", "denoise": true}`))
-	fmt.Println(cfg.LoudnessTarget, cfg.MaxPeak, cfg.Compressor, cfg.FilterMethod, err)
-
-	_, err = chain.ParseAlgorithms([]byte(`{"loudnesstarget": -17}`))
-	var fe chain.FieldErrors
-	if errors.As(err, &fe) {
-		fmt.Println("loudnesstarget:", fe["loudnesstarget"] != "")
-	}
-	// Output:
-	// -23 -1 soft hipfilter <nil>
-	// loudnesstarget: true
-}
 
 // New runs the analysis and loudness passes; reading the pipeline renders
 // the output, which the caller would write to encoders.
@@ -35,14 +20,17 @@ func ExampleNew() {
 		b[0][i], b[1][i] = v, v
 	}
 	open := func(ctx context.Context) (audio.Source, error) { return audio.NewBufferSource(b, fs), nil }
-	p, err := chain.New(context.Background(), open, chain.DefaultConfig())
+	cfg := chain.DefaultConfig()
+	cfg.TargetLUFS, cfg.MaxTruePeak = -23, -1
+	p, err := chain.New(context.Background(), open, cfg)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	defer p.Close()
 	out, _ := audio.ReadAll(context.Background(), p)
 	st := p.Stats()
-	fmt.Printf("%d frames, %.1f %s\n", out.Frames(), st.Levels.Output.Loudness.V, st.Levels.Output.Loudness.Unit)
+	fmt.Printf("%d frames, %.1f LUFS, true peak under -1 dBTP: %v\n", out.Frames(), st.Output.Integrated, st.Output.TruePeak <= -1)
 	// Output:
-	// 960000 frames, -16.0 LUFS
+	// 960000 frames, -23.0 LUFS, true peak under -1 dBTP: true
 }

@@ -122,12 +122,12 @@ func stereoOf(x []float64) audio.Buffer {
 	return b
 }
 
-func bufferOpener(b audio.Buffer) Opener {
+func bufferOpener(b audio.Buffer) audio.Opener {
 	return func(ctx context.Context) (audio.Source, error) { return audio.NewBufferSource(b, fs), nil }
 }
 
 // render runs the pipeline and writes its output to path in format.
-func render(t testing.TB, open Opener, cfg Config, format, path string) Stats {
+func render(t testing.TB, open audio.Opener, cfg Config, format, path string) Stats {
 	t.Helper()
 	ctx := context.Background()
 	p, err := New(ctx, open, cfg)

@@ -97,11 +97,11 @@ func TestLevelerTwoSpeakersEspeak(t *testing.T) {
 		{0, inDiff - 1, inDiff + 1},
 	} {
 		cfg := DefaultConfig()
-		cfg.LevelerStrength = tc.strength
+		cfg.SpeechStrength = float64(tc.strength) / 100
 		if tc.strength < 100 {
 			// Unleveled, the loud speaker's peaks would hit the limiter at
 			// -16 LUFS and lose loudness to it; -23 isolates the leveler.
-			cfg.LoudnessTarget = -23
+			cfg.TargetLUFS = -23
 		}
 		p, err := New(context.Background(), open, cfg)
 		if err != nil {
@@ -113,8 +113,8 @@ func TestLevelerTwoSpeakersEspeak(t *testing.T) {
 		}
 		d := speakerDiff(t, out, rate, segs)
 		st := p.Stats()
-		t.Logf("levelerstrength %d: speakers differ by %.2f LU in, %.2f LU out (compressor %s, output %.1f LUFS, noise %v -> gain min %v)",
-			tc.strength, inDiff, d, st.Settings.Compressor, st.Levels.Output.Loudness.V, st.Levels.Input.NoiseLevel.V, st.Levels.Output.GainMin.V)
+		t.Logf("leveler strength %d%%: speakers differ by %.2f LU in, %.2f LU out (compressor %s, output %.1f LUFS, noise %.1f -> gain min %.1f dB)",
+			tc.strength, inDiff, d, st.Settings.SpeechCompression, st.Output.Integrated, st.Input.NoiseLevel, st.GainMinDB)
 		if math.Abs(d) < tc.lo || math.Abs(d) > tc.hi {
 			t.Errorf("levelerstrength %d: difference %.2f LU, want |d| in [%.1f, %.1f]", tc.strength, d, tc.lo, tc.hi)
 		}

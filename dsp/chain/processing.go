@@ -1,11 +1,11 @@
 package chain
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/dsp"
+	"github.com/audiopost/audiopost/loudness"
 )
 
 // plan decides the leveler curve and the compressors from the analysis.
@@ -21,12 +21,12 @@ func (pr *processing) plan() {
 	user := dsp.GainPlan{BlockLen: an.BlockLen, DB: make([]float64, len(an.Energy))}
 	if c.Leveler {
 		user = dsp.LevelerPlan(an, dsp.LevelerOptions{
-			Strength: c.speechStrength(), MusicStrength: c.musicStrength(), MusicGainDB: float64(c.MusicGain),
+			Strength: c.SpeechStrength, MusicStrength: c.MusicStrength, MusicGainDB: c.MusicGainDB,
 		})
 	} else {
 		for i, m := range an.Music {
 			if m {
-				user.DB[i] = float64(c.MusicGain) // musicgain applies even without leveling
+				user.DB[i] = c.MusicGainDB // the music gain applies even without leveling
 			}
 		}
 	}
@@ -35,22 +35,20 @@ func (pr *processing) plan() {
 	for i := range user.DB {
 		pr.rest.DB[i] = user.DB[i] - pr.full.DB[i]
 	}
-	pr.comp = c.Compressor
-	if c.CompressorSpeech != "" {
-		pr.comp = c.CompressorSpeech
-	}
-	pr.compMusic = c.CompressorMusic
-	if pr.compMusic == "" {
-		pr.compMusic = c.Compressor
-		if pr.compMusic == "auto" {
-			pr.compMusic = string(dsp.Soft)
+	pr.comp = c.SpeechCompression
+	if pr.comp == CompressionAuto {
+		switch dsp.AutoCompressor(an, pr.full) {
+		case dsp.Soft:
+			pr.comp = CompressionSoft
+		case dsp.Medium:
+			pr.comp = CompressionMedium
+		default:
+			pr.comp = CompressionHard
 		}
 	}
-	if pr.comp == "auto" {
-		pr.comp = string(dsp.AutoCompressor(an, pr.full))
-	}
-	if pr.compMusic == "auto" {
-		pr.compMusic = string(dsp.Soft)
+	pr.compMusic = c.MusicCompression
+	if pr.compMusic == CompressionAuto {
+		pr.compMusic = CompressionSoft
 	}
 	// The presets' reference: the speech RMS level after the leveler.
 	var s float64
@@ -69,27 +67,25 @@ func (pr *processing) plan() {
 	if n > 0 && s > 0 {
 		pr.compRef = 10 * math.Log10(s/float64(n))
 	}
-	switch {
-	case !c.Filtering:
-		pr.filterInfo = "off"
-	case c.FilterMethod == FilterHighPass:
-		pr.filterInfo = fmt.Sprintf("hipfilter %.0f Hz", dsp.HighPassCorner(an))
-	case c.FilterMethod == FilterAutoEQ || c.FilterMethod == FilterStudioVoice:
-		pr.filterInfo = fmt.Sprintf("%s: high-pass %.0f Hz, %d EQ bands", c.FilterMethod, dsp.HighPassCorner(an), len(dsp.AutoEQBands(an)))
-	case c.FilterMethod == FilterBWE:
+	pr.settings = Settings{Filter: c.Filter, SpeechCompression: pr.comp, MusicCompression: pr.compMusic}
+	if c.Filter != FilterOff {
+		pr.settings.CornerHz = dsp.HighPassCorner(an)
+	}
+	switch c.Filter {
+	case FilterAutoEQ, FilterStudioVoice:
+		pr.settings.EQBands = len(dsp.AutoEQBands(an))
+	case FilterBWE:
 		if an.BandLimited() {
-			pr.filterInfo = fmt.Sprintf("bwe above %.0f Hz, hipfilter %.0f Hz", an.Bandwidth(), dsp.HighPassCorner(an))
-		} else {
-			pr.filterInfo = fmt.Sprintf("bwe: input not band-limited, hipfilter %.0f Hz", dsp.HighPassCorner(an))
+			pr.settings.BWECutoffHz = an.Bandwidth()
 		}
 	}
 }
 
-func compParams(kind string, ref float64) (dsp.CompressorParams, bool, error) {
-	if kind == "off" {
+func compParams(c Compression, ref float64) (dsp.CompressorParams, bool, error) {
+	if c == CompressionOff {
 		return dsp.Off, false, nil
 	}
-	p, err := dsp.CompressorPreset(dsp.CompressorKind(kind), ref)
+	p, err := dsp.CompressorPreset(c.kind(), ref)
 	return p, true, err
 }
 
@@ -99,8 +95,8 @@ func (pr *processing) build(src audio.Source, st *stages) (audio.Source, error) 
 	c, an := pr.cfg, pr.an
 	var err error
 	s := src
-	if c.Filtering {
-		switch c.FilterMethod {
+	if c.Filter != FilterOff {
+		switch c.Filter {
 		case FilterHighPass:
 			s, err = dsp.NewHighPass(s, an)
 		case FilterAutoEQ:
@@ -170,22 +166,23 @@ func nonZero(x []float64) bool {
 	return false
 }
 
-// constrain checks the processed measurement against maxlra, maxs and
-// maxm and, where one is exceeded, adds gain curves to the control plan.
-// It reports whether it changed the plan (another pass is needed).
+// constrain checks the processed measurement against the loudness range
+// and the short-term and momentary limits and, where one is exceeded, adds
+// gain curves to the control plan. It reports whether it changed the plan
+// (another pass is needed).
 func (pr *processing) constrain(a *dsp.Analysis, loud float64) bool {
 	c := pr.cfg
-	if math.IsInf(loud, 0) {
+	if math.IsInf(loud, 0) || math.IsNaN(loud) {
 		return false
 	}
 	changed := false
-	lv := a.Levels()
+	lv := a.Loudness
 	n := len(pr.control)
-	if c.MaxLRA > 0 && lv.LRA > float64(c.MaxLRA) {
+	if c.MaxLRA > 0 && lv.LRA > c.MaxLRA {
 		// Scale every short-term deviation from the programme loudness so
 		// the range lands half an LU under the limit.
-		k := (float64(c.MaxLRA) - 0.5) / lv.LRA
-		st := a.ShortTerm()
+		k := (c.MaxLRA - 0.5) / lv.LRA
+		st := loudness.WindowLoudness(a.Energy, loudness.ShortTermSteps)
 		g := make([]float64, n)
 		for b := range g {
 			j := min(max(b-15, 0), len(st)-1)
@@ -210,7 +207,7 @@ func (pr *processing) constrain(a *dsp.Analysis, loud float64) bool {
 		over := false
 		for j, s := range series {
 			e := s - loud - (maxAbove - 0.3)
-			if e <= 0 {
+			if !(e > 0) {
 				continue
 			}
 			over = true
@@ -227,11 +224,11 @@ func (pr *processing) constrain(a *dsp.Analysis, loud float64) bool {
 		}
 		changed = true
 	}
-	if c.MaxS > 0 && lv.MaxShortTerm-loud > float64(c.MaxS) {
-		limit(a.ShortTerm(), 30, float64(c.MaxS))
+	if c.MaxShortTerm > 0 && lv.MaxShortTerm-loud > c.MaxShortTerm {
+		limit(loudness.WindowLoudness(a.Energy, loudness.ShortTermSteps), loudness.ShortTermSteps, c.MaxShortTerm)
 	}
-	if c.MaxM > 0 && lv.MaxMomentary-loud > float64(c.MaxM) {
-		limit(a.Momentary(), 4, float64(c.MaxM))
+	if c.MaxMomentary > 0 && lv.MaxMomentary-loud > c.MaxMomentary {
+		limit(loudness.WindowLoudness(a.Energy, loudness.MomentarySteps), loudness.MomentarySteps, c.MaxMomentary)
 	}
 	return changed
 }
