@@ -585,7 +585,6 @@ func (an *Analysis) FineSpectrum() (db []float64, binHz float64) {
 	return db, float64(an.Format.SampleRate) / float64(an.nfft)
 }
 
-
 // Analyze reads src to its end through an Analyzer: the first pass of a
 // two-pass graph, whose Analysis the nodes of the second pass are built
 // from. It does not close src.

@@ -116,7 +116,7 @@ func TestLevelerTwoSpeakersEspeak(t *testing.T) {
 		t.Logf("leveler strength %d%%: speakers differ by %.2f LU in, %.2f LU out (compressor %s, output %.1f LUFS, noise %.1f -> gain min %.1f dB)",
 			tc.strength, inDiff, d, st.Settings.SpeechCompression, st.Output.Integrated, st.Input.NoiseLevel, st.GainMinDB)
 		if math.Abs(d) < tc.lo || math.Abs(d) > tc.hi {
-			t.Errorf("levelerstrength %d: difference %.2f LU, want |d| in [%.1f, %.1f]", tc.strength, d, tc.lo, tc.hi)
+			t.Errorf("leveler strength %d%%: difference %.2f LU, want |d| in [%.1f, %.1f]", tc.strength, d, tc.lo, tc.hi)
 		}
 	}
 }
