@@ -37,6 +37,14 @@ func CheckSource(t testing.TB, open func() audio.Source) audio.Buffer {
 	return ref
 }
 
+// readContract reads src to the end with blocks of block frames and checks
+// every rule of the audio.Source documentation on the way: an error if and
+// only if no frames; io.EOF at the end and then (0, io.EOF) forever; no
+// more frames than asked for and every counted frame written; a stable
+// Format; and zero-length reads, made before the first read and between
+// blocks, that return (0, nil) before the end and (0, io.EOF) after it. A
+// zero-length read may report the end early only if the stream has indeed
+// ended: no frame may follow it.
 func readContract(t testing.TB, src audio.Source, block int) audio.Buffer {
 	t.Helper()
 	f := src.Format()
@@ -44,14 +52,27 @@ func readContract(t testing.TB, src audio.Source, block int) audio.Buffer {
 		t.Fatalf("Format() = %+v, want positive channels and sample rate", f)
 	}
 	buf := audio.NewBuffer(f.Channels, block)
-	// A zero-length read before the end must return (0, nil).
-	if n, err := src.Read(audio.NewBuffer(f.Channels, 0)); n != 0 || (err != nil && !errors.Is(err, io.EOF)) {
-		t.Fatalf("Read(empty) = %d, %v; want 0, nil", n, err)
+	empty := audio.NewBuffer(f.Channels, 0)
+	endSeen := false // an empty read reported io.EOF
+	emptyRead := func(at int) {
+		n, err := src.Read(empty)
+		switch {
+		case n != 0:
+			t.Fatalf("Read(empty) after %d frames returned n=%d", at, n)
+		case errors.Is(err, io.EOF):
+			endSeen = true
+		case err != nil:
+			t.Fatalf("Read(empty) after %d frames = 0, %v; want 0, nil", at, err)
+		}
 	}
+	emptyRead(0)
 	out := make(audio.Buffer, f.Channels)
 	for reads := 0; ; reads++ {
 		if reads > 1<<26 {
 			t.Fatalf("no EOF after %d reads", reads)
+		}
+		if reads%7 == 3 {
+			emptyRead(len(out[0]))
 		}
 		for c := range buf {
 			for i := range buf[c] {
@@ -64,6 +85,9 @@ func readContract(t testing.TB, src audio.Source, block int) audio.Buffer {
 		}
 		if (err != nil) != (n == 0) {
 			t.Fatalf("Read returned n=%d, err=%v: an error must come if and only if n == 0", n, err)
+		}
+		if n > 0 && endSeen {
+			t.Fatalf("Read returned %d frames after a zero-length Read reported io.EOF (at frame %d)", n, len(out[0]))
 		}
 		if f2 := src.Format(); f2 != f {
 			t.Fatalf("Format changed from %+v to %+v while reading", f, f2)
@@ -85,6 +109,9 @@ func readContract(t testing.TB, src audio.Source, block int) audio.Buffer {
 		for i := 0; i < 3; i++ {
 			if n, err := src.Read(buf); n != 0 || !errors.Is(err, io.EOF) {
 				t.Fatalf("Read after EOF = %d, %v; want 0, io.EOF", n, err)
+			}
+			if n, err := src.Read(empty); n != 0 || !errors.Is(err, io.EOF) {
+				t.Fatalf("Read(empty) after EOF = %d, %v; want 0, io.EOF", n, err)
 			}
 		}
 		return out
