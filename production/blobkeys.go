@@ -81,7 +81,7 @@ func ChapterImagePrefix(uuid string) string { return ProductionPrefix(uuid) + "c
 // bytes.
 func ChapterImageName(data []byte, mime string) string {
 	sum := sha256.Sum256(data)
-	return chapterImagePrefix + hex.EncodeToString(sum[:8]) + "." + strings.TrimPrefix(imageExt(mime), ".")
+	return chapterImagePrefix + hex.EncodeToString(sum[:8]) + "." + strings.TrimPrefix(ImageExt(mime), ".")
 }
 
 const chapterImagePrefix = "chapter-"
@@ -123,4 +123,13 @@ func keySegment(s string) string {
 		return "_" + s
 	}
 	return s
+}
+
+// ImageExt is the file ending, with its dot, of a stored image of MIME type
+// mime (PNG or JPEG).
+func ImageExt(mime string) string {
+	if mime == "image/jpeg" {
+		return ".jpg"
+	}
+	return ".png"
 }

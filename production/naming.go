@@ -126,10 +126,10 @@ func stripQuery(s string) string {
 	return s
 }
 
-// filenameEnding returns the format ending a file name ends with, or "" if
+// FilenameEnding returns the format ending a file name ends with, or "" if
 // none of the format's endings match (multi-part endings like chapters.txt
 // included).
-func filenameEnding(name string, f OutputFormat) string {
+func FilenameEnding(name string, f OutputFormat) string {
 	lower := strings.ToLower(name)
 	for _, e := range f.Endings {
 		if strings.HasSuffix(lower, "."+e) && len(lower) > len(e)+1 {

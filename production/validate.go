@@ -230,7 +230,7 @@ func validateOutputFiles(p *Production, opts ValidateOptions, errs FieldErrors) 
 				errs.Add(path+".filename", nameProblem(o.Filename))
 			case SanitizeName(o.Filename) != o.Filename:
 				errs.Add(path+".filename", "contains characters not allowed in file names")
-			case len(f.Endings) > 0 && filenameEnding(o.Filename, f) == "":
+			case len(f.Endings) > 0 && FilenameEnding(o.Filename, f) == "":
 				errs.Addf(path+".filename", "must end in .%s for %s", strings.Join(f.Endings, " or ."), f.Name)
 			}
 		}

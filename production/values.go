@@ -222,3 +222,23 @@ func typeMessage(t reflect.Type) string {
 	}
 	return "has the wrong type"
 }
+
+// LUFS, LU, DB and DBTP make Levels of measurements, rounded to 0.01 as the
+// statistics report them.
+func LUFS(v float64) Level { return Level{Value: round2(v), Unit: UnitLUFS} }
+
+// LU makes a loudness-range or loudness-difference Level.
+func LU(v float64) Level { return Level{Value: round2(v), Unit: UnitLU} }
+
+// DB makes a level or gain Level in dB.
+func DB(v float64) Level { return Level{Value: round2(v), Unit: UnitDB} }
+
+// DBTP makes a true-peak Level.
+func DBTP(v float64) Level { return Level{Value: round2(v), Unit: UnitDBTP} }
+
+func round2(x float64) float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return x
+	}
+	return math.Round(x*100) / 100
+}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/audiopost/audiopost/production/engine"
+
 	"github.com/audiopost/audiopost/audio"
 	_ "github.com/audiopost/audiopost/audio/codecs" // every decoder and encoder
 	"github.com/audiopost/audiopost/preset"
@@ -75,15 +77,15 @@ func runProcess(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	var progress production.ProgressFunc
+	var progress engine.ProgressFunc
 	if isTerminal(stderr) {
 		bar := progressBar(stderr)
 		progress = func(s production.Status, f float64) { bar(s.String(), f) }
 	}
 	// The same Engine the service's job runner uses, so the command line
 	// and the service cannot drift apart.
-	engine := &production.Engine{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	_, err = engine.Run(ctx, p, production.Inputs{Main: in, Cover: *cover}, production.DirWriter{Dir: filepath.Dir(*out)}, progress)
+	eng := &engine.Engine{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	_, err = eng.Run(ctx, p, engine.Inputs{Main: in, Cover: *cover}, engine.DirWriter{Dir: filepath.Dir(*out)}, progress)
 	if progress != nil {
 		fmt.Fprintln(stderr)
 	}

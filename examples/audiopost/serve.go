@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/audiopost/audiopost/production/runner"
+
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/sqlstore"
@@ -117,7 +119,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	runner, err := production.NewRunner(production.RunnerConfig{
+	runner, err := runner.New(runner.Config{
 		Store: dd.Store, Blobs: dd.Blobs, Workers: *workers, NoCharge: *noCredits,
 		TempDir: work, BaseURL: base, Logger: log, PollInterval: 500 * time.Millisecond,
 		Transfer: transfer.Options{Dial: dial.DialContext, HTTPClient: dial.HTTPClient()},

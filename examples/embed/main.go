@@ -30,7 +30,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/production/runner"
+
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/sqlstore"
 	"github.com/audiopost/audiopost/transport/auth"
@@ -82,7 +83,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	}
 	mux.Handle("/audiopost/", api)
 
-	runner, err := production.NewRunner(production.RunnerConfig{Store: dd.Store, Blobs: dd.Blobs,
+	runner, err := runner.New(runner.Config{Store: dd.Store, Blobs: dd.Blobs,
 		BaseURL: base + "/audiopost", Logger: slog.Default()})
 	if err != nil {
 		return err

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/audio"
-	ap "github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/production/runner"
 	"github.com/audiopost/audiopost/storage/sqlstore"
 	"github.com/audiopost/audiopost/transport/auth"
 	"github.com/audiopost/audiopost/transport/httpapi"
@@ -44,7 +44,7 @@ func TestOAuthClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	mux.Handle("/", api)
-	runner, err := ap.NewRunner(ap.RunnerConfig{Store: dd.Store, Blobs: dd.Blobs, TempDir: t.TempDir(), PollInterval: 20 * time.Millisecond})
+	runner, err := runner.New(runner.Config{Store: dd.Store, Blobs: dd.Blobs, TempDir: t.TempDir(), PollInterval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ package testaudio
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -17,6 +18,9 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/wav"
 )
 
 // NeedTool returns the path of an external program. Without it the test
@@ -430,4 +434,48 @@ func Shift(est []float64, d int) []float64 {
 		}
 	}
 	return out
+}
+
+// SpeechLike synthesizes seconds of a voiced, syllabic stereo signal
+// without external tools: a 130 Hz harmonic series (falling 1/k) under a
+// 4 Hz syllable envelope with a pause every 2 s, the right channel 6 dB
+// below the left so that a mono mixdown differs from either.
+func SpeechLike(rate int, seconds float64, amp float64) [][]float64 {
+	n := int(seconds * float64(rate))
+	l, r := make([]float64, n), make([]float64, n)
+	for i := 0; i < n; i++ {
+		t := float64(i) / float64(rate)
+		f0 := 130 * (1 + 0.1*math.Sin(2*math.Pi*0.7*t))
+		var v float64
+		for k := 1; k <= 12; k++ {
+			v += math.Sin(2*math.Pi*f0*float64(k)*t) / float64(k)
+		}
+		env := math.Max(0, math.Sin(2*math.Pi*4*t))
+		if math.Mod(t, 2) > 1.6 {
+			env = 0
+		}
+		l[i] = amp * env * v
+		r[i] = amp * env * v * 0.5
+	}
+	return [][]float64{l, r}
+}
+
+// WriteWAV writes planar audio as a 16-bit WAV file.
+func WriteWAV(t testing.TB, path string, b [][]float64, rate int) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	enc, err := wav.NewEncoder(context.Background(), f, audio.Format{SampleRate: rate, Channels: len(b)}, audio.EncodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Write(audio.Buffer(b)); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
 }

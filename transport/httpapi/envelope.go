@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
@@ -129,6 +130,10 @@ func (s *server) classify(err error) *apiError {
 		return ae
 	case errors.As(err, &mbe):
 		return newError(http.StatusRequestEntityTooLarge, CodeTooLarge, "request body too large")
+	case errors.Is(err, production.ErrNotStartable):
+		return newError(http.StatusConflict, CodeStartNotAllowed, "the production cannot be started now (start_allowed is false): "+strings.TrimPrefix(err.Error(), production.ErrNotStartable.Error()+": "))
+	case errors.Is(err, production.ErrNotRunning):
+		return newError(http.StatusConflict, CodeNotRunning, "the production is not waiting or processing"+strings.TrimPrefix(err.Error(), production.ErrNotRunning.Error()))
 	case errors.Is(err, production.ErrProcessing):
 		return newError(http.StatusConflict, CodeChangeNotAllowed, "the production is being processed; changes are not allowed now (change_allowed is false)")
 	case errors.As(err, &fe):

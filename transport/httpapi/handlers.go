@@ -101,39 +101,7 @@ func (s *server) storeNewProduction(ctx context.Context, owner string, p, before
 		return err
 	}
 	defer cleanup()
-	if start {
-		if !p.CanStart() {
-			return startRefused(p)
-		}
-		p.Status = production.StatusWaiting
-	}
-	doc, err := encodeProduction(p)
-	if err != nil {
-		return err
-	}
-	res := &storage.Resource{UUID: p.UUID, Owner: owner, Kind: storage.KindProduction, Doc: doc, Status: int(p.Status)}
-	if !start {
-		return s.store.CreateResource(ctx, res)
-	}
-	return s.store.WithTx(ctx, func(tx storage.Tx) error {
-		if err := tx.CreateResource(ctx, res); err != nil {
-			return err
-		}
-		return tx.Enqueue(ctx, &storage.Job{Owner: owner, Production: p.UUID, Type: JobProcess})
-	})
-}
-
-// JobProcess is the job type a start enqueues for the runner.
-const JobProcess = "process"
-
-func startRefused(p *production.Production) error {
-	msg := "the production cannot be started now (start_allowed is false): "
-	if !p.HasInput() {
-		msg += "it has no input file"
-	} else {
-		msg += "it is being processed"
-	}
-	return newError(http.StatusConflict, CodeStartNotAllowed, msg)
+	return s.service.Create(ctx, owner, p, start)
 }
 
 // createPreset: POST /api/presets.json.
@@ -293,24 +261,14 @@ func (s *server) deleteResource(first storage.Kind) apiHandler {
 		}
 		ctx := r.Context()
 		for _, kind := range kinds {
-			var prefix string
-			err := s.store.WithTx(ctx, func(tx storage.Tx) error {
-				res, err := tx.GetResource(ctx, u.ID, kind, id)
-				if err != nil {
-					return err
-				}
-				prefix = production.PresetPrefix(id)
-				if kind == storage.KindProduction {
-					if production.Status(res.Status).Processing() {
-						return newError(http.StatusConflict, CodeChangeNotAllowed, "the production is being processed; stop it before deleting it")
-					}
-					if _, err := tx.CancelJobs(ctx, u.ID, id); err != nil {
-						return err
-					}
-					prefix = production.ProductionPrefix(id)
-				}
-				return tx.DeleteResource(ctx, u.ID, kind, id)
-			})
+			var err error
+			prefix := production.PresetPrefix(id)
+			if kind == storage.KindProduction {
+				prefix = production.ProductionPrefix(id)
+				err = s.service.Delete(ctx, u.ID, id)
+			} else {
+				err = s.store.DeleteResource(ctx, u.ID, kind, id)
+			}
 			if errors.Is(err, storage.ErrNotFound) {
 				continue
 			}
@@ -477,71 +435,19 @@ func (s *server) productionQuery(w http.ResponseWriter, r *http.Request, u stora
 	return nil
 }
 
-// start: POST /api/production/{uuid}/start.json. In one transaction the
-// production is re-read, start_allowed checked, live jobs of it canceled
-// (a restart of a waiting production must not queue it twice), the status
-// set to Waiting and a "process" job enqueued.
+// start: POST /api/production/{uuid}/start.json (see Service.Start).
 func (s *server) start(w http.ResponseWriter, r *http.Request, u storage.User, id string) error {
 	ctx := r.Context()
-	if err := s.startProduction(ctx, u, id); err != nil {
+	if err := s.service.Start(ctx, u.ID, id); err != nil {
 		return err
 	}
 	return s.respondProduction(w, ctx, u.ID, id)
 }
 
-// startProduction is start without the response; the edit page uses it.
-func (s *server) startProduction(ctx context.Context, u storage.User, id string) error {
-	return s.store.WithTx(ctx, func(tx storage.Tx) error {
-		p, _, err := s.loadProduction(ctx, tx, u.ID, id)
-		if err != nil {
-			return err
-		}
-		if !p.CanStart() {
-			return startRefused(p)
-		}
-		if _, err := tx.CancelJobs(ctx, u.ID, id); err != nil {
-			return err
-		}
-		if err := tx.SetStatus(ctx, u.ID, storage.KindProduction, id, int(production.StatusWaiting)); err != nil {
-			return err
-		}
-		return tx.Enqueue(ctx, &storage.Job{Owner: u.ID, Production: id, Type: JobProcess})
-	})
-}
-
-// stop: POST /api/production/{uuid}/stop.json. Live jobs are canceled. A
-// production still Waiting goes back to Not Started (or Incomplete); one a
-// worker is processing goes to Stopping (13), and the runner, noticing the
-// canceled lease, sets its final status. Stopping a production that is
-// neither waiting nor processing is 409 not_running; stopping one that is
-// already Stopping changes nothing.
+// stop: POST /api/production/{uuid}/stop.json (see Service.Stop).
 func (s *server) stop(w http.ResponseWriter, r *http.Request, u storage.User, id string) error {
 	ctx := r.Context()
-	err := s.store.WithTx(ctx, func(tx storage.Tx) error {
-		p, _, err := s.loadProduction(ctx, tx, u.ID, id)
-		if err != nil {
-			return err
-		}
-		var next production.Status
-		switch {
-		case p.Status == production.StatusStopping:
-			return nil
-		case p.Status == production.StatusWaiting:
-			next = production.StatusIncomplete
-			if p.HasInput() {
-				next = production.StatusNotStarted
-			}
-		case p.Status.Processing():
-			next = production.StatusStopping
-		default:
-			return newError(http.StatusConflict, CodeNotRunning, "the production is not waiting or processing (status "+p.Status.String()+")")
-		}
-		if _, err := tx.CancelJobs(ctx, u.ID, id); err != nil {
-			return err
-		}
-		return tx.SetStatus(ctx, u.ID, storage.KindProduction, id, int(next))
-	})
-	if err != nil {
+	if err := s.service.Stop(ctx, u.ID, id); err != nil {
 		return err
 	}
 	return s.respondProduction(w, ctx, u.ID, id)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	_ "github.com/audiopost/audiopost/audio/codecs" // probe every input format the engine can decode
+	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/transfer"
 	"github.com/audiopost/audiopost/transport/auth"
@@ -74,6 +75,7 @@ const (
 // server is the handler state shared by every route.
 type server struct {
 	store    storage.Store
+	service  production.Service
 	blobs    storage.Blobs
 	base     string // BaseURL without trailing slash
 	prefix   string // BaseURL's path without trailing slash; "" at the root
@@ -102,6 +104,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	}
 	s := &server{
 		store:   cfg.Store,
+		service: production.Service{Store: cfg.Store},
 		blobs:   cfg.Blobs,
 		base:    strings.TrimSuffix(cfg.BaseURL, "/"),
 		prefix:  strings.TrimSuffix(u.Path, "/"),

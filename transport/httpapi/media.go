@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/audiopost/audiopost/production/artwork"
+
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
@@ -204,7 +206,7 @@ func (s *server) syncChapterImages(ctx context.Context, owner string, p *product
 		if err != nil {
 			return nil, err
 		}
-		mime, err := production.ImageType(buf.Bytes())
+		mime, err := artwork.ImageType(buf.Bytes())
 		if err != nil {
 			return nil, fieldError(field, imageProblem(err))
 		}
@@ -334,7 +336,7 @@ func (s *server) coverThumbnail(ctx context.Context, field, key string) ([]byte,
 	if err != nil {
 		return nil, err
 	}
-	th, err := production.Thumbnail(data, production.ThumbnailSize)
+	th, err := artwork.Thumbnail(data, artwork.ThumbnailSize)
 	if err != nil {
 		return nil, fieldError(field, imageProblem(err))
 	}
@@ -364,9 +366,9 @@ func (s *server) putCover(ctx context.Context, ik imageKeys, src, name string, t
 	return s.downloadURL(ik.kind, ik.uuid, name), s.downloadURL(ik.kind, ik.uuid, production.ThumbnailName(name)), nil
 }
 
-// imageProblem words a production.ErrImage for form_errors.
+// imageProblem words a artwork.ErrImage for form_errors.
 func imageProblem(err error) string {
-	return "is not a usable PNG or JPEG image (" + strings.TrimPrefix(err.Error(), production.ErrImage.Error()+": ") + ")"
+	return "is not a usable PNG or JPEG image (" + strings.TrimPrefix(err.Error(), artwork.ErrImage.Error()+": ") + ")"
 }
 
 // ownDownload resolves a download URL of this server to the blob key it

@@ -343,7 +343,7 @@ func (pg *pages) editPost(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 		}
 	}
 	if action == "start" {
-		if err := pg.s.startProduction(ctx, pr.user, id); err != nil {
+		if err := pg.s.service.Start(ctx, pr.user.ID, id); err != nil {
 			ae := pg.s.classify(err)
 			if ae.status == http.StatusNotFound || ae.code == CodeInternal {
 				pg.renderFailure(w, r, pr, err)

@@ -1,0 +1,780 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/audiopost/audiopost/production/artwork"
+
+	"github.com/audiopost/audiopost/production"
+
+	"github.com/audiopost/audiopost/audio"
+	_ "github.com/audiopost/audiopost/audio/codecs" // the engine decodes and encodes every format
+	"github.com/audiopost/audiopost/audio/ffmpeg"
+	"github.com/audiopost/audiopost/loudness"
+)
+
+// Engine runs the single-track production pipeline of DESIGN.md: probe and
+// decode the input, process it, encode every output in one pass, write
+// the side files. An Engine is safe for concurrent use by several runs.
+type Engine struct {
+	// Processor turns the decoded input into the processed signal; nil
+	// means ChainProcessor.
+	Processor Processor
+	// MaxDuration caps the input length (0: no cap).
+	MaxDuration time.Duration
+	// Logger receives a line per finished run; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Inputs are the local files of a production.
+type Inputs struct {
+	// Main is the path of the main input file.
+	Main string
+	// Multi maps the ID of each intro and outro (MultiInputFile.ID) to
+	// the path of its file.
+	Multi map[string]string
+	// Cover is the path of the cover image (PNG or JPEG); "" uses the
+	// picture embedded in the input, if any.
+	Cover string
+	// ChapterImages maps a chapter's image (Chapter.Image, as the
+	// production has it) to the path of the file (PNG or JPEG). Chapters
+	// whose image is not here are written without one.
+	ChapterImages map[string]string
+}
+
+// ProgressFunc receives every status change and, within a status, the
+// fraction done (0 to 1), so a job runner can persist and publish it.
+// Calls come from the goroutine that called Run.
+type ProgressFunc func(s production.Status, fraction float64)
+
+// Result lists what a successful run produced beyond the fields it set on
+// the Production.
+type Result struct {
+	// Files are every file written, in the order of the output files.
+	Files []WrittenFile
+	// Waveform is the PNG behind the production's waveform_image, drawn
+	// from the output audio whether or not a waveform output was asked for.
+	Waveform []byte
+	// Cover is the cover image used (nil without one); Thumbnail is its
+	// 200x200 center crop as PNG.
+	Cover     *audio.Picture
+	Thumbnail []byte
+	// Frames is the output length in frames at the output sample rate.
+	Frames int64
+}
+
+// WrittenFile is one published file.
+type WrittenFile struct {
+	Name string
+	// Output is the index in Production.OutputFiles the file belongs to.
+	Output int
+	Size   int64
+	MD5    string
+}
+
+// Errors of the engine. Decoding and encoding errors wrap audio's
+// sentinels (audio.ErrMalformed, audio.ErrUnsupported, ...).
+var (
+	// ErrNoInput means the production has no input file to process.
+	ErrNoInput = errors.New("production: no input file")
+	// ErrMultitrack means a multitrack production was given to the
+	// single-track engine.
+	ErrMultitrack = fmt.Errorf("%w: multitrack productions need the multitrack engine", audio.ErrUnsupported)
+)
+
+// maxCoverBytes bounds a cover image file.
+const maxCoverBytes = 32 << 20
+
+// creditsFor returns the used_credits of a production with seconds of
+// input audio: hours of input (main input plus intros and outros, as
+// probed, rounded up to the whole second) in Combined. Which pool pays
+// (one-time or recurring credits) is the account's business, so the job
+// runner splits Combined into those two.
+func creditsFor(seconds float64) production.UsedCredits {
+	h := math.Ceil(seconds) / 3600
+	return production.UsedCredits{Combined: h}
+}
+
+// run is the state of one Engine.Run.
+type run struct {
+	e        *Engine
+	p        *production.Production
+	in       Inputs
+	out      OutputWriter
+	progress ProgressFunc
+	status   production.Status
+	lastFrac float64
+
+	info  audio.Info
+	cover *audio.Picture
+	// chapterPics are the loaded Inputs.ChapterImages, by chapter image.
+	chapterPics map[string]*audio.Picture
+	decoders    []audio.Decoder
+	closers     []io.Closer // processed sources, closed before the decoders
+	// reading is the fraction reporter of the analysis passes; nil while
+	// encoding.
+	reading  func(frames int64)
+	expected int64
+	pending  []*fileHandle
+	plan     *passPlan
+	result   Result
+
+	// normalize is set when the production promises a loudness target;
+	// lossy encoders are then level-compensated (see codecgain.go).
+	normalize bool
+	// pcmLoudness is the integrated loudness of the audio handed to the
+	// encoders; levelFix the extra gain in dB per output that verifyLossy
+	// found its decoded file needed.
+	pcmLoudness float64
+	levelFix    map[int]float64
+}
+
+// Run processes p from the files in in and writes its outputs to out.
+// p must be valid (see Validate). Run sets on p: the input properties
+// (format, channels, samplerate, bitrate, has_video), imported metadata
+// tags, intro/outro properties, length, cuts, statistics, used_credits,
+// every output file's size, size_string and checksum (see creditsFor for
+// used_credits), and the status as it
+// moves: 4 Audio Processing, 5 Audio Encoding, 7 Audio Mono Mixdown, 8 Split
+// Audio On Chapter Marks, then 3 Done. progress (may be nil) sees every
+// change.
+//
+// All files are published together at the end: a failed or cancelled run
+// publishes none and leaves the files of an earlier run as they were; a
+// successful run replaces them file by file atomically.
+//
+// On failure p ends in status 2 (Error) with error_status (the status the
+// failure happened in) and error_message, and Run returns the error. When
+// ctx is cancelled (the production was stopped) Run returns an error
+// wrapping ctx.Err() and p goes to 10 (Production Not Started Yet), so it
+// can be started again.
+func (e *Engine) Run(ctx context.Context, p *production.Production, in Inputs, out OutputWriter, progress ProgressFunc) (*Result, error) {
+	r := &run{e: e, p: p, in: in, out: out, progress: progress}
+	started := time.Now()
+	err := r.do(ctx)
+	r.cleanup(err != nil)
+	log := e.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("production stopped: %w", context.Cause(ctx))
+			r.setStatus(production.StatusNotStarted, 0)
+		} else {
+			p.SetError(r.status, err.Error())
+			if r.progress != nil {
+				r.progress(production.StatusError, 1)
+			}
+		}
+		log.Info("production failed", "uuid", p.UUID, "status", r.status, "err", err, "elapsed", time.Since(started))
+		return nil, err
+	}
+	r.setStatus(production.StatusDone, 1)
+	log.Info("production done", "uuid", p.UUID, "length", p.Length, "files", len(r.result.Files), "elapsed", time.Since(started))
+	return &r.result, nil
+}
+
+// closeLater has cleanup close src if it holds resources.
+func (r *run) closeLater(src audio.Source) {
+	if c, ok := src.(io.Closer); ok {
+		r.closers = append(r.closers, c)
+	}
+}
+
+func (r *run) setStatus(s production.Status, frac float64) {
+	r.status = s
+	r.p.Status = s
+	r.lastFrac = frac
+	if r.progress != nil {
+		r.progress(s, frac)
+	}
+}
+
+// report passes a fraction on when it moved by at least 1%.
+func (r *run) report(frac float64) {
+	frac = min(max(frac, 0), 1)
+	if frac-r.lastFrac >= 0.01 {
+		r.lastFrac = frac
+		if r.progress != nil {
+			r.progress(r.status, frac)
+		}
+	}
+}
+
+func (r *run) create(name string, output int, kind fileKind) (*fileHandle, error) {
+	fh, err := openHandle(r.out, name, output, kind)
+	if err != nil {
+		return nil, err
+	}
+	r.pending = append(r.pending, fh)
+	return fh, nil
+}
+
+func (r *run) cleanup(failed bool) {
+	// Processed sources first: their stages may still read the decoders.
+	for _, c := range r.closers {
+		c.Close()
+	}
+	r.closers = nil
+	for _, d := range r.decoders {
+		d.Close()
+	}
+	r.decoders = nil
+	if failed {
+		for _, fh := range r.pending {
+			fh.pf.Abort()
+		}
+	}
+}
+
+func (r *run) do(ctx context.Context) error {
+	p := r.p
+	r.setStatus(production.StatusAudioProcessing, 0)
+	p.ErrorMessage, p.ErrorStatus = "", nil
+	p.WarningMessage, p.WarningStatus = "", nil
+	switch {
+	case p.IsMultitrack:
+		return ErrMultitrack
+	case r.in.Main == "":
+		return ErrNoInput
+	}
+	if errs := production.Validate(p, production.ValidateOptions{}); errs != nil {
+		return errs
+	}
+	if err := r.probe(ctx); err != nil {
+		return err
+	}
+	alg := p.Algorithms.In(production.ScopeSingletrack)
+	proc := r.e.Processor
+	if proc == nil {
+		proc = ChainProcessor{}
+	}
+	job := ProcessJob{Algorithms: alg}
+	if lossyOutputs(p) {
+		job.Headroom = lossyHeadroom
+	}
+	r.normalize = alg.Bool("normloudness")
+	processed, err := proc.Process(ctx, r.openMain, job)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("audio processing: %w", err)
+	}
+	r.closeLater(processed.Source)
+	p.Cuts = processed.Cuts
+	src, err := r.withIntroOutro(ctx, processed.Source, job.ceiling())
+	if err != nil {
+		return err
+	}
+	stats, frames, err := r.encode(ctx, src, processed, alg)
+	if err != nil {
+		return err
+	}
+	if err := r.verifyLossy(ctx, proc, job, src.Format()); err != nil {
+		return err
+	}
+	r.result.Frames = frames
+	p.Length = float64(frames) / float64(src.Format().SampleRate)
+	p.Statistics = stats
+	if err := r.sideFiles(ctx); err != nil {
+		return err
+	}
+	return r.publish()
+}
+
+// probe reads the input's properties and tags, and the cover.
+func (r *run) probe(ctx context.Context) error {
+	p := r.p
+	d, err := r.open(ctx, r.in.Main, "input file")
+	if err != nil {
+		return err
+	}
+	r.info = d.Info()
+	info := r.info
+	if info.Format == "" {
+		info.Format = info.Container
+	}
+	p.Format = info.Format
+	p.Channels = d.Format().Channels
+	p.SampleRate = d.Format().SampleRate
+	p.Bitrate = info.Bitrate
+	p.HasVideo = info.HasVideo
+	p.Metadata.ImportTags(info.Tags)
+	r.expected = info.Frames
+	if r.expected < 0 {
+		r.expected = int64(info.Length * float64(p.SampleRate))
+	}
+	credits := info.Length
+	for i := range p.MultiInputFiles {
+		m := &p.MultiInputFiles[i]
+		if m.Type != production.InputIntro && m.Type != production.InputOutro {
+			continue
+		}
+		path, ok := r.in.Multi[m.ID]
+		if !ok {
+			return fmt.Errorf("%w for %s %q", ErrNoInput, m.Type, m.ID)
+		}
+		md, err := r.open(ctx, path, m.Type+" file "+m.ID)
+		if err != nil {
+			return err
+		}
+		mi := md.Info()
+		m.InputChannels, m.InputSampleRate, m.InputBitrate = md.Format().Channels, md.Format().SampleRate, mi.Bitrate
+		m.InputFiletype, m.InputLength = mi.Format, mi.Length
+		credits += mi.Length
+	}
+	p.UsedCredits = creditsFor(credits)
+	r.loadChapterImages(p)
+	r.cover, err = r.loadCover(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// A bad cover is not worth failing the audio for.
+		p.SetWarning(production.StatusAudioProcessing, "cover image ignored: "+err.Error())
+		r.cover = nil
+	}
+	if r.cover != nil {
+		r.result.Cover = r.cover
+		thumb, err := artwork.Thumbnail(r.cover.Data, artwork.ThumbnailSize)
+		if err != nil {
+			p.SetWarning(production.StatusAudioProcessing, "cover image ignored: "+err.Error())
+			r.cover, r.result.Cover = nil, nil
+		} else {
+			r.result.Thumbnail = thumb
+		}
+	}
+	return nil
+}
+
+// loadChapterImages reads the pictures of Inputs.ChapterImages that a
+// chapter uses, each file once. A picture that cannot be used costs its
+// chapter the image, with a warning, not the production.
+func (r *run) loadChapterImages(p *production.Production) {
+	var bad []string
+	for _, c := range p.Chapters {
+		if c.Image == nil || r.chapterPics[*c.Image] != nil {
+			continue
+		}
+		path, ok := r.in.ChapterImages[*c.Image]
+		if !ok {
+			continue
+		}
+		pic, err := readPicture(path)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("%s (%v)", c.Title, err))
+			continue
+		}
+		if r.chapterPics == nil {
+			r.chapterPics = map[string]*audio.Picture{}
+		}
+		r.chapterPics[*c.Image] = pic
+	}
+	if len(bad) > 0 {
+		p.SetWarning(production.StatusAudioProcessing, "chapter images ignored: "+strings.Join(bad, "; "))
+	}
+}
+
+// readPicture reads a PNG or JPEG file of at most maxCoverBytes.
+func readPicture(path string) (*audio.Picture, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading image: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxCoverBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading image: %w", err)
+	}
+	if len(data) > maxCoverBytes {
+		return nil, fmt.Errorf("%w: image larger than %d MB", artwork.ErrImage, maxCoverBytes>>20)
+	}
+	mime, err := artwork.ImageType(data)
+	if err != nil {
+		return nil, err
+	}
+	return &audio.Picture{MIMEType: mime, Data: data, Size: len(data)}, nil
+}
+
+// loadCover returns the cover from Inputs.Cover or embedded in the input.
+func (r *run) loadCover(ctx context.Context) (*audio.Picture, error) {
+	if r.in.Cover != "" {
+		return readPicture(r.in.Cover)
+	}
+	c := r.info.Tags.Cover
+	if c == nil {
+		return nil, nil
+	}
+	if len(c.Data) == 0 {
+		pic, err := ffmpeg.ExtractCoverFile(ctx, r.in.Main)
+		if errors.Is(err, ffmpeg.ErrNoCover) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("extracting the input's cover: %w", err)
+		}
+		c = pic
+	}
+	mime, err := artwork.ImageType(c.Data)
+	if err != nil {
+		return nil, err
+	}
+	return &audio.Picture{MIMEType: mime, Data: c.Data, Size: len(c.Data)}, nil
+}
+
+// open decodes a file; what names it in error messages, so they never
+// show server paths.
+func (r *run) open(ctx context.Context, path, what string) (audio.Decoder, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	var opts []audio.DecodeOption
+	if r.e.MaxDuration > 0 {
+		opts = append(opts, audio.WithMaxDuration(r.e.MaxDuration))
+	}
+	d, err := audio.Decode(ctx, f, opts...)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	fd := &closingDecoder{Decoder: d, f: f}
+	r.decoders = append(r.decoders, fd)
+	return fd, nil
+}
+
+// openResampled decodes path with ffmpeg converting it to sampleRate Hz
+// (an intro or outro recorded at another rate than the main input). The
+// caller has opened it with open before, which checked its duration.
+func (r *run) openResampled(ctx context.Context, path, what string, sampleRate int) (audio.Source, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	d, err := ffmpeg.DecodeResampled(ctx, f, sampleRate)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	fd := &closingDecoder{Decoder: d, f: f}
+	r.decoders = append(r.decoders, fd)
+	return fd, nil
+}
+
+// openMain is the Opener handed to the Processor: a fresh decoder of the
+// main input, reporting progress while the processor reads it.
+func (r *run) openMain(ctx context.Context) (audio.Source, error) {
+	d, err := r.open(ctx, r.in.Main, "input file")
+	if err != nil {
+		return nil, err
+	}
+	return &progressSource{Source: d, r: r}, nil
+}
+
+type closingDecoder struct {
+	audio.Decoder
+	f      *os.File
+	closed bool
+}
+
+func (d *closingDecoder) Close() error {
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	err := d.Decoder.Close()
+	if cerr := d.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// progressSource reports the fraction of the input read while the status
+// is Audio Processing.
+type progressSource struct {
+	audio.Source
+	r      *run
+	frames int64
+}
+
+func (s *progressSource) Read(dst audio.Buffer) (int, error) {
+	n, err := s.Source.Read(dst)
+	s.frames += int64(n)
+	if s.r.status == production.StatusAudioProcessing && s.r.expected > 0 {
+		s.r.report(float64(s.frames) / float64(s.r.expected))
+	}
+	return n, err
+}
+
+// encode runs the single pass over the processed audio: every encoder, the
+// waveform and the output loudness meter are sinks of one tee.
+func (r *run) encode(ctx context.Context, src audio.Source, processed *Processed, alg production.AlgorithmView) (production.Statistics, int64, error) {
+	f := src.Format()
+	r.setStatus(production.StatusAudioEncoding, 0)
+	plan, err := r.planOutputs(ctx, f, r.outputLength(f), nil)
+	if err != nil {
+		abortPass(plan)
+		return production.Statistics{}, 0, err
+	}
+	wave := artwork.NewWaveform(f.SampleRate, artwork.WaveformWidth)
+	sinks := []audio.Sink{wave}
+	measured := processed.Measured
+	if measured == nil || src != processed.Source { // intros or outros added
+		meter, err := loudness.NewMeter(f, loudness.Options{Mode: loudness.ModeEBU, DualMono: alg.Bool("dualmono") && f.Channels == 1})
+		if err != nil {
+			abortPass(plan)
+			return production.Statistics{}, 0, err
+		}
+		sinks = append(sinks, meter)
+		measured = meter.Result
+	}
+	frames, err := r.pass(ctx, src, append(sinks, plan.sinks...), plan)
+	if err != nil {
+		return production.Statistics{}, 0, err
+	}
+	out := measured()
+	r.plan = plan
+	png, err := wave.PNG(artwork.WaveformWidth, artwork.WaveformHeight)
+	if err != nil {
+		return production.Statistics{}, 0, err
+	}
+	r.result.Waveform = png
+	r.pcmLoudness = out.Integrated
+	st, warnings := processed.statistics(out, alg.String("loudnessmethod"))
+	if len(warnings) > 0 {
+		r.p.SetWarning(production.StatusAudioProcessing, joinWarnings(warnings))
+	}
+	return st, frames, nil
+}
+
+// outputLength is the expected output duration, or 0 when it is not
+// known exactly enough to announce in headers (cuts, estimated inputs).
+func (r *run) outputLength(f audio.Format) time.Duration {
+	if r.info.Frames < 0 || len(r.p.Cuts) > 0 {
+		return 0
+	}
+	total := r.expected + r.introOutroFrames()
+	return time.Duration(float64(total) / float64(f.SampleRate) * float64(time.Second))
+}
+
+// pass copies src into the sinks, reporting progress, and finishes the
+// plan's files. On error every encoder is closed.
+func (r *run) pass(ctx context.Context, src audio.Source, sinks []audio.Sink, plan *passPlan) (int64, error) {
+	f := src.Format()
+	if runtime.GOMAXPROCS(0) > 1 {
+		// Render in one goroutine, encode in this one.
+		pre := audio.Prefetch(ctx, src, 4)
+		defer pre.Close()
+		src = pre
+	}
+	tee := audio.MultiSink(sinks...)
+	buf := audio.NewBuffer(f.Channels, audio.DefaultBlock)
+	view := make(audio.Buffer, f.Channels)
+	expected := r.expected + r.introOutroFrames()
+	var frames int64
+	for {
+		if err := ctx.Err(); err != nil {
+			abortPass(plan)
+			return 0, err
+		}
+		n, rerr := src.Read(buf)
+		if n > 0 {
+			if err := tee.Write(buf.SliceInto(view, 0, n)); err != nil {
+				abortPass(plan)
+				if ctx.Err() != nil {
+					return 0, ctx.Err()
+				}
+				return 0, fmt.Errorf("encoding: %w", err)
+			}
+			frames += int64(n)
+			if expected > 0 {
+				r.report(float64(frames) / float64(expected))
+			}
+		}
+		if errors.Is(rerr, io.EOF) {
+			break
+		}
+		if rerr != nil {
+			abortPass(plan)
+			if ctx.Err() != nil {
+				return 0, ctx.Err()
+			}
+			return 0, fmt.Errorf("audio processing: %w", rerr)
+		}
+	}
+	if frames == 0 {
+		abortPass(plan)
+		return 0, fmt.Errorf("%w: input file has no audio", audio.ErrMalformed)
+	}
+	if err := r.finishPass(plan); err != nil {
+		abortPass(plan)
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		return 0, err
+	}
+	return frames, nil
+}
+
+// Lossy verification (DESIGN step 6): decoders of lossy formats overshoot
+// the true peak of the PCM they were given. Every lossy output file is
+// decoded again and measured; outputs whose decoded true peak exceeds
+// maxpeak by more than lossyTolerance are rendered again, in one more
+// pass for all of them, with the limiter's lossy headroom raised by the
+// worst overshoot, up to lossyAttempts times; what still overshoots then
+// is reported as a warning. The same decode checks the level: a main
+// file whose integrated loudness is more than lossyLevelTolerance from
+// the PCM's, after the encoder's probed compensation, is rendered again
+// with the difference added to that output's gain. Files an OutputWriter
+// cannot read back (no File method) are not verified.
+const (
+	lossyTolerance      = 0.15
+	lossyLevelTolerance = 0.2
+	lossyAttempts       = 3
+	// lossyHeadroom is the first render's true-peak headroom for lossy
+	// outputs: MP3 at podcast bitrates overshoots the PCM true peak by up
+	// to about 1 dB on speech (AAC sometimes more; verifyLossy measures).
+	lossyHeadroom = 1.0
+)
+
+func (r *run) verifyLossy(ctx context.Context, proc Processor, job ProcessJob, f audio.Format) error {
+	if job.Headroom == 0 || !job.Algorithms.Bool("normloudness") {
+		return nil
+	}
+	promise := job.Algorithms.Float("maxpeak")
+	headroom := job.Headroom
+	plan := r.plan
+	for attempt := 0; ; attempt++ {
+		redo := map[int]bool{}
+		worst := 0.0
+		var worstName string
+		for _, ef := range plan.files {
+			of, _ := production.LookupFormat(r.p.OutputFiles[ef.output].Format)
+			if !of.Lossy() || ef.fh.os == nil {
+				continue
+			}
+			got, err := decodedLoudness(ctx, ef.fh)
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return fmt.Errorf("re-measuring output %s: %w", ef.fh.name, err)
+			}
+			// Only a main file holds the whole programme at the level the
+			// meter saw; mono mixdowns and chapter parts follow its fix.
+			if drift := got.Integrated - r.pcmLoudness; ef.fh.kind == kindMain && math.Abs(drift) > lossyLevelTolerance &&
+				!math.IsInf(drift, 0) && !math.IsNaN(drift) {
+				if r.levelFix == nil {
+					r.levelFix = map[int]float64{}
+				}
+				r.levelFix[ef.output] -= drift
+				redo[ef.output] = true
+				if worstName == "" {
+					worstName = ef.fh.name
+				}
+			}
+			if over := got.TruePeak - promise; over > lossyTolerance {
+				redo[ef.output] = true
+				if over > worst {
+					worst, worstName = over, ef.fh.name
+				}
+			}
+		}
+		if len(redo) == 0 {
+			return nil
+		}
+		if attempt == lossyAttempts {
+			msg := fmt.Sprintf("maxpeak %.1f dBTP not met after lossy encoding: %s decodes %.2f dB above it", promise, worstName, worst)
+			if worst == 0 {
+				msg = fmt.Sprintf("lossy encoding changed the loudness of %s by more than %.1f LU", worstName, lossyLevelTolerance)
+			}
+			if r.p.WarningMessage != "" {
+				msg = r.p.WarningMessage + "; " + msg
+			}
+			r.p.SetWarning(production.StatusAudioEncoding, msg)
+			return nil
+		}
+		slog.Info("re-rendering lossy outputs", "uuid", r.p.UUID, "attempt", attempt+1, "outputs", len(redo),
+			"overshoot_db", round2(worst), "level_fix_db", r.levelFix)
+		if worst > 0 {
+			headroom += worst + 0.1
+			job.Headroom = headroom
+		}
+		processed, err := proc.Process(ctx, r.openMain, job)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("audio processing: %w", err)
+		}
+		r.closeLater(processed.Source)
+		src, err := r.withIntroOutro(ctx, processed.Source, job.ceiling())
+		if err != nil {
+			return err
+		}
+		r.dropOutputs(redo)
+		plan, err = r.planOutputs(ctx, f, r.outputLength(f), redo)
+		if err != nil {
+			abortPass(plan)
+			return err
+		}
+		if _, err := r.pass(ctx, src, plan.sinks, plan); err != nil {
+			return err
+		}
+	}
+}
+
+// dropOutputs aborts the files of the given outputs written so far.
+func (r *run) dropOutputs(outputs map[int]bool) {
+	kept := r.pending[:0]
+	for _, fh := range r.pending {
+		if outputs[fh.output] {
+			fh.pf.Abort()
+			continue
+		}
+		kept = append(kept, fh)
+	}
+	r.pending = kept
+}
+
+// decodedLoudness decodes a finished file and measures its true peak and
+// integrated loudness.
+func decodedLoudness(ctx context.Context, fh *fileHandle) (loudness.Result, error) {
+	d, err := audio.Decode(ctx, io.NewSectionReader(fh.os, 0, fh.size))
+	if err != nil {
+		return loudness.Result{}, err
+	}
+	defer d.Close()
+	return loudness.Measure(ctx, d, loudness.Options{Mode: loudness.ModeTruePeak | loudness.ModeI})
+}
+
+// publish commits every file, fills the output files' size and checksum
+// (see fillOutputFields) and lists the files in the Result. A split output
+// has no main file: its size is the parts' total and its checksum empty
+// (each part's MD5 is in Result.Files).
+func (r *run) publish() error {
+	for _, fh := range r.pending {
+		if err := fh.pf.Close(); err != nil {
+			return err
+		}
+	}
+	r.fillOutputFields()
+	files := slices.Clone(r.pending)
+	slices.SortStableFunc(files, func(a, b *fileHandle) int { return a.output - b.output })
+	for _, fh := range files {
+		r.result.Files = append(r.result.Files, WrittenFile{Name: fh.name, Output: fh.output, Size: fh.size, MD5: fh.sum})
+	}
+	return nil
+}

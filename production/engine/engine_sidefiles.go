@@ -1,0 +1,169 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/audiopost/audiopost/production/artwork"
+	"github.com/audiopost/audiopost/production/sidefile"
+
+	"github.com/audiopost/audiopost/production"
+)
+
+// Side files are written after the encoding pass, in output order, so
+// that the description and statistics describe the finished audio:
+//
+//   - descr: the production as the API returns it (JSON, XML with root
+//     <production>, or YAML), with the sizes and checksums of the audio
+//     outputs; a side file's own size is not in it.
+//   - stats: the statistics as JSON or YAML (the API's shape), or as text
+//     for humans.
+//   - chaps: the chapter text format (see ParseChapters) with output
+//     positions.
+//   - psc: Podlove Simple Chapters 1.2 with output positions.
+//   - image: the cover image, converted when its type differs from the
+//     output's ending.
+//   - waveform: the PNG of the output audio.
+//   - input: an unchanged copy of the input file.
+//
+// Outputs this engine cannot make (tracks for multitrack, the speech
+// recognition outputs, image without a cover) are skipped with a warning.
+
+func (r *run) sideFiles(ctx context.Context) error {
+	p := r.p
+	r.fillOutputFields()
+	var skipped []string
+	for i, o := range p.OutputFiles {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		of, ok := production.LookupFormat(o.Format)
+		if !ok || isAudioOutput(of) {
+			continue
+		}
+		name := p.OutputFilename(i)
+		ending := production.FilenameEnding(name, of)
+		var data []byte
+		var err error
+		switch of.Name {
+		case "input":
+			if err := r.copyInput(i, name); err != nil {
+				return err
+			}
+			continue
+		case "descr":
+			data, err = r.describe(ending)
+		case "stats":
+			data, err = sidefile.StatisticsFile(p.Statistics, ending)
+		case "chaps":
+			data = []byte(production.FormatChapters(outputChapters(p)))
+		case "psc":
+			data, err = sidefile.PodloveChapters(outputChapters(p), p.Metadata.Title)
+		case "image":
+			if r.cover == nil {
+				skipped = append(skipped, name+" (no cover image)")
+				continue
+			}
+			data, err = artwork.ConvertImage(r.cover.Data, ending)
+		case "waveform":
+			data = r.result.Waveform
+		default:
+			skipped = append(skipped, fmt.Sprintf("%s (%s is not made by the single-track engine)", name, of.Name))
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("output %s: %w", name, err)
+		}
+		if err := r.writeFile(i, name, data); err != nil {
+			return err
+		}
+	}
+	r.fillOutputFields()
+	if len(skipped) > 0 {
+		msg := "outputs skipped: " + strings.Join(skipped, ", ")
+		if p.WarningMessage != "" {
+			msg = p.WarningMessage + "; " + msg
+		}
+		p.SetWarning(production.StatusAudioEncoding, msg)
+	}
+	return nil
+}
+
+// fillOutputFields sets size, size_string and checksum of every output
+// from the files finished so far (see publish for split outputs).
+func (r *run) fillOutputFields() {
+	p := r.p
+	for i := range p.OutputFiles {
+		p.OutputFiles[i].Size, p.OutputFiles[i].SizeString, p.OutputFiles[i].Checksum = nil, "", ""
+	}
+	for _, fh := range r.pending {
+		if fh.sum == "" {
+			continue
+		}
+		o := &p.OutputFiles[fh.output]
+		switch fh.kind {
+		case kindMain:
+			size := fh.size
+			o.Size, o.Checksum = &size, fh.sum
+		case kindPart:
+			size := fh.size
+			if o.Size != nil {
+				size += *o.Size
+			}
+			o.Size = &size
+		default:
+			continue
+		}
+		o.SizeString = production.FormatSize(*o.Size)
+	}
+}
+
+func (r *run) writeFile(output int, name string, data []byte) error {
+	fh, err := r.create(name, output, kindMain)
+	if err != nil {
+		return err
+	}
+	if _, err := fh.writer().Write(data); err != nil {
+		return fmt.Errorf("output %s: %w", name, err)
+	}
+	return fh.finish()
+}
+
+func (r *run) copyInput(output int, name string) error {
+	fh, err := r.create(name, output, kindMain)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(r.in.Main)
+	if err != nil {
+		return fmt.Errorf("input file: %w", err)
+	}
+	defer f.Close()
+	if _, err := io.Copy(fh.writer(), f); err != nil {
+		return fmt.Errorf("output %s: %w", name, err)
+	}
+	return fh.finish()
+}
+
+// describe renders the production description. It shows the production
+// as it will be when the run succeeds (status Done): the file is published
+// only then.
+func (r *run) describe(ending string) ([]byte, error) {
+	q := *r.p
+	q.Status = production.StatusDone
+	data, err := json.MarshalIndent(q, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	switch ending {
+	case "xml":
+		return sidefile.JSONToXML(data, "production")
+	case "yaml":
+		return sidefile.JSONToYAML(data)
+	}
+	return append(data, '\n'), nil
+}

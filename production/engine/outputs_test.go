@@ -1,0 +1,334 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/audiopost/audiopost/production/engine"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/ffmpeg"
+	"github.com/audiopost/audiopost/internal/testaudio"
+	"github.com/audiopost/audiopost/loudness"
+	"github.com/audiopost/audiopost/production"
+)
+
+func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
+
+func loudnessOf(b audio.Buffer, rate int) (float64, error) {
+	r, err := loudness.MeasureBuffer(b, rate, loudness.Options{Mode: loudness.ModeI})
+	if err != nil {
+		return 0, err
+	}
+	return r.Integrated, r.Err
+}
+
+// speechLike is testaudio.SpeechLike as an audio.Buffer.
+func speechLike(rate int, seconds float64, amp float64) audio.Buffer {
+	return audio.Buffer(testaudio.SpeechLike(rate, seconds, amp))
+}
+
+func writeWAV(t testing.TB, path string, b audio.Buffer, rate int) {
+	t.Helper()
+	testaudio.WriteWAV(t, path, b, rate)
+}
+
+func TestEngineSplitMonoIntro(t *testing.T) {
+	const rate = 48000
+	dir := t.TempDir()
+	outDir := t.TempDir()
+	main := filepath.Join(dir, "main.wav")
+	writeWAV(t, main, speechLike(rate, 12, 0.1), rate)
+	intro := filepath.Join(dir, "intro.wav")
+	tone := audio.NewBuffer(1, 2*rate)
+	for i := range tone[0] {
+		tone[0][i] = 0.05 * math.Sin(2*math.Pi*440*float64(i)/rate)
+	}
+	writeWAV(t, intro, tone, rate)
+	cover := image.NewRGBA(image.Rect(0, 0, 64, 48))
+	for i := range cover.Pix {
+		cover.Pix[i] = uint8(i)
+	}
+	cover.Set(0, 0, color.RGBA{255, 0, 0, 255})
+	var jb bytes.Buffer
+	if err := jpeg.Encode(&jb, cover, nil); err != nil {
+		t.Fatal(err)
+	}
+	coverPath := filepath.Join(dir, "cover.jpg")
+	if err := os.WriteFile(coverPath, jb.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	p := newProduction(t, `{
+		"input_file": "https://example.org/show/main.wav", "output_basename": "ep",
+		"metadata": {"title": "Split Show", "artist": "Tester"},
+		"chapters": [{"start": "0", "title": "One"}, {"start": "4", "title": "Two"}, {"start": "8", "title": "Three"}],
+		"multi_input_files": [{"type": "intro", "id": "jingle", "input_file": "https://example.org/jingle.wav", "offset": 0.5}],
+		"output_files": [
+			{"format": "wav", "split_on_chapters": true, "mono_mixdown": true},
+			{"format": "flac", "mono_mixdown": true},
+			{"format": "input", "suffix": "-orig"},
+			{"format": "stats", "ending": "txt"},
+			{"format": "descr", "ending": "yaml"},
+			{"format": "descr", "ending": "xml", "suffix": "-d"},
+			{"format": "image"}
+		]}`)
+	var statuses []production.Status
+	res, err := (&engine.Engine{}).Run(context.Background(), p,
+		engine.Inputs{Main: main, Multi: map[string]string{"jingle": intro}, Cover: coverPath},
+		engine.DirWriter{Dir: outDir}, func(s production.Status, _ float64) {
+			if len(statuses) == 0 || statuses[len(statuses)-1] != s {
+				statuses = append(statuses, s)
+			}
+		})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if want := []production.Status{4, 5, 7, 8, 3}; !slices.Equal(statuses, want) {
+		t.Errorf("statuses %v, want %v", statuses, want)
+	}
+	if m := p.MultiInputFiles[0]; m.InputChannels != 1 || m.InputSampleRate != rate || math.Abs(m.InputLength-2) > 1e-9 || m.InputFiletype != "wav" {
+		t.Errorf("intro properties %+v", m)
+	}
+	if math.Abs(p.Length-13.5) > 1e-9 {
+		t.Errorf("length %v, want 13.5 (2 s intro overlapping 0.5 s + 12 s)", p.Length)
+	}
+	wantFiles := []string{"ep-01.wav", "ep-02.wav", "ep-03.wav", "ep-d.xml", "ep-mono-01.wav", "ep-mono-02.wav", "ep-mono-03.wav",
+		"ep-mono.flac", "ep-orig.wav", "ep.flac", "ep.jpg", "ep.txt", "ep.yaml"}
+	if got := listDir(t, outDir); !slices.Equal(got, wantFiles) {
+		t.Fatalf("files %q, want %q", got, wantFiles)
+	}
+	var listed []string
+	for _, f := range res.Files {
+		listed = append(listed, f.Name)
+	}
+	slices.Sort(listed)
+	if !slices.Equal(listed, wantFiles) {
+		t.Errorf("Result lists %q", listed)
+	}
+
+	// The parts split the output exactly at the chapters' output
+	// positions (1.5 s of intro first) and join to the unsplit audio.
+	full, _ := decodeAll(t, filepath.Join(outDir, "ep.flac"))
+	if full.Frames() != int(13.5*rate) {
+		t.Fatalf("flac has %d frames, want %d", full.Frames(), int(13.5*rate))
+	}
+	bounds := []int{0, int(5.5 * rate), int(9.5 * rate), full.Frames()}
+	var partsSize int64
+	for k, title := range []string{"One", "Two", "Three"} {
+		name := filepath.Join(outDir, []string{"ep-01.wav", "ep-02.wav", "ep-03.wav"}[k])
+		part, _ := decodeAll(t, name)
+		if part.Frames() != bounds[k+1]-bounds[k] {
+			t.Errorf("part %d has %d frames, want %d", k+1, part.Frames(), bounds[k+1]-bounds[k])
+			continue
+		}
+		for c := range part {
+			for i, v := range part[c] {
+				if math.Abs(v-full[c][bounds[k]+i]) > 1.5/32768 {
+					t.Fatalf("part %d channel %d frame %d: %v, unsplit has %v", k+1, c, i, v, full[c][bounds[k]+i])
+				}
+			}
+		}
+		d, err := audio.Open(context.Background(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tags := d.Info().Tags
+		d.Close()
+		if tags.Title != title || tags.Track != []string{"1", "2", "3"}[k] || tags.Artist != "Tester" {
+			t.Errorf("part %d tags %+v", k+1, tags)
+		}
+		st, _ := os.Stat(name)
+		partsSize += st.Size()
+	}
+	if o := p.OutputFiles[0]; o.Size == nil || *o.Size != partsSize || o.Checksum != "" {
+		t.Errorf("split output size %v checksum %q, want the parts' total %d and no checksum", o.Size, o.Checksum, partsSize)
+	}
+
+	// The mono mixdown is the mean of the channels.
+	mono, _ := decodeAll(t, filepath.Join(outDir, "ep-mono.flac"))
+	if len(mono) != 1 || mono.Frames() != full.Frames() {
+		t.Fatalf("mono mixdown has %d channels, %d frames", len(mono), mono.Frames())
+	}
+	var diff float64
+	for i, v := range mono[0] {
+		diff = math.Max(diff, math.Abs(v-(full[0][i]+full[1][i])/2))
+	}
+	if diff > 2.0/32768 {
+		t.Errorf("mono mixdown differs from the channel mean by %v", diff)
+	}
+	if sum, _ := fileMD5(t, filepath.Join(outDir, "ep-orig.wav")); sum != mustMD5(t, main) {
+		t.Error("input copy differs from the input")
+	}
+	if data, _ := os.ReadFile(filepath.Join(outDir, "ep.jpg")); !bytes.Equal(data, jb.Bytes()) {
+		t.Error("image output is not the JPEG cover unchanged")
+	}
+	if _, format, err := image.DecodeConfig(bytes.NewReader(res.Thumbnail)); err != nil || format != "png" {
+		t.Errorf("thumbnail of a JPEG cover: %q, %v (want a PNG: its name ends in .png)", format, err)
+	}
+	txt, _ := os.ReadFile(filepath.Join(outDir, "ep.txt"))
+	if !strings.Contains(string(txt), "Output levels") || !strings.Contains(string(txt), "LUFS") {
+		t.Errorf("stats text:\n%s", txt)
+	}
+	yml, _ := os.ReadFile(filepath.Join(outDir, "ep.yaml"))
+	for _, want := range []string{"uuid: test-production\n", "  title: Split Show\n", "  - type: intro\n", "status: 3\n"} {
+		if want == "  - type: intro\n" {
+			want = "    type: intro\n"
+		}
+		if !strings.Contains(string(yml), want) {
+			t.Errorf("descr yaml lacks %q", want)
+		}
+	}
+	var descr struct {
+		XMLName xml.Name
+		Title   string   `xml:"metadata>title"`
+		Formats []string `xml:"output_files>output_file>format"`
+	}
+	xd, _ := os.ReadFile(filepath.Join(outDir, "ep-d.xml"))
+	if err := xml.Unmarshal(xd, &descr); err != nil || descr.XMLName.Local != "production" || descr.Title != "Split Show" || len(descr.Formats) != 7 {
+		t.Errorf("descr xml: %v %+v", err, descr)
+	}
+}
+
+func mustMD5(t *testing.T, path string) string {
+	sum, _ := fileMD5(t, path)
+	return sum
+}
+
+func TestEngineVideoAndAudiogram(t *testing.T) {
+	needTools(t, "ffmpeg", "ffprobe")
+	const rate = 48000
+	dir := t.TempDir()
+	outDir := t.TempDir()
+	if d := os.Getenv("KEEP_OUT"); d != "" {
+		outDir = d
+	}
+	t.Setenv("TMPDIR", t.TempDir())
+	wav := filepath.Join(dir, "voice.wav")
+	writeWAV(t, wav, speechLike(rate, 6, 0.05), rate)
+	video := filepath.Join(dir, "clip.mp4")
+	run(t, "ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=6", "-i", wav,
+		"-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "-b:a", "128k", "-shortest", "-y", video)
+	p := newProduction(t, `{
+		"input_file": "https://example.org/clip.mp4", "output_basename": "clip",
+		"metadata": {"title": "Video Test"},
+		"output_files": [{"format": "video"}, {"format": "audiogram", "suffix": "-gram"}]}`)
+	cover := coverPNG(t, dir)
+	if _, err := (&engine.Engine{}).Run(context.Background(), p, engine.Inputs{Main: video, Cover: cover}, engine.DirWriter{Dir: outDir}, nil); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !p.HasVideo || p.Format != "aac" {
+		t.Errorf("input: has_video %v format %q", p.HasVideo, p.Format)
+	}
+	for _, tc := range []struct {
+		name         string
+		width, heigh int
+	}{{"clip.mp4", 320, 240}, {"clip-gram.mp4", 640, 640}} {
+		path := filepath.Join(outDir, tc.name)
+		var pr struct {
+			Streams []struct {
+				CodecType string `json:"codec_type"`
+				CodecName string `json:"codec_name"`
+				Width     int    `json:"width"`
+				Height    int    `json:"height"`
+				Duration  string `json:"duration"`
+			} `json:"streams"`
+			Format struct {
+				Tags map[string]string `json:"tags"`
+			} `json:"format"`
+		}
+		if err := jsonUnmarshal(run(t, "ffprobe", "-v", "error", "-show_streams", "-show_format", "-of", "json", path), &pr); err != nil {
+			t.Fatal(err)
+		}
+		var v, a int
+		for _, s := range pr.Streams {
+			switch s.CodecType {
+			case "video":
+				v++
+				if s.CodecName != "h264" || s.Width != tc.width || s.Height != tc.heigh {
+					t.Errorf("%s: video stream %s %dx%d, want h264 %dx%d", tc.name, s.CodecName, s.Width, s.Height, tc.width, tc.heigh)
+				}
+			case "audio":
+				a++
+				if s.CodecName != "aac" {
+					t.Errorf("%s: audio codec %s", tc.name, s.CodecName)
+				}
+			}
+		}
+		if v != 1 || a != 1 {
+			t.Errorf("%s: %d video and %d audio streams, want 1 and 1", tc.name, v, a)
+		}
+		if pr.Format.Tags["title"] != "Video Test" {
+			t.Errorf("%s: title tag %q", tc.name, pr.Format.Tags["title"])
+		}
+		b, r := decodeAll(t, path)
+		if d := float64(b.Frames()) / float64(r); math.Abs(d-p.Length) > 0.1 {
+			t.Errorf("%s: audio %.3f s, production %.3f s", tc.name, d, p.Length)
+		}
+		res, err := loudnessOf(b, r)
+		if err != nil || math.Abs(res+16) > 0.5 {
+			t.Errorf("%s: loudness %.2f LUFS (%v), want -16", tc.name, res, err)
+		}
+	}
+	if left := listDir(t, os.Getenv("TMPDIR")); len(left) > 0 {
+		t.Errorf("temporary files left: %q", left)
+	}
+}
+
+// Lossy chapter parts go through ffmpeg one after the other.
+func TestEngineSplitLossy(t *testing.T) {
+	needTools(t, "ffmpeg", "ffprobe")
+	const rate = 44100
+	dir, outDir := t.TempDir(), t.TempDir()
+	input := filepath.Join(dir, "talk.wav")
+	writeWAV(t, input, speechLike(rate, 8, 0.05), rate)
+	p := newProduction(t, `{"input_file": "https://example.org/talk.wav",
+		"chapters": [{"start": "0", "title": "First"}, {"start": "5.25", "title": "Second", "image": "https://example.org/second.png"}],
+		"output_files": [{"format": "mp3", "split_on_chapters": true, "mono_mixdown": true}]}`)
+	chapterImage := coverPNG(t, dir)
+	in := engine.Inputs{Main: input, ChapterImages: map[string]string{"https://example.org/second.png": chapterImage}}
+	if _, err := (&engine.Engine{}).Run(context.Background(), p, in, engine.DirWriter{Dir: outDir}, nil); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	want := []string{"talk-01.mp3", "talk-02.mp3", "talk-mono-01.mp3", "talk-mono-02.mp3"}
+	if got := listDir(t, outDir); !slices.Equal(got, want) {
+		t.Fatalf("files %q, want %q", got, want)
+	}
+	frame := 1152.0 / rate
+	for i, name := range want {
+		b, r := decodeAll(t, filepath.Join(outDir, name))
+		wantLen := []float64{5.25, 2.75}[i%2]
+		if d := float64(b.Frames()) / float64(r); math.Abs(d-wantLen) > frame {
+			t.Errorf("%s: %.4f s, want %.2f s within one MP3 frame", name, d, wantLen)
+		}
+		if ch := []int{2, 2, 1, 1}[i]; len(b) != ch {
+			t.Errorf("%s: %d channels, want %d", name, len(b), ch)
+		}
+		pr := probe(t, filepath.Join(outDir, name))
+		if got := pr.tag("title"); got != []string{"First", "Second"}[i%2] {
+			t.Errorf("%s: title %q", name, got)
+		}
+		// The second chapter's picture is the cover of its parts; the
+		// first chapter has none, and there is no production cover.
+		pic, err := ffmpeg.ExtractCoverFile(context.Background(), filepath.Join(outDir, name))
+		if i%2 == 1 {
+			if want, _ := os.ReadFile(chapterImage); err != nil || !bytes.Equal(pic.Data, want) {
+				t.Errorf("%s: cover is not the chapter's picture (%v)", name, err)
+			}
+		} else if !errors.Is(err, ffmpeg.ErrNoCover) {
+			t.Errorf("%s: a cover (%v), want none", name, err)
+		}
+	}
+}

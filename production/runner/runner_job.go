@@ -1,0 +1,566 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/url"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/audiopost/audiopost/production/engine"
+
+	"github.com/audiopost/audiopost/production"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/storage"
+)
+
+// WaveformName is the output-folder file name of the waveform_image the
+// runner stores when the production asked for no waveform output. The
+// leading underscore keeps it apart from output names, which start with
+// the basename.
+const WaveformName = "_waveform.png"
+
+// infraError marks a failure of the store or the blob store: the job is
+// retried, the production is not at fault.
+type infraError struct{ err error }
+
+func (e *infraError) Error() string { return e.err.Error() }
+func (e *infraError) Unwrap() error { return e.err }
+
+func infra(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ie *infraError
+	if errors.As(err, &ie) {
+		return err
+	}
+	return &infraError{err}
+}
+
+// localPather is implemented by blob stores on a local folder
+// (storage/blob.Dir): the engine then reads inputs in place.
+type localPather interface {
+	LocalPath(key string) (string, error)
+}
+
+// jobRun is one claim of a job.
+type jobRun struct {
+	r     *Runner
+	job   storage.Job
+	lease storage.Lease
+	log   *slog.Logger
+	temps []string // local copies to remove
+}
+
+func (j *jobRun) cleanup() {
+	for _, t := range j.temps {
+		os.Remove(t)
+	}
+}
+
+func (j *jobRun) run(ctx context.Context) error {
+	defer j.cleanup()
+	st := j.r.cfg.Store
+	res, err := st.GetResource(ctx, j.job.Owner, storage.KindProduction, j.job.Production)
+	if errors.Is(err, storage.ErrNotFound) {
+		// Deleted while queued: nothing left to do.
+		bctx, cancel := bg(ctx)
+		defer cancel()
+		if err := st.Complete(bctx, j.lease); err != nil && !errors.Is(err, storage.ErrLeaseLost) {
+			return err
+		}
+		j.log.Info("job of a deleted production completed")
+		return nil
+	}
+	if err != nil {
+		return j.end(ctx, nil, infra(err))
+	}
+	p, err := production.DecodeDocument(res)
+	if err != nil {
+		return j.end(ctx, nil, err)
+	}
+	// A crashed earlier attempt may have left partial blobs behind.
+	cleanTemp(j.r.cfg.Blobs, OutputPrefix(p.UUID))
+	in, err := j.inputs(ctx, p)
+	if err == nil {
+		err = j.checkCredits(ctx, p, in)
+	}
+	if err != nil {
+		var ie *infraError
+		if !errors.As(err, &ie) {
+			// Failed before processing: the error is the production's.
+			p.SetError(production.StatusWaiting, err.Error())
+		}
+		return j.end(ctx, p, err)
+	}
+	out := &blobOutput{ctx: ctx, blobs: j.r.cfg.Blobs, uuid: p.UUID, dir: j.r.cfg.TempDir}
+	progress := func(s production.Status, _ float64) {
+		// Only status changes are stored; fractions would turn every
+		// percent into a write.
+		if s == production.Status(res.Status) || s.Finished() || s == production.StatusNotStarted {
+			return
+		}
+		res.Status = int(s)
+		if err := j.setStatus(ctx, s); err != nil {
+			j.log.Warn("storing progress failed", "status", s, "err", err)
+		}
+	}
+	result, err := j.r.engine.Run(ctx, p, in, out, progress)
+	if err == nil {
+		err = j.sideBlobs(ctx, p, result)
+	}
+	if err == nil {
+		err = j.transferOutputs(ctx, p, result)
+	}
+	if err != nil && out.failed != nil {
+		err = infra(fmt.Errorf("%w (%w)", err, out.failed))
+	}
+	return j.end(ctx, p, err, result)
+}
+
+// setStatus stores a progress status, guarded by the lease: a stopped job
+// (its lease canceled) must not overwrite the API's Stopping. Losing the
+// lease here cancels the run at once instead of at the next heartbeat.
+func (j *jobRun) setStatus(ctx context.Context, s production.Status) error {
+	err := j.r.cfg.Store.WithTx(ctx, func(tx storage.Tx) error {
+		if err := tx.Heartbeat(ctx, j.lease, j.r.cfg.Lease); err != nil {
+			return err
+		}
+		return tx.SetStatus(ctx, j.job.Owner, storage.KindProduction, j.job.Production, int(s))
+	})
+	if errors.Is(err, storage.ErrLeaseLost) {
+		if c, ok := ctx.Value(cancelKey{}).(context.CancelCauseFunc); ok {
+			c(err)
+		}
+	}
+	return err
+}
+
+// cancelKey lets setStatus reach the job's cancel function.
+type cancelKey struct{}
+
+// inputs finds the production's files in the blob store and makes them
+// local files for the engine.
+func (j *jobRun) inputs(ctx context.Context, p *production.Production) (engine.Inputs, error) {
+	var in engine.Inputs
+	if p.IsMultitrack {
+		return in, engine.ErrMultitrack
+	}
+	// An input named on an incoming service was copied into the blob
+	// store when the production was saved (as an upload or URL is), so
+	// it is found the same way.
+	if p.InputFile == "" {
+		return in, engine.ErrNoInput
+	}
+	key, err := j.findBlob(ctx, production.InputKey(p.UUID, inputName(p.InputFile)), production.InputPrefix(p.UUID))
+	if err != nil {
+		return in, err
+	}
+	if in.Main, err = j.local(ctx, key); err != nil {
+		return in, err
+	}
+	for _, m := range p.MultiInputFiles {
+		if m.Type != production.InputIntro && m.Type != production.InputOutro {
+			continue
+		}
+		key, err := j.findBlob(ctx, production.IntroKey(p.UUID, m.ID, inputName(m.InputFile)), production.IntroPrefix(p.UUID, m.ID))
+		if err != nil {
+			return in, fmt.Errorf("%s %q: %w", m.Type, m.ID, err)
+		}
+		path, err := j.local(ctx, key)
+		if err != nil {
+			return in, err
+		}
+		if in.Multi == nil {
+			in.Multi = map[string]string{}
+		}
+		in.Multi[m.ID] = path
+	}
+	if p.Image != nil && *p.Image != "" {
+		if name := urlBase(*p.Image); name != "" {
+			key := production.ImageKey(p.UUID, name)
+			if _, err := j.r.cfg.Blobs.Stat(ctx, key); err == nil {
+				if in.Cover, err = j.local(ctx, key); err != nil {
+					return in, err
+				}
+			} else if !errors.Is(err, storage.ErrNotFound) {
+				return in, infra(err)
+			}
+		}
+	}
+	// The API stored each chapter image under a name of its content and
+	// pointed the chapter at its download URL.
+	for _, c := range p.Chapters {
+		if c.Image == nil || in.ChapterImages[*c.Image] != "" {
+			continue
+		}
+		name := urlBase(*c.Image)
+		if !production.IsChapterImageName(name) {
+			continue
+		}
+		key := production.ChapterImageKey(p.UUID, name)
+		if _, err := j.r.cfg.Blobs.Stat(ctx, key); errors.Is(err, storage.ErrNotFound) {
+			continue
+		} else if err != nil {
+			return in, infra(err)
+		}
+		path, err := j.local(ctx, key)
+		if err != nil {
+			return in, err
+		}
+		if in.ChapterImages == nil {
+			in.ChapterImages = map[string]string{}
+		}
+		in.ChapterImages[*c.Image] = path
+	}
+	return in, nil
+}
+
+// inputName is the stored file name of an input field: the API keeps
+// the name of an uploaded or fetched file; a URL stands for its last path
+// segment.
+func inputName(s string) string {
+	if strings.Contains(s, "://") {
+		return urlBase(s)
+	}
+	return s
+}
+
+func urlBase(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	name, err := url.PathUnescape(path.Base(u.EscapedPath()))
+	if err != nil || name == "/" || name == "." {
+		return ""
+	}
+	return name
+}
+
+// findBlob returns key when it exists, else the only blob under prefix
+// (an input stored under another name than the field says).
+func (j *jobRun) findBlob(ctx context.Context, key, prefix string) (string, error) {
+	_, err := j.r.cfg.Blobs.Stat(ctx, key)
+	if err == nil {
+		return key, nil
+	}
+	if !errors.Is(err, storage.ErrNotFound) {
+		return "", infra(err)
+	}
+	list, err := j.r.cfg.Blobs.List(ctx, prefix)
+	if err != nil {
+		return "", infra(err)
+	}
+	if len(list) == 1 {
+		return list[0].Key, nil
+	}
+	return "", fmt.Errorf("%w: %s", ErrInputMissing, path.Base(key))
+}
+
+// local returns a local path of a blob: in place for a local folder,
+// else a temporary copy.
+func (j *jobRun) local(ctx context.Context, key string) (string, error) {
+	if lp, ok := j.r.cfg.Blobs.(localPather); ok {
+		p, err := lp.LocalPath(key)
+		if err != nil {
+			return "", infra(err)
+		}
+		return p, nil
+	}
+	rc, _, err := j.r.cfg.Blobs.Open(ctx, key)
+	if err != nil {
+		return "", infra(err)
+	}
+	defer rc.Close()
+	f, err := os.CreateTemp(j.r.cfg.TempDir, "audiopost-in-*-"+path.Base(key))
+	if err != nil {
+		return "", infra(err)
+	}
+	j.temps = append(j.temps, f.Name())
+	_, err = io.Copy(f, rc)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", infra(fmt.Errorf("copying %s: %w", key, err))
+	}
+	return f.Name(), nil
+}
+
+// checkCredits refuses a production whose main input is longer than the
+// owner's remaining credits, before spending any processing on it. Intros
+// and outros are charged too but not checked: they are short, and the
+// final charge takes at most what is left (see charge).
+func (j *jobRun) checkCredits(ctx context.Context, p *production.Production, in engine.Inputs) error {
+	if j.r.cfg.NoCharge {
+		return nil
+	}
+	u, err := j.r.cfg.Store.GetUser(ctx, j.job.Owner)
+	if err != nil {
+		return infra(err)
+	}
+	info, err := audio.ProbeFile(ctx, in.Main)
+	if err != nil {
+		// The engine reports an unreadable input in its own words.
+		return nil
+	}
+	need := time.Duration(math.Ceil(max(info.Length, 0))) * time.Second
+	if have := u.Credits(); have < need || have <= 0 {
+		return fmt.Errorf("%w: the input needs %s of credits, the account has %s left",
+			ErrInsufficientCredits, production.FormatTimestamp(need), production.FormatTimestamp(have))
+	}
+	return nil
+}
+
+// sideBlobs stores what the engine returned beside the output files: the
+// waveform image (unless a waveform output already is one) and a cover
+// found embedded in the input.
+func (j *jobRun) sideBlobs(ctx context.Context, p *production.Production, res *engine.Result) error {
+	hasWaveform := false
+	for i, o := range p.OutputFiles {
+		if o.Format == "waveform" && o.Size != nil {
+			hasWaveform = true
+			p.WaveformImage = p.OutputFilename(i)
+		}
+	}
+	if !hasWaveform && len(res.Waveform) > 0 {
+		if err := putBlob(ctx, j.r.cfg.Blobs, production.OutputKey(p.UUID, WaveformName), res.Waveform); err != nil {
+			return err
+		}
+		p.WaveformImage = WaveformName
+	}
+	if res.Cover != nil && p.Image == nil && j.r.cfg.BaseURL != "" {
+		name := "cover" + production.ImageExt(res.Cover.MIMEType)
+		if err := putBlob(ctx, j.r.cfg.Blobs, production.ImageKey(p.UUID, name), res.Cover.Data); err != nil {
+			return err
+		}
+		if len(res.Thumbnail) > 0 {
+			if err := putBlob(ctx, j.r.cfg.Blobs, production.ThumbnailKey(p.UUID, name), res.Thumbnail); err != nil {
+				return err
+			}
+		}
+		base := strings.TrimSuffix(j.r.cfg.BaseURL, "/") + "/api/download/audio-upload/" + url.PathEscape(p.UUID) + "/"
+		img, thumb := base+url.PathEscape(name), base+url.PathEscape(production.ThumbnailName(name))
+		p.Image, p.Thumbnail = &img, &thumb
+	}
+	return nil
+}
+
+func putBlob(ctx context.Context, b storage.Blobs, key string, data []byte) error {
+	w, err := b.Create(ctx, key)
+	if err != nil {
+		return infra(err)
+	}
+	if _, err := io.Copy(w, bytes.NewReader(data)); err != nil {
+		w.Abort()
+		return infra(err)
+	}
+	return infra(w.Close())
+}
+
+// end records the outcome of the run (see Runner).
+func (j *jobRun) end(ctx context.Context, p *production.Production, runErr error, results ...*engine.Result) error {
+	st := j.r.cfg.Store
+	bctx, cancel := bg(ctx)
+	defer cancel()
+	var ie *infraError
+	switch {
+	case errors.Is(context.Cause(ctx), storage.ErrLeaseLost):
+		return j.leaseLost(bctx)
+	case ctx.Err() != nil:
+		// Shutdown: hand the job back untouched.
+		err := st.WithTx(bctx, func(tx storage.Tx) error {
+			if err := tx.SetStatus(bctx, j.job.Owner, storage.KindProduction, j.job.Production, int(production.StatusWaiting)); err != nil {
+				return err
+			}
+			return tx.Release(bctx, j.lease)
+		})
+		j.log.Info("job released at shutdown", "err", err)
+		if errors.Is(err, storage.ErrLeaseLost) || errors.Is(err, storage.ErrNotFound) {
+			return nil
+		}
+		return err
+	case errors.As(runErr, &ie):
+		return j.retry(bctx, p, runErr)
+	}
+	var res *engine.Result
+	if len(results) > 0 {
+		res = results[0]
+	}
+	if runErr != nil && p == nil {
+		return j.retry(bctx, p, runErr)
+	}
+	err := st.WithTx(bctx, func(tx storage.Tx) error {
+		// Completing first makes the transaction fail on a lost lease, so
+		// the result commits at most once per job.
+		if err := tx.Complete(bctx, j.lease); err != nil {
+			return err
+		}
+		cur, err := tx.GetResource(bctx, j.job.Owner, storage.KindProduction, j.job.Production)
+		if err != nil {
+			return err
+		}
+		if p.Status == production.StatusDone && !j.r.cfg.NoCharge {
+			if err := j.charge(bctx, tx, p); err != nil {
+				return err
+			}
+		}
+		doc, err := production.EncodeDocument(p)
+		if err != nil {
+			return err
+		}
+		cur.Doc, cur.Status = doc, int(p.Status)
+		if err := tx.UpdateResource(bctx, &cur); err != nil {
+			return err
+		}
+		if j.r.cfg.OnFinished != nil {
+			return j.r.cfg.OnFinished(bctx, tx, j.job.Owner, p)
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, storage.ErrLeaseLost):
+		return j.leaseLost(bctx)
+	case errors.Is(err, storage.ErrNotFound):
+		// Deleted while processing: drop the result.
+		st.Complete(bctx, j.lease)
+		return nil
+	case err != nil:
+		return j.retry(bctx, p, infra(err))
+	}
+	if p.Status == production.StatusDone && res != nil {
+		j.pruneOutputs(bctx, p, res)
+	}
+	j.log.Info("job finished", "status", p.Status, "error", p.ErrorMessage)
+	return nil
+}
+
+// charge takes the production's used credits from its owner, in the
+// result transaction. The up-front check leaves a gap (intros, several
+// productions of one account at once): a charge larger than the balance
+// takes what is left rather than failing a finished production.
+func (j *jobRun) charge(ctx context.Context, tx storage.Tx, p *production.Production) error {
+	u, err := tx.GetUser(ctx, j.job.Owner)
+	if err != nil {
+		return err
+	}
+	d := min(creditsDuration(p.UsedCredits.Combined), u.Credits())
+	after, err := tx.Charge(ctx, j.job.Owner, d)
+	if err != nil {
+		return err
+	}
+	p.UsedCredits.Recurring = (u.RecurringCredits - after.RecurringCredits).Hours()
+	p.UsedCredits.Onetime = (u.OnetimeCredits - after.OnetimeCredits).Hours()
+	return nil
+}
+
+// retry fails the job for another attempt after an infrastructure error;
+// after the last attempt the production ends in Error.
+func (j *jobRun) retry(ctx context.Context, p *production.Production, cause error) error {
+	st := j.r.cfg.Store
+	var retried bool
+	err := st.WithTx(ctx, func(tx storage.Tx) error {
+		var err error
+		retried, err = tx.Fail(ctx, j.lease, cause.Error(), j.r.retryAfter(j.job.Attempts))
+		if err != nil {
+			return err
+		}
+		if retried {
+			return tx.SetStatus(ctx, j.job.Owner, storage.KindProduction, j.job.Production, int(production.StatusWaiting))
+		}
+		cur, err := tx.GetResource(ctx, j.job.Owner, storage.KindProduction, j.job.Production)
+		if err != nil {
+			return err
+		}
+		q, err := production.DecodeDocument(cur)
+		if err != nil {
+			// An unreadable document cannot carry the message.
+			return tx.SetStatus(ctx, j.job.Owner, storage.KindProduction, j.job.Production, int(production.StatusError))
+		}
+		q.SetError(production.Status(cur.Status), "internal error, processing gave up: "+cause.Error())
+		doc, err := production.EncodeDocument(q)
+		if err != nil {
+			return err
+		}
+		cur.Doc, cur.Status = doc, int(q.Status)
+		if err := tx.UpdateResource(ctx, &cur); err != nil {
+			return err
+		}
+		if j.r.cfg.OnFinished != nil {
+			return j.r.cfg.OnFinished(ctx, tx, j.job.Owner, q)
+		}
+		return nil
+	})
+	if errors.Is(err, storage.ErrLeaseLost) {
+		return j.leaseLost(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("job %d: recording failure %q: %w", j.job.ID, cause, err)
+	}
+	j.log.Warn("job failed", "retry", retried, "err", cause)
+	return nil
+}
+
+// leaseLost ends a run whose lease is gone. A canceled job was stopped: a
+// production the API put in Stopping goes to Not Started (Engine.Run's
+// status for a cancelled run). A lease taken by another worker leaves
+// everything to that worker.
+func (j *jobRun) leaseLost(ctx context.Context) error {
+	st := j.r.cfg.Store
+	job, err := st.GetJob(ctx, j.job.ID)
+	if err != nil {
+		return fmt.Errorf("job %d after losing its lease: %w", j.job.ID, err)
+	}
+	if job.State != storage.JobCanceled {
+		j.log.Warn("job lease lost", "state", job.State, "holder", job.Worker)
+		return nil
+	}
+	err = st.WithTx(ctx, func(tx storage.Tx) error {
+		cur, err := tx.GetResource(ctx, j.job.Owner, storage.KindProduction, j.job.Production)
+		if err != nil {
+			return err
+		}
+		// Only a production still Stopping is ours to finish; a restart
+		// since then owns it.
+		if production.Status(cur.Status) != production.StatusStopping {
+			return nil
+		}
+		return tx.SetStatus(ctx, j.job.Owner, storage.KindProduction, j.job.Production, int(production.StatusNotStarted))
+	})
+	if errors.Is(err, storage.ErrNotFound) {
+		err = nil
+	}
+	j.log.Info("job stopped", "err", err)
+	return err
+}
+
+// pruneOutputs removes output blobs an earlier run made that this one did
+// not (a renamed output, a dropped format).
+func (j *jobRun) pruneOutputs(ctx context.Context, p *production.Production, res *engine.Result) {
+	keep := map[string]bool{production.OutputKey(p.UUID, WaveformName): p.WaveformImage == WaveformName}
+	for _, f := range res.Files {
+		keep[production.OutputKey(p.UUID, f.Name)] = true
+	}
+	list, err := j.r.cfg.Blobs.List(ctx, OutputPrefix(p.UUID))
+	if err != nil {
+		return
+	}
+	for _, b := range list {
+		if !keep[b.Key] {
+			j.r.cfg.Blobs.Delete(ctx, b.Key)
+		}
+	}
+}
+
+// OutputPrefix is the folder of a production's output files.
+func OutputPrefix(uuid string) string { return production.ProductionPrefix(uuid) + "output/" }

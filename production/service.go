@@ -1,0 +1,153 @@
+package production
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/audiopost/audiopost/storage"
+)
+
+// JobProcess is the job type that asks a runner to process a production;
+// Service.Start enqueues one.
+const JobProcess = "process"
+
+// Errors of the lifecycle, for errors.Is.
+var (
+	// ErrNotStartable means start_allowed is false: the production has no
+	// input file, or it is being processed.
+	ErrNotStartable = errors.New("production: cannot be started now")
+	// ErrNotRunning means a stop of a production that is neither waiting
+	// nor being processed.
+	ErrNotRunning = errors.New("production: not waiting or processing")
+)
+
+// Service is the lifecycle of stored productions: creating, starting,
+// stopping and deleting them. Each is one transaction, so a status change
+// and the job it implies can never be seen apart: a started production is
+// Waiting with exactly one live job, a stopped one has none. The HTTP
+// handlers, the web pages and the command line all go through it.
+type Service struct {
+	Store storage.Store
+}
+
+// Load reads production id of owner in tx (storage.ErrNotFound when there
+// is none).
+func Load(ctx context.Context, tx storage.Tx, owner, id string) (*Production, storage.Resource, error) {
+	r, err := tx.GetResource(ctx, owner, storage.KindProduction, id)
+	if err != nil {
+		return nil, r, err
+	}
+	p, err := DecodeDocument(r)
+	return p, r, err
+}
+
+// Create stores the new production p (its UUID set) of owner; with start
+// it is stored Waiting with its job in the same transaction.
+func (s Service) Create(ctx context.Context, owner string, p *Production, start bool) error {
+	if start {
+		if err := startable(p); err != nil {
+			return err
+		}
+		p.Status = StatusWaiting
+	}
+	doc, err := EncodeDocument(p)
+	if err != nil {
+		return err
+	}
+	res := &storage.Resource{UUID: p.UUID, Owner: owner, Kind: storage.KindProduction, Doc: doc, Status: int(p.Status)}
+	if !start {
+		return s.Store.CreateResource(ctx, res)
+	}
+	return s.Store.WithTx(ctx, func(tx storage.Tx) error {
+		if err := tx.CreateResource(ctx, res); err != nil {
+			return err
+		}
+		return tx.Enqueue(ctx, &storage.Job{Owner: owner, Production: p.UUID, Type: JobProcess})
+	})
+}
+
+// Start queues production id for processing: it is re-read, its
+// start_allowed checked, live jobs of it canceled (restarting a waiting
+// production must not queue it twice), its status set to Waiting and a
+// JobProcess job enqueued.
+func (s Service) Start(ctx context.Context, owner, id string) error {
+	return s.Store.WithTx(ctx, func(tx storage.Tx) error {
+		p, _, err := Load(ctx, tx, owner, id)
+		if err != nil {
+			return err
+		}
+		if err := startable(p); err != nil {
+			return err
+		}
+		if _, err := tx.CancelJobs(ctx, owner, id); err != nil {
+			return err
+		}
+		if err := tx.SetStatus(ctx, owner, storage.KindProduction, id, int(StatusWaiting)); err != nil {
+			return err
+		}
+		return tx.Enqueue(ctx, &storage.Job{Owner: owner, Production: id, Type: JobProcess})
+	})
+}
+
+func startable(p *Production) error {
+	switch {
+	case !p.HasInput():
+		return fmt.Errorf("%w: it has no input file", ErrNotStartable)
+	case !p.CanStart():
+		return fmt.Errorf("%w: it is being processed", ErrNotStartable)
+	}
+	return nil
+}
+
+// Stop cancels the live jobs of production id. A production still Waiting
+// goes back to Not Started (Incomplete without an input); one a worker is
+// processing goes to Stopping, and the runner, noticing the canceled
+// lease, sets its final status. Stopping a production that is already
+// Stopping changes nothing; one that is neither waiting nor processing is
+// ErrNotRunning.
+func (s Service) Stop(ctx context.Context, owner, id string) error {
+	return s.Store.WithTx(ctx, func(tx storage.Tx) error {
+		p, _, err := Load(ctx, tx, owner, id)
+		if err != nil {
+			return err
+		}
+		var next Status
+		switch {
+		case p.Status == StatusStopping:
+			return nil
+		case p.Status == StatusWaiting:
+			next = StatusIncomplete
+			if p.HasInput() {
+				next = StatusNotStarted
+			}
+		case p.Status.Processing():
+			next = StatusStopping
+		default:
+			return fmt.Errorf("%w (status %s)", ErrNotRunning, p.Status)
+		}
+		if _, err := tx.CancelJobs(ctx, owner, id); err != nil {
+			return err
+		}
+		return tx.SetStatus(ctx, owner, storage.KindProduction, id, int(next))
+	})
+}
+
+// Delete deletes production id of owner and cancels its waiting job in the
+// same transaction; a production being processed is ErrProcessing (stop
+// it first). The caller removes the blobs under ProductionPrefix(id).
+func (s Service) Delete(ctx context.Context, owner, id string) error {
+	return s.Store.WithTx(ctx, func(tx storage.Tx) error {
+		res, err := tx.GetResource(ctx, owner, storage.KindProduction, id)
+		if err != nil {
+			return err
+		}
+		if Status(res.Status).Processing() {
+			return ErrProcessing
+		}
+		if _, err := tx.CancelJobs(ctx, owner, id); err != nil {
+			return err
+		}
+		return tx.DeleteResource(ctx, owner, storage.KindProduction, id)
+	})
+}
