@@ -73,6 +73,9 @@ func TestNormalizeReachesTarget(t *testing.T) {
 		}, 1},
 	}
 	for _, s := range signals {
+		if testing.Short() && s.name != "noise with clicks 1 dB over" {
+			continue
+		}
 		t.Run(s.name, func(t *testing.T) {
 			in := gtAtLoudness(t, s.make(t), fs, -30)
 			before := gtLoudness(t, audio.NewBufferSource(in, fs), loudness.Options{})

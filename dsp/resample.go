@@ -15,17 +15,22 @@ import (
 // starts rolling off earlier, which is inaudible on speech.
 type ResampleQuality int
 
-// The qualities. The band edges are fractions of the Nyquist frequency of
-// the lower of the two rates (22.05 kHz between 44.1 and 48 kHz).
+// The qualities. Band edges are fractions of the Nyquist frequency of the
+// lower of the two rates (22.05 kHz between 44.1 and 48 kHz); the figures
+// are measured over every pair of 8, 11.025, 16, 22.05, 32, 44.1, 48,
+// 88.2, 96, 176.4 and 192 kHz (TestResamplerQuality).
 const (
-	// ResampleHigh, the default, is flat within 0.001 dB up to 0.91 of
-	// that Nyquist frequency (20.07 kHz between 44.1 and 48 kHz, so the
-	// whole audible band of CD audio survives) and attenuates everything
-	// from the Nyquist frequency up by at least 120 dB (design value).
+	// ResampleHigh, the default, is flat within 0.0001 dB up to 0.91 of
+	// that Nyquist frequency (20.07 kHz from or to 44.1 kHz, so the
+	// audible band of CD audio survives whole), -3 dB at 0.95, and
+	// attenuates everything from the Nyquist frequency up by at least
+	// 121 dB (125 dB design). About 180 times real time for 44.1 to 48
+	// kHz stereo on one core of a 2020s server.
 	ResampleHigh ResampleQuality = iota
-	// ResampleMedium is flat within 0.001 dB up to 0.85 of that Nyquist
-	// frequency (18.7 kHz between 44.1 and 48 kHz) and attenuates by at
-	// least 105 dB (design value), with about half the work per sample.
+	// ResampleMedium is flat within 0.0001 dB up to 0.85 of that Nyquist
+	// frequency (18.7 kHz from or to 44.1 kHz), -6 dB at 0.925, and
+	// attenuates by at least 105 dB (110 dB design), with half the work
+	// of ResampleHigh.
 	ResampleMedium
 )
 
@@ -56,8 +61,9 @@ type ResampleOptions struct {
 // input is taken as silent before its first and after its last frame.
 // Between rates whose ratio reduces to few phases (every pair of the
 // usual rates) the filter is exact; otherwise (44100 to 44101 Hz, say)
-// its coefficients are interpolated between 2048 phases per input sample,
-// which adds errors below -130 dB.
+// its coefficients are interpolated linearly between 2048 phases per
+// frame of the lower rate, which adds errors below -130 dB. Filter tables
+// are shared between Resamplers of the same pair of rates and quality.
 type Resampler struct {
 	src    audio.Source
 	format audio.Format
@@ -105,7 +111,7 @@ func NewResampler(src audio.Source, outRate int, opts ResampleOptions) (*Resampl
 		r.same = true
 		return r, nil
 	}
-	g := gcd(outRate, in.SampleRate)
+	g := rsGCD(outRate, in.SampleRate)
 	r.l, r.m = int64(outRate/g), int64(in.SampleRate/g)
 	r.iStep, r.pStep = r.m/r.l, r.m%r.l
 	r.tab = rsTableFor(r.l, r.m, opts.Quality)
@@ -122,7 +128,7 @@ func NewResampler(src audio.Source, outRate int, opts ResampleOptions) (*Resampl
 	return r, nil
 }
 
-func gcd(a, b int) int {
+func rsGCD(a, b int) int {
 	for b != 0 {
 		a, b = b, a%b
 	}
@@ -174,7 +180,9 @@ func (r *Resampler) Read(dst audio.Buffer) (int, error) {
 
 // fill drops the history no output needs any more and reads more input
 // behind what is left. At the end of the input it appends the k frames of
-// silence the last outputs reach into.
+// silence the last outputs reach into. The next output's window always
+// starts inside the history: consecutive windows are at most m/l+1
+// frames apart and 2k is hundreds of times that.
 func (r *Resampler) fill() error {
 	if drop := int(r.i - int64(r.k-1) - r.inPos); drop > 0 {
 		for c := range r.buf {

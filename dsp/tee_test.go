@@ -71,7 +71,7 @@ func TestTeeContract(t *testing.T) {
 // there, exactly as a separate pass over it would.
 func TestTeeMeterMidGraph(t *testing.T) {
 	const fs = 48000
-	x := audio.Buffer{audiotest.Sine(1, fs, 997, 0.2, 5*fs)[0], audiotest.Noise(1, 5*fs, 0.2, 3)[0]}
+	x := audio.Buffer{audiotest.Sine(1, fs, 997, 0.2, 2*fs)[0], audiotest.Noise(1, 2*fs, 0.2, 3)[0]}
 	opts := loudness.Options{Mode: loudness.ModeEBU}
 	// Resample, meter the 44.1 kHz signal, convert back.
 	down := gtResample(t, gtIrregularSource(x, fs, 9), 44100, dsp.ResampleMedium)
