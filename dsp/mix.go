@@ -13,6 +13,7 @@ import (
 // whose level must change over time (ducking under speech) is a gain node
 // wrapped around the source, and an input at another rate is a Resampler.
 type MixInput struct {
+	// Source is the input; the Mix owns it from then on (Close closes it).
 	Source audio.Source
 	// GainDB is the input's gain; -Inf mutes it.
 	GainDB float64

@@ -39,7 +39,7 @@ type NormalizeOptions struct {
 // The target is met exactly (the limiter passes everything below the
 // ceiling untouched) as long as the programme's peak-to-loudness ratio
 // (true peak minus loudness) is no more than the distance from target to
-// ceiling. Beyond that the ceiling wins: the limiter takes the excess off
+// ceiling, less the limiter's LimiterMargin. Beyond that the ceiling wins: the limiter takes the excess off
 // the peaks and the loudness falls short of the target (in the tests,
 // synthetic speech peaking 18.7 dB over its loudness, normalised to -16
 // LUFS under -1 dBTP, ends 0.8 LU short). Callers that must meet the

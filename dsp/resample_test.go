@@ -305,11 +305,12 @@ func TestResamplerAgreesWithSox(t *testing.T) {
 		x := gtTones(float64(in), fs, amps, ph, dur)
 		ours := gtResampleMono(t, x, in, out, dsp.ResampleHigh)
 		ref := gtSox(t, sox, x, in, "rate", "-v", fmt.Sprint(out))
-		if len(ours) != len(ref) {
+		// Both round the exact length; sox may round an exact half down.
+		if len(ours) != len(ref) && !(2*len(x)*out%in == 0 && 2*len(x)*out/in%2 == 1 && len(ours) == len(ref)+1) {
 			t.Errorf("%d->%d Hz: %d frames, sox %d", in, out, len(ours), len(ref))
 		}
 		e := out / 40
-		snr := gtSNR(ref[e:len(ref)-e], ours[e:len(ref)-e])
+		snr := gtSNR(ref[e:len(ref)-e], ours[e:len(ref)-e]) // sox's length is ours or one less
 		t.Logf("%d->%d Hz, 200 tones up to 0.63 of the lower Nyquist: ours and sox rate -v differ by %.1f dB", in, out, -snr)
 		if snr < 110 {
 			t.Errorf("%d->%d Hz: ours and sox differ by only %.1f dB", in, out, snr)
