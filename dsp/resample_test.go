@@ -269,10 +269,6 @@ func TestResamplerRoundTrip(t *testing.T) {
 	}
 }
 
-func gtLookSox() (string, error) {
-	return execLookPath("sox")
-}
-
 // An independent converter, sox's very high quality "rate -v", gives the
 // same output for a signal inside both pass bands (so both are aligned
 // the same way and neither colours it), and both reject aliases. sox
