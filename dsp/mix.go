@@ -217,7 +217,7 @@ func (m *Mix) Read(dst audio.Buffer) (int, error) {
 	for n < want && !m.done && m.err == nil {
 		// Every input that has reached the current frame and has nothing
 		// pending reads its next block.
-		for _, in := range m.ins {
+		for i, in := range m.ins {
 			if in.eof || in.start < in.end || in.t > m.pos {
 				continue
 			}
@@ -228,9 +228,9 @@ func (m *Mix) Read(dst audio.Buffer) (int, error) {
 			case errors.Is(err, io.EOF):
 				in.eof = true
 			case err != nil:
-				m.err = err
+				m.err = fmt.Errorf("mix input %d: %w", i, err)
 			default:
-				m.err = fmt.Errorf("%w: mix input returned no frames and no error", audio.ErrMalformed)
+				m.err = fmt.Errorf("%w: mix input %d returned no frames and no error", audio.ErrMalformed, i)
 			}
 			if m.err != nil {
 				break
