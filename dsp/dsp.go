@@ -14,7 +14,12 @@
 //	src, err = dsp.NewLimiter(src, -1)
 //	defer src.Close() // closes second: a graph owns its inputs
 //
-// (Example shows it whole.) Every constructor is NewX(upstream, options)
+// (Example shows it whole.) Graphs branch and join with Mix (N sources with
+// gain, constant-power pan and sample-accurate offsets), Tee (a meter or an
+// encoder mid-graph), Normalize (the second pass of loudness normalization)
+// and Resampler (a polyphase windowed-sinc sample-rate converter).
+//
+// Every constructor is NewX(upstream, options)
 // returning the node and an error wrapping ErrInvalidParameter for values
 // outside the node's domain. Every node produces the same samples whatever
 // block size it is read with, has no latency visible from outside

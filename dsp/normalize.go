@@ -49,7 +49,6 @@ type NormalizeOptions struct {
 type Normalize struct {
 	src    audio.Source
 	gainDB float64
-	gain   normGain
 	lim    *Limiter
 }
 
@@ -84,8 +83,13 @@ func NewNormalize(src audio.Source, opts NormalizeOptions) (*Normalize, error) {
 		return nil, fmt.Errorf("%w: normalize input: %w", ErrInvalidParameter, err)
 	}
 	n := &Normalize{src: src, gainDB: opts.TargetLUFS - measured}
-	n.gain = normGain{src: src, g: DBToGain(n.gainDB)}
-	n.lim = NewLimiter(&n.gain, opts.CeilingDBTP)
+	g, err := NewGain(src, n.gainDB)
+	if err != nil {
+		return nil, err
+	}
+	if n.lim, err = NewLimiter(g, opts.CeilingDBTP); err != nil {
+		return nil, err
+	}
 	return n, nil
 }
 
@@ -105,23 +109,3 @@ func (n *Normalize) Close() error { return closeSources(n.src) }
 
 // Read implements audio.Source.
 func (n *Normalize) Read(dst audio.Buffer) (int, error) { return n.lim.Read(dst) }
-
-// normGain is the fixed gain stage in front of the limiter. It is not a
-// Gain because a Gain ramps SetGain changes and Normalize has none.
-type normGain struct {
-	src audio.Source
-	g   float64
-}
-
-func (s *normGain) Format() audio.Format { return s.src.Format() }
-
-func (s *normGain) Read(dst audio.Buffer) (int, error) {
-	n, err := s.src.Read(dst)
-	for c := range dst {
-		x := dst[c][:n]
-		for i := range x {
-			x[i] *= s.g
-		}
-	}
-	return n, err
-}

@@ -46,22 +46,9 @@ const rawBlock = 64 << 10
 // Decode starts ffmpeg on r. An *os.File is passed by path (MP4 with its
 // index at the end needs seeking); any other reader streams through stdin.
 // ctx bounds the whole decode: cancelling it kills ffmpeg. Close kills it
-// too and must be called.
+// too and must be called. Streams keep their sample rate: converting it is
+// dsp.Resampler's job, in pure Go.
 func Decode(ctx context.Context, r io.Reader) (*Decoder, error) {
-	return decode(ctx, r, 0)
-}
-
-// DecodeResampled is Decode with ffmpeg's resampler converting the stream
-// to sampleRate Hz: Format reports that rate, and Info the file's own
-// (whose Frames, at the file's rate, is then set to -1).
-func DecodeResampled(ctx context.Context, r io.Reader, sampleRate int) (*Decoder, error) {
-	if sampleRate <= 0 {
-		return nil, fmt.Errorf("%w: sample rate %d", audio.ErrUnsupported, sampleRate)
-	}
-	return decode(ctx, r, sampleRate)
-}
-
-func decode(ctx context.Context, r io.Reader, rate int) (*Decoder, error) {
 	tool, err := lookTool("ffmpeg", "decoding a format without a pure-Go codec")
 	if err != nil {
 		return nil, err
@@ -95,14 +82,6 @@ func decode(ctx context.Context, r io.Reader, rate int) (*Decoder, error) {
 	if err := f.Validate(); err != nil {
 		return nil, fmt.Errorf("ffmpeg: %s stream: %w", det.Format, err)
 	}
-	if rate > 0 && rate != f.SampleRate {
-		f.SampleRate = rate
-		det.Frames = -1
-		if err := f.Validate(); err != nil {
-			return nil, fmt.Errorf("ffmpeg: resampling: %w", err)
-		}
-	}
-
 	args := append(baseArgs(), "-i", in.arg, "-map", "0:a:0", "-vn", "-sn", "-dn",
 		"-f", "f64le", "-ac", strconv.Itoa(f.Channels), "-ar", strconv.Itoa(f.SampleRate), "pipe:1")
 	cmd := exec.CommandContext(ctx, tool, args...)

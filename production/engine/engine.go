@@ -455,24 +455,6 @@ func (r *run) open(ctx context.Context, path, what string) (audio.Decoder, error
 	return fd, nil
 }
 
-// openResampled decodes path with ffmpeg converting it to sampleRate Hz
-// (an intro or outro recorded at another rate than the main input). The
-// caller has opened it with open before, which checked its duration.
-func (r *run) openResampled(ctx context.Context, path, what string, sampleRate int) (audio.Source, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	d, err := ffmpeg.DecodeResampled(ctx, f, sampleRate)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	fd := &closingDecoder{Decoder: d, f: f}
-	r.decoders = append(r.decoders, fd)
-	return fd, nil
-}
-
 // openMain is the Opener handed to the Processor: a fresh decoder of the
 // main input, reporting progress while the processor reads it.
 func (r *run) openMain(ctx context.Context) (audio.Source, error) {

@@ -19,8 +19,8 @@ import (
 // outro's offset how much of its start overlaps the end of the audio
 // before it. Intros and outros are not processed; their channels are
 // mapped to the main input's (mono is copied to every channel, more
-// channels are averaged to mono). One at another sample rate is decoded
-// again through ffmpeg's resampler at the main input's rate.
+// channels are averaged to mono). One at another sample rate goes through
+// dsp's resampler to the main input's rate.
 
 // withIntroOutro returns main with the production's intros and outros. The
 // intros and outros are not processed and overlaps add up, so the series
@@ -32,10 +32,7 @@ func (r *run) withIntroOutro(ctx context.Context, main audio.Source, ceilingDB f
 	f := main.Format()
 	add := func(m production.MultiInputFile, src audio.Source, what string) error {
 		if sf := src.Format(); sf.SampleRate != f.SampleRate {
-			if c, ok := src.(io.Closer); ok {
-				c.Close() // opened at the wrong rate
-			}
-			rs, err := r.openResampled(ctx, r.in.Multi[m.ID], what, f.SampleRate)
+			rs, err := dsp.NewResampler(src, f.SampleRate, dsp.ResampleOptions{})
 			if err != nil {
 				return fmt.Errorf("%s has %d Hz, the input %d Hz: %w", what, sf.SampleRate, f.SampleRate, err)
 			}
