@@ -11,6 +11,7 @@ require (
 	github.com/hajimehoshi/go-mp3 v0.3.4
 	github.com/jlaffaye/ftp v0.2.4
 	github.com/mewkiz/flac v1.0.14
+	github.com/mjibson/go-dsp v0.0.0-20180508042940-11479a337f12
 	github.com/pkg/sftp v1.13.12
 	github.com/studio-b12/gowebdav v0.13.0
 	golang.org/x/crypto v0.58.0
