@@ -1,6 +1,7 @@
 package goaudio
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -62,7 +63,7 @@ type header struct {
 //
 // Errors wrap audio.ErrUnknownFormat (not RIFF/WAVE), audio.ErrMalformed or
 // audio.ErrUnsupported. CheckWAV reads only headers (it seeks over sample
-// data), allocates a few hundred bytes whatever the file claims, and leaves
+// data), allocates under 1 KB whatever the file claims, and leaves
 // r where it found it.
 func CheckWAV(r io.ReadSeeker) error {
 	_, err := checkWAV(r)
@@ -244,28 +245,37 @@ func (w *walker) readAt(off int64, p []byte) error {
 
 // checkList checks the entries of a LIST/INFO chunk the way go-audio's
 // DecodeListChunk reads them: each entry's buffer is allocated at the size
-// the entry states, so that size must fit in the chunk.
+// the entry states, so that size must fit in the chunk. The chunk (at most
+// MaxMetadataChunk bytes) is read once, through a small buffer.
 func (w *walker) checkList(body, size int64) error {
-	var b [8]byte
 	if size < 4 {
 		return nil
 	}
-	if err := w.readAt(body, b[:4]); err != nil {
+	if _, err := w.r.Seek(w.start+body, io.SeekStart); err != nil {
 		return err
+	}
+	br := bufio.NewReaderSize(io.LimitReader(w.r, size), 512)
+	var b [8]byte
+	if _, err := io.ReadFull(br, b[:4]); err != nil {
+		return fmt.Errorf("%w: truncated LIST chunk", audio.ErrMalformed)
 	}
 	if string(b[:4]) != "INFO" {
 		return nil // go-audio skips other lists
 	}
 	for p := int64(4); p+8 <= size; {
-		if err := w.readAt(body+p, b[:]); err != nil {
-			return err
+		if _, err := io.ReadFull(br, b[:]); err != nil {
+			return fmt.Errorf("%w: truncated LIST chunk", audio.ErrMalformed)
 		}
 		n := int64(binary.LittleEndian.Uint32(b[4:8]))
 		p += 8
 		if n > size-p {
 			return fmt.Errorf("%w: LIST/INFO entry %q of %d bytes in a %d-byte chunk", audio.ErrMalformed, b[:4], n, size)
 		}
-		p += n + n&1
+		skip := min(n+n&1, size-p)
+		if _, err := br.Discard(int(skip)); err != nil {
+			return fmt.Errorf("%w: truncated LIST chunk", audio.ErrMalformed)
+		}
+		p += skip
 	}
 	return nil
 }

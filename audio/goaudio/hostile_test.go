@@ -51,7 +51,7 @@ func hostileFiles() []struct {
 		{"LIST chunk claims 2 GiB", pad300(riff(fmt16, chunkSized("LIST", 0x7FFFFFF0, []byte("INFO")), data)), audio.ErrMalformed},
 		{"smpl chunk before fmt claims 4 GiB", pad300(riff(chunkSized("smpl", 0xFFFFFFF0, nil), fmt16, data)), audio.ErrMalformed},
 		{"cue chunk after data claims 1 GiB", riff(fmt16, data, chunkSized("cue ", 1<<30, make([]byte, 200))), audio.ErrMalformed},
-		{"LIST chunk of 2 MiB", pad300(riff(fmt16, chunkSized("LIST", 2<<20, []byte("INFO")), data)), audio.ErrMalformed},
+		{"LIST chunk claims 2 MiB", pad300(riff(fmt16, chunkSized("LIST", 2<<20, []byte("INFO")), data)), audio.ErrMalformed},
 		{"65535 channels", pad300(riff(chunk("fmt ", fmtBody(formatPCM, 65535, 48000, 16)), data)), audio.ErrUnsupported},
 		{"sample rate 4 GHz", pad300(riff(chunk("fmt ", fmtBody(formatPCM, 2, -16, 16)), data)), audio.ErrUnsupported},
 		{"0 bits", pad300(riff(chunk("fmt ", fmtBody(formatPCM, 2, 48000, 0)), data)), audio.ErrUnsupported},
@@ -120,6 +120,21 @@ func TestCheckWAVAcceptsMetadata(t *testing.T) {
 	b := audio.NewBuffer(1, 100)
 	if n, err := s.Read(b); n != 10 || err != nil {
 		t.Errorf("Read = %d, %v; want 10 frames", n, err)
+	}
+}
+
+// TestMetadataLimit: a LIST chunk larger than MaxMetadataChunk is refused
+// even when the file really holds it (go-audio would read it whole).
+func TestMetadataLimit(t *testing.T) {
+	fmt16 := chunk("fmt ", fmtBody(formatPCM, 1, 8000, 16))
+	big := append([]byte("INFO"), make([]byte, MaxMetadataChunk)...)
+	_, err := NewWAVSource(bytes.NewReader(riff(fmt16, chunk("LIST", big), chunk("data", make([]byte, 4)))))
+	if !errors.Is(err, audio.ErrUnsupported) {
+		t.Errorf("err = %v, want ErrUnsupported", err)
+	}
+	ok := append([]byte("INFO"), make([]byte, MaxMetadataChunk-4)...)
+	if _, err := NewWAVSource(bytes.NewReader(riff(fmt16, chunk("LIST", ok), chunk("data", make([]byte, 4))))); err != nil {
+		t.Errorf("LIST of MaxMetadataChunk bytes: %v", err)
 	}
 }
 
