@@ -24,7 +24,11 @@ func ExampleNewSource() {
 	if err != nil {
 		panic(err)
 	}
-	out, _ := audio.ReadAll(context.Background(), dsp.NewLimiter(src, -1))
+	lim, err := dsp.NewLimiter(src, -1)
+	if err != nil {
+		panic(err)
+	}
+	out, _ := audio.ReadAll(context.Background(), lim)
 	peak := 0.0
 	for _, ch := range out {
 		for _, v := range ch {

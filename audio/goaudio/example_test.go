@@ -30,7 +30,8 @@ func ExampleNewSource() {
 	}
 	var out []int
 	sink, _ := goaudio.NewSink(collect{&out}, src.Format(), 16)
-	audio.Copy(context.Background(), sink, dsp.NewGain(src, -6.0206)) // halve
+	half, _ := dsp.NewGain(src, -6.0206)
+	audio.Copy(context.Background(), sink, half)
 	fmt.Println(out)
 	// Output:
 	// [8192 -8192 16383 -16384]

@@ -7,17 +7,11 @@ import (
 	"github.com/audiopost/audiopost/dsp"
 )
 
-// This file is the one place the program builds audiopost nodes (the dsp
-// constructors are about to return (node, error); only these two functions
-// will change).
+// This file is the one place the program builds audiopost nodes.
 
 // analyze is the first pass: it reads src to the end through an Analyzer.
 func analyze(ctx context.Context, src audio.Source) (*dsp.Analysis, error) {
-	a := dsp.NewAnalyzer(src.Format(), true)
-	if _, err := audio.Copy(ctx, a, src); err != nil {
-		return nil, err
-	}
-	return a.Finish(), nil
+	return dsp.Analyze(ctx, src, dsp.AnalyzerOptions{Spectrum: true})
 }
 
 // process is the second pass: the leveler with the first pass's analysis,
@@ -27,5 +21,5 @@ func process(src audio.Source, an *dsp.Analysis, strength, ceilingDB float64) (a
 	if err != nil {
 		return nil, err
 	}
-	return dsp.NewLimiter(lev, ceilingDB), nil
+	return dsp.NewLimiter(lev, ceilingDB)
 }

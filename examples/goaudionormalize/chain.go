@@ -7,8 +7,10 @@ import (
 
 // normalize is the one place this program builds audiopost nodes: the
 // static gain that reaches the loudness target, then the true-peak limiter.
-// (The dsp constructors are about to return (node, error); only this
-// function will change.)
 func normalize(src audio.Source, gainDB, ceilingDB float64) (audio.Source, error) {
-	return dsp.NewLimiter(dsp.NewGain(src, gainDB), ceilingDB), nil
+	g, err := dsp.NewGain(src, gainDB)
+	if err != nil {
+		return nil, err
+	}
+	return dsp.NewLimiter(g, ceilingDB)
 }

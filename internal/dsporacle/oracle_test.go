@@ -43,7 +43,10 @@ func TestFFTAgainstGoDSP(t *testing.T) {
 // analyse runs dsp.Analyzer with spectrum analysis over a mono signal.
 func analyse(t *testing.T, x []float64, rate int) (db []float64, binHz float64) {
 	t.Helper()
-	a := dsp.NewAnalyzer(audio.Format{SampleRate: rate, Channels: 1}, true)
+	a, err := dsp.NewAnalyzer(audio.Format{SampleRate: rate, Channels: 1}, dsp.AnalyzerOptions{Spectrum: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := a.Write(audio.Buffer{x}); err != nil {
 		t.Fatal(err)
 	}
