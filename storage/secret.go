@@ -75,6 +75,16 @@ func HashPassword(password string) (string, error) {
 	return hashPassword(password, PasswordIterations)
 }
 
+// HashPasswordIterations is HashPassword with another iteration count (at
+// least 1000): tests use few, to stay fast under the race detector; the
+// hash verifies like any other and PasswordNeedsRehash flags it.
+func HashPasswordIterations(password string, iterations int) (string, error) {
+	if iterations < 1000 || iterations > maxIterations {
+		return "", fmt.Errorf("storage: %d password hash iterations outside 1000-%d", iterations, maxIterations)
+	}
+	return hashPassword(password, iterations)
+}
+
 func hashPassword(password string, iter int) (string, error) {
 	salt := make([]byte, passwordSaltLen)
 	rand.Read(salt)

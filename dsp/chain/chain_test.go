@@ -41,15 +41,14 @@ func TestConfigValidate(t *testing.T) {
 
 // TestLoudnessEveryTarget measures the output of every loudness target of
 // the API with ffmpeg's ebur128 filter, for speech and for music, cycling
-// the true-peak ceilings so every one is exercised too. With -short it
-// runs three targets of each material (the race run).
+// the true-peak ceilings so every one is exercised too.
 func TestLoudnessEveryTarget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("numeric sweep; the plain run covers it")
+	}
 	needTool(t, "ffmpeg")
 	targets := []float64{-13, -14, -15, -16, -18, -19, -20, -23, -24, -26, -27, -31}
 	peaks := []float64{0, -0.5, -1, -1.5, -2, -3, -4, -5, -6}
-	if testing.Short() {
-		targets = []float64{-13, -16, -31}
-	}
 	materials := map[string]audio.Buffer{
 		"speech": stereoOf(voice(30, 120, 1, []float64{0, -10, 4, -6})),
 		"music":  stereoOf(music(30)),
@@ -81,6 +80,9 @@ func TestLoudnessEveryTarget(t *testing.T) {
 // Headroom is what the engine asks for ahead of lossy encoders: the
 // limiter's ceiling drops by it and the loudness stays on target.
 func TestHeadroomLowersTheCeiling(t *testing.T) {
+	if testing.Short() {
+		t.Skip("numeric measurement; the plain run covers it")
+	}
 	b := stereoOf(voice(20, 150, 3, []float64{0, 6}))
 	cfg := DefaultConfig()
 	cfg.TargetLUFS, cfg.MaxTruePeak, cfg.Headroom = -14, -1, 1.5
@@ -102,14 +104,14 @@ func TestHeadroomLowersTheCeiling(t *testing.T) {
 }
 
 func TestMaxLRAAndShortTermLimits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("numeric sweep; the plain run covers it")
+	}
 	needTool(t, "ffmpeg")
 	// A programme whose sections differ by up to 16 dB, with leveling and
 	// compression off so only the loudness control can narrow the range.
 	b := stereoOf(voice(64, 130, 4, []float64{0, -12, 4, -8, -2, -14, 2, -6}))
 	limits := []float64{3, 6, 10}
-	if testing.Short() {
-		limits = []float64{6}
-	}
 	for _, maxLRA := range limits {
 		cfg := DefaultConfig()
 		cfg.Leveler, cfg.SpeechCompression, cfg.MaxLRA = false, CompressionOff, maxLRA
@@ -141,7 +143,11 @@ func TestMaxLRAAndShortTermLimits(t *testing.T) {
 }
 
 func TestPipelineContract(t *testing.T) {
-	b := stereoOf(voice(8, 140, 5, nil))
+	secs := 8.0
+	if testing.Short() {
+		secs = 3 // block size 1 under the race detector
+	}
+	b := stereoOf(voice(secs, 140, 5, nil))
 	cfg := DefaultConfig()
 	out := audiotest.CheckSource(t, func() audio.Source {
 		p, err := New(context.Background(), bufferOpener(b), cfg)

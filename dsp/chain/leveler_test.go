@@ -85,6 +85,9 @@ func speakerDiff(t *testing.T, b audio.Buffer, rate int, segs [][3]int) float64 
 }
 
 func TestLevelerTwoSpeakersEspeak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("numeric measurement; the plain run covers it")
+	}
 	in, rate, segs := twoSpeakers(t, 18)
 	inDiff := speakerDiff(t, in, rate, segs)
 	open := func(ctx context.Context) (audio.Source, error) { return audio.NewBufferSource(in, rate), nil }

@@ -57,6 +57,9 @@ func writeTestWAV(t *testing.T, path string) {
 }
 
 func TestProcessWAVToFLAC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("single-threaded processing; the plain run covers it")
+	}
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "in.wav"), filepath.Join(dir, "out.flac")
 	writeTestWAV(t, in)
@@ -125,6 +128,9 @@ func TestProcessRejectsBadInput(t *testing.T) {
 }
 
 func TestProcessChaptersAndCover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("single-threaded processing; the plain run covers it")
+	}
 	if _, err := exec.LookPath("ffmpeg"); err != nil {
 		t.Skip("mp3 encoding needs ffmpeg")
 	}

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/production/artwork"
 	"github.com/audiopost/audiopost/production/engine"
 
@@ -216,6 +217,9 @@ var codecFrame = map[string]time.Duration{
 }
 
 func TestEngineEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end sweep of every output format; the plain run covers it")
+	}
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", t.TempDir())
 	input := speechMP3(t, tmp)
@@ -533,9 +537,19 @@ func checkSideFiles(t *testing.T, p *production.Production, dir string) {
 func TestEngineCancel(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", t.TempDir())
-	input := speechMP3(t, tmp)
 	outDir := t.TempDir()
-	p := newProduction(t, e2eRequest)
+	var input string
+	request := e2eRequest
+	if testing.Short() {
+		// The race run: a short WAV and one lossy and one lossless
+		// encoder are enough to cancel concurrent encoding.
+		input = filepath.Join(tmp, "episode.wav")
+		testaudio.WriteWAV(t, input, testaudio.SpeechLike(44100, 6, 0.05), 44100)
+		request = `{"input_file": "https://example.org/uploads/episode.wav", "output_files": [{"format": "mp3"}, {"format": "wav"}]}`
+	} else {
+		input = speechMP3(t, tmp)
+	}
+	p := newProduction(t, request)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var last production.Status

@@ -46,6 +46,9 @@ func writeWAV(t testing.TB, path string, b audio.Buffer, rate int) {
 }
 
 func TestEngineSplitMonoIntro(t *testing.T) {
+	if testing.Short() {
+		t.Skip("output format sweep; the plain run covers it")
+	}
 	const rate = 48000
 	dir := t.TempDir()
 	outDir := t.TempDir()
@@ -208,6 +211,9 @@ func mustMD5(t *testing.T, path string) string {
 }
 
 func TestEngineVideoAndAudiogram(t *testing.T) {
+	if testing.Short() {
+		t.Skip("output format sweep; the plain run covers it")
+	}
 	needTools(t, "ffmpeg", "ffprobe")
 	const rate = 48000
 	dir := t.TempDir()
@@ -289,6 +295,9 @@ func TestEngineVideoAndAudiogram(t *testing.T) {
 
 // Lossy chapter parts go through ffmpeg one after the other.
 func TestEngineSplitLossy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("output format sweep; the plain run covers it")
+	}
 	needTools(t, "ffmpeg", "ffprobe")
 	const rate = 44100
 	dir, outDir := t.TempDir(), t.TempDir()

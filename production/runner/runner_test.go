@@ -155,7 +155,10 @@ func (e *runnerEnv) runner(cfg runner.Config) *runner.Runner {
 		cfg.TempDir = e.t.TempDir()
 	}
 	cfg.Logger = quietLogger()
-	cfg.Engine = &engine.Engine{Logger: cfg.Logger}
+	if cfg.Engine == nil {
+		cfg.Engine = &engine.Engine{}
+	}
+	cfg.Engine.Logger = cfg.Logger
 	r, err := runner.New(cfg)
 	if err != nil {
 		e.t.Fatal(err)
@@ -323,31 +326,48 @@ func (e *runnerEnv) waitStatus(uuid string, timeout time.Duration, pred func(pro
 	}
 }
 
+// blockingProcessor stands in for the DSP where a test needs a run that
+// is still going when something happens to it: it blocks until its
+// context ends, so a stop or a shutdown always lands mid-processing
+// without a long input or a timing assumption.
+type blockingProcessor struct{ started chan struct{} }
+
+func newBlockingProcessor() blockingProcessor {
+	return blockingProcessor{started: make(chan struct{}, 16)}
+}
+
+func (b blockingProcessor) Process(ctx context.Context, open audio.Opener, job engine.ProcessJob) (*engine.Processed, error) {
+	b.started <- struct{}{}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (b blockingProcessor) wait(t *testing.T) {
+	t.Helper()
+	select {
+	case <-b.started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("processing never started")
+	}
+}
+
 func TestRunnerStop(t *testing.T) {
 	e := newRunnerEnv(t, time.Hour)
 	const rate = 44100
-	// Long enough that the stop lands while the engine runs.
-	uuid, job := e.addProduction(wavRequest, wavBytes(t, speechLike(rate, 120, 0.05), rate))
+	uuid, job := e.addProduction(wavRequest, wavBytes(t, speechLike(rate, 2, 0.05), rate))
 	var finished atomic.Int32
-	r := e.runner(runner.Config{Lease: time.Second, Heartbeat: 50 * time.Millisecond,
+	proc := newBlockingProcessor()
+	r := e.runner(runner.Config{Lease: time.Second, Heartbeat: 20 * time.Millisecond, Engine: &engine.Engine{Processor: proc},
 		OnFinished: func(ctx context.Context, tx storage.Tx, owner string, p *production.Production) error {
 			finished.Add(1)
 			return nil
 		}})
 	done := make(chan error, 1)
 	go func() { _, err := r.RunOnce(context.Background(), "w1"); done <- err }()
-	e.waitStatus(uuid, 30*time.Second, production.Status.Processing)
-	// What POST stop.json does.
-	err := e.store.WithTx(context.Background(), func(tx storage.Tx) error {
-		if _, err := tx.CancelJobs(context.Background(), e.user.ID, uuid); err != nil {
-			return err
-		}
-		return tx.SetStatus(context.Background(), e.user.ID, storage.KindProduction, uuid, int(production.StatusStopping))
-	})
-	if err != nil {
+	proc.wait(t)
+	if err := (production.Service{Store: e.store}).Stop(context.Background(), e.user.ID, uuid); err != nil {
 		t.Fatal(err)
 	}
-	stopped := time.Now()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -356,7 +376,6 @@ func TestRunnerStop(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the runner did not notice the stop")
 	}
-	t.Logf("stop took effect after %v", time.Since(stopped))
 	p := e.production(uuid)
 	if p.Status != production.StatusNotStarted {
 		t.Errorf("status %v after stop, want %v", p.Status, production.StatusNotStarted)
@@ -428,12 +447,13 @@ func TestRunnerLeaseLostCancelsRun(t *testing.T) {
 func TestRunnerShutdownReleases(t *testing.T) {
 	e := newRunnerEnv(t, time.Hour)
 	const rate = 44100
-	uuid, job := e.addProduction(wavRequest, wavBytes(t, speechLike(rate, 120, 0.05), rate))
-	r := e.runner(runner.Config{PollInterval: 10 * time.Millisecond})
+	uuid, job := e.addProduction(wavRequest, wavBytes(t, speechLike(rate, 2, 0.05), rate))
+	proc := newBlockingProcessor()
+	r := e.runner(runner.Config{PollInterval: 10 * time.Millisecond, Engine: &engine.Engine{Processor: proc}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	e.waitStatus(uuid, 30*time.Second, production.Status.Processing)
+	proc.wait(t)
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -1,10 +1,6 @@
 package auth_test
 
 import (
-	"crypto/pbkdf2"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"html"
 	"io"
@@ -84,13 +80,11 @@ func newEnv(t testing.TB, mod func(*auth.Config)) *env {
 // accepts any iteration count, and the real 600,000 take over a second per
 // check under the race detector.
 func fastHash(t testing.TB, password string) string {
-	salt := make([]byte, 16)
-	rand.Read(salt)
-	key, err := pbkdf2.Key(sha256.New, password, salt, 1000, 32)
+	h, err := storage.HashPasswordIterations(password, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return "pbkdf2-sha256$1000$" + base64.RawStdEncoding.EncodeToString(salt) + "$" + base64.RawStdEncoding.EncodeToString(key)
+	return h
 }
 
 func (e *env) user(name, password string) storage.User {

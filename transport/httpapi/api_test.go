@@ -460,7 +460,7 @@ func TestPresetSubcommandsAndDeletes(t *testing.T) {
 func TestBasicAuth(t *testing.T) {
 	e := newEnv(t)
 	u := e.userA
-	hash, err := storage.HashPassword("s3cret pass")
+	hash, err := storage.HashPasswordIterations("s3cret pass", 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
