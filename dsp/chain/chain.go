@@ -109,29 +109,17 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 			p.gainDB = 0
 			p.stats.Warnings = append(p.stats.Warnings, "input is silent: loudness not normalized")
 		}
-		// Loudness after limiting grows monotonically but sub-linearly
-		// with the gain: secant steps from the measured points converge in
-		// two or three passes even when the limiter works hard.
-		prevG, prevL := math.NaN(), math.NaN()
-		for v := 0; v < maxVerifyPasses; v++ {
-			if v == 0 && limiterLoss(proc, p.gainDB, cfg.ceiling()) < limiterLossTrigger {
-				break
-			}
-			got, err := p.verify(ctx, open, pr)
+		// The limiter takes loudness off programmes whose peaks stand far
+		// above their loudness; when the estimate says it will, passes
+		// that render gain and limiter correct the gain (dsp.FitGain).
+		if limiterLoss(proc, p.gainDB, cfg.ceiling()) >= limiterLossTrigger {
+			p.gainDB, err = dsp.FitGain(p.gainDB, cfg.TargetLUFS, maxVerifyPasses, func(g float64) (float64, error) {
+				p.gainDB = g
+				return p.verify(ctx, open, pr)
+			})
 			if err != nil {
 				return nil, fmt.Errorf("limiter check pass: %w", err)
 			}
-			corr := cfg.TargetLUFS - got
-			if math.Abs(corr) < 0.05 || math.IsInf(corr, 0) || math.IsNaN(corr) {
-				break
-			}
-			step := corr
-			if !math.IsNaN(prevG) && got != prevL {
-				slope := (got - prevL) / (p.gainDB - prevG)
-				step = corr / math.Max(slope, 0.1)
-			}
-			prevG, prevL = p.gainDB, got
-			p.gainDB += math.Max(-20, math.Min(20, step))
 		}
 	}
 	p.gainStats()

@@ -1,7 +1,8 @@
 // Package httpapi is the HTTP interface of audiopost: the JSON API, the
-// simple API, downloads and the info calls of /work/shared/spec/api.md,
-// mounted together with the OAuth 2.0 and account routes of package
-// transport/auth by NewHandler.
+// simple API, downloads and the info calls of the post-production service
+// interface (described route by route below, and as OpenAPI 3.1 at
+// /api/openapi.json), mounted together with the OAuth 2.0 and account
+// routes of package transport/auth by NewHandler.
 //
 // All paths are under the path of Config.BaseURL. Every /api/ request is
 // authenticated (API key or OAuth token as "Authorization: Bearer" or
