@@ -17,6 +17,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/audio/wav"
+	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
 // frames is a beep.Streamer over stereo frames that keeps beep's contract:
@@ -303,7 +304,7 @@ func TestBeepWAVRoundTrip(t *testing.T) {
 		for _, channels := range []int{1, 2} {
 			name := fmt.Sprintf("%dbit-%dch", bits, channels)
 			in := quantized(channels, 12000, bits)
-			orig := encodeWAV(t, in, 44100, bits)
+			orig := testaudio.EncodeWAV(t, in, 44100, bits)
 
 			// audiopost -> beep's encoder.
 			d, err := wav.NewDecoder(context.Background(), bytes.NewReader(orig))
@@ -326,7 +327,7 @@ func TestBeepWAVRoundTrip(t *testing.T) {
 			}
 			f.Close()
 			data, _ := os.ReadFile(path)
-			got := decodeWAV(t, data)
+			got := testaudio.DecodeWAV(t, data)
 			for c := range in {
 				if !sameBits(got[c], in[c]) {
 					t.Errorf("%s: beep's encoder: channel %d differs", name, c)

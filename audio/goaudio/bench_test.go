@@ -13,6 +13,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/wav"
+	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
 // The benchmarks below back the figures of the README's Dependencies
@@ -27,7 +28,7 @@ import (
 const benchBlock = 4096
 
 func benchFile(b *testing.B, bits int) []byte {
-	return encodeWAV(b, quantized(2, 10*48000, bits), 48000, bits)
+	return testaudio.EncodeWAV(b, quantized(2, 10*48000, bits), 48000, bits)
 }
 
 // BenchmarkDecode compares audiopost's WAV decoder, go-audio's decoder as
@@ -94,12 +95,12 @@ func BenchmarkEncode(b *testing.B) {
 	for _, bits := range []int{16, 24} {
 		in := quantized(2, 10*48000, bits)
 		size := int64(in.Frames() * 2 * bits / 8)
-		out := &memFile{b: make([]byte, 0, size+1024)}
+		out := &testaudio.MemFile{B: make([]byte, 0, size+1024)}
 		b.Run(fmt.Sprintf("audiopost-wav/%dbit", bits), func(b *testing.B) {
 			b.SetBytes(size)
 			b.ReportAllocs()
 			for b.Loop() {
-				out.b, out.off = out.b[:0], 0
+				out.Reset()
 				e, err := wav.NewEncoder(context.Background(), out, audio.Format{SampleRate: 48000, Channels: 2}, audio.EncodeOptions{BitDepth: bits})
 				if err != nil {
 					b.Fatal(err)
@@ -114,7 +115,7 @@ func BenchmarkEncode(b *testing.B) {
 			b.SetBytes(size)
 			b.ReportAllocs()
 			for b.Loop() {
-				out.b, out.off = out.b[:0], 0
+				out.Reset()
 				s, err := NewWAVSink(out, audio.Format{SampleRate: 48000, Channels: 2}, bits)
 				if err != nil {
 					b.Fatal(err)

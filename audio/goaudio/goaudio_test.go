@@ -14,6 +14,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/audio/wav"
+	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
 // interleave returns b as go-audio integer samples of the bit depth.
@@ -117,8 +118,8 @@ func TestWAVSourceContract(t *testing.T) {
 	}{{1, 16}, {2, 16}, {2, 24}, {6, 24}, {2, 32}} {
 		t.Run(fmt.Sprintf("%dch-%dbit", tc.channels, tc.bits), func(t *testing.T) {
 			in := quantized(tc.channels, 9001, min(tc.bits, 24))
-			file := encodeWAV(t, in, 48000, tc.bits)
-			want := decodeWAV(t, file)
+			file := testaudio.EncodeWAV(t, in, 48000, tc.bits)
+			want := testaudio.DecodeWAV(t, file)
 			var bitDepth int
 			got := audiotest.CheckSource(t, func() audio.Source {
 				s, err := NewWAVSource(bytes.NewReader(file))
@@ -169,7 +170,7 @@ func TestWAVSourceUnknownSize(t *testing.T) {
 }
 
 func TestWAVSourceTruncated(t *testing.T) {
-	file := encodeWAV(t, quantized(2, 1000, 16), 48000, 16)
+	file := testaudio.EncodeWAV(t, quantized(2, 1000, 16), 48000, 16)
 	file = file[:len(file)-401] // 100 frames and one byte short
 	s, err := NewWAVSource(bytes.NewReader(file))
 	if err != nil {
@@ -195,11 +196,11 @@ func TestRoundTrip(t *testing.T) {
 		for _, channels := range []int{1, 2} {
 			t.Run(fmt.Sprintf("%dbit-%dch", bits, channels), func(t *testing.T) {
 				in := quantized(channels, 20000, bits)
-				src, err := NewWAVSource(bytes.NewReader(encodeWAV(t, in, 44100, bits)))
+				src, err := NewWAVSource(bytes.NewReader(testaudio.EncodeWAV(t, in, 44100, bits)))
 				if err != nil {
 					t.Fatal(err)
 				}
-				out := &memFile{}
+				out := &testaudio.MemFile{}
 				sink, err := NewWAVSink(out, src.Format(), src.BitDepth())
 				if err != nil {
 					t.Fatal(err)
@@ -213,11 +214,11 @@ func TestRoundTrip(t *testing.T) {
 				if sink.Clipped() != 0 {
 					t.Errorf("%d samples clipped", sink.Clipped())
 				}
-				if ok, diff := equal(decodeWAV(t, out.b), in); !ok {
+				if ok, diff := equal(testaudio.DecodeWAV(t, out.B), in); !ok {
 					t.Errorf("audiopost decoder: %s", diff)
 				}
 				// go-audio as an independent reader of its own output.
-				ib, err := gwav.NewDecoder(bytes.NewReader(out.b)).FullPCMBuffer()
+				ib, err := gwav.NewDecoder(bytes.NewReader(out.B)).FullPCMBuffer()
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -238,7 +239,7 @@ func TestRoundTrip(t *testing.T) {
 // TestSink8Bit checks the unsigned 8-bit convention both ways.
 func TestSink8Bit(t *testing.T) {
 	in := quantized(1, 500, 8)
-	out := &memFile{}
+	out := &testaudio.MemFile{}
 	sink, err := NewWAVSink(out, audio.Format{SampleRate: 8000, Channels: 1}, 8)
 	if err != nil {
 		t.Fatal(err)
@@ -247,10 +248,10 @@ func TestSink8Bit(t *testing.T) {
 	if err := sink.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if ok, diff := equal(decodeWAV(t, out.b), in); !ok {
+	if ok, diff := equal(testaudio.DecodeWAV(t, out.B), in); !ok {
 		t.Errorf("audiopost decoder: %s", diff)
 	}
-	s, err := NewWAVSource(bytes.NewReader(out.b))
+	s, err := NewWAVSource(bytes.NewReader(out.B))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +275,7 @@ func TestSinkErrors(t *testing.T) {
 	if _, err := NewSink(&failWriter{}, f, 20); !errors.Is(err, audio.ErrUnsupported) {
 		t.Errorf("20 bits: %v", err)
 	}
-	if _, err := NewWAVSink(&memFile{}, audio.Format{SampleRate: 48000, Channels: 9}, 16); !errors.Is(err, audio.ErrUnsupported) {
+	if _, err := NewWAVSink(&testaudio.MemFile{}, audio.Format{SampleRate: 48000, Channels: 9}, 16); !errors.Is(err, audio.ErrUnsupported) {
 		t.Errorf("9 channels: %v", err)
 	}
 	s, err := NewSink(&failWriter{}, f, 16)
@@ -301,7 +302,7 @@ func TestSinkErrors(t *testing.T) {
 
 // TestEmptyWAVSink: a stream without frames still makes a valid file.
 func TestEmptyWAVSink(t *testing.T) {
-	out := &memFile{}
+	out := &testaudio.MemFile{}
 	s, err := NewWAVSink(out, audio.Format{SampleRate: 48000, Channels: 2}, 16)
 	if err != nil {
 		t.Fatal(err)
@@ -309,7 +310,7 @@ func TestEmptyWAVSink(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got := decodeWAV(t, out.b); got.Frames() != 0 || len(got) != 2 {
+	if got := testaudio.DecodeWAV(t, out.B); got.Frames() != 0 || len(got) != 2 {
 		t.Errorf("decoded %d channels, %d frames", len(got), got.Frames())
 	}
 }
@@ -324,7 +325,7 @@ func TestZeroAllocs(t *testing.T) {
 	in := quantized(2, 300*block, 16)
 	ib := &gaudio.IntBuffer{Format: &gaudio.Format{NumChannels: 2, SampleRate: 48000}, Data: interleave(in, 16), SourceBitDepth: 16}
 	src, _ := NewSource(ib)
-	ws, err := NewWAVSource(bytes.NewReader(encodeWAV(t, in, 48000, 24)))
+	ws, err := NewWAVSource(bytes.NewReader(testaudio.EncodeWAV(t, in, 48000, 24)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +347,7 @@ func TestZeroAllocs(t *testing.T) {
 // without the pad byte of an odd size; CheckWAV accepts such a file and
 // go-audio reads the tags back.
 func TestWAVSinkMetadata(t *testing.T) {
-	out := &memFile{}
+	out := &testaudio.MemFile{}
 	s, err := NewWAVSink(out, audio.Format{SampleRate: 48000, Channels: 1}, 16)
 	if err != nil {
 		t.Fatal(err)
@@ -356,10 +357,10 @@ func TestWAVSinkMetadata(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckWAV(bytes.NewReader(out.b)); err != nil {
+	if err := CheckWAV(bytes.NewReader(out.B)); err != nil {
 		t.Fatal(err)
 	}
-	d := gwav.NewDecoder(bytes.NewReader(out.b))
+	d := gwav.NewDecoder(bytes.NewReader(out.B))
 	d.ReadMetadata()
 	if d.Metadata == nil || d.Metadata.Title != "odd" || d.Metadata.Artist != "someone" {
 		t.Errorf("metadata %+v", d.Metadata)

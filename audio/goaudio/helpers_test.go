@@ -1,58 +1,12 @@
 package goaudio
 
 import (
-	"bytes"
-	"context"
 	"encoding/binary"
-	"errors"
-	"io"
 	"math"
-	"testing"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
-	"github.com/audiopost/audiopost/audio/wav"
 )
-
-// memFile is an in-memory io.ReadWriteSeeker, for the encoders that patch
-// their header on Close.
-type memFile struct {
-	b   []byte
-	off int64
-}
-
-func (m *memFile) Write(p []byte) (int, error) {
-	end := int(m.off) + len(p)
-	if end > len(m.b) {
-		m.b = append(m.b, make([]byte, end-len(m.b))...)
-	}
-	copy(m.b[m.off:], p)
-	m.off = int64(end)
-	return len(p), nil
-}
-
-func (m *memFile) Read(p []byte) (int, error) {
-	if m.off >= int64(len(m.b)) {
-		return 0, io.EOF
-	}
-	n := copy(p, m.b[m.off:])
-	m.off += int64(n)
-	return n, nil
-}
-
-func (m *memFile) Seek(off int64, whence int) (int64, error) {
-	switch whence {
-	case io.SeekCurrent:
-		off += m.off
-	case io.SeekEnd:
-		off += int64(len(m.b))
-	}
-	if off < 0 {
-		return 0, errors.New("memFile: negative offset")
-	}
-	m.off = off
-	return off, nil
-}
 
 // quantized returns a test signal (a sine plus noise, different on every
 // channel, reaching full scale at both ends) rounded to the grid of the bit
@@ -69,38 +23,6 @@ func quantized(channels, frames, bits int) audio.Buffer {
 			b[c][0] = -1
 			b[c][1] = (full - 1) / full
 		}
-	}
-	return b
-}
-
-// encodeWAV writes b with audiopost's WAV encoder at the bit depth (16, 24,
-// or 32 for float) to a seekable buffer and returns the file.
-func encodeWAV(t testing.TB, b audio.Buffer, rate, bits int) []byte {
-	t.Helper()
-	m := &memFile{}
-	e, err := wav.NewEncoder(context.Background(), m, audio.Format{SampleRate: rate, Channels: len(b)}, audio.EncodeOptions{BitDepth: bits})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Write(b); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return m.b
-}
-
-// decodeWAV decodes a file with audiopost's WAV decoder.
-func decodeWAV(t testing.TB, file []byte) audio.Buffer {
-	t.Helper()
-	d, err := wav.NewDecoder(context.Background(), bytes.NewReader(file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := audio.ReadAll(context.Background(), d)
-	if err != nil {
-		t.Fatal(err)
 	}
 	return b
 }

@@ -14,28 +14,9 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/audio/wav"
+	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/loudness"
 )
-
-// writeWAV writes b with audiopost's encoder.
-func writeWAV(t *testing.T, path string, b audio.Buffer, rate, bits int) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	e, err := wav.NewEncoder(context.Background(), f, audio.Format{SampleRate: rate, Channels: len(b)}, audio.EncodeOptions{BitDepth: bits})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Write(b); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // speechLike is a 220 Hz tone with a 3 Hz syllable-like envelope.
 func speechLike(channels, rate int, seconds, amp float64) audio.Buffer {
@@ -52,11 +33,11 @@ func speechLike(channels, rate int, seconds, amp float64) audio.Buffer {
 func TestNormalize(t *testing.T) {
 	dir := t.TempDir()
 	quiet := filepath.Join(dir, "quiet.wav") // mono 16-bit, far below the target
-	writeWAV(t, quiet, speechLike(1, 44100, 6, 0.03), 44100, 16)
+	testaudio.WriteWAVBits(t, quiet, speechLike(1, 44100, 6, 0.03), 44100, 16)
 	hot := filepath.Join(dir, "hot.wav") // stereo 24-bit noise with a spike the gain pushes over the ceiling
 	b := audiotest.Noise(2, 6*48000, 0.08, 4)
 	b[0][100000], b[1][100001] = 0.95, -0.9
-	writeWAV(t, hot, b, 48000, 24)
+	testaudio.WriteWAVBits(t, hot, b, 48000, 24)
 	hostile := filepath.Join(dir, "hostile.wav") // a LIST/INFO entry that claims 4 GiB
 	os.WriteFile(hostile, []byte("RIFF\x30\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x40\x1f\x00\x00\x80\x3e\x00\x00\x02\x00\x10\x00LIST\x0c\x00\x00\x00INFOINAM\xf0\xff\xff\xff"), 0o644)
 

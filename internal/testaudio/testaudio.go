@@ -10,7 +10,9 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -463,19 +465,92 @@ func SpeechLike(rate int, seconds float64, amp float64) [][]float64 {
 // WriteWAV writes planar audio as a 16-bit WAV file.
 func WriteWAV(t testing.TB, path string, b [][]float64, rate int) {
 	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	enc, err := wav.NewEncoder(context.Background(), f, audio.Format{SampleRate: rate, Channels: len(b)}, audio.EncodeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := enc.Write(audio.Buffer(b)); err != nil {
-		t.Fatal(err)
-	}
-	if err := enc.Close(); err != nil {
+	WriteWAVBits(t, path, b, rate, 16)
+}
+
+// WriteWAVBits writes planar audio as a WAV file of the bit depth (16, 24,
+// or 32 for float).
+func WriteWAVBits(t testing.TB, path string, b [][]float64, rate, bits int) {
+	t.Helper()
+	if err := os.WriteFile(path, EncodeWAV(t, b, rate, bits), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
+
+// MemFile is an in-memory io.ReadWriteSeeker: the seekable file that
+// encoders patching their header on Close write to in tests.
+type MemFile struct {
+	B   []byte
+	off int64
+}
+
+// Write implements io.Writer.
+func (m *MemFile) Write(p []byte) (int, error) {
+	end := int(m.off) + len(p)
+	if end > len(m.B) {
+		m.B = append(m.B, make([]byte, end-len(m.B))...)
+	}
+	copy(m.B[m.off:], p)
+	m.off = int64(end)
+	return len(p), nil
+}
+
+// Read implements io.Reader.
+func (m *MemFile) Read(p []byte) (int, error) {
+	if m.off >= int64(len(m.B)) {
+		return 0, io.EOF
+	}
+	n := copy(p, m.B[m.off:])
+	m.off += int64(n)
+	return n, nil
+}
+
+// Seek implements io.Seeker.
+func (m *MemFile) Seek(off int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekCurrent:
+		off += m.off
+	case io.SeekEnd:
+		off += int64(len(m.B))
+	}
+	if off < 0 {
+		return 0, errors.New("MemFile: negative offset")
+	}
+	m.off = off
+	return off, nil
+}
+
+// EncodeWAV returns b as a WAV file written by audiopost's encoder at the
+// bit depth (16, 24, or 32 for float) to a seekable buffer.
+func EncodeWAV(t testing.TB, b audio.Buffer, rate, bits int) []byte {
+	t.Helper()
+	m := &MemFile{}
+	e, err := wav.NewEncoder(context.Background(), m, audio.Format{SampleRate: rate, Channels: len(b)}, audio.EncodeOptions{BitDepth: bits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return m.B
+}
+
+// DecodeWAV decodes a WAV file with audiopost's decoder.
+func DecodeWAV(t testing.TB, file []byte) audio.Buffer {
+	t.Helper()
+	d, err := wav.NewDecoder(context.Background(), bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := audio.ReadAll(context.Background(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Reset empties the file, keeping its memory.
+func (m *MemFile) Reset() { m.B, m.off = m.B[:0], 0 }
