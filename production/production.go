@@ -30,10 +30,13 @@ type Production struct {
 	Image             *string            `json:"image"`
 	Thumbnail         *string            `json:"thumbnail"`
 	WaveformImage     string             `json:"waveform_image"`
-	Webhook           *string            `json:"webhook"`
-	IsMultitrack      bool               `json:"is_multitrack"`
-	CreationTime      Time               `json:"creation_time"`
-	ChangeTime        Time               `json:"change_time"`
+	// LoudnessImage is a chart of the input's and the output's loudness
+	// over time (not in the original interface; empty until processed).
+	LoudnessImage string  `json:"loudness_image,omitempty"`
+	Webhook       *string `json:"webhook"`
+	IsMultitrack  bool    `json:"is_multitrack"`
+	CreationTime  Time    `json:"creation_time"`
+	ChangeTime    Time    `json:"change_time"`
 	// Length is the output length in seconds, intros and outros included.
 	Length           float64 `json:"length"`
 	LengthTimestring string  `json:"length_timestring"`

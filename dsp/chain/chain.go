@@ -84,6 +84,7 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 	p.spans = speechSpans(an)
 	p.stats.Input = an.Loudness
 	p.stats.Segments = segments(an)
+	p.stats.InputSteps = an.Energy
 
 	pr := &processing{an: an, cfg: cfg, control: make([]float64, len(an.Energy))}
 	pr.plan()
@@ -142,7 +143,11 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 		return nil, err
 	}
 	p.src = out
-	p.meter, err = loudness.NewMeter(p.format, p.meterOptions(loudness.ModeEBU|loudness.ModeRMS))
+	mo := p.meterOptions(loudness.ModeEBU | loudness.ModeRMS)
+	// Room for every step, so that recording them allocates nothing.
+	p.stats.OutputSteps = make([]float64, 0, len(an.Energy)+1)
+	mo.OnStep = func(e float64) { p.stats.OutputSteps = append(p.stats.OutputSteps, e) }
+	p.meter, err = loudness.NewMeter(p.format, mo)
 	if err != nil {
 		p.Close()
 		return nil, err

@@ -46,6 +46,11 @@ type Stats struct {
 	GainMinDB, GainMeanDB, GainMaxDB float64
 	// Segments are the speech and music runs of the input.
 	Segments []Segment
+	// InputSteps and OutputSteps are the 100 ms step energies of input
+	// and output (loudness.Options.OnStep): loudness over time, what
+	// pictures of the processing are drawn from. OutputSteps is complete
+	// at io.EOF.
+	InputSteps, OutputSteps []float64
 	Settings Settings
 	Warnings []string
 }

@@ -69,6 +69,10 @@ type Result struct {
 	// 200x200 center crop as PNG.
 	Cover     *audio.Picture
 	Thumbnail []byte
+	// LoudnessChart is a PNG of the short-term loudness of input and output
+	// over time (artwork.LoudnessChart), nil when the processor gave no
+	// loudness steps.
+	LoudnessChart []byte
 	// Frames is the output length in frames at the output sample rate.
 	Frames int64
 }
@@ -534,9 +538,16 @@ func (r *run) encode(ctx context.Context, src audio.Source, processed *Processed
 	}
 	r.result.Waveform = png
 	r.pcmLoudness = out.Integrated
-	st, warnings := processed.statistics(out, alg.String("loudnessmethod"))
-	if len(warnings) > 0 {
-		r.p.SetWarning(production.StatusAudioProcessing, joinWarnings(warnings))
+	st, ps := processed.statistics(out, alg.String("loudnessmethod"))
+	if len(ps.Warnings) > 0 {
+		r.p.SetWarning(production.StatusAudioProcessing, joinWarnings(ps.Warnings))
+	}
+	if len(ps.InputSteps) > 0 || len(ps.OutputSteps) > 0 {
+		chart, err := artwork.LoudnessChart(ps.InputSteps, ps.OutputSteps, float64(alg.Int("loudnesstarget")), artwork.ChartWidth, artwork.ChartHeight)
+		if err != nil {
+			return production.Statistics{}, 0, err
+		}
+		r.result.LoudnessChart = chart
 	}
 	return st, frames, nil
 }

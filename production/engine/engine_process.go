@@ -52,6 +52,9 @@ type ProcessStats struct {
 	GainMin, GainMean, GainMax production.Level
 	MusicSpeech                []production.MusicSpeechSegment
 	NoiseHum                   []production.NoiseHumSegment
+	// InputSteps and OutputSteps are the 100 ms loudness steps of input
+	// and processed output, for the loudness chart; nil when unknown.
+	InputSteps, OutputSteps []float64
 	// Warnings name every setting the processor could not honour.
 	Warnings []string
 }
@@ -125,7 +128,7 @@ func chainStats(s chain.Stats) ProcessStats {
 			SignalLevel: production.DB(in.SignalLevel), SNR: production.DB(in.SNR), MaxShortterm: production.LUFS(in.MaxShortTerm), Loudness: production.LUFS(in.Integrated),
 		},
 		GainMin: production.DB(s.GainMinDB), GainMean: production.DB(s.GainMeanDB), GainMax: production.DB(s.GainMaxDB),
-		Warnings: s.Warnings,
+		Warnings: s.Warnings, InputSteps: s.InputSteps, OutputSteps: s.OutputSteps,
 	}
 	for _, seg := range s.Segments {
 		label := "speech"
@@ -164,7 +167,7 @@ func (s *closeAtEOF) Close() error {
 
 // statistics combines the processor's statistics with the levels measured
 // on the encoded stream (intros and outros included).
-func (pr *Processed) statistics(out loudness.Result, method string) (production.Statistics, []string) {
+func (pr *Processed) statistics(out loudness.Result, method string) (production.Statistics, ProcessStats) {
 	var ps ProcessStats
 	if pr.Stats != nil {
 		ps = pr.Stats()
@@ -191,7 +194,7 @@ func (pr *Processed) statistics(out loudness.Result, method string) (production.
 			ms = append(ms, s)
 		}
 	}
-	return production.Statistics{Levels: lv, MusicSpeech: ms, NoiseHumReduction: ps.NoiseHum}, ps.Warnings
+	return production.Statistics{Levels: lv, MusicSpeech: ms, NoiseHumReduction: ps.NoiseHum}, ps
 }
 
 func round2(x float64) float64 {

@@ -28,6 +28,9 @@ import (
 // the basename.
 const WaveformName = "_waveform.png"
 
+// LoudnessChartName is the output-folder file name of the loudness_image.
+const LoudnessChartName = "_loudness.png"
+
 // infraError marks a failure of the store or the blob store: the job is
 // retried, the production is not at fault.
 type infraError struct{ err error }
@@ -339,6 +342,12 @@ func (j *jobRun) sideBlobs(ctx context.Context, p *production.Production, res *e
 		}
 		p.WaveformImage = WaveformName
 	}
+	if len(res.LoudnessChart) > 0 {
+		if err := putBlob(ctx, j.r.cfg.Blobs, production.OutputKey(p.UUID, LoudnessChartName), res.LoudnessChart); err != nil {
+			return err
+		}
+		p.LoudnessImage = LoudnessChartName
+	}
 	if res.Cover != nil && p.Image == nil && j.r.cfg.BaseURL != "" {
 		name := "cover" + production.ImageExt(res.Cover.MIMEType)
 		if err := putBlob(ctx, j.r.cfg.Blobs, production.ImageKey(p.UUID, name), res.Cover.Data); err != nil {
@@ -547,7 +556,8 @@ func (j *jobRun) leaseLost(ctx context.Context) error {
 // pruneOutputs removes output blobs an earlier run made that this one did
 // not (a renamed output, a dropped format).
 func (j *jobRun) pruneOutputs(ctx context.Context, p *production.Production, res *engine.Result) {
-	keep := map[string]bool{production.OutputKey(p.UUID, WaveformName): p.WaveformImage == WaveformName}
+	keep := map[string]bool{production.OutputKey(p.UUID, WaveformName): p.WaveformImage == WaveformName,
+		production.OutputKey(p.UUID, LoudnessChartName): p.LoudnessImage == LoudnessChartName}
 	for _, f := range res.Files {
 		keep[production.OutputKey(p.UUID, f.Name)] = true
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/transport/internal/webstyle"
 )
 
 // Cookie names. The session cookie holds a random token whose hash keys the
@@ -72,7 +73,7 @@ func checkCSRF(got, want string) bool {
 // safeNext keeps a post-login redirect on this service: a path below the
 // prefix, never another host ("//evil", "/\evil").
 func (s *Service) safeNext(next string) string {
-	def := s.prefix + "/account/"
+	def := s.prefix + "/productions/"
 	if next == "" || !strings.HasPrefix(next, s.prefix+"/") || strings.HasPrefix(next, "//") ||
 		strings.ContainsAny(next, "\\\r\n") {
 		return def
@@ -290,7 +291,8 @@ func fmtTime(t time.Time) string {
 // renderPage executes a page template into a buffer first, so that a
 // template error never leaves half a page behind.
 func (s *Service) renderPage(w http.ResponseWriter, r *http.Request, status int, name string, d pageData) {
-	d.Prefix = s.prefix
+	d.Prefix, d.CSS = s.prefix, webstyle.CSS
+	d.pageNav()
 	var buf bytes.Buffer
 	if err := pages[name].ExecuteTemplate(&buf, "layout", d); err != nil {
 		s.log.ErrorContext(r.Context(), "auth: render page", "page", name, "err", err)

@@ -304,7 +304,8 @@ func TestLoginNextStaysOnSite(t *testing.T) {
 		b := e.browser("alice", "alice-password")
 		_, page := b.do("GET", e.svc.LoginURL(next), nil)
 		resp, _ := b.post(page, "/account/login/", url.Values{"username": {"alice"}, "password": {"alice-password"}})
-		if resp.Request.URL.Host != strings.TrimPrefix(e.srv.URL, "http://") || resp.Request.URL.Path != "/account/" {
+		// Refused: the default landing page, the productions list.
+		if resp.Request.URL.Host != strings.TrimPrefix(e.srv.URL, "http://") || resp.Request.URL.Path != "/productions/" {
 			t.Errorf("next=%q led to %s", next, resp.Request.URL)
 		}
 	}

@@ -1,9 +1,15 @@
 package auth
 
-import "html/template"
+import (
+	"html/template"
+
+	"github.com/audiopost/audiopost/transport/internal/webstyle"
+)
 
 // pageData is what every page template sees.
 type pageData struct {
+	CSS      template.CSS
+	Nav      webstyle.Links
 	Prefix   string
 	Title    string
 	User     string // logged-in username, empty on the login page
@@ -41,15 +47,9 @@ const layoutHTML = `{{define "layout"}}<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}} · audiopost</title>
-<style>
-body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#222}
-table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.3rem;text-align:left;vertical-align:top}
-.error{background:#fee;border:1px solid #c33;padding:.5rem}.secret{background:#efe;border:1px solid #3a3;padding:.5rem}
-code{word-break:break-all}label{display:block;margin:.4rem 0}input[type=text],input[type=password],textarea{width:100%;max-width:30rem}
-header{display:flex;justify-content:space-between;align-items:center}
-</style></head><body>
-<header><h1>{{.Title}}</h1>{{if .User}}<form method="post" action="{{.Prefix}}/account/logout/">
-<input type="hidden" name="csrf_token" value="{{.CSRF}}"><span>{{.User}}</span> <button>Log out</button></form>{{end}}</header>
+<style>{{.CSS}}</style></head><body>
+{{template "nav" .Nav}}
+<h1>{{.Title}}</h1>
 {{if .Error}}<p class="error" role="alert">{{.Error}}</p>{{end}}
 {{template "content" .}}
 </body></html>{{end}}`
@@ -57,10 +57,13 @@ header{display:flex;justify-content:space-between;align-items:center}
 const loginHTML = `{{define "content"}}<form method="post" action="{{.Action}}">
 <input type="hidden" name="csrf_token" value="{{.CSRF}}">
 <input type="hidden" name="next" value="{{.Next}}">
-<label>Username or email <input type="text" name="username" value="{{.Username}}" autocomplete="username" required autofocus></label>
-<label>Password <input type="password" name="password" autocomplete="current-password" required></label>
-<button>Log in</button>
-</form>{{end}}`
+<label for="username">Username or email</label><input type="text" id="username" name="username" value="{{.Username}}" autocomplete="username" required autofocus>
+<label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required>
+<div class="actions"><button>Log in</button></div>
+</form>
+<p class="hint">The first account is created when the server starts for the first time: <code>audiopost serve</code> prints its
+generated password once (or takes <code>-admin-user</code> and <code>-admin-password</code>); the operator adds more with
+<code>audiopost user add</code>.</p>{{end}}`
 
 const consentHTML = `{{define "content"}}<p><strong>{{.Client}}</strong> asks for access to your audiopost account
 <strong>{{.User}}</strong>: it will be able to read and change your productions and presets and spend your credits.</p>
@@ -100,10 +103,21 @@ const accountHTML = `{{define "content"}}
 
 const errorHTML = `{{define "content"}}<p><a href="{{.Prefix}}/account/">Account</a></p>{{end}}`
 
+// pageNav is the navigation bar of the account pages: the same as the
+// other pages of the service.
+func (d *pageData) pageNav() {
+	p := d.Prefix
+	d.Nav = webstyle.Links{Home: p + "/", Account: p + "/account/", User: d.User}
+	if d.User != "" {
+		d.Nav.Productions, d.Nav.Upload = p+"/productions/", p+"/upload/"
+		d.Nav.LogoutURL, d.Nav.CSRF = p+"/account/logout/", d.CSRF
+	}
+}
+
 // pages are parsed once at start-up; a template error is a programming
 // error and panics at init.
 var pages = func() map[string]*template.Template {
-	base := template.Must(template.New("layout").Parse(layoutHTML))
+	base := template.Must(template.Must(template.New("layout").Parse(layoutHTML)).Parse(webstyle.Nav))
 	m := map[string]*template.Template{}
 	for name, content := range map[string]string{
 		"login": loginHTML, "consent": consentHTML, "account": accountHTML, "error": errorHTML,

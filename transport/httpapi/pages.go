@@ -17,11 +17,13 @@ import (
 
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/transport/auth"
+	"github.com/audiopost/audiopost/transport/internal/webstyle"
 )
 
 // Web pages: server-rendered HTML over the same code paths as the API.
 //
-//	GET       {base}/                                  redirects to the upload page
+//	GET       {base}/                                  home: what the service does; logged in, the productions list
+//	GET       {base}/productions/                      the user's productions, newest first, paged
 //	GET       {base}/upload/                           upload form
 //	POST      {base}/upload/                           creates a production like the simple API
 //	GET       {base}/production/{uuid}/status/         status page (polls status.json)
@@ -40,10 +42,11 @@ var templateFS embed.FS
 // pageTemplates are parsed once; a template error is a programming error.
 var pageTemplates = func() map[string]*template.Template {
 	m := map[string]*template.Template{}
-	for _, name := range []string{"status", "edit", "upload", "error"} {
-		m[name] = template.Must(template.New("layout.html").Funcs(template.FuncMap{
+	for _, name := range []string{"status", "edit", "upload", "error", "list", "home"} {
+		t := template.Must(template.New("layout.html").Funcs(template.FuncMap{
 			"join": strings.Join,
-		}).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
+		}).Parse(webstyle.Nav))
+		m[name] = template.Must(t.ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}
 	return m
 }()
@@ -78,9 +81,8 @@ func (s *server) pageRoutes(mux *http.ServeMux) {
 	rand.Read(key)
 	pg := &pages{s: s, key: key}
 	p := s.prefix
-	mux.HandleFunc("GET "+p+"/{$}", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, p+"/upload/", http.StatusSeeOther)
-	})
+	mux.HandleFunc("GET "+p+"/{$}", pg.home)
+	mux.HandleFunc("GET "+p+"/productions/{$}", pg.withUser(false, pg.listPage))
 	mux.HandleFunc("GET "+p+"/upload/{$}", pg.withUser(false, pg.uploadForm))
 	mux.HandleFunc("POST "+p+"/upload/{$}", pg.withUser(false, pg.uploadPost))
 	mux.HandleFunc("GET "+p+"/production/{uuid}/status/{$}", pg.withUser(false, pg.statusPage))
@@ -193,27 +195,33 @@ func (pg *pages) editURL(pr *pageReq, uuid string) string {
 
 // pageData is what the layout and every page template see.
 type pageData struct {
-	Title     string
-	User      string
-	Nonce     string
-	CSRF      string
-	UploadURL string
-	Account   string
+	Title string
+	CSS   template.CSS
+	Nav   webstyle.Links
+	Nonce string
+	CSRF  string
 	// Errors are shown at the top of the page.
 	Errors []string
 
 	Status *statusView
 	Edit   *editView
 	Upload *uploadView
+	List   *listView
+	Home   *homeView
 }
 
 func (pg *pages) data(pr *pageReq, title string) pageData {
-	d := pageData{Title: title, User: pr.user.Username, Nonce: pr.nonce, UploadURL: pg.link(pr, pg.s.prefix+"/upload/")}
+	p := pg.s.prefix
+	d := pageData{Title: title, CSS: webstyle.CSS, Nonce: pr.nonce, Nav: webstyle.Links{
+		Home: pg.link(pr, p+"/"), User: pr.user.Username,
+	}}
 	if pr.user.ID != "" {
 		d.CSRF = pg.csrfToken(pr)
+		d.Nav.Productions = pg.link(pr, p+"/productions/")
+		d.Nav.Upload = pg.link(pr, p+"/upload/")
 	}
 	if pr.bearer == "" {
-		d.Account = pg.s.prefix + "/account/"
+		d.Nav.Account = p + "/account/"
 	}
 	return d
 }
@@ -246,7 +254,7 @@ func (pg *pages) renderError(w http.ResponseWriter, r *http.Request, pr *pageReq
 	d := pg.data(pr, title)
 	d.Errors = []string{msg}
 	if pr.user.ID == "" {
-		d.Account = pg.s.auth.LoginURL(pg.s.prefix + "/upload/")
+		d.Nav.Account, d.Nav.Login = "", pg.s.auth.LoginURL(pg.s.prefix+"/productions/")
 	}
 	pg.render(w, r, pr, status, "error", d)
 }

@@ -222,9 +222,20 @@ func TestPagesRedirectToLogin(t *testing.T) {
 			t.Errorf("GET %s: next=%q", path, got)
 		}
 	}
-	if p := b.get("/"); p.status != http.StatusSeeOther || p.header.Get("Location") != "/upload/" {
-		t.Errorf("GET /: %d %q", p.status, p.header.Get("Location"))
+	for _, path := range []string{"/productions/"} {
+		if p := b.get(path); p.status != http.StatusSeeOther || !strings.HasPrefix(p.header.Get("Location"), e.base+"/account/login/?") {
+			t.Errorf("GET %s: %d %q, want 303 to the login page", path, p.status, p.header.Get("Location"))
+		}
 	}
+	// The home page says what the service is and where to log in; a
+	// logged-in browser goes on to its productions.
+	home := b.get("/")
+	wantContains(t, home, "post-produces", "/account/login/?next=%2Fproductions%2F", "audiopost user add")
+	b.login(e.userA)
+	if p := b.get("/"); p.status != http.StatusSeeOther || p.header.Get("Location") != "/productions/" {
+		t.Errorf("GET / logged in: %d %q, want 303 to /productions/", p.status, p.header.Get("Location"))
+	}
+	b = e.browser()
 	// The page's JSON call answers in the API envelope.
 	r := e.req("GET", "/production/"+id+"/status.json", "", nil)
 	e.wantErr(r, http.StatusUnauthorized, "unauthorized")

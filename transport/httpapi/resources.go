@@ -156,6 +156,9 @@ func (s *server) productionView(p *production.Production) *production.Production
 	if q.WaveformImage != "" && !isAbsURL(q.WaveformImage) {
 		q.WaveformImage = s.downloadURL(dlResult, q.UUID, q.WaveformImage)
 	}
+	if q.LoudnessImage != "" && !isAbsURL(q.LoudnessImage) {
+		q.LoudnessImage = s.downloadURL(dlResult, q.UUID, q.LoudnessImage)
+	}
 	if q.WaveformImage == "" {
 		for i, o := range q.OutputFiles {
 			if o.Format == "waveform" && o.Size != nil {
