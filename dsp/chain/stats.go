@@ -51,8 +51,8 @@ type Stats struct {
 	// pictures of the processing are drawn from. OutputSteps is complete
 	// at io.EOF.
 	InputSteps, OutputSteps []float64
-	Settings Settings
-	Warnings []string
+	Settings                Settings
+	Warnings                []string
 }
 
 // segments lists the speech and music runs of an analysis.

@@ -32,7 +32,9 @@ func TestLoudnessChartRows(t *testing.T) {
 		r2, g2, b2, a2 := b.RGBA()
 		return r1 == r2 && g1 == g2 && b1 == b2 && a1 == a2
 	}
-	rowOf := func(lufs float64) int { return int(math.Round((target + chartAboveLU - lufs) / (chartAboveLU + chartBelowLU) * 119)) }
+	rowOf := func(lufs float64) int {
+		return int(math.Round((target + chartAboveLU - lufs) / (chartAboveLU + chartBelowLU) * 119))
+	}
 	x := 200
 	if c := img.At(x, rowOf(target-12)); !same(c, chartInput) {
 		t.Errorf("input row %d: %v, want the input color", rowOf(target-12), c)
