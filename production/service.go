@@ -96,6 +96,9 @@ func startable(p *Production) error {
 		return fmt.Errorf("%w: it has no input file", ErrNotStartable)
 	case !p.CanStart():
 		return fmt.Errorf("%w: it is being processed", ErrNotStartable)
+	case len(p.OutputFiles) == 0:
+		// Processing would write nothing, finish Done and cost credits.
+		return FieldErrors{"output_files": "add at least one output file before starting: without one, processing produces nothing"}
 	}
 	return nil
 }

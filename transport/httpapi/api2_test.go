@@ -56,6 +56,12 @@ func TestStartStop(t *testing.T) {
 		t.Fatalf("refused start enqueued %d jobs", n)
 	}
 	e.must(e.upload("/api/production/"+id+"/upload.json", e.keyA, part{field: "input_file", name: "a.wav", data: makeWAV(t, 1, 8000, 0.2, audio.Tags{})}))
+	// Without an output file, processing would produce nothing: refused.
+	r := e.req("POST", "/api/production/"+id+"/start.json", e.keyA, nil)
+	if env := e.wantErr(r, 400, "validation_failed"); env.FormErrors["output_files"] == "" {
+		t.Errorf("start without outputs: form errors %v", env.FormErrors)
+	}
+	e.must(e.req("POST", "/api/production/"+id+"/output_files.json", e.keyA, []map[string]any{{"format": "wav"}}))
 	p := e.must(e.req("POST", "/api/production/"+id+"/start.json", e.keyA, nil)).obj(t)
 	if p["status"] != 1.0 || p["status_string"] != "Waiting" {
 		t.Errorf("after start: %v %v", p["status"], p["status_string"])

@@ -354,7 +354,7 @@ func TestPagesBearerToken(t *testing.T) {
 func TestPagesEdit(t *testing.T) {
 	e := newEnv(t)
 	wavData := makeWAV(t, 1, 8000, 1, audio.Tags{})
-	id := e.create(e.keyA, map[string]any{"metadata": map[string]any{"title": "Before", "artist": "Ann"},
+	id := e.create(e.keyA, map[string]any{"metadata": map[string]any{"title": "Before", "artist": "Ann"}, "output_files": []map[string]any{{"format": "mp3"}},
 		"algorithms": map[string]any{"denoise": true}})
 	e.must(e.upload("/api/production/"+id+"/upload.json", e.keyA, part{field: "input_file", name: "in.wav", data: wavData}))
 	b := e.browser()
@@ -462,7 +462,7 @@ func TestPagesUpload(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	pr := e.must(e.req("POST", "/api/presets.json", e.keyA, map[string]any{"preset_name": "Weekly show",
-		"metadata": map[string]any{"artist": "Preset Artist"}})).obj(t)
+		"metadata": map[string]any{"artist": "Preset Artist"}, "output_files": []map[string]any{{"format": "mp3", "bitrate": 128}}})).obj(t)
 	b := e.browser()
 	b.login(e.userA)
 	up := b.get("/upload/")
@@ -511,10 +511,42 @@ func TestPagesUpload(t *testing.T) {
 		t.Fatalf("upload: %d %q\n%s", r.status, loc, r.body)
 	}
 	p := e.must(e.req("GET", "/api/production/"+m[1]+".json", e.keyA, nil)).obj(t)
+	// The chosen format is added to the preset's outputs, which keep
+	// their settings.
 	if p["input_file"] != "talk.wav" || get(p, "metadata.title") != "Uploaded" || get(p, "metadata.artist") != "Preset Artist" ||
-		get(p, "output_files.0.format") != "flac" || p["status"] != float64(production.StatusWaiting) {
+		get(p, "output_files.0.format") != "mp3" || get(p, "output_files.0.bitrate") != 128.0 ||
+		get(p, "output_files.1.format") != "flac" || p["status"] != float64(production.StatusWaiting) {
 		t.Errorf("uploaded production: %v", p)
 	}
+	outputsOf := func(fields ...part) []any {
+		t.Helper()
+		r := b.postMultipart("/upload/", append([]part{field("csrf_token", tok), field("preset", pr["uuid"].(string))},
+			append(fields, part{field: "input_file", name: "talk.wav", data: wavData})...)...)
+		m := regexp.MustCompile(`^/production/([0-9a-f-]+)/status/$`).FindStringSubmatch(r.header.Get("Location"))
+		if m == nil {
+			t.Fatalf("upload: %d\n%s", r.status, r.body)
+		}
+		return e.must(e.req("GET", "/api/production/"+m[1]+".json", e.keyA, nil)).obj(t)["output_files"].([]any)
+	}
+	// The preset's own format is not added twice; "replace" replaces.
+	if o := outputsOf(field("output_format", "mp3")); len(o) != 1 || get(o[0].(map[string]any), "bitrate") != 128.0 {
+		t.Errorf("mp3 over an mp3 preset: %v", o)
+	}
+	if o := outputsOf(field("output_format", "flac"), field("replace_outputs", "1")); len(o) != 1 || get(o[0].(map[string]any), "format") != "flac" {
+		t.Errorf("replace with flac: %v", o)
+	}
+	// No preset and no format: a production that could produce nothing
+	// is refused at start, on the form.
+	r = b.postMultipart("/upload/", field("csrf_token", tok), field("output_format", ""), field("action", "start"),
+		part{field: "input_file", name: "talk.wav", data: wavData})
+	if r.status != http.StatusBadRequest {
+		t.Errorf("start without outputs: %d", r.status)
+	}
+	wantContains(t, r, "output_files: add at least one output file")
+
+	// The list page shows the uploads, newest first, with links.
+	lp := b.get("/productions/")
+	wantContains(t, lp, `id="productions"`, ">Uploaded<", "/production/"+m[1]+"/status/", ">Waiting<")
 	sp := b.get(loc)
 	wantContains(t, sp, "Uploaded", "Waiting", "<script nonce=")
 	if !bytes.Contains([]byte(sp.header.Get("Content-Security-Policy")), []byte("'nonce-")) {

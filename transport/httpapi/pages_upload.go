@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -15,6 +16,7 @@ type uploadView struct {
 	Title   string
 	Presets []algOption
 	Formats []algOption
+	Replace bool
 }
 
 // defaultUploadFormat is preselected: every browser plays it.
@@ -40,6 +42,7 @@ func (pg *pages) uploadViewOf(r *http.Request, pr *pageReq, fields map[string]st
 	format, presetID := defaultUploadFormat, ""
 	if fields != nil {
 		uv.Title, format, presetID = fields["title"], fields["output_format"], fields["preset"]
+		uv.Replace = fields["replace_outputs"] != ""
 	}
 	rs, err := pg.s.store.ListResources(r.Context(), pr.user.ID, storage.KindPreset, maxPagePresets, 0)
 	if err != nil {
@@ -57,7 +60,7 @@ func (pg *pages) uploadViewOf(r *http.Request, pr *pageReq, fields map[string]st
 		}
 		uv.Presets = append(uv.Presets, algOption{Value: res.UUID, Label: name, Selected: res.UUID == presetID})
 	}
-	uv.Formats = append(uv.Formats, algOption{Value: "", Label: "Only the preset's outputs", Selected: format == ""})
+	uv.Formats = append(uv.Formats, algOption{Value: "", Label: "None (the preset's outputs only)", Selected: format == ""})
 	for _, f := range uploadFormats() {
 		uv.Formats = append(uv.Formats, algOption{Value: f.Name, Label: f.DisplayName, Selected: f.Name == format})
 	}
@@ -82,10 +85,12 @@ func (pg *pages) renderUpload(w http.ResponseWriter, r *http.Request, pr *pageRe
 }
 
 // uploadPost serves POST {base}/upload/: the simple API's code path with
-// the page's CSRF check before any file is stored and its output format
-// select added as an output file. Success redirects to the new
-// production's status page.
+// the page's CSRF check before any file is stored. The output format
+// chosen is added to the preset's outputs (unless the preset already has
+// that format), or replaces them when "replace" is ticked. Success
+// redirects to the new production's status page.
 func (pg *pages) uploadPost(w http.ResponseWriter, r *http.Request, pr *pageReq) {
+	prq := pr
 	var fields map[string]string
 	p, err := pg.s.createSimple(w, r, pr.user, simpleHooks{
 		check: func(f map[string]string) error {
@@ -103,7 +108,31 @@ func (pg *pages) uploadPost(w http.ResponseWriter, r *http.Request, pr *pageReq)
 			if !pg.offered(format) {
 				return fieldError("output_format", "is not an offered output format")
 			}
-			req["output_files"] = []map[string]any{{"format": format}}
+			// The preset's outputs as a request would send them: the
+			// response-only fields (size, download_url, ...) left out.
+			var outputs []map[string]any
+			has := false
+			if id := strings.TrimSpace(f["preset"]); id != "" && f["replace_outputs"] == "" {
+				pr, err := pg.s.presetLookup(prq.user.ID)(r.Context(), id)
+				if err != nil {
+					return err
+				}
+				for _, o := range pr.OutputFiles {
+					m := map[string]any{"format": o.Format, "bitrate": o.Bitrate, "ending": o.Ending, "suffix": o.Suffix,
+						"filename": o.Filename, "split_on_chapters": o.SplitOnChapters, "mono_mixdown": o.MonoMixdown,
+						"outgoing_services": o.OutgoingServices}
+					if o.Subtitles != nil {
+						b, _ := json.Marshal(o.Subtitles)
+						json.Unmarshal(b, &m)
+					}
+					outputs = append(outputs, m)
+					has = has || o.Format == format
+				}
+			}
+			if !has {
+				outputs = append(outputs, map[string]any{"format": format})
+			}
+			req["output_files"] = outputs
 			return nil
 		},
 	})
