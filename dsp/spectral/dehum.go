@@ -1,0 +1,373 @@
+package spectral
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/audiopost/audiopost/audio"
+)
+
+// DehumOptions configure a Dehum node. The values follow the API: Base is
+// dehum, ReductionDB dehumamount.
+type DehumOptions struct {
+	// Base is the mains frequency, 50 or 60 Hz; 0 detects it (from the
+	// Profile when given, else from the first seconds of the stream).
+	Base int
+	// ReductionDB caps the hum reduction: 0 removes the detected
+	// components fully (automatic), negative turns the node off, 3..100
+	// removes that many dB of each component.
+	ReductionDB float64
+	// Profile, from the Analyzer's first pass, gives the detected hum and
+	// its exact frequency for the whole file.
+	Profile *Profile
+	// DetectSeconds is how much of the stream the node reads ahead to
+	// detect hum when no Profile is given; 0 means 3.
+	DetectSeconds float64
+}
+
+// Dehum removes mains hum: every detected harmonic is estimated as a
+// sinusoid whose complex amplitude is measured over about half a second
+// centred on each instant (demodulation and a zero-phase triangular
+// smoother, so the estimate follows slow drift of frequency and level),
+// and subtracted. That is a linear-phase notch only a few hertz wide at
+// each harmonic, so speech between and around the harmonics passes
+// untouched, and it has no start-up transient because the smoother only
+// averages the part of the window that lies inside the stream. The
+// half-window of look-ahead is compensated inside.
+type Dehum struct {
+	src  audio.Source
+	pre  *prefetch
+	run  *hopRunner
+	opts DehumOptions
+	hum  Hum
+	fs   int
+	g    float64 // fraction of the estimate subtracted
+
+	B, M, D int
+	freqs   []float64
+	boxG    []float64 // moving-average gain at each frequency
+	// Per channel, per harmonic complex state: rings of M raw and first-
+	// stage sums, running sums and the three latest smoothed values.
+	dRing, s1Ring [][]complex128 // [c*K+k][M]
+	s1, s2        []complex128   // [c*K+k]
+	tri           [][3]complex128
+	vRing, v1Ring []float64
+	v1, v2        float64
+	triV          [3]float64
+	ringPos       int
+	blocks        int64
+	delay         [][]float64 // per channel, (M+1)*B ring of raw input
+	dpos          int
+	dec           []float64 // decimated block
+	active        bool
+}
+
+// NewDehum returns src with mains hum removed as opts say.
+func NewDehum(src audio.Source, opts DehumOptions) (*Dehum, error) {
+	f := src.Format()
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Base != 0 && opts.Base != 50 && opts.Base != 60 {
+		return nil, fmt.Errorf("%w: dehum base %d Hz (0, 50 or 60)", ErrInvalidParameter, opts.Base)
+	}
+	if math.IsNaN(opts.ReductionDB) || opts.ReductionDB > 100 {
+		return nil, fmt.Errorf("%w: dehum amount %g dB", ErrInvalidParameter, opts.ReductionDB)
+	}
+	if opts.Profile != nil && opts.Profile.SampleRate != f.SampleRate {
+		return nil, fmt.Errorf("%w: profile for %d Hz used on a %d Hz stream", ErrInvalidParameter, opts.Profile.SampleRate, f.SampleRate)
+	}
+	h := &Dehum{src: src, opts: opts, fs: f.SampleRate}
+	h.D = max(1, int(math.Round(float64(f.SampleRate)/humDecimRate)))
+	h.B = h.D * max(1, int(math.Round(0.005*float64(f.SampleRate)/float64(h.D))))
+	h.M = max(2, int(math.Round(0.25*float64(f.SampleRate)/float64(h.B))))
+	h.g = 1
+	if opts.ReductionDB > 0 {
+		h.g = 1 - math.Pow(10, -opts.ReductionDB/20)
+	}
+	// The largest harmonic set: every multiple of 50 Hz up to humMaxHz.
+	K := int(humMaxHz / 50)
+	C := f.Channels
+	h.dRing = make([][]complex128, C*K)
+	h.s1Ring = make([][]complex128, C*K)
+	for i := range h.dRing {
+		h.dRing[i] = make([]complex128, h.M)
+		h.s1Ring[i] = make([]complex128, h.M)
+	}
+	h.s1 = make([]complex128, C*K)
+	h.s2 = make([]complex128, C*K)
+	h.tri = make([][3]complex128, C*K)
+	h.freqs = make([]float64, 0, K)
+	h.boxG = make([]float64, 0, K)
+	h.vRing = make([]float64, h.M)
+	h.v1Ring = make([]float64, h.M)
+	h.delay = make([][]float64, C)
+	for c := range h.delay {
+		h.delay[c] = make([]float64, (h.M+1)*h.B)
+	}
+	h.dec = make([]float64, h.B/h.D)
+	up := src
+	if opts.ReductionDB >= 0 {
+		if opts.Profile != nil {
+			h.setHum(opts.Profile.Hum, nil)
+		} else {
+			sec := opts.DetectSeconds
+			if sec == 0 {
+				sec = 3
+			}
+			h.pre = newPrefetch(src, int(sec*float64(f.SampleRate)), h.detect)
+			up = h.pre
+		}
+	}
+	if opts.ReductionDB < 0 || (h.pre == nil && !h.active) {
+		// Nothing to remove: pass through without delay.
+		h.run = newHopRunner(up, 1024, 0, func(in, out audio.Buffer) { out.CopyFrom(in) })
+		return h, nil
+	}
+	h.run = newHopRunner(up, h.B, h.M*h.B, h.process)
+	return h, nil
+}
+
+// detect runs hum detection on the prefetched start of the stream.
+func (h *Dehum) detect(b audio.Buffer) {
+	det := newHumDetector(h.fs)
+	mono := make([]float64, b.Frames())
+	for c := range b {
+		for i, v := range b[c] {
+			mono[i] += v / float64(len(b))
+		}
+	}
+	det.write(mono)
+	h.setHum(det.result(), det)
+}
+
+// setHum chooses the harmonics to remove from a detection.
+func (h *Dehum) setHum(hum Hum, det *humDetector) {
+	base := h.opts.Base
+	if base != 0 && hum.Base != base {
+		// A forced base the detection did not confirm: take what was
+		// measured of it, else its first harmonics at the nominal frequency.
+		var hs []HumHarmonic
+		if det != nil {
+			hs = det.harmonics(base)
+		}
+		if len(hs) == 0 {
+			for k := 1; k*base <= 400; k++ {
+				hs = append(hs, HumHarmonic{Number: k, Freq: float64(k * base)})
+			}
+		}
+		hum = Hum{Base: base, Freq: float64(base), Harmonics: hs}
+	}
+	h.hum = hum
+	h.freqs = h.freqs[:0]
+	h.boxG = h.boxG[:0]
+	for _, x := range hum.Harmonics {
+		f := hum.Freq * float64(x.Number)
+		if f >= 0.45*float64(h.fs)/float64(h.D) || len(h.freqs) == cap(h.freqs) && cap(h.freqs) > 0 {
+			continue
+		}
+		h.freqs = append(h.freqs, f)
+		h.boxG = append(h.boxG, boxGain(f, h.D, h.fs))
+	}
+	h.active = len(h.freqs) > 0
+}
+
+// Hum returns the hum the node removes (Base 0 when none); with automatic
+// detection and no Profile it is known after the first Read.
+func (h *Dehum) Hum() Hum {
+	if !h.active {
+		return Hum{}
+	}
+	return h.hum
+}
+
+// Latency is the look-ahead compensated inside, in frames.
+func (h *Dehum) Latency() int { return h.run.skipTotal() }
+
+// Format implements audio.Source.
+func (h *Dehum) Format() audio.Format { return h.src.Format() }
+
+// Read implements audio.Source.
+func (h *Dehum) Read(dst audio.Buffer) (int, error) { return h.run.Read(dst) }
+
+// Close closes the upstream source.
+func (h *Dehum) Close() error { return closeSource(h.src) }
+
+// phasor returns exp(i*2*pi*f*t/fs) computed from the absolute frame t,
+// so that no error builds up over hours.
+func phasor(f, t float64, fs int) complex128 {
+	cyc := f * t / float64(fs)
+	cyc -= math.Floor(cyc)
+	s, c := math.Sincos(2 * math.Pi * cyc)
+	return complex(c, s)
+}
+
+// process handles one block of B frames: it measures the block, advances
+// the smoothers, and writes the block M blocks back with its hum removed.
+func (h *Dehum) process(in, out audio.Buffer) {
+	B, M, D := h.B, h.M, h.D
+	j := h.blocks
+	h.blocks++
+	// Delay line.
+	for c := range in {
+		copy(h.delay[c][h.dpos:h.dpos+B], in[c])
+	}
+	valid := 1.0
+	if h.run.eof {
+		// Zero padding after the end counts as missing, not as silence.
+		real := h.run.inTotal - j*int64(B)
+		valid = float64(max(0, min(int64(B), real))) / float64(B)
+	}
+	K := len(h.freqs)
+	if !h.active {
+		K = 0
+	}
+	pos := h.ringPos
+	// Valid-weight smoother (shared by all harmonics and channels).
+	h.v1 += valid - h.vRing[pos]
+	h.vRing[pos] = valid
+	h.v2 += h.v1 - h.v1Ring[pos]
+	h.v1Ring[pos] = h.v1
+	h.triV[0], h.triV[1], h.triV[2] = h.triV[1], h.triV[2], h.v2
+	nd := B / D
+	t0 := float64(j*int64(B)) + float64(D-1)/2 // centre of the first moving average
+	for c := range in {
+		// Decimate by a moving average.
+		x := in[c]
+		for q := 0; q < nd; q++ {
+			var s float64
+			for _, v := range x[q*D : (q+1)*D] {
+				s += v
+			}
+			h.dec[q] = s / float64(D)
+		}
+		for k := 0; k < K; k++ {
+			f := h.freqs[k]
+			p := phasor(-f, t0, h.fs)
+			rot := phasor(-f, float64(D), h.fs)
+			var acc complex128
+			for _, v := range h.dec[:nd] {
+				acc += complex(v*real(p), v*imag(p))
+				p *= rot
+			}
+			acc /= complex(float64(nd)*h.boxG[k], 0)
+			i := c*(len(h.s1)/len(in)) + k
+			h.s1[i] += acc - h.dRing[i][pos]
+			h.dRing[i][pos] = acc
+			h.s2[i] += h.s1[i] - h.s1Ring[i][pos]
+			h.s1Ring[i][pos] = h.s1[i]
+			tr := &h.tri[i]
+			tr[0], tr[1] = tr[1], tr[2]
+			if h.v2 > 1e-9 {
+				tr[2] = h.s2[i] / complex(h.v2, 0)
+			} else {
+				tr[2] = 0
+			}
+		}
+	}
+	h.ringPos = (pos + 1) % M
+	h.dpos = (h.dpos + B) % len(h.delay[0])
+	// Output block b = j-M, whose raw samples sit M blocks back in the ring
+	// (the slot just freed by advancing dpos is the oldest).
+	b := j - int64(M)
+	src := h.dpos
+	for c := range out {
+		copy(out[c], h.delay[c][src:src+B])
+	}
+	if b < 0 || K == 0 {
+		return
+	}
+	// tri[0], tri[1], tri[2] are centred on blocks b-1, b, b+1.
+	half := float64(B-1) / 2
+	g := complex(2*h.g, 0)
+	for k := 0; k < K; k++ {
+		f := h.freqs[k]
+		z0 := phasor(f, float64(b*int64(B)), h.fs)
+		rot := phasor(f, 1, h.fs)
+		for c := range out {
+			tr := h.tri[c*(len(h.s1)/len(out))+k]
+			o := out[c]
+			z := z0
+			// First half: from the centre of block b-1 toward b.
+			a := tr[1] + (tr[1]-tr[0])*complex(-half/float64(B), 0)
+			da := (tr[1] - tr[0]) / complex(float64(B), 0)
+			mid := int(half) + 1
+			for i := 0; i < mid; i++ {
+				y := a * z * g
+				o[i] -= real(y)
+				a += da
+				z *= rot
+			}
+			a = tr[1] + (tr[2]-tr[1])*complex((float64(mid)-half)/float64(B), 0)
+			da = (tr[2] - tr[1]) / complex(float64(B), 0)
+			for i := mid; i < B; i++ {
+				y := a * z * g
+				o[i] -= real(y)
+				a += da
+				z *= rot
+			}
+		}
+	}
+}
+
+// prefetch reads the first frames of a stream ahead, hands them to a
+// callback (hum detection) and then plays them followed by the rest.
+type prefetch struct {
+	src    audio.Source
+	buf    audio.Buffer
+	n, pos int
+	done   bool
+	fn     func(audio.Buffer)
+	err    error
+	eof    bool
+	view   audio.Buffer
+}
+
+func newPrefetch(src audio.Source, frames int, fn func(audio.Buffer)) *prefetch {
+	f := src.Format()
+	return &prefetch{src: src, buf: audio.NewBuffer(f.Channels, max(1, frames)), fn: fn, view: make(audio.Buffer, f.Channels)}
+}
+
+func (p *prefetch) Format() audio.Format { return p.src.Format() }
+
+func (p *prefetch) Read(dst audio.Buffer) (int, error) {
+	if !p.done {
+		p.done = true
+		for p.n < p.buf.Frames() {
+			m, err := p.src.Read(p.buf.SliceInto(p.view, p.n, p.buf.Frames()))
+			p.n += m
+			if errors.Is(err, io.EOF) {
+				p.eof = true
+				break
+			}
+			if err != nil {
+				p.err = err
+				break
+			}
+			if m == 0 {
+				p.err = fmt.Errorf("%w: upstream returned no frames and no error", audio.ErrMalformed)
+				break
+			}
+		}
+		p.fn(p.buf.SliceInto(p.view, 0, p.n))
+	}
+	if p.pos < p.n {
+		c := 0
+		for ch := range dst {
+			c = copy(dst[ch], p.buf[ch][p.pos:p.n])
+		}
+		p.pos += c
+		if c > 0 || dst.Frames() == 0 {
+			return c, nil
+		}
+	}
+	if p.err != nil {
+		return 0, p.err
+	}
+	if p.eof {
+		return 0, io.EOF
+	}
+	return p.src.Read(dst)
+}
