@@ -9,6 +9,10 @@ import (
 	"github.com/audiopost/audiopost/audio"
 )
 
+// dehumAlwaysHz is the range in which every harmonic of a detected hum is
+// removed, detected or not.
+const dehumAlwaysHz = 400
+
 // DehumOptions configure a Dehum node. The values follow the API: Base is
 // dehum, ReductionDB dehumamount.
 type DehumOptions struct {
@@ -53,9 +57,8 @@ type Dehum struct {
 	dRing, s1Ring [][]complex128 // [c*K+k][M]
 	s1, s2        []complex128   // [c*K+k]
 	tri           [][3]complex128
-	vRing, v1Ring []float64
-	v1, v2        float64
-	triV          [3]float64
+	vRing, v1Ring [][]float64 // per channel
+	v1, v2        []float64
 	ringPos       int
 	blocks        int64
 	delay         [][]float64 // per channel, (M+1)*B ring of raw input
@@ -81,8 +84,12 @@ func NewDehum(src audio.Source, opts DehumOptions) (*Dehum, error) {
 	}
 	h := &Dehum{src: src, opts: opts, fs: f.SampleRate}
 	h.D = max(1, int(math.Round(float64(f.SampleRate)/humDecimRate)))
-	h.B = h.D * max(1, int(math.Round(0.005*float64(f.SampleRate)/float64(h.D))))
-	h.M = max(2, int(math.Round(0.25*float64(f.SampleRate)/float64(h.B))))
+	// Blocks of 100 ms hold whole periods of both 50 and 60 Hz, so within
+	// a block every harmonic (and its mirror image) is orthogonal to the
+	// others, and blocks can be weighted independently without one
+	// harmonic leaking into another.
+	h.B = h.D * max(1, int(math.Round(0.1*float64(f.SampleRate)/float64(h.D))))
+	h.M = max(2, int(math.Round(dehumHalfSpan*float64(f.SampleRate)/float64(h.B))))
 	h.g = 1
 	if opts.ReductionDB > 0 {
 		h.g = 1 - math.Pow(10, -opts.ReductionDB/20)
@@ -101,8 +108,14 @@ func NewDehum(src audio.Source, opts DehumOptions) (*Dehum, error) {
 	h.tri = make([][3]complex128, C*K)
 	h.freqs = make([]float64, 0, K)
 	h.boxG = make([]float64, 0, K)
-	h.vRing = make([]float64, h.M)
-	h.v1Ring = make([]float64, h.M)
+	h.vRing = make([][]float64, C)
+	h.v1Ring = make([][]float64, C)
+	for c := range h.vRing {
+		h.vRing[c] = make([]float64, h.M)
+		h.v1Ring[c] = make([]float64, h.M)
+	}
+	h.v1 = make([]float64, C)
+	h.v2 = make([]float64, C)
 	h.delay = make([][]float64, C)
 	for c := range h.delay {
 		h.delay[c] = make([]float64, (h.M+1)*h.B)
@@ -153,19 +166,35 @@ func (h *Dehum) setHum(hum Hum, det *humDetector) {
 		if det != nil {
 			hs = det.harmonics(base)
 		}
-		if len(hs) == 0 {
-			for k := 1; k*base <= 400; k++ {
-				hs = append(hs, HumHarmonic{Number: k, Freq: float64(k * base)})
-			}
+		f := float64(base)
+		if len(hs) > 0 {
+			f = hs[0].Freq / float64(hs[0].Number)
 		}
-		hum = Hum{Base: base, Freq: float64(base), Harmonics: hs}
+		hum = Hum{Base: base, Freq: f, Harmonics: hs}
 	}
+	// Every harmonic up to dehumAlwaysHz is removed once hum is found:
+	// harmonics of a few hertz' width are cheap to remove, and the weaker
+	// ones hide under the voice, where detection cannot vouch for them.
+	// Above that, only the detected ones.
 	h.hum = hum
 	h.freqs = h.freqs[:0]
 	h.boxG = h.boxG[:0]
+	if hum.Base == 0 {
+		h.active = false
+		return
+	}
+	detected := map[int]bool{}
+	top := 0
 	for _, x := range hum.Harmonics {
-		f := hum.Freq * float64(x.Number)
-		if f >= 0.45*float64(h.fs)/float64(h.D) || len(h.freqs) == cap(h.freqs) && cap(h.freqs) > 0 {
+		detected[x.Number] = true
+		top = max(top, x.Number)
+	}
+	for k := 1; float64(k)*hum.Freq <= humMaxHz+1 && len(h.freqs) < cap(h.freqs); k++ {
+		f := hum.Freq * float64(k)
+		if f >= 0.45*float64(h.fs)/float64(h.D) {
+			break
+		}
+		if f > dehumAlwaysHz+1 && !detected[k] {
 			continue
 		}
 		h.freqs = append(h.freqs, f)
@@ -225,24 +254,39 @@ func (h *Dehum) process(in, out audio.Buffer) {
 		K = 0
 	}
 	pos := h.ringPos
-	// Valid-weight smoother (shared by all harmonics and channels).
-	h.v1 += valid - h.vRing[pos]
-	h.vRing[pos] = valid
-	h.v2 += h.v1 - h.v1Ring[pos]
-	h.v1Ring[pos] = h.v1
-	h.triV[0], h.triV[1], h.triV[2] = h.triV[1], h.triV[2], h.v2
 	nd := B / D
+	// Decimated samples that hold real input (fewer in the last block).
+	nv := max(1, min(nd, int(math.Ceil(valid*float64(nd)))))
 	t0 := float64(j*int64(B)) + float64(D-1)/2 // centre of the first moving average
+	Kmax := len(h.s1) / len(in)
 	for c := range in {
 		// Decimate by a moving average.
 		x := in[c]
+		var e float64
 		for q := 0; q < nd; q++ {
 			var s float64
 			for _, v := range x[q*D : (q+1)*D] {
 				s += v
 			}
-			h.dec[q] = s / float64(D)
+			s /= float64(D)
+			h.dec[q] = s
+			e += s * s
 		}
+		// Weighted least squares: the hum is the same in every block, the
+		// voice is not, so blocks weigh the inverse of their low-band power
+		// and the estimate comes mostly from the pauses.
+		e /= float64(nv)
+		w := 1 / (e*e + 1e-18)
+		if valid < 1 {
+			// The last, partial block holds no whole periods: its harmonics
+			// leak into each other, so it only counts when nothing else does.
+			w *= 1e-6 * valid
+		}
+		h.v1[c] += w - h.vRing[c][pos]
+		h.vRing[c][pos] = w
+		h.v2[c] += h.v1[c] - h.v1Ring[c][pos]
+		h.v1Ring[c][pos] = h.v1[c]
+		v2 := h.v2[c]
 		for k := 0; k < K; k++ {
 			f := h.freqs[k]
 			p := phasor(-f, t0, h.fs)
@@ -252,18 +296,27 @@ func (h *Dehum) process(in, out audio.Buffer) {
 				acc += complex(v*real(p), v*imag(p))
 				p *= rot
 			}
-			acc /= complex(float64(nd)*h.boxG[k], 0)
-			i := c*(len(h.s1)/len(in)) + k
+			acc *= complex(w/(float64(nv)*h.boxG[k]), 0)
+			i := c*Kmax + k
 			h.s1[i] += acc - h.dRing[i][pos]
 			h.dRing[i][pos] = acc
 			h.s2[i] += h.s1[i] - h.s1Ring[i][pos]
 			h.s1Ring[i][pos] = h.s1[i]
 			tr := &h.tri[i]
 			tr[0], tr[1] = tr[1], tr[2]
-			if h.v2 > 1e-9 {
-				tr[2] = h.s2[i] / complex(h.v2, 0)
+			if v2 > 1e-300 {
+				tr[2] = h.s2[i] / complex(v2, 0)
 			} else {
 				tr[2] = 0
+			}
+		}
+		if pos == M-1 {
+			// Re-add the running sums from their rings once per cycle so
+			// rounding cannot build up over hours.
+			h.v1[c], h.v2[c] = sum(h.vRing[c]), sum(h.v1Ring[c])
+			for k := 0; k < K; k++ {
+				i := c*Kmax + k
+				h.s1[i], h.s2[i] = csum(h.dRing[i]), csum(h.s1Ring[i])
 			}
 		}
 	}
@@ -371,3 +424,24 @@ func (p *prefetch) Read(dst audio.Buffer) (int, error) {
 	}
 	return p.src.Read(dst)
 }
+
+func sum(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s
+}
+
+func csum(x []complex128) complex128 {
+	var s complex128
+	for _, v := range x {
+		s += v
+	}
+	return s
+}
+
+// dehumHalfSpan is half the span, in seconds, over which the amplitude of
+// each harmonic is averaged: long enough to reach into the pauses of the
+// speech, short enough to follow the drift of mains hum.
+const dehumHalfSpan = 2.0

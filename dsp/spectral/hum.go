@@ -45,8 +45,8 @@ type humOsc struct {
 	ref     bool       // an inter-harmonic reference, not a harmonic
 	// Accumulated over chunks.
 	pow, refPow float64
-	tonal       int
 	cross       complex128
+	crossAbs    float64
 }
 
 type humDetector struct {
@@ -108,23 +108,11 @@ func (h *humDetector) endChunk() {
 		o.c = 0
 		o.pow += real(c)*real(c) + imag(c)*imag(c)
 		if h.chunks > 0 {
-			o.cross += c * cmplx.Conj(o.prev)
+			x := c * cmplx.Conj(o.prev)
+			o.cross += x
+			o.crossAbs += cmplx.Abs(x)
 		}
 		o.prev = c
-	}
-	// Tonality per harmonic: its chunk power against its reference.
-	for i := 0; i+1 < len(h.osc); i += 2 {
-		t, r := &h.osc[i], &h.osc[i+1]
-		pt := real(t.prev)*real(t.prev) + imag(t.prev)*imag(t.prev)
-		pr := real(r.prev)*real(r.prev) + imag(r.prev)*imag(r.prev)
-		// Compare with the lower neighbour's reference too when there is one.
-		if i >= 2 && h.osc[i-2].base == t.base {
-			q := h.osc[i-1].prev
-			pr = max(pr, real(q)*real(q)+imag(q)*imag(q))
-		}
-		if pt > 8*pr {
-			t.tonal++
-		}
 	}
 	h.chunks++
 	h.m = 0
@@ -156,9 +144,11 @@ func (h *humDetector) harmonics(base int) []HumHarmonic {
 		g := boxGain(t.f, h.d, h.fs)
 		pt := t.pow / float64(h.chunks) / (g * g)
 		pr := r.pow / float64(h.chunks) / (g * g)
-		frac := float64(t.tonal) / float64(h.chunks)
+		// A hum component keeps its phase from chunk to chunk; speech and
+		// noise in the same band do not.
+		coh := cmplx.Abs(t.cross) / max(t.crossAbs, 1e-300)
 		tone := 10 * math.Log10(pt/max(pr, 1e-30))
-		if frac < 0.6 || tone < 10 || pt < 1e-14 {
+		if coh < 0.7 || tone < 3 || pt < 1e-14 {
 			continue
 		}
 		f := t.f + cmplx.Phase(t.cross)/(2*math.Pi*T)
@@ -177,7 +167,7 @@ func (h *humDetector) result() Hum {
 		for _, x := range hs {
 			score += x.ToneDB
 		}
-		ok := len(hs) >= 2 || (len(hs) == 1 && hs[0].Number == 1 && hs[0].ToneDB >= 15)
+		ok := len(hs) >= 2 || (len(hs) == 1 && hs[0].ToneDB >= 10)
 		if ok && score > bestScore {
 			bestScore = score
 			best = Hum{Base: base, Harmonics: hs}
