@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"testing"
 
+	"gonum.org/v1/gonum/dsp/fourier"
+
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
@@ -103,3 +105,28 @@ func afftdn(t testing.TB, x []float64, args string) []float64 {
 }
 
 func lookPath(name string) (string, error) { return exec.LookPath(name) }
+
+// convolve is testaudio.Convolve by FFT (the direct form takes a minute
+// for a room impulse at 48 kHz): x convolved with h, as long as x.
+func convolve(x, h []float64) []float64 {
+	n := 1
+	for n < len(x)+len(h) {
+		n *= 2
+	}
+	f := fourier.NewFFT(n)
+	a := make([]float64, n)
+	b := make([]float64, n)
+	copy(a, x)
+	copy(b, h)
+	ca := f.Coefficients(nil, a)
+	cb := f.Coefficients(nil, b)
+	for i := range ca {
+		ca[i] *= cb[i]
+	}
+	y := f.Sequence(nil, ca)
+	out := make([]float64, len(x))
+	for i := range out {
+		out[i] = y[i] / float64(n)
+	}
+	return out
+}

@@ -62,6 +62,7 @@ type Analyzer struct {
 	silent   int // frames of digital silence
 
 	hum *humDetector
+	rt  *rt60Estimator
 }
 
 type histogram struct {
@@ -98,6 +99,7 @@ func NewAnalyzer(f audio.Format, opts AnalyzerOptions) (*Analyzer, error) {
 		a.buf[c] = make([]float64, n)
 	}
 	a.hum = newHumDetector(f.SampleRate)
+	a.rt = newRT60Estimator(f.SampleRate)
 	return a, nil
 }
 
@@ -122,6 +124,7 @@ func (a *Analyzer) Write(b audio.Buffer) error {
 			mono[i] *= inv
 		}
 		a.hum.write(mono)
+		a.rt.write(mono)
 		a.fill += m
 		off += m
 		if a.fill == a.n {
@@ -191,8 +194,9 @@ type Profile struct {
 	FromVAD bool
 	// Hum is the detected mains hum.
 	Hum Hum
-	// RT60 is the reverberation time estimated from the decays of the
-	// recording, in seconds; 0 when none could be measured.
+	// RT60 is the reverberation time estimated from the free decays of
+	// the recording, in seconds; 0 when too few decays were found. Below
+	// 0.25 s the Denoiser takes the room as dry and reduces no reverb.
 	RT60 float64
 	// Frames is the number of frames analysed.
 	Frames int64
@@ -215,6 +219,7 @@ func (a *Analyzer) Finish() *Profile {
 	p := &Profile{SampleRate: a.format.SampleRate, FFTSize: a.n, Noise: make([]float64, a.bins),
 		NoiseDB: math.Inf(-1), SpeechDB: math.Inf(-1), Frames: a.pos}
 	p.Hum = a.hum.result()
+	p.RT60 = a.rt.result()
 	h := &a.hist[0]
 	minFrames := max(10, int(float64(a.format.SampleRate)/float64(a.n))) // about a second
 	var hi int
