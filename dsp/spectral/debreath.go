@@ -32,15 +32,16 @@ type DebreathOptions struct {
 // no voiced frame within 60 ms before or after it (a fricative sits right
 // against a vowel; a breath sits in the pause between phrases).
 const (
-	brFrameSec   = 0.01
-	brLookSec    = 1.2
-	brMinSec     = 0.1
-	brMaxSec     = 1.0
-	brGuardSec   = 0.06
-	brRampSec    = 0.005
-	brBelowDB    = 12 // peak level at least this far under the speech
-	brActiveDB   = 6  // above the noise floor
-	brVoicedCorr = 0.5
+	brFrameSec      = 0.01
+	brLookSec       = 1.2
+	brMinSec        = 0.1
+	brMaxSec        = 1.0
+	brGuardSec      = 0.06
+	brRampSec       = 0.005
+	brBelowDB       = 12 // peak level at least this far under the speech
+	brActiveDB      = 6  // above the noise floor
+	brVoicedCorr    = 0.5
+	brVoicedBelowDB = 25
 )
 
 // Debreath attenuates breaths between phrases by exactly the requested
@@ -124,7 +125,7 @@ func NewDebreath(src audio.Source, opts DebreathOptions) (*Debreath, error) {
 	} else {
 		b.speech = -20
 	}
-	b.noise = -90
+	b.noise = 0 // the first frame sets it
 	b.run = newHopRunner(src, b.F, b.L*b.F, b.process)
 	return b, nil
 }
@@ -182,14 +183,16 @@ func (b *Debreath) process(in, out audio.Buffer) {
 			b.acc, b.accN = 0, 0
 		}
 	}
-	// Noise floor: follows the level down at once, up by 0.5 dB/s.
+	// Noise floor: follows the level down at once, up by 1 dB/s.
 	if lv < b.noise {
 		b.noise = lv
 	} else {
-		b.noise += 0.5 * brFrameSec
+		b.noise += 1 * brFrameSec
 	}
 	active := lv > max(b.noise+brActiveDB, -80)
-	voiced := active && b.voicing() > brVoicedCorr
+	// Voiced means periodic and within reach of the speech level: a faint
+	// periodic residue in a pause is no vowel.
+	voiced := active && lv > b.speech-brVoicedBelowDB && b.voicing() > brVoicedCorr
 	b.level[slot] = lv
 	b.voiced[slot] = voiced
 	b.target[slot] = 1
