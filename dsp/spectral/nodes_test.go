@@ -57,7 +57,9 @@ func nodeCases() []nodeCase {
 			return NewDenoiser(src, DenoiserOptions{Settings: Settings{Method: Static}, Profile: p, Segments: []Segment{
 				{Start: r, Settings: Settings{Method: Off}}, {Start: 2 * r, Settings: Settings{Method: Dynamic, DebreathDB: 6}}}})
 		}},
-		{"dehum-profile", func(src audio.Source, p *Profile) (audio.Source, error) { return NewDehum(src, DehumOptions{Profile: p}) }},
+		{"dehum-profile", func(src audio.Source, p *Profile) (audio.Source, error) {
+			return NewDehum(src, DehumOptions{Profile: p})
+		}},
 		{"dehum-detect", func(src audio.Source, p *Profile) (audio.Source, error) { return NewDehum(src, DehumOptions{}) }},
 		{"dehum-60", func(src audio.Source, p *Profile) (audio.Source, error) {
 			return NewDehum(src, DehumOptions{Base: 60, ReductionDB: 12})
