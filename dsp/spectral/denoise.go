@@ -178,9 +178,30 @@ type SegmentStats struct {
 	SNRBeforeDB, SNRAfterDB     float64
 }
 
+// segAcc accumulates a segment's measurements. Noise levels are medians
+// over the frames free of signal (a histogram in 0.5 dB steps): the mean
+// would be pulled up by the odd frame that still holds the tail of a word.
 type segAcc struct {
-	noiseIn, noiseOut, sigIn, sigOut float64
-	noiseN, sigN                     int
+	noiseIn, noiseOut [statRows]int32
+	sigIn, sigOut     float64
+	noiseN, sigN      int
+}
+
+const statRows = 280 // 0.5 dB from -140 dBFS
+
+func statRow(pow float64) int {
+	return min(statRows-1, max(0, int(math.Floor(2*(10*math.Log10(pow+1e-30)+140)))))
+}
+
+func statMedian(h *[statRows]int32, n int) float64 {
+	acc := 0
+	for r, c := range h {
+		acc += int(c)
+		if 2*acc >= n {
+			return float64(r)/2 - 140 + 0.25
+		}
+	}
+	return math.Inf(-1)
 }
 
 // Denoiser is the restoration node: an STFT (square-root Hann, 50%
@@ -448,9 +469,9 @@ func (d *Denoiser) Stats() []SegmentStats {
 			st.DebreathDB = r.s.DebreathDB
 		}
 		if a.noiseN > 0 {
-			nin, nout := a.noiseIn/float64(a.noiseN), a.noiseOut/float64(a.noiseN)
-			st.NoiseBeforeDB = 10 * math.Log10(nin)
-			st.NoiseAfterDB = 10 * math.Log10(nout)
+			st.NoiseBeforeDB = statMedian(&a.noiseIn, a.noiseN)
+			st.NoiseAfterDB = statMedian(&a.noiseOut, a.noiseN)
+			nin, nout := math.Pow(10, st.NoiseBeforeDB/10), math.Pow(10, st.NoiseAfterDB/10)
 			if a.sigN > 0 {
 				sin, sout := a.sigIn/float64(a.sigN), a.sigOut/float64(a.sigN)
 				st.SNRBeforeDB = 10 * math.Log10(max(sin-nin, nin*1e-3)/nin)
@@ -532,8 +553,8 @@ func (d *Denoiser) spectral(spec [][]complex128) {
 		a := &d.acc[cur]
 		switch {
 		case pin < statNoiseRat*plam:
-			a.noiseIn += pin * d.powScale
-			a.noiseOut += pout * d.powScale
+			a.noiseIn[statRow(pin*d.powScale)]++
+			a.noiseOut[statRow(pout*d.powScale)]++
 			a.noiseN++
 		case pin > statSpeechRat*plam:
 			a.sigIn += pin * d.powScale
