@@ -133,15 +133,19 @@ func TestNodesAllocs(t *testing.T) {
 // Every rate from 8 to 192 kHz works: the FFT size follows the rate, the
 // output is finite and as long as the input, and the noise goes down.
 func TestRates(t *testing.T) {
-	for _, rate := range []int{8000, 11025, 16000, 22050, 32000, 44100, 48000, 88200, 96000, 176400, 192000} {
-		in := stereoTest(rate, 2.5)
+	rates := []int{8000, 11025, 16000, 22050, 32000, 44100, 48000, 88200, 96000, 176400, 192000}
+	if testing.Short() {
+		rates = []int{8000, 44100, 192000}
+	}
+	for _, rate := range rates {
+		in := stereoTest(rate, 1.5)
 		p, err := NewAnalyzer(audio.Format{SampleRate: rate, Channels: 2}, AnalyzerOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		p.Write(in)
 		prof := p.Finish()
-		for _, m := range []Method{Static, Dynamic, SpeechIsolation} {
+		for _, m := range []Method{Static, SpeechIsolation} {
 			d, err := NewDenoiser(audio.NewBufferSource(in, rate), DenoiserOptions{Settings: Settings{Method: m, DebreathDB: 6}, Profile: prof, Dehum: &DehumOptions{}})
 			if err != nil {
 				t.Fatal(err)

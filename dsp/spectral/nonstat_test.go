@@ -54,7 +54,7 @@ func TestNonStationaryNoise(t *testing.T) {
 	if testing.Short() {
 		t.Skip("synthesizes babble")
 	}
-	clean, _ := speech(t, 6, 0.6)
+	clean, _ := speech(t, 5, 0.6)
 	for _, tc := range []struct {
 		name  string
 		noise []float64
