@@ -64,6 +64,7 @@ type Dehum struct {
 	delay         [][]float64 // per channel, (M+1)*B ring of raw input
 	dpos          int
 	dec           []float64 // decimated block
+	zr, zi        []float64 // a harmonic's phasor over a block
 	active        bool
 }
 
@@ -121,6 +122,8 @@ func NewDehum(src audio.Source, opts DehumOptions) (*Dehum, error) {
 		h.delay[c] = make([]float64, (h.M+1)*h.B)
 	}
 	h.dec = make([]float64, h.B/h.D)
+	h.zr = make([]float64, h.B)
+	h.zi = make([]float64, h.B)
 	up := src
 	if opts.ReductionDB >= 0 {
 		if opts.Profile != nil {
@@ -332,34 +335,44 @@ func (h *Dehum) process(in, out audio.Buffer) {
 	if b < 0 || K == 0 {
 		return
 	}
-	// tri[0], tri[1], tri[2] are centred on blocks b-1, b, b+1.
+	// tri[0], tri[1], tri[2] are centred on blocks b-1, b, b+1. The
+	// harmonic's phasor over the block is computed once (zr, zi) and
+	// shared by the channels; each channel then only interpolates its
+	// amplitude: y = Re(a z).
 	half := float64(B-1) / 2
-	g := complex(2*h.g, 0)
+	mid := int(half) + 1
+	g := 2 * h.g
+	zr, zi := h.zr, h.zi
 	for k := 0; k < K; k++ {
 		f := h.freqs[k]
-		z0 := phasor(f, float64(b*int64(B)), h.fs)
+		z := phasor(f, float64(b*int64(B)), h.fs)
 		rot := phasor(f, 1, h.fs)
+		cr, ci := real(z), imag(z)
+		rr, ri := real(rot), imag(rot)
+		for i := range zr {
+			zr[i], zi[i] = cr, ci
+			cr, ci = cr*rr-ci*ri, cr*ri+ci*rr
+		}
 		for c := range out {
 			tr := h.tri[c*(len(h.s1)/len(out))+k]
 			o := out[c]
-			z := z0
-			// First half: from the centre of block b-1 toward b.
-			a := tr[1] + (tr[1]-tr[0])*complex(-half/float64(B), 0)
-			da := (tr[1] - tr[0]) / complex(float64(B), 0)
-			mid := int(half) + 1
-			for i := 0; i < mid; i++ {
-				y := a * z * g
-				o[i] -= real(y)
-				a += da
-				z *= rot
-			}
-			a = tr[1] + (tr[2]-tr[1])*complex((float64(mid)-half)/float64(B), 0)
-			da = (tr[2] - tr[1]) / complex(float64(B), 0)
-			for i := mid; i < B; i++ {
-				y := a * z * g
-				o[i] -= real(y)
-				a += da
-				z *= rot
+			// First half: from the centre of block b-1 toward b; second
+			// half: from b toward b+1.
+			for _, seg := range [2]struct {
+				lo, hi int
+				a, d   complex128
+			}{
+				{0, mid, tr[1] + (tr[1]-tr[0])*complex(-half/float64(B), 0), (tr[1] - tr[0]) / complex(float64(B), 0)},
+				{mid, B, tr[1] + (tr[2]-tr[1])*complex((float64(mid)-half)/float64(B), 0), (tr[2] - tr[1]) / complex(float64(B), 0)},
+			} {
+				ar, ai := g*real(seg.a), g*imag(seg.a)
+				dr, di := g*real(seg.d), g*imag(seg.d)
+				os, zrs, zis := o[seg.lo:seg.hi], zr[seg.lo:seg.hi], zi[seg.lo:seg.hi]
+				for i := range os {
+					os[i] -= ar*zrs[i] - ai*zis[i]
+					ar += dr
+					ai += di
+				}
 			}
 		}
 	}

@@ -675,8 +675,9 @@ func (d *Denoiser) gain(r *resolved, G []float64) {
 		p := d.pS[k]
 		// OM-LSA (Cohen and Berdugo, 2001): the LSA gain where speech is
 		// present, the floor where it is absent, geometrically weighted.
-		g := math.Exp(p*math.Log(max(gA[k], 1e-6)) + (1-p)*math.Log(flA[k]))
-		G[k] = min(max(g, flA[k]), 1)
+		fl := flA[k]
+		g := fastExpNeg(-(p*fastLn(max(gA[k], 1e-6)) + (1-p)*fastLn(fl)))
+		G[k] = min(max(g, fl), 1)
 	}
 	if r.s.Method == Dynamic || r.s.Method == SpeechIsolation {
 		// Musical noise control: where speech is unlikely, the gain follows
@@ -713,7 +714,7 @@ func zetaLikelihood(z float64) float64 {
 	case z >= zetaMax:
 		return 1
 	}
-	return math.Log(z/zetaMin) / math.Log(zetaMax/zetaMin)
+	return fastLn(z/zetaMin) * (1 / math.Log(zetaMax/zetaMin))
 }
 
 // presence computes the speech presence probability of every bin into pS.
