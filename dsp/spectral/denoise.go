@@ -608,7 +608,9 @@ func (d *Denoiser) reverb() {
 	}
 	for k, v := range d.P {
 		d.lamR[k] = revOver * d.revFactor * old[k]
-		old[k] = max(v-noise[k], 0)
+		// Twice the noise is taken off so that the noise's own
+		// fluctuation is not mistaken for a reverberant tail.
+		old[k] = max(v-2*noise[k], 0)
 	}
 }
 
