@@ -38,7 +38,7 @@ func TestStationaryNoise(t *testing.T) {
 			in := testaudio.SISDR(clean, mix)
 			gain := map[Method]float64{}
 			for _, m := range []Method{Classic, Static, Dynamic, SpeechIsolation} {
-				if testing.Short() && (m == Classic || m == SpeechIsolation) {
+				if testing.Short() && m != Static {
 					continue
 				}
 				y, _ := denoise(t, mix, DenoiserOptions{Settings: Settings{Method: m, DeverbDB: -1}})
@@ -48,7 +48,7 @@ func TestStationaryNoise(t *testing.T) {
 			if gain[Static] < tc.wantStatic {
 				t.Errorf("static improves SI-SDR by %+.2f dB, want %+.1f or more", gain[Static], tc.wantStatic)
 			}
-			if gain[Dynamic] < tc.wantStatic-1.5 {
+			if !testing.Short() && gain[Dynamic] < tc.wantStatic-1.5 {
 				t.Errorf("dynamic improves SI-SDR by %+.2f dB, want %+.1f or more", gain[Dynamic], tc.wantStatic-1.5)
 			}
 			if _, err := lookPath("ffmpeg"); err == nil && !testing.Short() {
@@ -66,7 +66,11 @@ func TestStationaryNoise(t *testing.T) {
 
 // Clean speech must come through every method nearly unchanged.
 func TestCleanSpeechKept(t *testing.T) {
-	clean, _ := speech(t, 4, 0.6)
+	n := 4
+	if testing.Short() {
+		n = 2
+	}
+	clean, _ := speech(t, n, 0.6)
 	// A faint noise floor (-80 dBFS) as any real recording has.
 	x := testaudio.Add(clean, testaudio.WhiteNoise(len(clean), 1e-4, 3))
 	for _, m := range []Method{Classic, Static, Dynamic, SpeechIsolation, Music, Off} {

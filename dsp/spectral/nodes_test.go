@@ -75,7 +75,10 @@ func nodeCases() []nodeCase {
 func TestNodesContract(t *testing.T) {
 	in := stereoTest(fs, 3.3)
 	p := analyse(t, in, AnalyzerOptions{})
-	for _, nc := range nodeCases() {
+	for i, nc := range nodeCases() {
+		if testing.Short() && i%2 == 1 {
+			continue // half the cases; each node still runs in one of them
+		}
 		t.Run(nc.name, func(t *testing.T) {
 			out := audiotest.CheckSource(t, func() audio.Source {
 				s, err := nc.open(audio.NewBufferSource(in, fs), p)
