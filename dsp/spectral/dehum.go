@@ -343,7 +343,21 @@ func (h *Dehum) process(in, out audio.Buffer) {
 	mid := int(half) + 1
 	g := 2 * h.g
 	zr, zi := h.zr, h.zi
+	// Components 60 dB under the strongest are left alone: what is left
+	// of them is inaudible, and they cost as much as the rest.
+	Kmax = len(h.s1) / len(out)
+	var strongest float64
+	for i := range h.tri[:len(out)*Kmax] {
+		strongest = max(strongest, triMag(&h.tri[i]))
+	}
 	for k := 0; k < K; k++ {
+		weak := true
+		for c := range out {
+			weak = weak && triMag(&h.tri[c*Kmax+k]) < 1e-3*strongest
+		}
+		if weak {
+			continue
+		}
 		f := h.freqs[k]
 		z := phasor(f, float64(b*int64(B)), h.fs)
 		rot := phasor(f, 1, h.fs)
@@ -354,7 +368,7 @@ func (h *Dehum) process(in, out audio.Buffer) {
 			cr, ci = cr*rr-ci*ri, cr*ri+ci*rr
 		}
 		for c := range out {
-			tr := h.tri[c*(len(h.s1)/len(out))+k]
+			tr := h.tri[c*Kmax+k]
 			o := out[c]
 			// First half: from the centre of block b-1 toward b; second
 			// half: from b toward b+1.
@@ -458,3 +472,12 @@ func csum(x []complex128) complex128 {
 // each harmonic is averaged: long enough to reach into the pauses of the
 // speech, short enough to follow the drift of mains hum.
 const dehumHalfSpan = 2.0
+
+// triMag is the largest magnitude of the three smoothed amplitudes.
+func triMag(t *[3]complex128) float64 {
+	m := 0.0
+	for _, z := range t {
+		m = max(m, real(z)*real(z)+imag(z)*imag(z))
+	}
+	return math.Sqrt(m)
+}

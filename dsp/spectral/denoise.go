@@ -673,12 +673,17 @@ func (d *Denoiser) gain(r *resolved, G []float64) {
 		return
 	}
 	d.presence()
+	// OM-LSA (Cohen and Berdugo, 2001): the LSA gain where speech is
+	// present, the floor where it is absent, geometrically weighted.
+	lnFloor := fastLn(gmin)
 	for k := range G {
 		p := d.pS[k]
-		// OM-LSA (Cohen and Berdugo, 2001): the LSA gain where speech is
-		// present, the floor where it is absent, geometrically weighted.
 		fl := flA[k]
-		g := fastExpNeg(-(p*fastLn(max(gA[k], 1e-6)) + (1-p)*fastLn(fl)))
+		lf := lnFloor
+		if rev {
+			lf = fastLn(fl)
+		}
+		g := fastExpNeg(-(p*fastLn(max(gA[k], 1e-6)) + (1-p)*lf))
 		G[k] = min(max(g, fl), 1)
 	}
 	if r.s.Method == Dynamic || r.s.Method == SpeechIsolation {
@@ -739,10 +744,14 @@ func (d *Denoiser) presence() {
 	for k := 0; k <= min(wideBins, n-1); k++ {
 		sw += z[k]
 	}
+	const invL, invW = 1.0 / (2*localBins + 1), 1.0 / (2*wideBins + 1)
 	for k := 0; k < n; k++ {
-		nl := min(k+localBins, n-1) - max(k-localBins, 0) + 1
-		nw := min(k+wideBins, n-1) - max(k-wideBins, 0) + 1
-		q := 1 - zetaLikelihood(sl/float64(nl))*zetaLikelihood(sw/float64(nw))*pf
+		il, iw := invL, invW
+		if k < wideBins || k >= n-wideBins { // windows cut by the ends
+			il = 1 / float64(min(k+localBins, n-1)-max(k-localBins, 0)+1)
+			iw = 1 / float64(min(k+wideBins, n-1)-max(k-wideBins, 0)+1)
+		}
+		q := 1 - zetaLikelihood(sl*il)*zetaLikelihood(sw*iw)*pf
 		q = min(q, qMax)
 		v := xi[k] * d.gam[k] / (1 + xi[k])
 		d.pS[k] = 1 / (1 + q/(1-q)*(1+xi[k])*fastExpNeg(min(v, 700)))

@@ -4,24 +4,24 @@ import "math"
 
 // The log-spectral amplitude estimator of Ephraim and Malah (1985) needs
 // exp(E1(v)/2) for every bin of every frame. E1 is costly, so it is
-// tabulated once over u = v/(1+v), which maps [0, inf) onto [0, 1), as
-// lsaT(u) = exp(E1(v)/2) * sqrt(u): smooth and bounded at both ends
-// (exp(-Euler/2) at 0, 1 at 1), so linear interpolation is accurate.
-const lsaTabSize = 2048
+// tabulated once on a grid of v with 64 points per octave from
+// 2^lsaLo to 2^lsaHi; the index comes straight from the bits of v (its
+// exponent and leading mantissa bits), so a lookup needs no division, no
+// logarithm and no square root.
+const (
+	lsaLo      = -24
+	lsaHi      = 8
+	lsaPerOct  = 64
+	lsaMantSh  = 52 - 6 // mantissa bits below the 6 that pick the point
+	lsaTabSize = (lsaHi - lsaLo) * lsaPerOct
+)
 
 var lsaTab = func() []float64 {
-	t := make([]float64, lsaTabSize+2)
+	t := make([]float64, lsaTabSize+1)
 	for i := range t {
-		u := float64(i) / lsaTabSize
-		switch {
-		case i == 0:
-			t[i] = math.Exp(-0.5772156649015329 / 2)
-		case u >= 1:
-			t[i] = 1
-		default:
-			v := u / (1 - u)
-			t[i] = math.Exp(expint1(v)/2) * math.Sqrt(u)
-		}
+		// Point i: octave i/64, mantissa 1 + (i%64)/64, as the bits of v index it.
+		v := math.Ldexp(1+float64(i%lsaPerOct)/lsaPerOct, lsaLo+i/lsaPerOct)
+		t[i] = math.Exp(expint1(v) / 2)
 	}
 	return t
 }()
@@ -63,32 +63,38 @@ func expint1(x float64) float64 {
 // posterior SNR gamma, clamped to 1.
 func lsaGain(xi, gamma float64) float64 {
 	r := xi / (1 + xi)
-	v := r * gamma
-	if v <= 0 {
-		return 0
+	v := min(max(r*gamma, 0x1p-24), 0x1p8)
+	bits := math.Float64bits(v)
+	e := int(bits>>52) - 1023 - lsaLo
+	m := bits & (1<<52 - 1)
+	i := e*lsaPerOct + int(m>>lsaMantSh)
+	if i >= lsaTabSize {
+		return min(r*lsaTab[lsaTabSize], 1)
 	}
-	u := v / (1 + v)
-	p := u * lsaTabSize
-	i := int(p)
-	fr := p - float64(i)
-	t := lsaTab[i] + fr*(lsaTab[i+1]-lsaTab[i])
-	g := r * t / math.Sqrt(u)
-	return min(g, 1)
+	// Linear interpolation on the mantissa bits below the index (a chord
+	// of the mantissa, which is linear in v within the octave).
+	f := float64(m&(1<<lsaMantSh-1)) * (1.0 / (1 << lsaMantSh))
+	t := lsaTab[i] + f*(lsaTab[i+1]-lsaTab[i])
+	return min(r*t, 1)
 }
 
-// fastExpNeg approximates exp(-x) for x >= 0 to about 1e-4 relative, enough
-// for a probability; it avoids math.Exp in the per-bin loops.
+// fastExpNeg approximates exp(-x) for x >= 0 to about 3e-4 relative,
+// enough for a probability or a gain; it avoids math.Exp in the per-bin
+// loops.
 func fastExpNeg(x float64) float64 {
 	if x > 700 {
 		return 0
 	}
-	// exp(-x) = 2^(-x*log2 e); split into integer and fraction.
+	// exp(-x) = 2^(-y), y = x*log2(e) = k + f with f in [0, 1).
 	y := x * 1.4426950408889634
-	k := math.Floor(y)
-	f := y - k // in [0, 1)
-	// 2^-f on [0,1) by a degree-5 minimax-like polynomial.
+	k := int(y)
+	f := y - float64(k)
+	// 2^-f on [0,1) by a degree-5 polynomial.
 	p := 1 + f*(-0.6931471805599453+f*(0.2402265069591007+f*(-0.05550410866482158+f*(0.009618129107628477+f*-0.0013333558146428443))))
-	return math.Ldexp(p, -int(k))
+	if k > 1022 {
+		return 0
+	}
+	return p * math.Float64frombits(uint64(1023-k)<<52)
 }
 
 // fastLn approximates the natural logarithm of x > 0 to about 1e-6
