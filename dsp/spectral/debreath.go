@@ -10,8 +10,11 @@ import (
 
 // BreathSegment sets the breath attenuation from frame Start on.
 type BreathSegment struct {
-	Start    int64
-	AmountDB float64 // 0 or negative: leave breaths alone
+	// Start is the first frame the amount applies to.
+	Start int64
+	// AmountDB is the attenuation of breaths in dB; 0 or negative leaves
+	// them alone.
+	AmountDB float64
 }
 
 // DebreathOptions configure a Debreath node.
@@ -48,11 +51,11 @@ const (
 // amount (a broadband gain, with 5 ms ramps outside the breath), and leaves
 // everything else bit-exact. The look-ahead is compensated inside.
 type Debreath struct {
-	src  audio.Source
-	run  *hopRunner
-	segs []BreathSegment
-	fs   int
-	F, L int
+	src        audio.Source
+	run        *hopRunner
+	segs       []BreathSegment
+	fs         int
+	flen, look int // frame length, look-ahead in frames
 
 	// Features per frame in a ring of L+1 frames.
 	level  []float64
@@ -104,11 +107,11 @@ func NewDebreath(src audio.Source, opts DebreathOptions) (*Debreath, error) {
 	}
 	fs := f.SampleRate
 	b := &Debreath{src: src, segs: segs, fs: fs, g: 1, lastVoiced: -1 << 40}
-	b.F = max(1, int(math.Round(brFrameSec*float64(fs))))
-	b.L = int(math.Ceil(brLookSec / brFrameSec))
-	b.level = make([]float64, b.L+1)
-	b.voiced = make([]bool, b.L+1)
-	b.target = make([]float64, b.L+1)
+	b.flen = max(1, int(math.Round(brFrameSec*float64(fs))))
+	b.look = int(math.Ceil(brLookSec / brFrameSec))
+	b.level = make([]float64, b.look+1)
+	b.voiced = make([]bool, b.look+1)
+	b.target = make([]float64, b.look+1)
 	for i := range b.target {
 		b.target[i] = 1
 	}
@@ -116,7 +119,7 @@ func NewDebreath(src audio.Source, opts DebreathOptions) (*Debreath, error) {
 	b.dec = make([]float64, int(math.Round(0.03*float64(fs)/float64(b.d2))))
 	b.delay = make([][]float64, f.Channels)
 	for c := range b.delay {
-		b.delay[c] = make([]float64, (b.L+1)*b.F)
+		b.delay[c] = make([]float64, (b.look+1)*b.flen)
 	}
 	b.step = 1 / (brRampSec * float64(fs))
 	b.noise = 0
@@ -126,7 +129,7 @@ func NewDebreath(src audio.Source, opts DebreathOptions) (*Debreath, error) {
 		b.speech = -20
 	}
 	b.noise = 0 // the first frame sets it
-	b.run = newHopRunner(src, b.F, b.L*b.F, b.process)
+	b.run = newHopRunner(src, b.flen, b.look*b.flen, b.process)
 	return b, nil
 }
 
@@ -140,7 +143,7 @@ func (b *Debreath) Read(dst audio.Buffer) (int, error) { return b.run.Read(dst) 
 func (b *Debreath) Close() error { return closeSource(b.src) }
 
 // Latency is the look-ahead compensated inside, in frames.
-func (b *Debreath) Latency() int { return b.L * b.F }
+func (b *Debreath) Latency() int { return b.look * b.flen }
 
 // Breaths returns the frame ranges attenuated so far.
 func (b *Debreath) Breaths() []Span { return b.breaths }
@@ -151,7 +154,7 @@ func (b *Debreath) amountAt(f int64) float64 {
 }
 
 func (b *Debreath) process(in, out audio.Buffer) {
-	F, L := b.F, b.L
+	F, L := b.flen, b.look
 	t := b.frame
 	b.frame++
 	slot := int(t % int64(L+1))
@@ -272,11 +275,11 @@ func (b *Debreath) mark(s, e int64) {
 		return
 	}
 	g := math.Pow(10, -a/20)
-	oldest := b.frame - int64(b.L) // frames before this are already out
+	oldest := b.frame - int64(b.look) // frames before this are already out
 	for f := max(s-1, oldest); f < e+1 && f < b.frame; f++ {
-		b.target[int(f%int64(b.L+1))] = g
+		b.target[int(f%int64(b.look+1))] = g
 	}
-	b.breaths = append(b.breaths, Span{s * int64(b.F), e * int64(b.F)})
+	b.breaths = append(b.breaths, Span{s * int64(b.flen), e * int64(b.flen)})
 }
 
 // voicing returns the largest normalized autocorrelation of the analysis

@@ -32,14 +32,16 @@ type DehumOptions struct {
 }
 
 // Dehum removes mains hum: every detected harmonic is estimated as a
-// sinusoid whose complex amplitude is measured over about half a second
-// centred on each instant (demodulation and a zero-phase triangular
+// sinusoid whose complex amplitude is measured over four seconds centred
+// on each instant (demodulation in 100 ms blocks that hold whole periods,
+// each block weighted by the inverse square of its low-band power so the
+// pauses count and the voice does not, and a zero-phase triangular
 // smoother, so the estimate follows slow drift of frequency and level),
 // and subtracted. That is a linear-phase notch only a few hertz wide at
 // each harmonic, so speech between and around the harmonics passes
 // untouched, and it has no start-up transient because the smoother only
 // averages the part of the window that lies inside the stream. The
-// half-window of look-ahead is compensated inside.
+// two seconds of look-ahead are compensated inside.
 type Dehum struct {
 	src  audio.Source
 	pre  *prefetch
@@ -49,9 +51,9 @@ type Dehum struct {
 	fs   int
 	g    float64 // fraction of the estimate subtracted
 
-	B, M, D int
-	freqs   []float64
-	boxG    []float64 // moving-average gain at each frequency
+	bsz, mh, dfac int // block, half-span in blocks, decimation
+	freqs         []float64
+	boxG          []float64 // moving-average gain at each frequency
 	// Per channel, per harmonic complex state: rings of M raw and first-
 	// stage sums, running sums and the three latest smoothed values.
 	dRing, s1Ring [][]complex128 // [c*K+k][M]
@@ -84,13 +86,13 @@ func NewDehum(src audio.Source, opts DehumOptions) (*Dehum, error) {
 		return nil, fmt.Errorf("%w: profile for %d Hz used on a %d Hz stream", ErrInvalidParameter, opts.Profile.SampleRate, f.SampleRate)
 	}
 	h := &Dehum{src: src, opts: opts, fs: f.SampleRate}
-	h.D = max(1, int(math.Round(float64(f.SampleRate)/humDecimRate)))
+	h.dfac = max(1, int(math.Round(float64(f.SampleRate)/humDecimRate)))
 	// Blocks of 100 ms hold whole periods of both 50 and 60 Hz, so within
 	// a block every harmonic (and its mirror image) is orthogonal to the
 	// others, and blocks can be weighted independently without one
 	// harmonic leaking into another.
-	h.B = h.D * max(1, int(math.Round(0.1*float64(f.SampleRate)/float64(h.D))))
-	h.M = max(2, int(math.Round(dehumHalfSpan*float64(f.SampleRate)/float64(h.B))))
+	h.bsz = h.dfac * max(1, int(math.Round(0.1*float64(f.SampleRate)/float64(h.dfac))))
+	h.mh = max(2, int(math.Round(dehumHalfSpan*float64(f.SampleRate)/float64(h.bsz))))
 	h.g = 1
 	if opts.ReductionDB > 0 {
 		h.g = 1 - math.Pow(10, -opts.ReductionDB/20)
@@ -101,8 +103,8 @@ func NewDehum(src audio.Source, opts DehumOptions) (*Dehum, error) {
 	h.dRing = make([][]complex128, C*K)
 	h.s1Ring = make([][]complex128, C*K)
 	for i := range h.dRing {
-		h.dRing[i] = make([]complex128, h.M)
-		h.s1Ring[i] = make([]complex128, h.M)
+		h.dRing[i] = make([]complex128, h.mh)
+		h.s1Ring[i] = make([]complex128, h.mh)
 	}
 	h.s1 = make([]complex128, C*K)
 	h.s2 = make([]complex128, C*K)
@@ -112,18 +114,18 @@ func NewDehum(src audio.Source, opts DehumOptions) (*Dehum, error) {
 	h.vRing = make([][]float64, C)
 	h.v1Ring = make([][]float64, C)
 	for c := range h.vRing {
-		h.vRing[c] = make([]float64, h.M)
-		h.v1Ring[c] = make([]float64, h.M)
+		h.vRing[c] = make([]float64, h.mh)
+		h.v1Ring[c] = make([]float64, h.mh)
 	}
 	h.v1 = make([]float64, C)
 	h.v2 = make([]float64, C)
 	h.delay = make([][]float64, C)
 	for c := range h.delay {
-		h.delay[c] = make([]float64, (h.M+1)*h.B)
+		h.delay[c] = make([]float64, (h.mh+1)*h.bsz)
 	}
-	h.dec = make([]float64, h.B/h.D)
-	h.zr = make([]float64, h.B)
-	h.zi = make([]float64, h.B)
+	h.dec = make([]float64, h.bsz/h.dfac)
+	h.zr = make([]float64, h.bsz)
+	h.zi = make([]float64, h.bsz)
 	up := src
 	if opts.ReductionDB >= 0 {
 		if opts.Profile != nil {
@@ -142,7 +144,7 @@ func NewDehum(src audio.Source, opts DehumOptions) (*Dehum, error) {
 		h.run = newHopRunner(up, 1024, 0, func(in, out audio.Buffer) { out.CopyFrom(in) })
 		return h, nil
 	}
-	h.run = newHopRunner(up, h.B, h.M*h.B, h.process)
+	h.run = newHopRunner(up, h.bsz, h.mh*h.bsz, h.process)
 	return h, nil
 }
 
@@ -194,14 +196,14 @@ func (h *Dehum) setHum(hum Hum, det *humDetector) {
 	}
 	for k := 1; float64(k)*hum.Freq <= humMaxHz+1 && len(h.freqs) < cap(h.freqs); k++ {
 		f := hum.Freq * float64(k)
-		if f >= 0.45*float64(h.fs)/float64(h.D) {
+		if f >= 0.45*float64(h.fs)/float64(h.dfac) {
 			break
 		}
 		if f > dehumAlwaysHz+1 && !detected[k] {
 			continue
 		}
 		h.freqs = append(h.freqs, f)
-		h.boxG = append(h.boxG, boxGain(f, h.D, h.fs))
+		h.boxG = append(h.boxG, boxGain(f, h.dfac, h.fs))
 	}
 	h.active = len(h.freqs) > 0
 }
@@ -239,7 +241,7 @@ func phasor(f, t float64, fs int) complex128 {
 // process handles one block of B frames: it measures the block, advances
 // the smoothers, and writes the block M blocks back with its hum removed.
 func (h *Dehum) process(in, out audio.Buffer) {
-	B, M, D := h.B, h.M, h.D
+	B, M, D := h.bsz, h.mh, h.dfac
 	j := h.blocks
 	h.blocks++
 	// Delay line.
