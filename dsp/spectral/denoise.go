@@ -34,7 +34,8 @@ const (
 	// the noise four times faster (0.1 s of memory per hop) and subtracts
 	// twice the estimate, so noise that swells under the voice is taken
 	// out with the pauses' floor. It has no harmonic model of the voice
-	// yet (one was tried and lost: see the tests).
+	// yet: a pitch comb was tried and lost, the low espeak voices'
+	// harmonics being too close for a 43 ms window.
 	SpeechIsolation
 	// Music is a gentle stationary reduction for music passages (the
 	// segments' "music" method): a Wiener gain against the profile with a
