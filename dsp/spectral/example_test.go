@@ -100,3 +100,32 @@ func ExampleDenoiserOptions_segments() {
 	// 3-6 s off      cap  0 dB, noise lowered  0 dB
 	// 6-9 s classic  cap  6 dB, noise lowered  6 dB
 }
+
+// Two vowel-like phrases with a breath between them: Debreath finds the
+// breath and lowers it by exactly the amount asked, the phrases stay.
+func ExampleNewDebreath() {
+	const fs = 48000
+	x := audio.NewBuffer(1, 4*fs)
+	breath := audiotest.Noise(1, fs*3/10, 0.01, 3) // 300 ms of hiss, 30 dB under the vowels
+	for i := range x[0] {
+		t := float64(i) / fs
+		if t < 1.5 || t >= 2.5 { // the phrases
+			for h := 1.0; h <= 5; h++ {
+				x[0][i] += 0.1 / h * math.Sin(2*math.Pi*150*h*t)
+			}
+		}
+		if j := i - 1.85*fs; j >= 0 && j < len(breath[0]) {
+			x[0][i] += breath[0][j] * math.Sin(math.Pi*float64(j)/float64(len(breath[0])))
+		}
+	}
+	b, _ := spectral.NewDebreath(audio.NewBufferSource(x, fs), spectral.DebreathOptions{AmountDB: 12})
+	y, _ := audio.ReadAll(context.Background(), b)
+	for _, s := range b.Breaths() {
+		fmt.Printf("breath %.2f-%.2f s\n", float64(s.Start)/fs, float64(s.End)/fs)
+	}
+	fmt.Printf("breath lowered %.1f dB, phrases %.1f dB\n",
+		level(x[0], 19*fs/10, 21*fs/10)-level(y[0], 19*fs/10, 21*fs/10), level(x[0], fs/2, fs)-level(y[0], fs/2, fs))
+	// Output:
+	// breath 1.85-2.15 s
+	// breath lowered 12.0 dB, phrases 0.0 dB
+}
