@@ -89,3 +89,16 @@ func TestDehumNoHum(t *testing.T) {
 		}
 	}
 }
+
+// Inside the Denoiser, Dehum runs first and the statistics report its base.
+func TestDenoiserDehumStats(t *testing.T) {
+	clean, _ := speech(t, 3, 0.6)
+	x := testaudio.Add(clean, testaudio.Hum(len(clean), fs, 60, 300, math.Pow(10, -36.0/20)))
+	y, d := denoise(t, x, DenoiserOptions{Settings: Settings{Method: Static, ReductionDB: 12}, Dehum: &DehumOptions{}})
+	if hz := d.Stats()[0].DehumHz; hz != 60 {
+		t.Errorf("statistics report dehum %.1f Hz, want 60", hz)
+	}
+	if sd := sisdr(clean, y); sd < 20 {
+		t.Errorf("speech SI-SDR %.1f dB after dehum and denoise", sd)
+	}
+}

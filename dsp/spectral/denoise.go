@@ -178,7 +178,9 @@ type SegmentStats struct {
 	// DeverbDB and DebreathDB are the reverb and breath reductions applied,
 	// 0 when off.
 	DeverbDB, DebreathDB float64
-	// DehumHz is the hum fundamental removed, 0 when none.
+	// DehumHz is the mains frequency whose hum was removed (50 or 60, as
+	// the API reports it; Dehum.Hum has the measured frequency), 0 when
+	// none.
 	DehumHz float64
 	// Noise level (dBFS RMS) on the frames judged free of signal, and the
 	// signal-to-noise ratio, before and after; -Inf or NaN when the
@@ -461,7 +463,7 @@ func (d *Denoiser) Stats() []SegmentStats {
 	out := make([]SegmentStats, len(d.segs))
 	hum := 0.0
 	if d.dehum != nil {
-		hum = d.dehum.Hum().Freq
+		hum = float64(d.dehum.Hum().Base)
 	}
 	for i, r := range d.segs {
 		end := d.run.inTotal
