@@ -1,0 +1,34 @@
+// Package spectral holds audiopost's restoration nodes: noise reduction,
+// hum removal, reverb and breath reduction. They are streaming nodes like
+// those of package dsp (each wraps an upstream audio.Source, returns the
+// same samples whatever the block size, compensates its look-ahead inside
+// so output frame i is input frame i, and allocates nothing per Read), and
+// they are built on one short-time Fourier transform engine.
+//
+// Restoration needs to know the recording before it changes it, so it
+// runs in two passes:
+//
+//	an, _ := spectral.NewAnalyzer(src.Format(), spectral.AnalyzerOptions{VAD: vad})
+//	audio.Copy(ctx, an, src)                  // pass 1: noise, SNR, hum, RT60
+//	p := an.Finish()
+//	d, _ := spectral.NewDenoiser(src2, spectral.DenoiserOptions{
+//		Settings: spectral.Settings{Method: spectral.Static}, // amounts 0: automatic
+//		Profile:  p,
+//		Dehum:    &spectral.DehumOptions{}, // 0: detected base, full removal
+//	})
+//	// read d ...; d.Stats() then says what each segment got.
+//
+// The Denoiser computes one real gain per STFT bin from the mean power of
+// all channels and applies it to every channel, so the stereo image is
+// kept. Its methods range from Classic (Wiener-like against a fixed
+// profile) through Static (speech-preserving OM-LSA against the profile)
+// and Dynamic (the same with a noise tracker) to SpeechIsolation (faster
+// tracking, stronger subtraction). Dehum removes every harmonic of the
+// mains frequency by subtracting a sinusoid estimated over four seconds
+// around each instant, weighted toward the pauses; Debreath attenuates
+// breaths between phrases by exactly the requested amount.
+//
+// Amounts follow the production API: 0 is automatic (full for reverb
+// reduction), negative is off, 3..100 is a cap in dB. Every FFT size
+// follows the sample rate (FFTSize), so any rate from 8 to 192 kHz works.
+package spectral

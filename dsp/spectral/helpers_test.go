@@ -1,0 +1,132 @@
+package spectral
+
+import (
+	"context"
+	"math"
+	"os/exec"
+	"testing"
+
+	"gonum.org/v1/gonum/dsp/fourier"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/testaudio"
+)
+
+const fs = 48000
+
+// speech returns about seconds of multi-voice phrases at 48 kHz with
+// pauses, and the spans of the phrases.
+func speech(t testing.TB, nPhrases int, pause float64) ([]float64, []testaudio.Span) {
+	t.Helper()
+	texts := make([]string, nPhrases)
+	for i := range texts {
+		texts[i] = testaudio.Sentences[i%len(testaudio.Sentences)]
+	}
+	return testaudio.Phrases(t, fs, texts, pause, testaudio.Voices[0], testaudio.Voices[1], testaudio.Voices[2])
+}
+
+// analyse runs the first pass over x.
+func analyse(t testing.TB, x audio.Buffer, opts AnalyzerOptions) *Profile {
+	t.Helper()
+	a, err := NewAnalyzer(audio.Format{SampleRate: fs, Channels: len(x)}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := audio.Copy(context.Background(), a, audio.NewBufferSource(x, fs)); err != nil {
+		t.Fatal(err)
+	}
+	return a.Finish()
+}
+
+func readAll(t testing.TB, src audio.Source) audio.Buffer {
+	t.Helper()
+	out, err := audio.ReadAll(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// denoise runs the two passes (Analyzer, Denoiser) over mono x.
+func denoise(t testing.TB, x []float64, opts DenoiserOptions) ([]float64, *Denoiser) {
+	t.Helper()
+	b := audio.Buffer{x}
+	if opts.Profile == nil {
+		opts.Profile = analyse(t, b, AnalyzerOptions{})
+	}
+	d, err := NewDenoiser(audio.NewBufferSource(b, fs), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := readAll(t, d)
+	if out.Frames() != len(x) {
+		t.Fatalf("output %d frames, input %d", out.Frames(), len(x))
+	}
+	return out[0], d
+}
+
+// sisdr measures est against ref after aligning for any residual lag.
+func sisdr(ref, est []float64) float64 {
+	d := testaudio.Lag(ref, est, 64)
+	return testaudio.SISDR(ref, testaudio.Shift(est, d))
+}
+
+// afftdn runs ffmpeg's afftdn with default settings over mono x.
+func afftdn(t testing.TB, x []float64, args string) []float64 {
+	t.Helper()
+	ff := testaudio.NeedTool(t, "ffmpeg")
+	in := make([]byte, 8*len(x))
+	for i, v := range x {
+		u := math.Float64bits(v)
+		for j := 0; j < 8; j++ {
+			in[8*i+j] = byte(u >> (8 * j))
+		}
+	}
+	af := "afftdn"
+	if args != "" {
+		af += "=" + args
+	}
+	cmd := exec.Command(ff, "-nostdin", "-hide_banner", "-loglevel", "error", "-f", "f64le", "-ar", "48000", "-ac", "1", "-i", "pipe:0",
+		"-af", af, "-f", "f64le", "pipe:1")
+	cmd.Stdin = bytesReader(in)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ffmpeg afftdn: %v", err)
+	}
+	y := make([]float64, len(out)/8)
+	for i := range y {
+		var u uint64
+		for j := 0; j < 8; j++ {
+			u |= uint64(out[8*i+j]) << (8 * j)
+		}
+		y[i] = math.Float64frombits(u)
+	}
+	return y
+}
+
+func lookPath(name string) (string, error) { return exec.LookPath(name) }
+
+// convolve is testaudio.Convolve by FFT (the direct form takes a minute
+// for a room impulse at 48 kHz): x convolved with h, as long as x.
+func convolve(x, h []float64) []float64 {
+	n := 1
+	for n < len(x)+len(h) {
+		n *= 2
+	}
+	f := fourier.NewFFT(n)
+	a := make([]float64, n)
+	b := make([]float64, n)
+	copy(a, x)
+	copy(b, h)
+	ca := f.Coefficients(nil, a)
+	cb := f.Coefficients(nil, b)
+	for i := range ca {
+		ca[i] *= cb[i]
+	}
+	y := f.Sequence(nil, ca)
+	out := make([]float64, len(x))
+	for i := range out {
+		out[i] = y[i] / float64(n)
+	}
+	return out
+}

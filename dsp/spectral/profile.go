@@ -1,0 +1,293 @@
+package spectral
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/dsp/fourier"
+
+	"github.com/audiopost/audiopost/audio"
+)
+
+// BlockFrames is the length, in frames, of the 100 ms blocks a voice
+// activity mask describes: round(sampleRate*0.1), the block of the rest of
+// audiopost's analysis, so the product's shared VAD can be passed in as is.
+func BlockFrames(sampleRate int) int {
+	return max(1, int(math.Round(float64(sampleRate)*0.1)))
+}
+
+// AnalyzerOptions configure the first pass.
+type AnalyzerOptions struct {
+	// VAD optionally marks, per BlockFrames block, whether a voice is
+	// active (true). Given a mask, the noise profile is learnt from the
+	// blocks it marks as free of voice, which is more reliable than any
+	// guess from levels; without one (or with too few free blocks) the
+	// Analyzer falls back to the quietest stretches of the file. Blocks
+	// past the end of the mask count as unknown.
+	VAD []bool
+}
+
+// Level rows of the histograms: 1 dB wide from -120 dBFS.
+const (
+	rowLow = -120
+	rows   = 120
+)
+
+// Analyzer is the first pass of the restoration chain, an audio.Sink: it
+// learns what the noise of a recording sounds like (its spectrum, from the
+// passages without voice), how loud it is next to the speech, and whether
+// mains hum is present, so that the Static denoiser, the automatic amounts
+// and the Dehum node know the whole file before processing it. Memory is
+// a fixed histogram (about 1 MB at 48 kHz) whatever the duration.
+type Analyzer struct {
+	format audio.Format
+	n      int
+	bins   int
+	fft    *fourier.FFT
+	win    []float64
+	buf    [][]float64 // per channel, n frames
+	fill   int
+	odd    bool
+	tmp    []float64
+	spec   []complex128
+	pow    []float64
+	mono   []float64
+	vad    []bool
+	block  int
+	pos    int64 // frames written
+
+	hist [2]histogram // 0: all frames, 1: frames the VAD marks free of voice
+	// voice: power of frames the VAD marks as voice.
+	voicePow float64
+	voiceN   int
+	silent   int // frames of digital silence
+
+	hum *humDetector
+	rt  *rt60Estimator
+}
+
+type histogram struct {
+	psd [rows][]float64
+	pow [rows]float64
+	cnt [rows]int
+	n   int
+}
+
+func (h *histogram) add(row int, pow float64, psd []float64) {
+	if h.psd[row] == nil {
+		h.psd[row] = make([]float64, len(psd))
+	}
+	r := h.psd[row]
+	for k, v := range psd {
+		r[k] += v
+	}
+	h.pow[row] += pow
+	h.cnt[row]++
+	h.n++
+}
+
+// NewAnalyzer returns an Analyzer for a stream of format f.
+func NewAnalyzer(f audio.Format, opts AnalyzerOptions) (*Analyzer, error) {
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	n := FFTSize(f.SampleRate)
+	a := &Analyzer{format: f, n: n, bins: n/2 + 1, fft: fourier.NewFFT(n), win: sqrtHann(n),
+		tmp: make([]float64, n), spec: make([]complex128, n/2+1), pow: make([]float64, n/2+1),
+		vad: opts.VAD, block: BlockFrames(f.SampleRate), mono: make([]float64, audio.DefaultBlock)}
+	a.buf = make([][]float64, f.Channels)
+	for c := range a.buf {
+		a.buf[c] = make([]float64, n)
+	}
+	a.hum = newHumDetector(f.SampleRate)
+	a.rt = newRT60Estimator(f.SampleRate)
+	return a, nil
+}
+
+// Write implements audio.Sink.
+func (a *Analyzer) Write(b audio.Buffer) error {
+	if len(b) != a.format.Channels {
+		return fmt.Errorf("%w: %d channels for a %d-channel stream", audio.ErrFormatMismatch, len(b), a.format.Channels)
+	}
+	total := b.Frames()
+	for off := 0; off < total; {
+		m := min(total-off, a.n-a.fill, len(a.mono))
+		mono := a.mono[:m]
+		clear(mono)
+		for c := range b {
+			copy(a.buf[c][a.fill:], b[c][off:off+m])
+			for i, v := range b[c][off : off+m] {
+				mono[i] += v
+			}
+		}
+		inv := 1 / float64(len(b))
+		for i := range mono {
+			mono[i] *= inv
+		}
+		a.hum.write(mono)
+		a.rt.write(mono)
+		a.fill += m
+		off += m
+		if a.fill == a.n {
+			// Every other frame is enough for the statistics and halves
+			// the cost of the pass.
+			if a.odd = !a.odd; a.odd {
+				a.frame()
+			}
+			a.pos += int64(a.n)
+			a.fill = 0
+		}
+	}
+	return nil
+}
+
+// frame analyses one full frame of n samples.
+func (a *Analyzer) frame() {
+	clear(a.pow)
+	var ms float64
+	for c := range a.buf {
+		for i, v := range a.buf[c] {
+			ms += v * v
+			a.tmp[i] = v * a.win[i]
+		}
+		a.fft.Coefficients(a.spec, a.tmp)
+		for k, z := range a.spec {
+			a.pow[k] += real(z)*real(z) + imag(z)*imag(z)
+		}
+	}
+	inv := 1 / float64(len(a.buf))
+	for k := range a.pow {
+		a.pow[k] *= inv
+	}
+	ms *= inv / float64(a.n)
+	if ms < 1e-12 { // below -120 dBFS: digital silence, not noise
+		a.silent++
+		return
+	}
+	row := min(rows-1, max(0, int(math.Floor(10*math.Log10(ms)))-rowLow))
+	a.hist[0].add(row, ms, a.pow)
+	if a.vad != nil {
+		blk := (a.pos + int64(a.n/2)) / int64(a.block)
+		if blk < int64(len(a.vad)) {
+			if a.vad[blk] {
+				a.voicePow += ms
+				a.voiceN++
+			} else {
+				a.hist[1].add(row, ms, a.pow)
+			}
+		}
+	}
+}
+
+// Profile is what the Analyzer learnt about a recording.
+type Profile struct {
+	// SampleRate and FFTSize say which STFT Noise belongs to.
+	SampleRate, FFTSize int
+	// Noise is the noise power spectrum per STFT bin, as the Denoiser sees
+	// it (mean over channels of |X|^2 of a square-root-Hann windowed frame).
+	Noise []float64
+	// NoiseDB is the RMS level of the noise in dBFS (-Inf for digital
+	// silence or an empty stream).
+	NoiseDB float64
+	// SpeechDB is the RMS level of the passages with voice in dBFS.
+	SpeechDB float64
+	// SNRDB is the speech-to-noise ratio: SpeechDB less the noise power,
+	// over NoiseDB.
+	SNRDB float64
+	// FromVAD reports that the noise came from the blocks the VAD mask
+	// marks as free of voice, not from the Analyzer's own estimate.
+	FromVAD bool
+	// Hum is the detected mains hum.
+	Hum Hum
+	// RT60 is the reverberation time estimated from the free decays of
+	// the recording, in seconds; 0 when too few decays were found. Below
+	// 0.25 s the Denoiser takes the room as dry and reduces no reverb.
+	RT60 float64
+	// Frames is the number of frames analysed.
+	Frames int64
+}
+
+// Finish ends the pass and returns the profile. The Analyzer must not be
+// written to afterwards.
+func (a *Analyzer) Finish() *Profile {
+	if a.fill > 0 {
+		// A partial last frame: analyse it padded with zeros, weighted as it is.
+		for c := range a.buf {
+			clear(a.buf[c][a.fill:])
+		}
+		if a.fill >= a.n/2 {
+			a.frame()
+		}
+		a.pos += int64(a.fill)
+		a.fill = 0
+	}
+	p := &Profile{SampleRate: a.format.SampleRate, FFTSize: a.n, Noise: make([]float64, a.bins),
+		NoiseDB: math.Inf(-1), SpeechDB: math.Inf(-1), Frames: a.pos}
+	p.Hum = a.hum.result()
+	p.RT60 = a.rt.result()
+	h := &a.hist[0]
+	minFrames := max(10, int(float64(a.format.SampleRate)/float64(a.n))) // about a second
+	var hi int
+	if a.vad != nil && a.hist[1].n >= minFrames {
+		// Noise-only frames by the mask; keep the lower half (plus 3 dB)
+		// so breaths and clicks in the pauses do not count as noise.
+		h = &a.hist[1]
+		hi = percentileRow(h, 0.5) + 3
+		p.FromVAD = true
+	} else {
+		// The quietest tenth of the frames, plus 1 dB: the pauses of
+		// speech, or the gaps between words when there are none.
+		hi = percentileRow(h, 0.1) + 1
+	}
+	if h.n == 0 {
+		return p
+	}
+	var pow float64
+	cnt := 0
+	for r := 0; r <= min(hi, rows-1); r++ {
+		if h.cnt[r] == 0 {
+			continue
+		}
+		for k, v := range h.psd[r] {
+			p.Noise[k] += v
+		}
+		pow += h.pow[r]
+		cnt += h.cnt[r]
+	}
+	for k := range p.Noise {
+		p.Noise[k] /= float64(cnt)
+	}
+	noise := pow / float64(cnt)
+	p.NoiseDB = 10 * math.Log10(noise)
+	// Speech: the VAD's voice frames, else frames 10 dB above the noise.
+	var sp float64
+	spN := 0
+	if p.FromVAD && a.voiceN > 0 {
+		sp, spN = a.voicePow, a.voiceN
+	} else {
+		for r := min(rows, max(0, int(math.Ceil(p.NoiseDB))+10-rowLow)); r < rows; r++ {
+			sp += a.hist[0].pow[r]
+			spN += a.hist[0].cnt[r]
+		}
+	}
+	if spN > 0 {
+		s := sp / float64(spN)
+		p.SpeechDB = 10 * math.Log10(s)
+		p.SNRDB = 10 * math.Log10(math.Max(s-noise, noise*1e-3)/noise)
+	}
+	return p
+}
+
+// percentileRow returns the histogram row below which fraction q of the
+// frames lie.
+func percentileRow(h *histogram, q float64) int {
+	target := q * float64(h.n)
+	acc := 0
+	for r := 0; r < rows; r++ {
+		acc += h.cnt[r]
+		if float64(acc) >= target && acc > 0 {
+			return r
+		}
+	}
+	return rows - 1
+}
