@@ -1,0 +1,257 @@
+package classify
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/dsp/fourier"
+)
+
+// feature is what the analyzer keeps of one sub-block (10 ms): enough to
+// decide activity, speech or music, and to find fillers and coughs, in a
+// few bytes so that hours of audio fit in a few megabytes.
+type feature struct {
+	// level is the mean square of the mono input over the sub-block's
+	// exact span, in dB (full band, no window: it sees attacks sharply).
+	level float32
+	// band is the mean square in the speech band (150 Hz to 4 kHz) from
+	// a 40 ms window centred on the sub-block, in dB: the level the voice
+	// activity detector compares with the noise floor, because most of the
+	// noise of a recording lies outside that band and most of the voice in it.
+	band float32
+	// flat is the spectral flatness (geometric over arithmetic mean of
+	// band densities, 300 Hz to 7 kHz): near 1 for noise and coughs, low
+	// for voiced speech and tonal music.
+	flat float32
+	// flux is the mean absolute change, in dB, of the band spectrum over
+	// 30 ms: high at phoneme transitions and note onsets, low in held
+	// vowels, hesitations and sustained notes.
+	flux float32
+	// voicing is the peak of the normalised autocorrelation of the
+	// whitened spectrum over the pitch range: near 1 for periodic sound,
+	// near 0 for noise.
+	voicing float32
+	// pitch is the frequency of that peak in Hz.
+	pitch float32
+}
+
+// Pitch range of the periodicity search, Hz.
+const (
+	minPitch = 60.0
+	maxPitch = 500.0
+)
+
+// spectral computes the windowed-FFT features of one analysis frame. One
+// per Analyzer: it owns the FFT plans and all scratch space, so analysing
+// a frame allocates nothing.
+type spectral struct {
+	fsd    float64 // sample rate of the frames it is given
+	nw     int     // window length
+	nfft   int
+	fft    *fourier.FFT
+	win    []float64
+	in     []float64
+	coef   []complex128
+	pow    []float64
+	winPow float64 // sum of squared window samples
+
+	// Periodicity: the autocorrelation is the inverse transform of the
+	// whitened low band of the power spectrum, at a reduced rate.
+	nacf     int // inverse transform size
+	acRate   float64
+	ifft     *fourier.FFT
+	acCoef   []complex128
+	ac       []float64
+	rw       []float64 // normalised autocorrelation of the window, per lag
+	lagLo    int
+	lagHi    int
+	whiteK   int // half width in bins of the whitening average
+	prefix   []float64
+	loBin    int // lowest bin of the periodicity band
+	bandLo   int // speech band bins [bandLo, bandHi)
+	bandHi   int
+	bands    [][2]int // bins of the flatness/flux bands
+	bandDB   [][]float64
+	histPos  int
+	histFill int
+}
+
+// fluxLag is how many frames back the spectral flux compares with (30 ms).
+const fluxLag = 3
+
+func newSpectral(fsd float64) *spectral {
+	s := &spectral{fsd: fsd}
+	s.nw = 2 * int(math.Round(0.02*fsd)) // 40 ms
+	maxLag := int(math.Ceil(fsd / minPitch))
+	s.nfft = 1
+	for s.nfft < s.nw+maxLag+2 {
+		s.nfft *= 2
+	}
+	s.fft = fourier.NewFFT(s.nfft)
+	s.win = make([]float64, s.nw)
+	for i := range s.win {
+		s.win[i] = 0.5 - 0.5*math.Cos(2*math.Pi*(float64(i)+0.5)/float64(s.nw))
+		s.winPow += s.win[i] * s.win[i]
+	}
+	s.in = make([]float64, s.nfft)
+	s.coef = make([]complex128, s.nfft/2+1)
+	s.pow = make([]float64, s.nfft/2+1)
+	binHz := fsd / float64(s.nfft)
+	bin := func(f float64) int { return min(s.nfft/2, int(math.Round(f/binHz))) }
+
+	// The periodicity band ends at 4 kHz (or Nyquist): the inverse
+	// transform of bins [0, nacf/2] runs at nacf/nfft of the rate.
+	s.nacf = s.nfft
+	for s.nacf > 64 && float64(s.nacf/2)*binHz > 4000 {
+		s.nacf /= 2
+	}
+	s.acRate = fsd * float64(s.nacf) / float64(s.nfft)
+	s.ifft = fourier.NewFFT(s.nacf)
+	s.acCoef = make([]complex128, s.nacf/2+1)
+	s.ac = make([]float64, s.nacf)
+	s.lagLo = int(math.Floor(s.acRate / maxPitch))
+	s.lagHi = min(int(math.Ceil(s.acRate/minPitch)), s.nacf/2-2)
+	s.rw = make([]float64, s.lagHi+2)
+	step := float64(s.nfft) / float64(s.nacf) // window samples per lag
+	for l := range s.rw {
+		d := int(math.Round(float64(l) * step))
+		var r float64
+		for i := 0; i+d < s.nw; i++ {
+			r += s.win[i] * s.win[i+d]
+		}
+		s.rw[l] = r / s.winPow
+	}
+	s.whiteK = max(2, bin(500))
+	s.prefix = make([]float64, s.nacf/2+2)
+	s.loBin = max(1, bin(minPitch))
+
+	s.bandLo, s.bandHi = max(1, bin(150)), bin(4000)
+	top := min(7000, 0.45*fsd)
+	for f := 300.0; ; {
+		g := f * math.Pow(2, 1.0/3)
+		if g > top {
+			break
+		}
+		lo, hi := bin(f), bin(g)
+		if hi > lo {
+			s.bands = append(s.bands, [2]int{lo, hi})
+		}
+		f = g
+	}
+	s.bandDB = make([][]float64, fluxLag+1)
+	for i := range s.bandDB {
+		s.bandDB[i] = make([]float64, len(s.bands))
+	}
+	return s
+}
+
+// analyse computes the features of the frame x (len nw, oldest first) into
+// f (all but level).
+func (s *spectral) analyse(x []float64, f *feature) {
+	for i, v := range x {
+		s.in[i] = v * s.win[i]
+	}
+	clear(s.in[s.nw:])
+	s.fft.Coefficients(s.coef, s.in)
+	for i, c := range s.coef {
+		s.pow[i] = real(c)*real(c) + imag(c)*imag(c)
+	}
+	// Mean square of the signal in a band from the one-sided spectrum.
+	norm := 2 / (float64(s.nfft) * s.winPow)
+	var band float64
+	for _, p := range s.pow[s.bandLo:s.bandHi] {
+		band += p
+	}
+	f.band = float32(toDB(band * norm))
+
+	// Band densities: flatness and flux.
+	cur := s.bandDB[s.histPos]
+	var logSum, linSum float64
+	for j, b := range s.bands {
+		var p float64
+		for _, v := range s.pow[b[0]:b[1]] {
+			p += v
+		}
+		d := p/float64(b[1]-b[0])*norm + 1e-20
+		logSum += math.Log(d)
+		linSum += d
+		cur[j] = 10 * math.Log10(d)
+	}
+	nb := float64(len(s.bands))
+	if linSum > 1e-18*nb {
+		f.flat = float32(math.Exp(logSum/nb) / (linSum / nb))
+	} else {
+		f.flat = 1
+	}
+	prev := s.bandDB[(s.histPos+1)%len(s.bandDB)] // fluxLag frames ago
+	if s.histFill >= fluxLag {
+		var d float64
+		for j := range cur {
+			d += math.Abs(cur[j] - prev[j])
+		}
+		f.flux = float32(d / nb)
+	}
+	s.histPos = (s.histPos + 1) % len(s.bandDB)
+	s.histFill++
+
+	f.voicing, f.pitch = s.periodicity()
+}
+
+// periodicity whitens the low band of the power spectrum (each bin divided
+// by the mean over +-500 Hz, which removes the spectral envelope: formants,
+// the tilt of pink noise) and returns the highest peak of its normalised
+// autocorrelation in the pitch range, corrected for the window (Boersma
+// 1993), and the pitch it stands for. Whitening is what makes noise,
+// white or coloured, score near zero while a harmonic comb scores high.
+func (s *spectral) periodicity() (float32, float32) {
+	half := s.nacf / 2
+	s.prefix[0] = 0
+	for k := 0; k <= half; k++ {
+		s.prefix[k+1] = s.prefix[k] + s.pow[k]
+	}
+	if s.prefix[half+1] <= 1e-18 {
+		return 0, 0
+	}
+	for k := 0; k <= half; k++ {
+		if k < s.loBin {
+			s.acCoef[k] = 0
+			continue
+		}
+		lo, hi := max(0, k-s.whiteK), min(half+1, k+s.whiteK+1)
+		m := (s.prefix[hi] - s.prefix[lo]) / float64(hi-lo)
+		v := 0.0
+		if m > 0 {
+			v = s.pow[k] / m
+		}
+		s.acCoef[k] = complex(v, 0)
+	}
+	s.ifft.Sequence(s.ac, s.acCoef)
+	r0 := s.ac[0]
+	if r0 <= 0 {
+		return 0, 0
+	}
+	best, bestL := 0.0, 0
+	for l := s.lagLo; l <= s.lagHi; l++ {
+		v := s.ac[l] / (r0 * s.rw[l])
+		if v > best && v >= s.ac[l-1]/(r0*s.rw[l-1]) && v >= s.ac[l+1]/(r0*s.rw[l+1]) {
+			best, bestL = v, l
+		}
+	}
+	if bestL == 0 {
+		return 0, 0
+	}
+	// Parabolic interpolation of the peak.
+	a := s.ac[bestL-1] / (r0 * s.rw[bestL-1])
+	c := s.ac[bestL+1] / (r0 * s.rw[bestL+1])
+	lag := float64(bestL)
+	if den := a - 2*best + c; den < 0 {
+		lag += 0.5 * (a - c) / den
+	}
+	return float32(min(best, 1)), float32(s.acRate / lag)
+}
+
+func toDB(ms float64) float64 {
+	if ms <= 1e-20 {
+		return -200
+	}
+	return 10 * math.Log10(ms)
+}
