@@ -64,7 +64,7 @@ func soxMusic(t testing.TB, kind string, seconds float64, seed int) []float64 {
 		default:
 			t.Fatalf("soxMusic: unknown kind %q", kind)
 		}
-		args = append(args, "|sox -n -r "+strconv.Itoa(testFS)+" "+join(spec))
+		args = append(args, "|sox -n -r "+strconv.Itoa(testFS)+" "+joinArgs(spec))
 	}
 	args = append(args, "-t", "f64", "-c", "1", "-")
 	cmd := exec.Command(sox, args...)
@@ -85,7 +85,7 @@ func soxMusic(t testing.TB, kind string, seconds float64, seed int) []float64 {
 
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
-func join(s []string) string {
+func joinArgs(s []string) string {
 	var b bytes.Buffer
 	for i, v := range s {
 		if i > 0 {
