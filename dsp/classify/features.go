@@ -32,6 +32,12 @@ type feature struct {
 	voicing float32
 	// pitch is the frequency of that peak in Hz.
 	pitch float32
+	// centroid is the spectral centroid of the speech band in Hz: where a
+	// vowel's formants lie, steady while one vowel is held.
+	centroid float32
+	// tilt is the level of 200-1000 Hz over 1-4 kHz, dB: the balance of
+	// the first formant against the higher ones.
+	tilt float32
 }
 
 // Pitch range of the periodicity search, Hz.
@@ -67,13 +73,21 @@ type spectral struct {
 	whiteK   int // half width in bins of the whitening average
 	prefix   []float64
 	loBin    int // lowest bin of the periodicity band
+	taper    []float64
 	bandLo   int // speech band bins [bandLo, bandHi)
 	bandHi   int
+	tiltBin  int      // first bin of the upper part of the tilt
 	bands    [][2]int // bins of the flatness/flux bands
 	bandDB   [][]float64
+	floorDB  []float64 // slowly rising minimum of each band, dB
 	histPos  int
 	histFill int
 }
+
+// floorRise is how fast, in dB per frame, a band's floor may rise: 5 dB
+// per second, slow enough that a word does not lift it, fast enough to
+// follow noise that grows.
+const floorRise = 0.05
 
 // fluxLag is how many frames back the spectral flux compares with (30 ms).
 const fluxLag = 3
@@ -123,8 +137,17 @@ func newSpectral(fsd float64) *spectral {
 	s.whiteK = max(2, bin(500))
 	s.prefix = make([]float64, s.nacf/2+2)
 	s.loBin = max(1, bin(minPitch))
+	// The whitened comb is tapered off towards the top of the band: its
+	// autocorrelation peaks, as narrow as 1/bandwidth, grow wide enough
+	// to be sampled at the reduced rate without losing their height.
+	s.taper = make([]float64, s.nacf/2+1)
+	for k := range s.taper {
+		c := math.Cos(math.Pi / 2 * float64(k) / float64(len(s.taper)))
+		s.taper[k] = c * c
+	}
 
 	s.bandLo, s.bandHi = max(1, bin(150)), bin(4000)
+	s.tiltBin = bin(1000)
 	top := min(7000, 0.45*fsd)
 	for f := 300.0; ; {
 		g := f * math.Pow(2, 1.0/3)
@@ -136,6 +159,10 @@ func newSpectral(fsd float64) *spectral {
 			s.bands = append(s.bands, [2]int{lo, hi})
 		}
 		f = g
+	}
+	s.floorDB = make([]float64, len(s.bands))
+	for i := range s.floorDB {
+		s.floorDB[i] = math.Inf(1)
 	}
 	s.bandDB = make([][]float64, fluxLag+1)
 	for i := range s.bandDB {
@@ -157,11 +184,21 @@ func (s *spectral) analyse(x []float64, f *feature) {
 	}
 	// Mean square of the signal in a band from the one-sided spectrum.
 	norm := 2 / (float64(s.nfft) * s.winPow)
-	var band float64
-	for _, p := range s.pow[s.bandLo:s.bandHi] {
+	var band, moment, lowP, highP float64
+	for k, p := range s.pow[s.bandLo:s.bandHi] {
 		band += p
+		moment += p * float64(k+s.bandLo)
+		if k+s.bandLo < s.tiltBin {
+			lowP += p
+		} else {
+			highP += p
+		}
 	}
 	f.band = float32(toDB(band * norm))
+	if band > 0 {
+		f.centroid = float32(moment / band * s.fsd / float64(s.nfft))
+	}
+	f.tilt = float32(toDB(lowP*norm) - toDB(highP*norm))
 
 	// Band densities: flatness and flux.
 	cur := s.bandDB[s.histPos]
@@ -182,13 +219,27 @@ func (s *spectral) analyse(x []float64, f *feature) {
 	} else {
 		f.flat = 1
 	}
+	// Flux counts only bands where the sound stands 6 dB above that
+	// band's floor (now or fluxLag frames ago): in noise, the bands the
+	// noise covers would only add their random flutter and hide the
+	// changes of the bands that carry the voice.
 	prev := s.bandDB[(s.histPos+1)%len(s.bandDB)] // fluxLag frames ago
 	if s.histFill >= fluxLag {
 		var d float64
+		n := 0
 		for j := range cur {
-			d += math.Abs(cur[j] - prev[j])
+			fl := s.floorDB[j] + 6
+			if cur[j] > fl || prev[j] > fl {
+				d += math.Abs(cur[j] - prev[j])
+				n++
+			}
 		}
-		f.flux = float32(d / nb)
+		if n > 0 {
+			f.flux = float32(d / float64(n))
+		}
+	}
+	for j, v := range cur {
+		s.floorDB[j] = min(v, s.floorDB[j]+floorRise)
 	}
 	s.histPos = (s.histPos + 1) % len(s.bandDB)
 	s.histFill++
@@ -220,7 +271,7 @@ func (s *spectral) periodicity() (float32, float32) {
 		m := (s.prefix[hi] - s.prefix[lo]) / float64(hi-lo)
 		v := 0.0
 		if m > 0 {
-			v = s.pow[k] / m
+			v = s.pow[k] / m * s.taper[k]
 		}
 		s.acCoef[k] = complex(v, 0)
 	}
@@ -229,24 +280,39 @@ func (s *spectral) periodicity() (float32, float32) {
 	if r0 <= 0 {
 		return 0, 0
 	}
-	best, bestL := 0.0, 0
+	// The window correction makes the peaks at every multiple of the
+	// period about as high as the first; the shortest lag whose peak is
+	// within 0.1 of the highest is the period (the others are octave and
+	// fifth errors).
+	nacf := func(l int) float64 { return s.ac[l] / (r0 * s.rw[l]) }
+	peak := func(l int) bool {
+		v := nacf(l)
+		return v > 0 && v >= nacf(l-1) && v >= nacf(l+1)
+	}
+	top := 0.0
 	for l := s.lagLo; l <= s.lagHi; l++ {
-		v := s.ac[l] / (r0 * s.rw[l])
-		if v > best && v >= s.ac[l-1]/(r0*s.rw[l-1]) && v >= s.ac[l+1]/(r0*s.rw[l+1]) {
-			best, bestL = v, l
+		if peak(l) {
+			top = max(top, nacf(l))
 		}
 	}
-	if bestL == 0 {
+	if top == 0 {
 		return 0, 0
 	}
-	// Parabolic interpolation of the peak.
-	a := s.ac[bestL-1] / (r0 * s.rw[bestL-1])
-	c := s.ac[bestL+1] / (r0 * s.rw[bestL+1])
-	lag := float64(bestL)
-	if den := a - 2*best + c; den < 0 {
-		lag += 0.5 * (a - c) / den
+	bestL := s.lagLo
+	for ; bestL <= s.lagHi; bestL++ {
+		if peak(bestL) && nacf(bestL) >= top-0.1 {
+			break
+		}
 	}
-	return float32(min(best, 1)), float32(s.acRate / lag)
+	// Parabolic interpolation of the peak.
+	a, b, c := nacf(bestL-1), nacf(bestL), nacf(bestL+1)
+	lag, v := float64(bestL), b
+	if den := a - 2*b + c; den < 0 {
+		d := 0.5 * (a - c) / den
+		lag += d
+		v = b - 0.25*(a-c)*d
+	}
+	return float32(min(v, 1)), float32(s.acRate / lag)
 }
 
 func toDB(ms float64) float64 {

@@ -60,7 +60,7 @@ func (r *Result) evidence(nb int) []float64 {
 			bands = append(bands, float64(f.band))
 			if f.voicing > 0.5 && j > lo && r.Activity[j-1] && r.feats[j-1].voicing > 0.5 {
 				pairs++
-				if math.Abs(math.Log2(float64(f.pitch/r.feats[j-1].pitch))) < steadyCents/1200 {
+				if pitchStep(f.pitch, r.feats[j-1].pitch) < steadyCents {
 					steady++
 				}
 			}
