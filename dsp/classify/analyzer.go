@@ -86,12 +86,19 @@ type Analyzer struct {
 	subAcc float64
 	subN   int
 
-	spec  *spectral
-	frame []float64 // one analysis window, copied out of the ring
-	next  int       // the sub-block whose spectral features are due next
-	feats []feature
-	done  bool
+	spec   *spectral
+	frame  []float64          // one analysis window, copied out of the ring
+	nSub   int                // sub-blocks ended
+	levels [levelRing]float32 // levels of the sub-blocks ended and not yet analysed
+	feats  []packed
+	bflux  []float32 // spectral change per block (spectral.endBlock)
+	done   bool
 }
+
+// levelRing holds the levels of sub-blocks that have ended but whose
+// analysis window has not: the window reaches 20 ms past a sub-block's
+// centre, two or three sub-blocks.
+const levelRing = 16
 
 // NewAnalyzer returns an Analyzer for a stream of format f classified in
 // mode m.
@@ -174,9 +181,10 @@ func (a *Analyzer) endSub() {
 	if a.subN > 0 {
 		ms = a.subAcc / float64(a.subN)
 	}
-	a.feats = append(a.feats, feature{level: float32(toDB(ms))})
+	a.levels[a.nSub%levelRing] = float32(toDB(ms))
+	a.nSub++
 	a.subAcc, a.subN = 0, 0
-	a.subEnd = a.subStart(len(a.feats) + 1)
+	a.subEnd = a.subStart(a.nSub + 1)
 }
 
 // window returns the decimated index range [lo, lo+nw) of the analysis
@@ -188,8 +196,8 @@ func (a *Analyzer) windowStart(j int) int64 {
 
 // spectralDue analyses every sub-block whose window is complete.
 func (a *Analyzer) spectralDue() {
-	for a.next < len(a.feats) {
-		lo := a.windowStart(a.next)
+	for len(a.feats) < a.nSub {
+		lo := a.windowStart(len(a.feats))
 		if lo+int64(a.spec.nw) > a.nDec {
 			return
 		}
@@ -202,8 +210,12 @@ func (a *Analyzer) spectralDue() {
 				a.frame[i] = a.ring[k&mask]
 			}
 		}
-		a.spec.analyse(a.frame, &a.feats[a.next])
-		a.next++
+		f := feature{level: a.levels[len(a.feats)%levelRing]}
+		a.spec.analyse(a.frame, &f)
+		a.feats = append(a.feats, f.pack())
+		if len(a.feats)%SubBlocks == 0 {
+			a.bflux = append(a.bflux, a.spec.endBlock())
+		}
 	}
 }
 
@@ -216,13 +228,16 @@ func (a *Analyzer) Finish() *Result {
 			a.endSub()
 		}
 		// Flush the windows that reach past the end with silence.
-		for a.next < len(a.feats) {
+		for len(a.feats) < a.nSub {
 			a.ring[a.nDec&int64(len(a.ring)-1)] = 0
 			a.nDec++
 			a.spectralDue()
 		}
 	}
-	return newResult(a.format.SampleRate, a.inPos, a.blockLen, a.mode, a.feats, a.subStart)
+	if len(a.bflux)*SubBlocks < len(a.feats) {
+		a.bflux = append(a.bflux, a.spec.endBlock())
+	}
+	return newResult(a.format.SampleRate, a.inPos, a.blockLen, a.mode, a.feats, a.bflux, a.subStart)
 }
 
 // biquad is a second-order section in transposed direct form II.

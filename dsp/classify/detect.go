@@ -287,16 +287,16 @@ type fillerStats struct {
 }
 
 func (r *Result) fillerStats(is subSpan) fillerStats {
-	f := r.feats
+	f := r.island(is)
 	is = r.core(is)
 	n := is.hi - is.lo
 	steady := make([]bool, n)
 	for i := range steady {
 		j := is.lo + i
-		if f[j].voicing < fillerVoicing || f[j].flux > fillerFlux {
+		if f(j).voicing < fillerVoicing || f(j).flux > fillerFlux {
 			continue
 		}
-		if j > is.lo && f[j-1].voicing >= fillerVoicing && pitchStep(f[j].pitch, f[j-1].pitch) > fillerStepCent {
+		if j > is.lo && f(j-1).voicing >= fillerVoicing && pitchStep(f(j).pitch, f(j-1).pitch) > fillerStepCent {
 			continue
 		}
 		steady[i] = true
@@ -310,7 +310,7 @@ func (r *Result) fillerStats(is subSpan) fillerStats {
 			continue
 		}
 		if last >= 0 && i-last > 1 && i-last <= fillerBridge &&
-			pitchStep(f[is.lo+i].pitch, f[is.lo+last].pitch) < fillerBridgeCent {
+			pitchStep(f(is.lo+i).pitch, f(is.lo+last).pitch) < fillerBridgeCent {
 			for k := last + 1; k < i; k++ {
 				steady[k] = true
 			}
@@ -338,9 +338,9 @@ func (r *Result) fillerStats(is subSpan) fillerStats {
 	var steps, lv []float64
 	for i := bestLo; i < bestLo+bestLen; i++ {
 		j := is.lo + i
-		lv = append(lv, float64(f[j].band))
-		if i > bestLo && f[j].voicing >= fillerVoicing && f[j-1].voicing >= fillerVoicing {
-			steps = append(steps, pitchStep(f[j].pitch, f[j-1].pitch))
+		lv = append(lv, float64(f(j).band))
+		if i > bestLo && f(j).voicing >= fillerVoicing && f(j-1).voicing >= fillerVoicing {
+			steps = append(steps, pitchStep(f(j).pitch, f(j-1).pitch))
 		}
 	}
 	if len(steps) > 0 {
@@ -355,13 +355,13 @@ func (r *Result) fillerStats(is subSpan) fillerStats {
 	// over 30 ms, and its 75th percentile counts: a glide or a transition
 	// into the nasal is a minority of the steps.
 	top := math.Inf(-1)
-	for _, x := range f[is.lo:is.hi] {
-		top = max(top, float64(x.band))
+	for j := is.lo; j < is.hi; j++ {
+		top = max(top, float64(f(j).band))
 	}
 	var rates []float64
 	for j := is.lo + 3; j < is.hi; j++ {
-		if float64(f[j].band) > top-8 && float64(f[j-3].band) > top-8 && f[j].centroid > 0 && f[j-3].centroid > 0 {
-			rates = append(rates, math.Abs(math.Log2(float64(f[j].centroid/f[j-3].centroid))))
+		if float64(f(j).band) > top-8 && float64(f(j-3).band) > top-8 && f(j).centroid > 0 && f(j-3).centroid > 0 {
+			rates = append(rates, math.Abs(math.Log2(float64(f(j).centroid/f(j-3).centroid))))
 		}
 	}
 	st.centroidRate = math.Inf(1)
@@ -381,14 +381,14 @@ const coreDB = 20.0
 // the last sub-block within coreDB of its loudest.
 func (r *Result) core(is subSpan) subSpan {
 	top := math.Inf(-1)
-	for _, f := range r.feats[is.lo:is.hi] {
-		top = max(top, float64(f.band))
+	for j := is.lo; j < is.hi; j++ {
+		top = max(top, float64(r.feat(j).band))
 	}
 	lo, hi := is.lo, is.hi
-	for lo < hi && float64(r.feats[lo].band) < top-coreDB {
+	for lo < hi && float64(r.feat(lo).band) < top-coreDB {
 		lo++
 	}
-	for hi > lo && float64(r.feats[hi-1].band) < top-coreDB {
+	for hi > lo && float64(r.feat(hi-1).band) < top-coreDB {
 		hi--
 	}
 	return subSpan{lo, hi}
@@ -459,18 +459,18 @@ const (
 )
 
 func (r *Result) isCough(is subSpan) bool {
-	f := r.feats
+	f := r.island(is)
 	n := is.hi - is.lo
 	peak, peakAt := math.Inf(-1), 0
 	var flat float64
 	voiced := 0
 	for i := 0; i < n; i++ {
 		j := is.lo + i
-		if l := float64(f[j].level); l > peak {
+		if l := float64(f(j).level); l > peak {
 			peak, peakAt = l, i
 		}
-		flat += float64(f[j].flat)
-		if f[j].voicing >= coughVoicing {
+		flat += float64(f(j).flat)
+		if f(j).voicing >= coughVoicing {
 			voiced++
 		}
 	}
@@ -480,7 +480,7 @@ func (r *Result) isCough(is subSpan) bool {
 	// The island starts 20 ms before the sound (activity hangover), so the
 	// peak is counted from the first sub-block above the floor.
 	start := 0
-	for start < n && float64(f[is.lo+start].band) < float64(r.floorSub[is.lo+start])+activeDB {
+	for start < n && float64(f(is.lo+start).band) < float64(r.floorSub[is.lo+start])+activeDB {
 		start++
 	}
 	if peakAt-start > coughAttack || float64(peakAt) > float64(n)/3 {
@@ -488,20 +488,26 @@ func (r *Result) isCough(is subSpan) bool {
 	}
 	var top float64 = -200
 	for j := is.lo; j < is.hi; j++ {
-		top = max(top, float64(f[j].band)-float64(r.floorSub[j]))
+		top = max(top, float64(f(j).band)-float64(r.floorSub[j]))
 	}
 	if top < coughRiseDB {
 		return false
 	}
 	// Decay: the last third is well below the peak.
-	tail := slices.Max(levels(f[is.lo+2*n/3 : is.hi]))
+	tail := math.Inf(-1)
+	for j := is.lo + 2*n/3; j < is.hi; j++ {
+		tail = max(tail, float64(f(j).level))
+	}
 	return tail < peak-6
 }
 
-func levels(f []feature) []float64 {
-	out := make([]float64, len(f))
-	for i, x := range f {
-		out[i] = float64(x.level)
+// island returns the features of the sub-blocks of is and the one before
+// it, unpacked, as a function of the sub-block index.
+func (r *Result) island(is subSpan) func(int) feature {
+	base := max(0, is.lo-1)
+	u := make([]feature, is.hi-base)
+	for j := range u {
+		u[j] = r.feat(base + j)
 	}
-	return out
+	return func(j int) feature { return u[j-base] }
 }

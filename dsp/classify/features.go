@@ -40,6 +40,45 @@ type feature struct {
 	tilt float32
 }
 
+// packed is a feature as the analyzer stores it: 14 bytes per 10 ms, 5 MB
+// per hour of audio. Levels keep 0.01 dB, shares 1/255, pitch 0.1 Hz.
+type packed struct {
+	level, band int16  // dB x 100
+	flux        uint16 // dB x 100
+	pitch       uint16 // Hz x 10
+	centroid    uint16 // Hz
+	flat        uint8  // x 255
+	voicing     uint8  // x 255
+	tilt        int8   // dB x 2
+}
+
+func q16(v, scale float64) int16 {
+	return int16(math.Round(max(-32767, min(32767, v*scale))))
+}
+
+func qu16(v, scale float64) uint16 {
+	return uint16(math.Round(max(0, min(65535, v*scale))))
+}
+
+func qu8(v float64) uint8 { return uint8(math.Round(max(0, min(1, v)) * 255)) }
+
+func (f feature) pack() packed {
+	return packed{
+		level: q16(float64(f.level), 100), band: q16(float64(f.band), 100),
+		flux: qu16(float64(f.flux), 100), pitch: qu16(float64(f.pitch), 10), centroid: qu16(float64(f.centroid), 1),
+		flat: qu8(float64(f.flat)), voicing: qu8(float64(f.voicing)),
+		tilt: int8(math.Round(max(-127, min(127, 2*float64(f.tilt))))),
+	}
+}
+
+func (p packed) unpack() feature {
+	return feature{
+		level: float32(p.level) / 100, band: float32(p.band) / 100,
+		flux: float32(p.flux) / 100, pitch: float32(p.pitch) / 10, centroid: float32(p.centroid),
+		flat: float32(p.flat) / 255, voicing: float32(p.voicing) / 255, tilt: float32(p.tilt) / 2,
+	}
+}
+
 // Pitch range of the periodicity search, Hz.
 const (
 	minPitch = 60.0
@@ -76,13 +115,20 @@ type spectral struct {
 	taper    []float64
 	bandLo   int // speech band bins [bandLo, bandHi)
 	bandHi   int
-	tiltBin  int      // first bin of the upper part of the tilt
-	bands    [][2]int // bins of the flatness/flux bands
-	bandDB   [][]float64
-	floorDB  []float64 // slowly rising minimum of each band, dB
+	tiltBin  int         // first bin of the upper part of the tilt
+	bands    [][2]int    // bins of the flatness/flux bands
+	bandPow  [][]float64 // band densities of the last fluxLag+2 frames
+	floorDB  []float64   // slowly rising minimum of each band, dB
+	blockSum []float64   // band densities summed over the current block
+	prevSum  []float64   // and over the block before
+	hadBlock bool        // prevSum holds a block
 	histPos  int
 	histFill int
 }
+
+// silentFrame is the mean square (-110 dBFS) under which a frame is
+// taken as digital silence.
+const silentFrame = 1e-11
 
 // floorRise is how fast, in dB per frame, a band's floor may rise: 5 dB
 // per second, slow enough that a word does not lift it, fast enough to
@@ -164,9 +210,11 @@ func newSpectral(fsd float64) *spectral {
 	for i := range s.floorDB {
 		s.floorDB[i] = math.Inf(1)
 	}
-	s.bandDB = make([][]float64, fluxLag+1)
-	for i := range s.bandDB {
-		s.bandDB[i] = make([]float64, len(s.bands))
+	s.blockSum = make([]float64, len(s.bands))
+	s.prevSum = make([]float64, len(s.bands))
+	s.bandPow = make([][]float64, fluxLag+2)
+	for i := range s.bandPow {
+		s.bandPow[i] = make([]float64, len(s.bands))
 	}
 	return s
 }
@@ -174,13 +222,21 @@ func newSpectral(fsd float64) *spectral {
 // analyse computes the features of the frame x (len nw, oldest first) into
 // f (all but level).
 func (s *spectral) analyse(x []float64, f *feature) {
+	var e float64
 	for i, v := range x {
 		s.in[i] = v * s.win[i]
+		e += s.in[i] * s.in[i]
 	}
-	clear(s.in[s.nw:])
-	s.fft.Coefficients(s.coef, s.in)
-	for i, c := range s.coef {
-		s.pow[i] = real(c)*real(c) + imag(c)*imag(c)
+	if e < silentFrame*s.winPow {
+		// Digital silence (pauses of edited and synthetic audio) needs
+		// no transform; it counts as a silent spectrum.
+		clear(s.pow)
+	} else {
+		clear(s.in[s.nw:])
+		s.fft.Coefficients(s.coef, s.in)
+		for i, c := range s.coef {
+			s.pow[i] = real(c)*real(c) + imag(c)*imag(c)
+		}
 	}
 	// Mean square of the signal in a band from the one-sided spectrum.
 	norm := 2 / (float64(s.nfft) * s.winPow)
@@ -201,7 +257,7 @@ func (s *spectral) analyse(x []float64, f *feature) {
 	f.tilt = float32(toDB(lowP*norm) - toDB(highP*norm))
 
 	// Band densities: flatness and flux.
-	cur := s.bandDB[s.histPos]
+	cur := s.bandPow[s.histPos]
 	var logSum, linSum float64
 	for j, b := range s.bands {
 		var p float64
@@ -211,7 +267,8 @@ func (s *spectral) analyse(x []float64, f *feature) {
 		d := p/float64(b[1]-b[0])*norm + 1e-20
 		logSum += math.Log(d)
 		linSum += d
-		cur[j] = 10 * math.Log10(d)
+		cur[j] = d
+		s.blockSum[j] += d
 	}
 	nb := float64(len(s.bands))
 	if linSum > 1e-18*nb {
@@ -219,29 +276,34 @@ func (s *spectral) analyse(x []float64, f *feature) {
 	} else {
 		f.flat = 1
 	}
-	// Flux counts only bands where the sound stands 6 dB above that
-	// band's floor (now or fluxLag frames ago): in noise, the bands the
-	// noise covers would only add their random flutter and hide the
-	// changes of the bands that carry the voice.
-	prev := s.bandDB[(s.histPos+1)%len(s.bandDB)] // fluxLag frames ago
-	if s.histFill >= fluxLag {
+	// Flux compares band levels averaged over two frames, fluxLag frames
+	// apart: a 40 ms window sees the harmonics of mains hum beat against
+	// each other from one 10 ms frame to the next, and two frames average
+	// the beat out. It counts only bands where the sound stands 6 dB
+	// above that band's floor (now or then): in noise, the bands the noise
+	// covers would only add their random flutter and hide the changes of
+	// the bands that carry the voice.
+	h := len(s.bandPow)
+	at := func(back int) []float64 { return s.bandPow[(s.histPos-back+h)%h] }
+	if s.histFill >= fluxLag+1 {
+		c0, c1, p0, p1 := at(0), at(1), at(fluxLag), at(fluxLag+1)
 		var d float64
 		n := 0
 		for j := range cur {
+			c := 10 * math.Log10((c0[j]+c1[j])/2)
+			p := 10 * math.Log10((p0[j]+p1[j])/2)
 			fl := s.floorDB[j] + 6
-			if cur[j] > fl || prev[j] > fl {
-				d += math.Abs(cur[j] - prev[j])
+			if c > fl || p > fl {
+				d += math.Abs(c - p)
 				n++
 			}
+			s.floorDB[j] = min(c, s.floorDB[j]+floorRise)
 		}
 		if n > 0 {
 			f.flux = float32(d / float64(n))
 		}
 	}
-	for j, v := range cur {
-		s.floorDB[j] = min(v, s.floorDB[j]+floorRise)
-	}
-	s.histPos = (s.histPos + 1) % len(s.bandDB)
+	s.histPos = (s.histPos + 1) % h
 	s.histFill++
 
 	f.voicing, f.pitch = s.periodicity()
@@ -313,6 +375,31 @@ func (s *spectral) periodicity() (float32, float32) {
 		v = b - 0.25*(a-c)*d
 	}
 	return float32(min(v, 1)), float32(s.acRate / lag)
+}
+
+// endBlock closes a block (100 ms) and returns the largest change, in dB,
+// of any band's mean level from the block before (bands within 50 dB of
+// the strongest): near zero for hum or a steady tone, several dB where a
+// note changes, a fraction of a dB for noise. The first block returns
+// a large value.
+func (s *spectral) endBlock() float32 {
+	d := 99.0
+	if s.hadBlock {
+		var top float64
+		for j := range s.blockSum {
+			top = max(top, s.blockSum[j], s.prevSum[j])
+		}
+		d = 0
+		for j, a := range s.blockSum {
+			if b := s.prevSum[j]; max(a, b) > top*1e-5 {
+				d = max(d, math.Abs(10*math.Log10((a+1e-30)/(b+1e-30))))
+			}
+		}
+	}
+	s.hadBlock = true
+	s.blockSum, s.prevSum = s.prevSum, s.blockSum
+	clear(s.blockSum)
+	return float32(d)
 }
 
 func toDB(ms float64) float64 {

@@ -35,6 +35,7 @@ const (
 	steadyCents   = 3.0 // pitch change per 10 ms of a held note
 	steadySplit   = 0.5 // steady share between speech (below) and music
 	steadyScale   = 0.15
+	steadyPairs   = 60 // voiced pairs for full pitch evidence
 	minActive     = 20 // active sub-blocks a window needs to count
 	switchPenalty = 15.0
 )
@@ -56,11 +57,11 @@ func (r *Result) evidence(nb int) []float64 {
 			if !r.Activity[j] {
 				continue
 			}
-			f := r.feats[j]
+			f := r.feat(j)
 			bands = append(bands, float64(f.band))
-			if f.voicing > 0.5 && j > lo && r.Activity[j-1] && r.feats[j-1].voicing > 0.5 {
+			if f.voicing > 0.5 && j > lo && r.Activity[j-1] && r.feat(j-1).voicing > 0.5 {
 				pairs++
-				if pitchStep(f.pitch, r.feats[j-1].pitch) < steadyCents {
+				if pitchStep(f.pitch, r.feat(j-1).pitch) < steadyCents {
 					steady++
 				}
 			}
@@ -78,8 +79,11 @@ func (r *Result) evidence(nb int) []float64 {
 			dips++
 		}
 		e := clamp((float64(dips)/float64(len(bands))-dipSplit)/dipScale, -3, 3)
+		// Pitch evidence counts in proportion to how much of the window
+		// is periodic: a few voiced pairs in a drum track say little.
 		if pairs >= 10 {
-			e += clamp((steadySplit-float64(steady)/float64(pairs))/steadyScale, -3, 3)
+			w := min(1, float64(pairs)/steadyPairs)
+			e += w * clamp((steadySplit-float64(steady)/float64(pairs))/steadyScale, -3, 3)
 		}
 		ev[b] = e
 	}
@@ -211,13 +215,13 @@ func (r *Result) refineSwitch(b int, toMusic bool) int64 {
 	neg := make([]float64, 0, hi-lo+2*localHalf)
 	base := max(0, lo-localHalf)
 	for j := base; j < min(len(act), hi+localHalf); j++ {
-		neg = append(neg, -float64(r.feats[j].band))
+		neg = append(neg, -float64(r.feat(j).band))
 	}
 	mx := slidingMin(neg, localHalf)
 	d := make([]float64, hi-lo)
 	var mean float64
 	for j := lo; j < hi; j++ {
-		if !act[j] || float64(r.feats[j].band) < -mx[j-base]-dipDB {
+		if !act[j] || float64(r.feat(j).band) < -mx[j-base]-dipDB {
 			d[j-lo] = 1
 		}
 		mean += d[j-lo]

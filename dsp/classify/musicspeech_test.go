@@ -3,6 +3,8 @@ package classify
 import (
 	"fmt"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"math"
 	"strings"
@@ -107,6 +109,126 @@ func TestSpeechMusic(t *testing.T) {
 				segs = append(segs, fmt.Sprintf("%s %.1f-%.1f", s.Label, float64(s.Start)/testFS, float64(s.End)/testFS))
 			}
 			t.Logf("accuracy %.1f%%, boundary errors %.2f s; segments %s", 100*acc, errs, strings.Join(segs, ", "))
+			if acc < 0.95 {
+				t.Errorf("accuracy %.1f%%, want >= 95%%", 100*acc)
+			}
+			for k, e := range errs {
+				if e > 0.5 {
+					t.Errorf("boundary %d is %.2f s off, want <= 0.5 s", k+1, e)
+				}
+			}
 		})
+	}
+}
+
+// TestSpeechMusicSweep alternates speech (every voice) and music (every
+// kind, the held-out "organ" too) in random lengths of 10 to 30 s, with
+// and without the speech's own pauses at the joins and with and without
+// noise, and reports the accuracy and boundary errors over all of it.
+func TestSpeechMusicSweep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("speech/music sweep")
+	}
+	kinds := append(append([]string(nil), musicKinds...), "organ")
+	r := testaudio.NewRand(42)
+	u := func() float64 { return (r.Float() + 1) / 2 }
+	var okBlocks, blocks, within, bounds int
+	var worst float64
+	worstCase := ""
+	for trial := 0; trial < 8; trial++ {
+		var desc []string
+		speechKind := "speech"
+		if trial%2 == 1 {
+			speechKind = "tight"
+		}
+		musicFirst := trial%3 == 0
+		for k := 0; k < 5; k++ {
+			secs := 10 + int(20*u())
+			if (k%2 == 0) != musicFirst {
+				desc = append(desc, fmt.Sprintf("%s:%d", speechKind, secs))
+			} else {
+				desc = append(desc, fmt.Sprintf("music-%s:%d", kinds[int(u()*float64(len(kinds)))%len(kinds)], secs))
+			}
+		}
+		p := makeProgramme(t, desc...)
+		if trial >= 4 {
+			p.x, _ = testaudio.MixAtSNR(p.x, testaudio.PinkNoise(len(p.x), 0.1, uint64(trial)), 20)
+		}
+		res := analyse(t, p.x, Auto)
+		acc, errs := segmentScore(res, p.parts)
+		okBlocks += int(acc*float64(len(res.Labels)) + 0.5)
+		blocks += len(res.Labels)
+		for _, e := range errs {
+			bounds++
+			if e <= 0.5 {
+				within++
+			}
+			if e > worst {
+				worst, worstCase = e, strings.Join(desc, " ")
+			}
+		}
+		t.Logf("%v noisy=%v: accuracy %.1f%%, boundary errors %.2f", desc, trial >= 4, 100*acc, errs)
+	}
+	t.Logf("sweep: accuracy %.2f%% of %d blocks; %d of %d boundaries within 0.5 s; worst %.2f s (%s)",
+		100*float64(okBlocks)/float64(blocks), blocks, within, bounds, worst, worstCase)
+	if float64(okBlocks) < 0.95*float64(blocks) || within < bounds {
+		t.Error("sweep below 95% accuracy or with boundaries more than 0.5 s off")
+	}
+}
+
+func TestMergeSegments(t *testing.T) {
+	segs := []Segment{{Speech, 0, 100}, {Music, 100, 105}, {Speech, 105, 300}, {Music, 300, 310}, {Music, 310, 330}, {Speech, 330, 340}, {Music, 340, 400}}
+	got := MergeSegments(segs, 25)
+	want := []Segment{{Speech, 0, 300}, {Music, 300, 400}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("MergeSegments (-want +got):\n%s", diff)
+	}
+	if segs[1].Label != Music {
+		t.Error("MergeSegments changed its argument")
+	}
+	if got := MergeSegments(segs[:1], 1000); len(got) != 1 {
+		t.Errorf("one short segment: %v", got)
+	}
+}
+
+// TestSingleKind: a recording of one kind gets one segment of that kind;
+// the forced modes label everything that is not silence.
+func TestSingleKind(t *testing.T) {
+	for _, kind := range append(append([]string(nil), musicKinds...), "organ") {
+		x := makeMusic(t, kind, 20, 3)
+		r := analyse(t, x, Auto)
+		music, voiced := 0, 0
+		for i, l := range r.Labels {
+			if l == Music {
+				music++
+			}
+			if r.Voiced[i] {
+				voiced++
+			}
+		}
+		t.Logf("music %s: %d of %d blocks music, %d voiced; %d segments", kind, music, len(r.Labels), voiced, len(r.Segments))
+		if float64(music) < 0.95*float64(len(r.Labels)) {
+			t.Errorf("music %s: only %d of %d blocks labelled music", kind, music, len(r.Labels))
+		}
+	}
+	x, _ := speechSegment(t, 30, 4)
+	r := analyse(t, x, Auto)
+	if len(r.Segments) != 1 || r.Segments[0].Label != Speech {
+		t.Errorf("speech only: segments %v", r.Segments)
+	}
+	for _, l := range r.Labels {
+		if l == Music {
+			t.Fatal("speech only: a block labelled music")
+		}
+	}
+	m := analyse(t, x, MusicOnly)
+	for i, l := range m.Labels {
+		if (l == Music) != m.Voiced[i] || l == Speech {
+			t.Fatalf("MusicOnly: block %d labelled %v, voiced %v", i, l, m.Voiced[i])
+		}
+	}
+	s := analyse(t, makeMusic(t, "pluck", 10, 1), SpeechOnly)
+	if len(s.Segments) != 1 || s.Segments[0].Label != Speech {
+		t.Errorf("SpeechOnly: segments %v", s.Segments)
 	}
 }

@@ -64,7 +64,8 @@ type Result struct {
 	// the segment around it). See MergeSegments for the API's view.
 	Segments []Segment
 
-	feats    []feature
+	feats    []packed
+	bflux    []float32 // spectral change per block, dB
 	floorSub []float32 // noise floor per sub-block, dB
 	subStart func(int) int64
 }
@@ -80,8 +81,11 @@ func (r *Result) BlockStart(i int) int64 {
 	return min(int64(i)*int64(r.BlockLen), r.Frames)
 }
 
-func newResult(sampleRate int, frames int64, blockLen int, mode Mode, feats []feature, subStart func(int) int64) *Result {
-	r := &Result{SampleRate: sampleRate, Frames: frames, BlockLen: blockLen, Mode: mode, feats: feats, subStart: subStart}
+// feat returns the features of sub-block j.
+func (r *Result) feat(j int) feature { return r.feats[j].unpack() }
+
+func newResult(sampleRate int, frames int64, blockLen int, mode Mode, feats []packed, bflux []float32, subStart func(int) int64) *Result {
+	r := &Result{SampleRate: sampleRate, Frames: frames, BlockLen: blockLen, Mode: mode, feats: feats, bflux: bflux, subStart: subStart}
 	nb := int(frames / int64(blockLen))
 	if rem := frames - int64(nb)*int64(blockLen); rem > 0 && rem >= int64(blockLen/4) {
 		nb++
@@ -102,12 +106,12 @@ func (r *Result) activity(nb int) {
 	for b := range blockDB {
 		var s float64
 		lo, hi := b*SubBlocks, min(ns, (b+1)*SubBlocks)
-		for _, f := range r.feats[lo:hi] {
-			s += math.Pow(10, float64(f.band)/10)
+		for j := lo; j < hi; j++ {
+			s += math.Pow(10, float64(r.feat(j).band)/10)
 		}
 		blockDB[b] = toDB(s / float64(hi-lo))
 	}
-	floor := noiseFloor(blockDB, r.background(nbAll))
+	floor := noiseFloor(blockDB, r.background(nbAll, blockDB))
 	r.floorSub = make([]float32, ns)
 	for j := range r.floorSub {
 		// Interpolate between block centres.
@@ -121,7 +125,8 @@ func (r *Result) activity(nb int) {
 
 	act := make([]bool, ns)
 	on := false
-	for j, f := range r.feats {
+	for j := range r.feats {
+		f := r.feat(j)
 		c := float64(f.band) - float64(r.floorSub[j])
 		tonal := f.flat < 0.12 && change[blockOf(j)]
 		switch {
@@ -159,30 +164,68 @@ func (r *Result) activity(nb int) {
 	r.NoiseFloor = slices.Clone(floor[:nb])
 }
 
-// background marks the blocks that may be background: most of their
-// sub-blocks have a flat spectrum (flatness over 0.2) and little
-// periodicity (voicing under 0.4), the level is steady (within 5 dB, no
-// spectral jump over 8 dB), and at least three such blocks follow each
-// other. Speech, tonal music, hum and drum hits fail the test; room tone,
-// hiss, fans and digital silence pass.
-func (r *Result) background(nb int) []bool {
+// background marks the blocks that may be background: runs of at least
+// three (300 ms) that sound like noise (most sub-blocks with a flat
+// spectrum, over bgFlat, and little periodicity, under 0.4) and hold
+// their level (within 4 dB, no spectral jump over 6 dB), and steady runs of
+// any spectrum (see steadyRuns). Speech, music and drum hits fail
+// both tests; room tone, hiss, hum and digital silence pass.
+// bgFlat is the spectral flatness above which a sub-block sounds like
+// noise: pink noise lies around 0.65, white near 0.9, speech and tonal
+// music under 0.1, and tonal music over weaker noise around 0.2.
+const bgFlat = 0.3
+
+func (r *Result) background(nb int, blockDB []float64) []bool {
 	out := make([]bool, nb)
 	for b := range out {
 		lo, e := b*SubBlocks, min(len(r.feats), (b+1)*SubBlocks)
 		n := 0
 		minB, maxB, maxF := math.Inf(1), math.Inf(-1), 0.0
-		for _, f := range r.feats[lo:e] {
-			if f.flat > 0.2 && f.voicing < 0.4 {
+		for j := lo; j < e; j++ {
+			f := r.feat(j)
+			if f.flat > bgFlat && f.voicing < 0.4 {
 				n++
 			}
 			minB, maxB = min(minB, float64(f.band)), max(maxB, float64(f.band))
 			maxF = max(maxF, float64(f.flux))
 		}
-		out[b] = 2*n > e-lo && maxB-minB < 5 && maxF < 8
+		out[b] = 2*n > e-lo && maxB-minB < 4 && maxF < 6
 	}
 	dropShort(out, 3)
+	for b, s := range steadyRuns(blockDB, r.bflux) {
+		out[b] = out[b] || s
+	}
 	return out
 }
+
+// steadyRuns marks runs of at least steadyRun blocks whose level (the
+// mean power of the block) stays within 1 dB and whose spectrum does not
+// change by more than 2 dB in any band from one block to the next: hum,
+// a test tone, a fan. Block means, because a 40 ms window sees the
+// harmonics of mains hum beat against each other from one 10 ms
+// sub-block to the next; the spectrum, because a held chord can keep its
+// level while its notes move.
+func steadyRuns(blockDB []float64, bflux []float32) []bool {
+	out := make([]bool, len(blockDB))
+	for i := 0; i+steadyRun <= len(blockDB); i++ {
+		mn, mx := math.Inf(1), math.Inf(-1)
+		ok := true
+		for k, v := range blockDB[i : i+steadyRun] {
+			mn, mx = min(mn, v), max(mx, v)
+			if k > 0 && bflux[i+k] > 2 {
+				ok = false
+			}
+		}
+		if ok && mx-mn < 1 {
+			for k := i; k < i+steadyRun; k++ {
+				out[k] = true
+			}
+		}
+	}
+	return out
+}
+
+const steadyRun = 5
 
 // changing marks blocks around which the spectrum changes (note onsets,
 // phoneme transitions): the 80th percentile of the flux in a block, at its
@@ -194,8 +237,8 @@ func (r *Result) changing(nb int) []bool {
 	for b := range hi {
 		lo, e := b*SubBlocks, min(len(r.feats), (b+1)*SubBlocks)
 		n := 0
-		for _, f := range r.feats[lo:e] {
-			tmp[n] = float64(f.flux)
+		for j := lo; j < e; j++ {
+			tmp[n] = float64(r.feat(j).flux)
 			n++
 		}
 		s := tmp[:n]
@@ -213,8 +256,63 @@ func (r *Result) changing(nb int) []bool {
 	return out
 }
 
-// Segment is a stretch of speech or music.
+// Segment is a stretch of speech or music, frames [Start, End).
 type Segment struct {
 	Label      Label
-	Start, End int64 // frames, [Start, End)
+	Start, End int64
+}
+
+// Seconds returns the segment's start and end in seconds.
+func (s Segment) Seconds(sampleRate int) (start, end float64) {
+	return float64(s.Start) / float64(sampleRate), float64(s.End) / float64(sampleRate)
+}
+
+// MergeSegments returns segs with every segment shorter than minLen
+// frames absorbed by its neighbours, shortest first: a short segment
+// between two of the same label joins them, otherwise it goes to its
+// longer neighbour. What remains alternates speech and music, each at
+// least minLen long (unless the whole recording is shorter). segs is not
+// changed. The API's music_speech statistics list segments longer than
+// 20 s: merge with 20 s first, so that a 5 s jingle inside a long speech
+// does not split it into two listed halves around a gap.
+func MergeSegments(segs []Segment, minLen int64) []Segment {
+	out := slices.Clone(segs)
+	out = joinSame(out)
+	for len(out) > 1 {
+		k := -1
+		for i, s := range out {
+			if s.End-s.Start < minLen && (k < 0 || s.End-s.Start < out[k].End-out[k].Start) {
+				k = i
+			}
+		}
+		if k < 0 {
+			break
+		}
+		// Relabel the short segment as its longer neighbour.
+		switch {
+		case k == 0:
+			out[k].Label = out[1].Label
+		case k == len(out)-1:
+			out[k].Label = out[k-1].Label
+		case out[k-1].End-out[k-1].Start >= out[k+1].End-out[k+1].Start:
+			out[k].Label = out[k-1].Label
+		default:
+			out[k].Label = out[k+1].Label
+		}
+		out = joinSame(out)
+	}
+	return out
+}
+
+// joinSame merges neighbouring segments of the same label.
+func joinSame(segs []Segment) []Segment {
+	out := segs[:0]
+	for _, s := range segs {
+		if n := len(out); n > 0 && out[n-1].Label == s.Label {
+			out[n-1].End = s.End
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }

@@ -68,6 +68,14 @@ func TestVADNoisySpeech(t *testing.T) {
 				t.Logf("voices %d: accuracy %.1f%%, speech missed %.1f%%, pauses voiced %.1f%%", v, 100*acc, 100*miss, 100*fa)
 				accs = append(accs, acc)
 			}
+			var mean float64
+			for _, a := range accs {
+				mean += a / float64(len(accs))
+			}
+			t.Logf("%s: mean block accuracy %.1f%%", tc.name, 100*mean)
+			if mean < 0.9 {
+				t.Errorf("%s: VAD accuracy %.1f%%, want >= 90%%", tc.name, 100*mean)
+			}
 		})
 	}
 }
