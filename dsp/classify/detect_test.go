@@ -1,9 +1,7 @@
 package classify
 
 import (
-	"fmt"
 	"math"
-	"os"
 	"strings"
 	"testing"
 
@@ -126,33 +124,8 @@ func TestFillerCutter(t *testing.T) {
 		}
 	}
 	t.Logf("all voices: %.0f fillers, %.1f%% cut; %d of %d words touched (%.1f%%)", totF, 100*foundF/totF, touchW, totW, 100*float64(touchW)/float64(totW))
-	_ = fmt.Sprint
-	_ = math.Abs
-}
-
-func TestDbgFiller(t *testing.T) {
-	if testing.Short() || !strings.Contains(fmt.Sprint(t.Name()), "Dbg") {
-		t.Skip()
-	}
-	vi := 0
-	fmt.Sscan(os.Getenv("VOICE"), &vi)
-	h := makeHesitant(t, testaudio.Sentences[:4], testaudio.Voices[vi], uint64(vi)+1, fillerPhonemes)
-	r := analyse(t, h.x, Auto)
-	for _, is := range r.islands(1, 100000) {
-		a, b := r.SubBlockStart(is.lo), r.SubBlockStart(is.hi)
-		lab := ""
-		for _, f := range h.fillers {
-			if int64(f.start) < b && int64(f.end) > a {
-				lab = "FILLER"
-			}
-		}
-		for _, p := range h.phrases {
-			if int64(p.start) < b && int64(p.end) > a {
-				lab += " " + p.label
-			}
-		}
-		st := r.fillerStats(is)
-		t.Logf("%6.2f-%6.2f n=%3d held=%3d cents=%.1f sd=%.1f %s", float64(a)/testFS, float64(b)/testFS, st.n, st.held, st.meanCents, st.levelSD, lab)
+	if foundF < 0.8*totF || float64(touchW) >= 0.05*float64(totW) {
+		t.Errorf("want >= 80%% of fillers cut and < 5%% of words touched")
 	}
 }
 
@@ -204,6 +177,11 @@ func TestFillerCutterHeldOut(t *testing.T) {
 			touchW += twn
 		}
 		t.Logf("held out, %s: %.0f fillers, %.1f%% cut; %d of %d words touched (%.1f%%)", set.name, totF, 100*foundF/totF, touchW, totW, 100*float64(touchW)/float64(totW))
+		// Only the acceptance condition (clean, fillers as phonemes) is
+		// asserted; text fillers and noise are reported.
+		if set.name == "phonemes" && (foundF < 0.8*totF || float64(touchW) >= 0.05*float64(totW)) {
+			t.Errorf("held out: want >= 80%% of fillers cut and < 5%% of words touched")
+		}
 	}
 }
 
@@ -319,6 +297,9 @@ func TestCoughCutter(t *testing.T) {
 		speechCut += sc
 	}
 	t.Logf("all voices: %d of %d coughs cut (%.1f%%), %.0f ms of speech cut", found, total, 100*float64(found)/float64(total), 1000*float64(speechCut)/testFS)
+	if float64(found) < 0.9*float64(total) || speechCut > 0 {
+		t.Errorf("want >= 90%% of coughs cut and no speech")
+	}
 }
 
 func TestCoughCutterNoise(t *testing.T) {
@@ -348,4 +329,7 @@ func TestCoughCutterNoise(t *testing.T) {
 	}
 	t.Logf("held-out voices in pink noise at 20 dB: %d of %d coughs cut (%.1f%%), %.0f ms of speech cut; %d cough cuts in speech with fillers and no cough",
 		found, total, 100*float64(found)/float64(total), 1000*float64(speechCut)/testFS, falseCuts)
+	if float64(found) < 0.9*float64(total) || speechCut > 0 || falseCuts > 0 {
+		t.Errorf("want >= 90%% of coughs cut, no speech, no false cuts")
+	}
 }
