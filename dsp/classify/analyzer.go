@@ -63,12 +63,12 @@ func ParseMode(s string) (Mode, error) {
 
 // Analyzer is an audio.Sink that measures, in one pass over a recording,
 // what voice activity, the speech/music classifier and the cut detectors
-// need: a few numbers per 10 ms sub-block (about 3.6 MB per hour of audio,
-// whatever the sample rate and channel count). Finish turns them into a
-// Result.
+// need: a few numbers per 10 ms sub-block (14 bytes, 5 MB per hour of
+// audio, whatever the sample rate and channel count). Finish turns them
+// into a Result.
 //
-// The input is mixed to mono and, above 24 kHz, low-passed and decimated
-// to about 16 kHz: everything the features look at lies below 7 kHz, and
+// The input is mixed to mono and, from 24 kHz up, low-passed and
+// decimated by an integer factor to about 16 kHz: everything the features look at lies below 7 kHz, and
 // the decimation is what keeps the analysis far faster than real time.
 type Analyzer struct {
 	format   audio.Format
@@ -130,9 +130,13 @@ func NewAnalyzer(f audio.Format, m Mode) (*Analyzer, error) {
 }
 
 // subStart returns the first input frame of sub-block j.
-func (a *Analyzer) subStart(j int) int64 {
+func (a *Analyzer) subStart(j int) int64 { return subStart(a.blockLen, j) }
+
+// subStart returns the first frame of sub-block j with blocks of
+// blockLen frames: SubBlocks per block, as equal as whole frames allow.
+func subStart(blockLen, j int) int64 {
 	b, k := j/SubBlocks, j%SubBlocks
-	return int64(b)*int64(a.blockLen) + int64(k*a.blockLen/SubBlocks)
+	return int64(b)*int64(blockLen) + int64(k*blockLen/SubBlocks)
 }
 
 // Write implements audio.Sink.
@@ -237,7 +241,7 @@ func (a *Analyzer) Finish() *Result {
 	if len(a.bflux)*SubBlocks < len(a.feats) {
 		a.bflux = append(a.bflux, a.spec.endBlock())
 	}
-	return newResult(a.format.SampleRate, a.inPos, a.blockLen, a.mode, a.feats, a.bflux, a.subStart)
+	return newResult(a.format.SampleRate, a.inPos, a.blockLen, a.mode, a.feats, a.bflux)
 }
 
 // biquad is a second-order section in transposed direct form II.

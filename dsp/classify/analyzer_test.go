@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -51,7 +52,11 @@ func TestAnalyzerBlockSizes(t *testing.T) {
 // quarter block), sub-blocks cover every frame, and speech is found at
 // every rate.
 func TestAnalyzerGrid(t *testing.T) {
-	for _, fs := range []int{8000, 11025, 22050, 44100, 48000, 96000} {
+	rates := []int{8000, 11025, 22050, 44100, 48000, 96000}
+	if testing.Short() {
+		rates = []int{11025, 48000}
+	}
+	for _, fs := range rates {
 		bl := BlockLen(fs)
 		for _, extra := range []int{0, bl/4 - 1, bl / 4, bl - 1} {
 			n := 3*fs + extra
@@ -104,6 +109,28 @@ func TestAnalyzerGrid(t *testing.T) {
 		t.Logf("%d Hz: VAD accuracy %.1f%%, %d music blocks", fs, 100*acc, music)
 		if acc < 0.9 || music > 0 {
 			t.Errorf("%d Hz: VAD accuracy %.1f%%, %d blocks of music", fs, 100*acc, music)
+		}
+	}
+}
+
+// TestAnalyzerRates: every rate audio accepts works, down to the least.
+func TestAnalyzerRates(t *testing.T) {
+	for _, fs := range []int{audio.MinSampleRate, 2000, 4000, 12000, 16000, 24000, 32000, 192000, audio.MaxSampleRate} {
+		a, err := NewAnalyzer(audio.Format{SampleRate: fs, Channels: 1}, Auto)
+		if err != nil {
+			t.Fatalf("%d Hz: %v", fs, err)
+		}
+		x := testaudio.Add(testaudio.WhiteNoise(2*fs, 0.001, 1), make([]float64, 2*fs))
+		for i := fs / 2; i < fs; i++ {
+			x[i] += 0.3 * math.Sin(2*math.Pi*200*float64(i)/float64(fs)) * math.Sin(math.Pi*float64(i-fs/2)/float64(fs/2))
+		}
+		a.Write(audio.Buffer{x})
+		r := a.Finish()
+		if len(r.Labels) != 20 || r.Frames != int64(2*fs) {
+			t.Errorf("%d Hz: %d labels over %d frames", fs, len(r.Labels), r.Frames)
+		}
+		if err := r.Cuts(CutOptions{Silence: true, Filler: true, Cough: true, Music: true}).Validate(); err != nil {
+			t.Errorf("%d Hz: %v", fs, err)
 		}
 	}
 }

@@ -61,8 +61,8 @@ func ParseReason(s string) (Reason, error) {
 
 // Cut is a range of input frames [Start, End) to remove.
 type Cut struct {
-	Start, End int64
-	Reason     Reason
+	Start, End int64  // input frames, End exclusive
+	Reason     Reason // why; several when cuts merged
 }
 
 // Len returns the number of frames the cut removes.
@@ -141,7 +141,9 @@ func (c Cuts) Removed() int64 {
 }
 
 // Span is a range of frames [Start, End).
-type Span struct{ Start, End int64 }
+type Span struct {
+	Start, End int64 // frames, End exclusive
+}
 
 // Kept returns the ranges of a recording of frames frames that survive
 // the cuts, in order.

@@ -65,6 +65,17 @@ const (
 	Linear
 )
 
+// String returns the shape's name.
+func (s FadeShape) String() string {
+	switch s {
+	case EqualPower:
+		return "equal-power"
+	case Linear:
+		return "linear"
+	}
+	return fmt.Sprintf("FadeShape(%d)", int(s))
+}
+
 // DefaultFade is a crossfade length (seconds) long enough that a join
 // inside room tone or a held note does not click, short enough that it
 // never reaches into a word when the join sits in a pause.

@@ -80,31 +80,31 @@ func ReadAudacityLabels(r io.Reader, sampleRate int) (Cuts, error) {
 // that do not know the sample rate. reason is Reason.String: "silence",
 // "filler", "cough", "music", "trim", or several joined by "+".
 type EDL struct {
-	SampleRate     int       `json:"sample_rate"`
-	Frames         int64     `json:"frames"`
-	Duration       float64   `json:"duration"`
-	OutputFrames   int64     `json:"output_frames"`
-	OutputDuration float64   `json:"output_duration"`
-	Cuts           []EDLCut  `json:"cuts"`
-	Kept           []EDLKept `json:"kept"`
+	SampleRate     int       `json:"sample_rate"`     // of the input, Hz
+	Frames         int64     `json:"frames"`          // uncut input length
+	Duration       float64   `json:"duration"`        // seconds, uncut
+	OutputFrames   int64     `json:"output_frames"`   // length after apply_cuts
+	OutputDuration float64   `json:"output_duration"` // seconds, after apply_cuts
+	Cuts           []EDLCut  `json:"cuts"`            // removed ranges, in order
+	Kept           []EDLKept `json:"kept"`            // surviving ranges, in order
 }
 
 // EDLCut is one removed range of an EDL.
 type EDLCut struct {
-	Start      float64 `json:"start"`
-	End        float64 `json:"end"`
-	StartFrame int64   `json:"start_frame"`
-	EndFrame   int64   `json:"end_frame"`
-	Reason     string  `json:"reason"`
+	Start      float64 `json:"start"`       // seconds
+	End        float64 `json:"end"`         // seconds, exclusive
+	StartFrame int64   `json:"start_frame"` // exact start
+	EndFrame   int64   `json:"end_frame"`   // exact end, exclusive
+	Reason     string  `json:"reason"`      // Reason.String
 }
 
 // EDLKept is one kept range of an EDL.
 type EDLKept struct {
-	Start       float64 `json:"start"`
-	End         float64 `json:"end"`
-	StartFrame  int64   `json:"start_frame"`
-	EndFrame    int64   `json:"end_frame"`
-	OutputStart float64 `json:"output_start"`
+	Start       float64 `json:"start"`        // seconds in the input
+	End         float64 `json:"end"`          // seconds in the input, exclusive
+	StartFrame  int64   `json:"start_frame"`  // exact start in the input
+	EndFrame    int64   `json:"end_frame"`    // exact end, exclusive
+	OutputStart float64 `json:"output_start"` // seconds in the cut output
 }
 
 // NewEDL describes the cut list of a recording of frames frames.

@@ -18,3 +18,13 @@ func analyse(t testing.TB, x []float64, m Mode) *Result {
 	}
 	return a.Finish()
 }
+
+// shortN returns n, or at most k in -short mode: the acceptance tests run
+// on every voice and case normally and on a few under -short (and -race,
+// which slows the analysis tenfold).
+func shortN(n, k int) int {
+	if testing.Short() {
+		return min(n, k)
+	}
+	return n
+}

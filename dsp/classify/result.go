@@ -34,9 +34,10 @@ func (l Label) String() string {
 
 // Result is what an Analyzer found in a recording.
 type Result struct {
-	// SampleRate and Frames describe the analysed stream.
+	// SampleRate is that of the analysed stream.
 	SampleRate int
-	Frames     int64
+	// Frames is the length of the analysed stream.
+	Frames int64
 	// BlockLen is the length of a block in frames (BlockLen(SampleRate)).
 	BlockLen int
 	// Mode is the classifier setting the result was made with.
@@ -67,13 +68,12 @@ type Result struct {
 	feats    []packed
 	bflux    []float32 // spectral change per block, dB
 	floorSub []float32 // noise floor per sub-block, dB
-	subStart func(int) int64
 }
 
 // SubBlockStart returns the first frame of sub-block j (j may be
 // len(Activity), giving Frames' upper bound for the last sub-block).
 func (r *Result) SubBlockStart(j int) int64 {
-	return min(r.subStart(j), r.Frames)
+	return min(subStart(r.BlockLen, j), r.Frames)
 }
 
 // BlockStart returns the first frame of block i.
@@ -84,8 +84,8 @@ func (r *Result) BlockStart(i int) int64 {
 // feat returns the features of sub-block j.
 func (r *Result) feat(j int) feature { return r.feats[j].unpack() }
 
-func newResult(sampleRate int, frames int64, blockLen int, mode Mode, feats []packed, bflux []float32, subStart func(int) int64) *Result {
-	r := &Result{SampleRate: sampleRate, Frames: frames, BlockLen: blockLen, Mode: mode, feats: feats, bflux: bflux, subStart: subStart}
+func newResult(sampleRate int, frames int64, blockLen int, mode Mode, feats []packed, bflux []float32) *Result {
+	r := &Result{SampleRate: sampleRate, Frames: frames, BlockLen: blockLen, Mode: mode, feats: feats, bflux: bflux}
 	nb := int(frames / int64(blockLen))
 	if rem := frames - int64(nb)*int64(blockLen); rem > 0 && rem >= int64(blockLen/4) {
 		nb++
@@ -147,8 +147,9 @@ func (r *Result) activity(nb int) {
 	dilate(act, 2)
 	r.Activity = act
 
-	// Block activity: a block with 30 ms of activity is active; gaps up
-	// to 300 ms inside a phrase are closed, and isolated blocks dropped.
+	// Block activity: a block with 30 ms of activity is active, and gaps
+	// of up to three blocks inside a phrase are closed (a pause shorter
+	// than about 0.3-0.5 s keeps a phrase voiced).
 	v := make([]bool, nb)
 	for b := range v {
 		n := 0
@@ -164,17 +165,17 @@ func (r *Result) activity(nb int) {
 	r.NoiseFloor = slices.Clone(floor[:nb])
 }
 
-// background marks the blocks that may be background: runs of at least
-// three (300 ms) that sound like noise (most sub-blocks with a flat
-// spectrum, over bgFlat, and little periodicity, under 0.4) and hold
-// their level (within 4 dB, no spectral jump over 6 dB), and steady runs of
-// any spectrum (see steadyRuns). Speech, music and drum hits fail
-// both tests; room tone, hiss, hum and digital silence pass.
 // bgFlat is the spectral flatness above which a sub-block sounds like
 // noise: pink noise lies around 0.65, white near 0.9, speech and tonal
 // music under 0.1, and tonal music over weaker noise around 0.2.
 const bgFlat = 0.3
 
+// background marks the blocks that may be background: runs of at least
+// three (300 ms) that sound like noise (most sub-blocks with a flat
+// spectrum, over bgFlat, and little periodicity, under 0.4) and hold
+// their level (within 4 dB, no spectral jump over 6 dB), and steady runs
+// of any spectrum (see steadyRuns). Speech, music and drum hits fail
+// both tests; room tone, hiss, hum and digital silence pass.
 func (r *Result) background(nb int, blockDB []float64) []bool {
 	out := make([]bool, nb)
 	for b := range out {
@@ -258,8 +259,8 @@ func (r *Result) changing(nb int) []bool {
 
 // Segment is a stretch of speech or music, frames [Start, End).
 type Segment struct {
-	Label      Label
-	Start, End int64
+	Label      Label // Speech or Music
+	Start, End int64 // frames, End exclusive
 }
 
 // Seconds returns the segment's start and end in seconds.
