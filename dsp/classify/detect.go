@@ -237,9 +237,9 @@ func (r *Result) islands(minLen, maxLen int) []subSpan {
 }
 
 // fillers finds filled pauses: islands of activity (bounded by pauses)
-// from 200 ms to 1.5 s that are mostly one held, voiced sound: periodic,
-// with a pitch that barely moves, a spectrum that barely changes and a
-// flat envelope. A word is a string of different sounds, each with its
+// from 200 ms to 1.5 s that are mostly one held, voiced sound: periodic
+// throughout, with a pitch that may glide but never jumps, a spectrum
+// that barely changes and a flat envelope. A word is a string of different sounds, each with its
 // transitions; a hesitation is one vowel (and perhaps a nasal) held while
 // the speaker thinks. The nasal of "um" is a second steady part at the
 // same pitch, so steady stretches that continue each other's pitch are

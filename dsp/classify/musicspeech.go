@@ -15,16 +15,18 @@ import (
 //     every stop consonant; music, held together by sustained notes,
 //     reverb and accompaniment, hardly ever does.
 //   - steadiness: the share of consecutive periodic sub-blocks whose pitch
-//     changes by less than 3 cents in 10 ms. A note holds its pitch; a
-//     voice glides all the time.
+//     changes by less than 3 cents in 10 ms (octave errors forgiven). A
+//     note holds its pitch; a voice glides all the time. It counts in
+//     proportion to how much of the window is periodic.
 //
 // Positive evidence is speech, negative music, zero (silence, too little
 // activity) neither. A two-state Viterbi path through the evidence with a
 // switching cost turns it into segments that do not flip inside a
 // sentence: a switch has to be paid for by several seconds of contrary
-// evidence. Each switch is then moved to the edge of the music next to it
-// when a pause lies within a second, so that the pause belongs to the
-// speech and a cut of the music takes exactly the music.
+// evidence. Each switch then moves, within 1.5 s, to the change point of
+// the dips (see refineSwitch): a pause between speech and music dips, so
+// the switch lands on the music's edge, the pause belongs to the speech,
+// and a cut of the music takes exactly the music.
 
 // Evidence parameters.
 const (
