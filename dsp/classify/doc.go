@@ -1,0 +1,43 @@
+// Package classify tells what a recording holds, moment by moment, and
+// removes what should go: voice activity, speech/music segments, and the
+// silence, filler, cough and music cutters of automatic post-production.
+//
+// It works in two passes, like the rest of the dsp graph. An Analyzer is
+// an audio.Sink written once with the whole recording; it keeps a few
+// bytes per 10 ms (5 MB per hour, whatever the rate and channel count)
+// and Finish turns them into a Result:
+//
+//   - Labels and Voiced per 100 ms block, on the grid of the dsp
+//     analysis, the leveler and the loudness meter (BlockLen frames);
+//   - Activity per 10 ms sub-block, for cuts that must not clip a word;
+//   - Segments of speech and music covering the whole recording;
+//   - Cuts, the cut list of the enabled detectors.
+//
+// A Cutter is the node that applies a cut list: it removes the cuts with
+// a crossfade at each join, or fades them to silence, or passes the audio
+// through for export_uncut_audio while WriteAudacityLabels and WriteEDL
+// write the list. A TimeMap moves chapters, denoise segments and speech
+// timings with the cuts.
+//
+//	a, _ := classify.NewAnalyzer(src.Format(), classify.Auto)
+//	audio.Copy(ctx, a, src)                    // first pass
+//	res := a.Finish()
+//	cuts := res.Cuts(classify.CutOptions{Silence: true, Filler: true})
+//	out, _ := classify.NewCutter(src2, cuts, classify.CutterOptions{Fade: classify.DefaultFade})
+//	tm, _ := classify.NewTimeMap(cuts, res.SampleRate) // chapters move with the cuts
+//
+// How it decides. The input is mixed to mono and decimated to about
+// 16 kHz; every 10 ms a 40 ms window gives the speech-band level (150 Hz
+// to 4 kHz), spectral flatness, flux and centroid, and the periodicity
+// and pitch of the whitened spectrum. Voice activity compares the level
+// with a noise floor found by minimum statistics over blocks that sound
+// like background (noise-like, or steady like hum), so that music without
+// pauses never becomes its own floor; tonal, changing sound (a vowel in
+// noise) counts at a smaller margin. Speech and music differ in how often
+// the sound dips 12 dB below its loud parts (syllables, stops: speech) and
+// in how steady the pitch is (notes: music); a two-state Viterbi path with
+// a switching cost turns that evidence into segments that do not flip
+// inside a sentence, and each switch moves to the change point of the
+// dips, which puts it on the music's edge. Fillers are islands of activity
+// that are one held voiced sound; coughs are noisy bursts that decay.
+package classify

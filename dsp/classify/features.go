@@ -1,0 +1,410 @@
+package classify
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/dsp/fourier"
+)
+
+// feature is what the analyzer keeps of one sub-block (10 ms): enough to
+// decide activity, speech or music, and to find fillers and coughs, in a
+// few bytes so that hours of audio fit in a few megabytes.
+type feature struct {
+	// level is the mean square of the mono input over the sub-block's
+	// exact span, in dB (full band, no window: it sees attacks sharply).
+	level float32
+	// band is the mean square in the speech band (150 Hz to 4 kHz) from
+	// a 40 ms window centred on the sub-block, in dB: the level the voice
+	// activity detector compares with the noise floor, because most of the
+	// noise of a recording lies outside that band and most of the voice in it.
+	band float32
+	// flat is the spectral flatness (geometric over arithmetic mean of
+	// band densities, 300 Hz to 7 kHz): near 1 for noise and coughs, low
+	// for voiced speech and tonal music.
+	flat float32
+	// flux is the mean absolute change, in dB, of the band spectrum over
+	// 30 ms: high at phoneme transitions and note onsets, low in held
+	// vowels, hesitations and sustained notes.
+	flux float32
+	// voicing is the peak of the normalised autocorrelation of the
+	// whitened spectrum over the pitch range: near 1 for periodic sound,
+	// near 0 for noise.
+	voicing float32
+	// pitch is the frequency of that peak in Hz.
+	pitch float32
+	// centroid is the spectral centroid of the speech band in Hz: where a
+	// vowel's formants lie, steady while one vowel is held.
+	centroid float32
+	// tilt is the level of 200-1000 Hz over 1-4 kHz, dB: the balance of
+	// the first formant against the higher ones.
+	tilt float32
+}
+
+// packed is a feature as the analyzer stores it: 14 bytes per 10 ms, 5 MB
+// per hour of audio. Levels keep 0.01 dB, shares 1/255, pitch 0.1 Hz.
+type packed struct {
+	level, band int16  // dB x 100
+	flux        uint16 // dB x 100
+	pitch       uint16 // Hz x 10
+	centroid    uint16 // Hz
+	flat        uint8  // x 255
+	voicing     uint8  // x 255
+	tilt        int8   // dB x 2
+}
+
+func q16(v, scale float64) int16 {
+	return int16(math.Round(max(-32767, min(32767, v*scale))))
+}
+
+func qu16(v, scale float64) uint16 {
+	return uint16(math.Round(max(0, min(65535, v*scale))))
+}
+
+func qu8(v float64) uint8 { return uint8(math.Round(max(0, min(1, v)) * 255)) }
+
+func (f feature) pack() packed {
+	return packed{
+		level: q16(float64(f.level), 100), band: q16(float64(f.band), 100),
+		flux: qu16(float64(f.flux), 100), pitch: qu16(float64(f.pitch), 10), centroid: qu16(float64(f.centroid), 1),
+		flat: qu8(float64(f.flat)), voicing: qu8(float64(f.voicing)),
+		tilt: int8(math.Round(max(-127, min(127, 2*float64(f.tilt))))),
+	}
+}
+
+func (p packed) unpack() feature {
+	return feature{
+		level: float32(p.level) / 100, band: float32(p.band) / 100,
+		flux: float32(p.flux) / 100, pitch: float32(p.pitch) / 10, centroid: float32(p.centroid),
+		flat: float32(p.flat) / 255, voicing: float32(p.voicing) / 255, tilt: float32(p.tilt) / 2,
+	}
+}
+
+// Pitch range of the periodicity search, Hz.
+const (
+	minPitch = 60.0
+	maxPitch = 500.0
+)
+
+// spectral computes the windowed-FFT features of one analysis frame. One
+// per Analyzer: it owns the FFT plans and all scratch space, so analysing
+// a frame allocates nothing.
+type spectral struct {
+	fsd    float64 // sample rate of the frames it is given
+	nw     int     // window length
+	nfft   int
+	fft    *fourier.FFT
+	win    []float64
+	in     []float64
+	coef   []complex128
+	pow    []float64
+	winPow float64 // sum of squared window samples
+
+	// Periodicity: the autocorrelation is the inverse transform of the
+	// whitened low band of the power spectrum, at a reduced rate.
+	nacf     int // inverse transform size
+	acRate   float64
+	ifft     *fourier.FFT
+	acCoef   []complex128
+	ac       []float64
+	rw       []float64 // normalised autocorrelation of the window, per lag
+	lagLo    int
+	lagHi    int
+	whiteK   int // half width in bins of the whitening average
+	prefix   []float64
+	loBin    int // lowest bin of the periodicity band
+	taper    []float64
+	bandLo   int // speech band bins [bandLo, bandHi)
+	bandHi   int
+	tiltBin  int         // first bin of the upper part of the tilt
+	bands    [][2]int    // bins of the flatness/flux bands
+	bandPow  [][]float64 // band densities of the last fluxLag+2 frames
+	floorDB  []float64   // slowly rising minimum of each band, dB
+	blockSum []float64   // band densities summed over the current block
+	prevSum  []float64   // and over the block before
+	hadBlock bool        // prevSum holds a block
+	histPos  int
+	histFill int
+}
+
+// silentFrame is the mean square (-110 dBFS) under which a frame is
+// taken as digital silence.
+const silentFrame = 1e-11
+
+// floorRise is how fast, in dB per frame, a band's floor may rise: 5 dB
+// per second, slow enough that a word does not lift it, fast enough to
+// follow noise that grows.
+const floorRise = 0.05
+
+// fluxLag is how many frames back the spectral flux compares with (30 ms).
+const fluxLag = 3
+
+func newSpectral(fsd float64) *spectral {
+	s := &spectral{fsd: fsd}
+	s.nw = 2 * int(math.Round(0.02*fsd)) // 40 ms
+	maxLag := int(math.Ceil(fsd / minPitch))
+	s.nfft = 1
+	for s.nfft < s.nw+maxLag+2 {
+		s.nfft *= 2
+	}
+	s.fft = fourier.NewFFT(s.nfft)
+	s.win = make([]float64, s.nw)
+	for i := range s.win {
+		s.win[i] = 0.5 - 0.5*math.Cos(2*math.Pi*(float64(i)+0.5)/float64(s.nw))
+		s.winPow += s.win[i] * s.win[i]
+	}
+	s.in = make([]float64, s.nfft)
+	s.coef = make([]complex128, s.nfft/2+1)
+	s.pow = make([]float64, s.nfft/2+1)
+	binHz := fsd / float64(s.nfft)
+	bin := func(f float64) int { return min(s.nfft/2, int(math.Round(f/binHz))) }
+
+	// The periodicity band ends at 4 kHz (or Nyquist): the inverse
+	// transform of bins [0, nacf/2] runs at nacf/nfft of the rate.
+	s.nacf = s.nfft
+	for s.nacf > 64 && float64(s.nacf/2)*binHz > 4000 {
+		s.nacf /= 2
+	}
+	s.acRate = fsd * float64(s.nacf) / float64(s.nfft)
+	s.ifft = fourier.NewFFT(s.nacf)
+	s.acCoef = make([]complex128, s.nacf/2+1)
+	s.ac = make([]float64, s.nacf)
+	s.lagLo = int(math.Floor(s.acRate / maxPitch))
+	s.lagHi = min(int(math.Ceil(s.acRate/minPitch)), s.nacf/2-2)
+	s.rw = make([]float64, s.lagHi+2)
+	step := float64(s.nfft) / float64(s.nacf) // window samples per lag
+	for l := range s.rw {
+		d := int(math.Round(float64(l) * step))
+		var r float64
+		for i := 0; i+d < s.nw; i++ {
+			r += s.win[i] * s.win[i+d]
+		}
+		s.rw[l] = r / s.winPow
+	}
+	s.whiteK = max(2, bin(500))
+	s.prefix = make([]float64, s.nacf/2+2)
+	s.loBin = max(1, bin(minPitch))
+	// The whitened comb is tapered off towards the top of the band: its
+	// autocorrelation peaks, as narrow as 1/bandwidth, grow wide enough
+	// to be sampled at the reduced rate without losing their height.
+	s.taper = make([]float64, s.nacf/2+1)
+	for k := range s.taper {
+		c := math.Cos(math.Pi / 2 * float64(k) / float64(len(s.taper)))
+		s.taper[k] = c * c
+	}
+
+	s.bandLo, s.bandHi = max(1, bin(150)), bin(4000)
+	s.tiltBin = bin(1000)
+	top := min(7000, 0.45*fsd)
+	for f := 300.0; ; {
+		g := f * math.Pow(2, 1.0/3)
+		if g > top {
+			break
+		}
+		lo, hi := bin(f), bin(g)
+		if hi > lo {
+			s.bands = append(s.bands, [2]int{lo, hi})
+		}
+		f = g
+	}
+	s.floorDB = make([]float64, len(s.bands))
+	for i := range s.floorDB {
+		s.floorDB[i] = math.Inf(1)
+	}
+	s.blockSum = make([]float64, len(s.bands))
+	s.prevSum = make([]float64, len(s.bands))
+	s.bandPow = make([][]float64, fluxLag+2)
+	for i := range s.bandPow {
+		s.bandPow[i] = make([]float64, len(s.bands))
+	}
+	return s
+}
+
+// analyse computes the features of the frame x (len nw, oldest first) into
+// f (all but level).
+func (s *spectral) analyse(x []float64, f *feature) {
+	var e float64
+	for i, v := range x {
+		s.in[i] = v * s.win[i]
+		e += s.in[i] * s.in[i]
+	}
+	if e < silentFrame*s.winPow {
+		// Digital silence (pauses of edited and synthetic audio) needs
+		// no transform; it counts as a silent spectrum.
+		clear(s.pow)
+	} else {
+		clear(s.in[s.nw:])
+		s.fft.Coefficients(s.coef, s.in)
+		for i, c := range s.coef {
+			s.pow[i] = real(c)*real(c) + imag(c)*imag(c)
+		}
+	}
+	// Mean square of the signal in a band from the one-sided spectrum.
+	norm := 2 / (float64(s.nfft) * s.winPow)
+	var band, moment, lowP, highP float64
+	for k, p := range s.pow[s.bandLo:s.bandHi] {
+		band += p
+		moment += p * float64(k+s.bandLo)
+		if k+s.bandLo < s.tiltBin {
+			lowP += p
+		} else {
+			highP += p
+		}
+	}
+	f.band = float32(toDB(band * norm))
+	if band > 0 {
+		f.centroid = float32(moment / band * s.fsd / float64(s.nfft))
+	}
+	f.tilt = float32(toDB(lowP*norm) - toDB(highP*norm))
+
+	// Band densities: flatness and flux.
+	cur := s.bandPow[s.histPos]
+	var logSum, linSum float64
+	for j, b := range s.bands {
+		var p float64
+		for _, v := range s.pow[b[0]:b[1]] {
+			p += v
+		}
+		d := p/float64(b[1]-b[0])*norm + 1e-20
+		logSum += math.Log(d)
+		linSum += d
+		cur[j] = d
+		s.blockSum[j] += d
+	}
+	nb := float64(len(s.bands))
+	if linSum > 1e-18*nb {
+		f.flat = float32(math.Exp(logSum/nb) / (linSum / nb))
+	} else {
+		f.flat = 1
+	}
+	// Flux compares band levels averaged over two frames, fluxLag frames
+	// apart: a 40 ms window sees the harmonics of mains hum beat against
+	// each other from one 10 ms frame to the next, and two frames average
+	// the beat out. It counts only bands where the sound stands 6 dB
+	// above that band's floor (now or then): in noise, the bands the noise
+	// covers would only add their random flutter and hide the changes of
+	// the bands that carry the voice.
+	h := len(s.bandPow)
+	at := func(back int) []float64 { return s.bandPow[(s.histPos-back+h)%h] }
+	if s.histFill >= fluxLag+1 {
+		c0, c1, p0, p1 := at(0), at(1), at(fluxLag), at(fluxLag+1)
+		var d float64
+		n := 0
+		for j := range cur {
+			c := 10 * math.Log10((c0[j]+c1[j])/2)
+			p := 10 * math.Log10((p0[j]+p1[j])/2)
+			fl := s.floorDB[j] + 6
+			if c > fl || p > fl {
+				d += math.Abs(c - p)
+				n++
+			}
+			s.floorDB[j] = min(c, s.floorDB[j]+floorRise)
+		}
+		if n > 0 {
+			f.flux = float32(d / float64(n))
+		}
+	}
+	s.histPos = (s.histPos + 1) % h
+	s.histFill++
+
+	f.voicing, f.pitch = s.periodicity()
+}
+
+// periodicity whitens the low band of the power spectrum (each bin divided
+// by the mean over +-500 Hz, which removes the spectral envelope: formants,
+// the tilt of pink noise) and returns the highest peak of its normalised
+// autocorrelation in the pitch range, corrected for the window (Boersma
+// 1993), and the pitch it stands for. Whitening is what makes noise,
+// white or coloured, score near zero while a harmonic comb scores high.
+func (s *spectral) periodicity() (float32, float32) {
+	half := s.nacf / 2
+	s.prefix[0] = 0
+	for k := 0; k <= half; k++ {
+		s.prefix[k+1] = s.prefix[k] + s.pow[k]
+	}
+	if s.prefix[half+1] <= 1e-18 {
+		return 0, 0
+	}
+	for k := 0; k <= half; k++ {
+		if k < s.loBin {
+			s.acCoef[k] = 0
+			continue
+		}
+		lo, hi := max(0, k-s.whiteK), min(half+1, k+s.whiteK+1)
+		m := (s.prefix[hi] - s.prefix[lo]) / float64(hi-lo)
+		v := 0.0
+		if m > 0 {
+			v = s.pow[k] / m * s.taper[k]
+		}
+		s.acCoef[k] = complex(v, 0)
+	}
+	s.ifft.Sequence(s.ac, s.acCoef)
+	r0 := s.ac[0]
+	if r0 <= 0 {
+		return 0, 0
+	}
+	// The window correction makes the peaks at every multiple of the
+	// period about as high as the first; the shortest lag whose peak is
+	// within 0.1 of the highest is the period (the others are octave and
+	// fifth errors).
+	nacf := func(l int) float64 { return s.ac[l] / (r0 * s.rw[l]) }
+	peak := func(l int) bool {
+		v := nacf(l)
+		return v > 0 && v >= nacf(l-1) && v >= nacf(l+1)
+	}
+	top := 0.0
+	for l := s.lagLo; l <= s.lagHi; l++ {
+		if peak(l) {
+			top = max(top, nacf(l))
+		}
+	}
+	if top == 0 {
+		return 0, 0
+	}
+	bestL := s.lagLo
+	for ; bestL <= s.lagHi; bestL++ {
+		if peak(bestL) && nacf(bestL) >= top-0.1 {
+			break
+		}
+	}
+	// Parabolic interpolation of the peak.
+	a, b, c := nacf(bestL-1), nacf(bestL), nacf(bestL+1)
+	lag, v := float64(bestL), b
+	if den := a - 2*b + c; den < 0 {
+		d := 0.5 * (a - c) / den
+		lag += d
+		v = b - 0.25*(a-c)*d
+	}
+	return float32(min(v, 1)), float32(s.acRate / lag)
+}
+
+// endBlock closes a block (100 ms) and returns the largest change, in dB,
+// of any band's mean level from the block before (bands within 50 dB of
+// the strongest): near zero for hum or a steady tone, several dB where a
+// note changes, a fraction of a dB for noise. The first block returns
+// a large value.
+func (s *spectral) endBlock() float32 {
+	d := 99.0
+	if s.hadBlock {
+		var top float64
+		for j := range s.blockSum {
+			top = max(top, s.blockSum[j], s.prevSum[j])
+		}
+		d = 0
+		for j, a := range s.blockSum {
+			if b := s.prevSum[j]; max(a, b) > top*1e-5 {
+				d = max(d, math.Abs(10*math.Log10((a+1e-30)/(b+1e-30))))
+			}
+		}
+	}
+	s.hadBlock = true
+	s.blockSum, s.prevSum = s.prevSum, s.blockSum
+	clear(s.blockSum)
+	return float32(d)
+}
+
+func toDB(ms float64) float64 {
+	if ms <= 1e-20 {
+		return -200
+	}
+	return 10 * math.Log10(ms)
+}

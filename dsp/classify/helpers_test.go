@@ -1,0 +1,30 @@
+package classify
+
+import (
+	"testing"
+
+	"github.com/audiopost/audiopost/audio"
+)
+
+// analyse runs an Analyzer over mono x at testFS in one Write.
+func analyse(t testing.TB, x []float64, m Mode) *Result {
+	t.Helper()
+	a, err := NewAnalyzer(audio.Format{SampleRate: testFS, Channels: 1}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Write(audio.Buffer{x}); err != nil {
+		t.Fatal(err)
+	}
+	return a.Finish()
+}
+
+// shortN returns n, or at most k in -short mode: the acceptance tests run
+// on every voice and case normally and on a few under -short (and -race,
+// which slows the analysis tenfold).
+func shortN(n, k int) int {
+	if testing.Short() {
+		return min(n, k)
+	}
+	return n
+}

@@ -1,0 +1,235 @@
+package classify
+
+import (
+	"fmt"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/audiopost/audiopost/internal/testaudio"
+	"math"
+	"strings"
+	"testing"
+)
+
+// programme is a test recording made of labelled parts.
+type programme struct {
+	x     []float64
+	parts []span // label "speech" or "music"
+}
+
+// makeProgramme concatenates parts described as "speech:20" or
+// "music-pluck:25" (kind and seconds), each music part made with its own
+// seed.
+func makeProgramme(t testing.TB, desc ...string) programme {
+	t.Helper()
+	var p programme
+	for i, d := range desc {
+		kind, secs, _ := strings.Cut(d, ":")
+		var s float64
+		fmt.Sscan(secs, &s)
+		var x []float64
+		label := "speech"
+		switch kind {
+		case "speech":
+			x, _ = speechSegment(t, s, i)
+		case "tight": // speech without its leading and trailing pause
+			label = "speech"
+			x, _ = speechSegment(t, s, i)
+			x = testaudio.TrimSilence(x, 1e-4)
+		default:
+			label = "music"
+			x = makeMusic(t, strings.TrimPrefix(kind, "music-"), s, i)
+		}
+		p.parts = append(p.parts, span{len(p.x), len(p.x) + len(x), label})
+		p.x = append(p.x, x...)
+	}
+	return p
+}
+
+// segmentScore compares segments with the truth: the share of blocks
+// whose centre has the right label, and the error of every boundary in
+// seconds (matched to the nearest detected switch).
+func segmentScore(r *Result, truth []span) (acc float64, errs []float64) {
+	labelAt := func(segs []Segment, c int64) Label {
+		for _, s := range segs {
+			if c >= s.Start && c < s.End {
+				return s.Label
+			}
+		}
+		return Silence
+	}
+	ok, n := 0, 0
+	for i := range r.Labels {
+		c := r.BlockStart(i) + int64(r.BlockLen/2)
+		want := Speech
+		for _, s := range truth {
+			if c >= int64(s.start) && c < int64(s.end) && s.label == "music" {
+				want = Music
+			}
+		}
+		n++
+		if labelAt(r.Segments, c) == want {
+			ok++
+		}
+	}
+	for _, s := range truth[1:] {
+		best := math.Inf(1)
+		for _, g := range r.Segments[1:] {
+			best = min(best, math.Abs(float64(g.Start-int64(s.start)))/float64(r.SampleRate))
+		}
+		errs = append(errs, best)
+	}
+	return float64(ok) / float64(n), errs
+}
+
+func TestSpeechMusic(t *testing.T) {
+	cases := [][]string{
+		{"speech:20", "music-testaudio:25", "speech:15", "music-pluck:12", "speech:18"},
+		{"music-beat:15", "speech:22", "music-square:25", "speech:12", "music-piano:20"},
+		{"speech:30", "music-pluck:25", "speech:10", "music-beat:25", "speech:14"},
+		{"speech:12", "music-testaudio:10", "speech:25", "music-square:30", "speech:20"},
+		{"tight:20", "music-testaudio:25", "tight:15", "music-beat:20", "tight:18", "music-pluck:15", "tight:12"},
+		{"noisy", "speech:20", "music-testaudio:25", "speech:15", "music-piano:20", "speech:18"},
+		{"noisy", "tight:20", "music-square:25", "tight:15", "music-beat:20", "tight:18"},
+	}
+	for i, c := range cases[:shortN(len(cases), 2)] {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			noisy := c[0] == "noisy"
+			if noisy {
+				c = c[1:]
+			}
+			p := makeProgramme(t, c...)
+			if noisy {
+				p.x, _ = testaudio.MixAtSNR(p.x, testaudio.PinkNoise(len(p.x), 0.1, 7), 15)
+			}
+			r := analyse(t, p.x, Auto)
+			acc, errs := segmentScore(r, p.parts)
+			var segs []string
+			for _, s := range r.Segments {
+				segs = append(segs, fmt.Sprintf("%s %.1f-%.1f", s.Label, float64(s.Start)/testFS, float64(s.End)/testFS))
+			}
+			t.Logf("accuracy %.1f%%, boundary errors %.2f s; segments %s", 100*acc, errs, strings.Join(segs, ", "))
+			if acc < 0.95 {
+				t.Errorf("accuracy %.1f%%, want >= 95%%", 100*acc)
+			}
+			for k, e := range errs {
+				if e > 0.5 {
+					t.Errorf("boundary %d is %.2f s off, want <= 0.5 s", k+1, e)
+				}
+			}
+		})
+	}
+}
+
+// TestSpeechMusicSweep alternates speech (every voice) and music (every
+// kind, the held-out "organ" too) in random lengths of 10 to 30 s, with
+// and without the speech's own pauses at the joins and with and without
+// noise, and reports the accuracy and boundary errors over all of it.
+func TestSpeechMusicSweep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("speech/music sweep")
+	}
+	kinds := append(append([]string(nil), musicKinds...), "organ")
+	r := testaudio.NewRand(42)
+	u := func() float64 { return (r.Float() + 1) / 2 }
+	var okBlocks, blocks, within, bounds int
+	var worst float64
+	worstCase := ""
+	for trial := 0; trial < 8; trial++ {
+		var desc []string
+		speechKind := "speech"
+		if trial%2 == 1 {
+			speechKind = "tight"
+		}
+		musicFirst := trial%3 == 0
+		for k := 0; k < 5; k++ {
+			secs := 10 + int(20*u())
+			if (k%2 == 0) != musicFirst {
+				desc = append(desc, fmt.Sprintf("%s:%d", speechKind, secs))
+			} else {
+				desc = append(desc, fmt.Sprintf("music-%s:%d", kinds[int(u()*float64(len(kinds)))%len(kinds)], secs))
+			}
+		}
+		p := makeProgramme(t, desc...)
+		if trial >= 4 {
+			p.x, _ = testaudio.MixAtSNR(p.x, testaudio.PinkNoise(len(p.x), 0.1, uint64(trial)), 20)
+		}
+		res := analyse(t, p.x, Auto)
+		acc, errs := segmentScore(res, p.parts)
+		okBlocks += int(acc*float64(len(res.Labels)) + 0.5)
+		blocks += len(res.Labels)
+		for _, e := range errs {
+			bounds++
+			if e <= 0.5 {
+				within++
+			}
+			if e > worst {
+				worst, worstCase = e, strings.Join(desc, " ")
+			}
+		}
+		t.Logf("%v noisy=%v: accuracy %.1f%%, boundary errors %.2f", desc, trial >= 4, 100*acc, errs)
+	}
+	t.Logf("sweep: accuracy %.2f%% of %d blocks; %d of %d boundaries within 0.5 s; worst %.2f s (%s)",
+		100*float64(okBlocks)/float64(blocks), blocks, within, bounds, worst, worstCase)
+	if float64(okBlocks) < 0.95*float64(blocks) || within < bounds {
+		t.Error("sweep below 95% accuracy or with boundaries more than 0.5 s off")
+	}
+}
+
+func TestMergeSegments(t *testing.T) {
+	segs := []Segment{{Speech, 0, 100}, {Music, 100, 105}, {Speech, 105, 300}, {Music, 300, 310}, {Music, 310, 330}, {Speech, 330, 340}, {Music, 340, 400}}
+	got := MergeSegments(segs, 25)
+	want := []Segment{{Speech, 0, 300}, {Music, 300, 400}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("MergeSegments (-want +got):\n%s", diff)
+	}
+	if segs[1].Label != Music {
+		t.Error("MergeSegments changed its argument")
+	}
+	if got := MergeSegments(segs[:1], 1000); len(got) != 1 {
+		t.Errorf("one short segment: %v", got)
+	}
+}
+
+// TestSingleKind: a recording of one kind gets one segment of that kind;
+// the forced modes label everything that is not silence.
+func TestSingleKind(t *testing.T) {
+	kinds := append(append([]string(nil), musicKinds...), "organ")
+	for _, kind := range kinds[:shortN(len(kinds), 2)] {
+		x := makeMusic(t, kind, 20, 3)
+		r := analyse(t, x, Auto)
+		music, voiced := 0, 0
+		for i, l := range r.Labels {
+			if l == Music {
+				music++
+			}
+			if r.Voiced[i] {
+				voiced++
+			}
+		}
+		t.Logf("music %s: %d of %d blocks music, %d voiced; %d segments", kind, music, len(r.Labels), voiced, len(r.Segments))
+		if float64(music) < 0.95*float64(len(r.Labels)) {
+			t.Errorf("music %s: only %d of %d blocks labelled music", kind, music, len(r.Labels))
+		}
+	}
+	x, _ := speechSegment(t, 30, 4)
+	r := analyse(t, x, Auto)
+	if len(r.Segments) != 1 || r.Segments[0].Label != Speech {
+		t.Errorf("speech only: segments %v", r.Segments)
+	}
+	for _, l := range r.Labels {
+		if l == Music {
+			t.Fatal("speech only: a block labelled music")
+		}
+	}
+	m := analyse(t, x, MusicOnly)
+	for i, l := range m.Labels {
+		if (l == Music) != m.Voiced[i] || l == Speech {
+			t.Fatalf("MusicOnly: block %d labelled %v, voiced %v", i, l, m.Voiced[i])
+		}
+	}
+	s := analyse(t, makeMusic(t, "pluck", 10, 1), SpeechOnly)
+	if len(s.Segments) != 1 || s.Segments[0].Label != Speech {
+		t.Errorf("SpeechOnly: segments %v", s.Segments)
+	}
+}
