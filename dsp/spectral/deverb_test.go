@@ -22,7 +22,9 @@ func TestDeverb(t *testing.T) {
 		if testing.Short() && tc.tail != 1 {
 			continue
 		}
-		h := testaudio.RoomImpulse(fs, 0.7, 5)
+		// The room this test was tuned in: a tail of 0.25 per sample,
+		// whose energy is 22 dB over the direct path's.
+		h := testaudio.RoomImpulse(fs, 0.7, -22, 5)
 		for i := 1; i < len(h); i++ {
 			h[i] *= tc.tail
 		}

@@ -250,16 +250,25 @@ func Hum(n, sampleRate int, base, maxHz, rms float64) []float64 {
 }
 
 // RoomImpulse returns the impulse response of a synthetic room: a direct
-// path followed by exponentially decaying noise with the given RT60 (the
-// time the energy takes to fall 60 dB), normalised to a direct path of 1.
-func RoomImpulse(sampleRate int, rt60 float64, seed uint64) []float64 {
+// path of 1, then after 5 ms exponentially decaying noise with the given
+// RT60 (the time the energy takes to fall 60 dB), scaled so that the
+// energy of the direct path over that of the reverberation is drrDB (the
+// direct-to-reverberant ratio: about +5 dB for a close microphone, 0 dB a
+// metre or two away in a lively room, below -10 dB across a hall).
+func RoomImpulse(sampleRate int, rt60, drrDB float64, seed uint64) []float64 {
 	n := int(rt60 * 1.2 * float64(sampleRate))
 	h := make([]float64, n)
 	r := NewRand(seed)
 	decay := 6.91 / (rt60 * float64(sampleRate)) // ln(1000) per RT60 in amplitude
 	pre := int(0.005 * float64(sampleRate))      // first reflections after 5 ms
+	var tail float64
 	for i := pre; i < n; i++ {
-		h[i] = 0.25 * r.Gauss() * math.Exp(-decay*float64(i-pre))
+		h[i] = r.Gauss() * math.Exp(-decay*float64(i-pre))
+		tail += h[i] * h[i]
+	}
+	g := math.Sqrt(math.Pow(10, -drrDB/10) / tail)
+	for i := pre; i < n; i++ {
+		h[i] *= g
 	}
 	h[0] = 1
 	return h
