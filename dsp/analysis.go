@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/dsp/fourier"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/dsp/classify"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -31,6 +32,7 @@ type Analyzer struct {
 	format   audio.Format
 	blockLen int
 	meter    *loudness.Meter
+	classes  *classify.Analyzer
 
 	spectrum bool
 	nfft     int
@@ -63,6 +65,9 @@ type AnalyzerOptions struct {
 	// Analysis.Loudness; a zero Mode measures everything. OnStep must be
 	// nil: the analyzer takes the step energies itself.
 	Loudness loudness.Options
+	// Classifier is the speech/music classifier's mode (classify.Auto by
+	// default; SpeechOnly or MusicOnly where the material is known).
+	Classifier classify.Mode
 }
 
 type band struct {
@@ -94,6 +99,9 @@ func NewAnalyzer(f audio.Format, o AnalyzerOptions) (*Analyzer, error) {
 		return nil, err
 	}
 	a.meter = m
+	if a.classes, err = classify.NewAnalyzer(f, o.Classifier); err != nil {
+		return nil, err
+	}
 	if o.Spectrum {
 		n := 1
 		for n*2 <= a.blockLen && n < 8192 {
@@ -150,6 +158,9 @@ func (a *Analyzer) Write(b audio.Buffer) error {
 	// The meter completes its steps (and appends their energies) before
 	// the blocks below close, so every closing block finds its energy.
 	if err := a.meter.Write(b); err != nil {
+		return err
+	}
+	if err := a.classes.Write(b); err != nil {
 		return err
 	}
 	n := b.Frames()
@@ -242,8 +253,10 @@ func (a *Analyzer) analyseSpectrum(energy float64) float64 {
 	return math.Exp(logSum/float64(nf)) / (linSum / float64(nf))
 }
 
-// Analysis is what an Analyzer measured, with the derived voice activity
-// and speech/music labels.
+// Analysis is what an Analyzer measured, with the voice activity and the
+// speech/music labels of package classify: one decision that the leveler,
+// the compressor, the denoiser's noise profile and the dialog loudness all
+// share.
 type Analysis struct {
 	// Format of the analysed stream.
 	Format audio.Format
@@ -262,10 +275,9 @@ type Analysis struct {
 	Voiced []bool
 	// Music marks blocks classified as music rather than speech.
 	Music []bool
-
-	// floor is the local background level per block in LUFS, what the
-	// voice activity is measured against.
-	floor []float64
+	// Classes is the classifier's result: labels, 10 ms activity,
+	// segments, and the cuts it can detect.
+	Classes *classify.Result
 
 	flatness []float32
 	bands    []band
@@ -297,7 +309,14 @@ func (a *Analyzer) Finish() *Analysis {
 		flatness: a.flat, bands: a.bands, ltas: a.ltas, ltasN: a.ltasN, fine: a.fine, nfft: a.nfft,
 		frames: frames,
 	}
-	an.classify()
+	an.Classes = a.classes.Finish()
+	an.Voiced = fitBools(an.Classes.Voiced, len(an.Energy))
+	an.Music = make([]bool, len(an.Energy))
+	for i, l := range an.Classes.Labels {
+		if i < len(an.Music) {
+			an.Music[i] = l == classify.Music
+		}
+	}
 	return an
 }
 
@@ -306,190 +325,6 @@ func (an *Analysis) Frames() int64 { return an.frames }
 
 // BlockDB returns the loudness of block i in LUFS (-Inf for silence).
 func (an *Analysis) BlockDB(i int) float64 { return loudness.EnergyLUFS(an.Energy[i]) }
-
-// classify derives the noise floor, voice activity and speech/music labels.
-func (an *Analysis) classify() {
-	n := len(an.Energy)
-	db := make([]float64, n)
-	for i := range db {
-		db[i] = an.BlockDB(i)
-	}
-	// Minimum statistics: the noise floor is the quietest level within
-	// +-3 s, raised slightly (a floor is never the single quietest block),
-	// which follows slowly changing noise without learning speech as noise.
-	const half = 30
-	an.floor = slidingMin(smooth3(db), half)
-	for i := range an.floor {
-		an.floor[i]++
-	}
-	voiced := make([]bool, n)
-	for i := range voiced {
-		flat := float32(0)
-		if an.flatness != nil {
-			flat = an.flatness[i]
-		}
-		// Foreground: clearly above the local floor and above the absolute
-		// gate; white-ish noise bursts (flatness near 1) are not voice.
-		// Strongly tonal blocks (music, sustained notes) have no pauses to
-		// learn a floor from, so they count as foreground by their tonality.
-		active := db[i] > an.floor[i]+9 || (an.flatness != nil && flat < 0.03)
-		voiced[i] = active && db[i] > absoluteGate+10 && flat < 0.7
-	}
-	// Close gaps up to 200 ms (stops, short pauses inside words), then drop
-	// isolated single blocks (clicks), then add 100 ms of hangover.
-	fillGaps(voiced, 2)
-	dropShortRuns(voiced, 2)
-	v2 := append([]bool(nil), voiced...)
-	for i := range voiced {
-		if voiced[i] {
-			if i > 0 {
-				v2[i-1] = true
-			}
-			if i+1 < n {
-				v2[i+1] = true
-			}
-		}
-	}
-	an.Voiced = v2
-	an.Music = musicLabels(an.Energy, an.Voiced)
-}
-
-func smooth3(x []float64) []float64 {
-	out := make([]float64, len(x))
-	for i := range x {
-		s, c := x[i], 1.0
-		if i > 0 {
-			s += x[i-1]
-			c++
-		}
-		if i+1 < len(x) {
-			s += x[i+1]
-			c++
-		}
-		out[i] = s / c
-	}
-	return out
-}
-
-// slidingMin returns the minimum of x over [i-half, i+half] for every i,
-// in O(n) with a monotonic deque.
-func slidingMin(x []float64, half int) []float64 {
-	n := len(x)
-	out := make([]float64, n)
-	dq := make([]int, 0, 2*half+2)
-	next := 0
-	for i := 0; i < n; i++ {
-		for ; next < n && next <= i+half; next++ {
-			for len(dq) > 0 && x[dq[len(dq)-1]] >= x[next] {
-				dq = dq[:len(dq)-1]
-			}
-			dq = append(dq, next)
-		}
-		for dq[0] < i-half {
-			dq = dq[1:]
-		}
-		out[i] = x[dq[0]]
-	}
-	return out
-}
-
-func fillGaps(v []bool, maxGap int) {
-	last := -1
-	for i := range v {
-		if !v[i] {
-			continue
-		}
-		if last >= 0 && i-last-1 <= maxGap {
-			for j := last + 1; j < i; j++ {
-				v[j] = true
-			}
-		}
-		last = i
-	}
-}
-
-func dropShortRuns(v []bool, minRun int) {
-	for i := 0; i < len(v); {
-		if !v[i] {
-			i++
-			continue
-		}
-		j := i
-		for j < len(v) && v[j] {
-			j++
-		}
-		if j-i < minRun {
-			for k := i; k < j; k++ {
-				v[k] = false
-			}
-		}
-		i = j
-	}
-}
-
-// musicLabels classifies blocks as music by the low short-time energy
-// ratio (the share of blocks more than 3 dB below the local mean over a
-// 3 s window): speech, with its syllable and phrase gaps, has many such
-// blocks, sustained music few. The raw labels are smoothed by a majority
-// vote over 5 s and runs shorter than 3 s are absorbed by their neighbours,
-// so a label never flips within a sentence.
-func musicLabels(energy []float64, voiced []bool) []bool {
-	n := len(energy)
-	const w = 15
-	raw := make([]bool, n)
-	for i := range raw {
-		lo, hi := max(0, i-w), min(n, i+w+1)
-		var mean float64
-		act := 0
-		for j := lo; j < hi; j++ {
-			mean += energy[j]
-			if voiced[j] {
-				act++
-			}
-		}
-		mean /= float64(hi - lo)
-		low := 0
-		for j := lo; j < hi; j++ {
-			if energy[j] < 0.5*mean {
-				low++
-			}
-		}
-		raw[i] = float64(act) > 0.9*float64(hi-lo) && float64(low) < 0.08*float64(hi-lo)
-	}
-	out := make([]bool, n)
-	const vote = 25
-	cnt := 0
-	for j := 0; j < min(n, vote); j++ {
-		if raw[j] {
-			cnt++
-		}
-	}
-	for i := range out {
-		lo, hi := i-vote, i+vote
-		if hi < n && raw[hi] {
-			cnt++
-		}
-		if lo-1 >= 0 && raw[lo-1] {
-			cnt--
-		}
-		span := min(n, hi+1) - max(0, lo)
-		out[i] = 2*cnt > span
-	}
-	// Absorb short runs of either label.
-	for i := 0; i < n; {
-		j := i
-		for j < n && out[j] == out[i] {
-			j++
-		}
-		if j-i < 30 && (i > 0 || j < n) {
-			for k := i; k < j; k++ {
-				out[k] = !out[k]
-			}
-		}
-		i = j
-	}
-	return out
-}
 
 // SpeechLevel is the power mean level of voiced speech blocks in LUFS (of
 // all voiced blocks if there is no speech), -Inf when nothing is voiced.
@@ -556,20 +391,28 @@ func (an *Analysis) Spectrum(voiced bool) []BandLevel {
 }
 
 // voiceThreshold is a single level separating voiced from other blocks for
-// the level-binned spectra: the median of the voiced blocks' noise floor
-// plus the voicing margin.
+// the level-binned spectra (which are summed per loudness bin while the
+// stream is read, before the voice activity is known): the loudness the
+// quietest tenth of voiced blocks reaches.
 func (an *Analysis) voiceThreshold() float64 {
 	var f []float64
 	for i, v := range an.Voiced {
-		if v {
-			f = append(f, an.floor[i])
+		if v && !math.IsInf(an.BlockDB(i), -1) {
+			f = append(f, an.BlockDB(i))
 		}
 	}
 	if len(f) == 0 {
 		return math.Inf(1)
 	}
 	sort.Float64s(f)
-	return f[len(f)/2] + 9
+	return f[len(f)/10]
+}
+
+// fitBools returns b cut or padded with false to n elements.
+func fitBools(b []bool, n int) []bool {
+	out := make([]bool, n)
+	copy(out, b)
+	return out
 }
 
 // FineSpectrum returns the long-term power spectrum in dB per FFT bin and

@@ -6,6 +6,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
+	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -251,26 +252,6 @@ func pauseLevel(x []float64) float64 {
 	return rmsDB(p)
 }
 
-// musicLike is sustained chords: three voices with harmonics, changing
-// every half second with a short crossfade, no gaps.
-func musicLike(seconds float64) []float64 {
-	n := int(seconds * testFS)
-	x := make([]float64, n)
-	chords := [][3]float64{{220, 277, 330}, {196, 247, 294}, {175, 220, 262}, {247, 311, 370}}
-	for i := range x {
-		t := float64(i) / testFS
-		k := int(t/0.5) % len(chords)
-		for _, f := range chords[k] {
-			for h := 1.0; h <= 4; h++ {
-				x[i] += math.Sin(2*math.Pi*f*h*t) / h
-			}
-		}
-		x[i] *= 1 + 0.2*math.Sin(2*math.Pi*0.3*t)
-	}
-	scaleTo(x, -20)
-	return x
-}
-
 func TestVoiceActivityAndMusic(t *testing.T) {
 	x := speechLike(testFS, 26, 130, 10)
 	nz := audiotest.Noise(1, len(x), 0.0005, 1)[0]
@@ -307,7 +288,7 @@ func TestVoiceActivityAndMusic(t *testing.T) {
 	if music > 0 {
 		t.Errorf("%d speech blocks labelled music", music)
 	}
-	m := musicLike(30)
+	m := testaudio.Music(testFS, 30, 1)
 	am := analyse(t, mono(m), testFS)
 	nm := 0
 	for _, v := range am.Music {
