@@ -10,6 +10,8 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/dsp"
+	"github.com/audiopost/audiopost/dsp/classify"
+	"github.com/audiopost/audiopost/dsp/spectral"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -40,7 +42,10 @@ type Pipeline struct {
 
 	in    *dsp.Analysis
 	proc  *dsp.Analysis
-	spans []loudness.Span
+	pr    *processing
+	spans []loudness.Span // speech in input time
+	// outSpans is speech in output time: spans moved by applied cuts.
+	outSpans []loudness.Span
 }
 
 // processing holds what the analysis decided for the chain.
@@ -55,6 +60,11 @@ type processing struct {
 	compRef   float64
 	control   []float64 // loudness-control plan (range, short-term, momentary), dB per block
 	settings  Settings
+	profile   *spectral.Profile  // noise profile for the restoration stage
+	den       *spectral.Denoiser // the restoration node of the latest build
+	// applied are the cuts the output leaves out, silenced those it
+	// silences, in input frames.
+	applied, silenced classify.Cuts
 }
 
 // New analyses the input, runs the loudness passes and returns the
@@ -70,7 +80,7 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 	var an *dsp.Analysis
 	err := runPass(ctx, cfg, open, nil, func(f audio.Format) ([]audio.Sink, error) {
 		p.format = f
-		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Spectrum: true, Loudness: loudness.Options{DualMono: cfg.DualMono}})
+		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Spectrum: true, Loudness: loudness.Options{DualMono: cfg.DualMono}, Classifier: cfg.Classifier})
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +97,35 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 	p.stats.InputSteps = an.Energy
 
 	pr := &processing{an: an, cfg: cfg, control: make([]float64, len(an.Energy))}
+	p.pr = pr
 	pr.plan()
+	if cfg.Restoration != nil {
+		if pr.profile, err = p.learnNoise(ctx, open); err != nil {
+			return nil, fmt.Errorf("noise profile pass: %w", err)
+		}
+		p.stats.Hum = pr.profile.Hum
+	}
+	p.outSpans = p.spans
+	if cfg.Cutting.active() {
+		cuts := an.Classes.Cuts(cfg.Cutting.Detect)
+		p.stats.Cuts = cuts
+		// Trims are cut whatever the mode: cut_start and cut_end ask for
+		// a shorter output, not for a cut list.
+		for _, c := range cuts {
+			switch {
+			case cfg.Cutting.Mode == classify.ApplyCuts || c.Reason&classify.CutTrim != 0:
+				pr.applied = append(pr.applied, c)
+			case cfg.Cutting.Mode == classify.SilenceCuts:
+				pr.silenced = append(pr.silenced, c)
+			}
+		}
+		p.stats.Applied = pr.applied
+		if len(pr.applied) > 0 {
+			if p.outSpans, err = cutSpans(p.spans, pr.applied, p.format.SampleRate); err != nil {
+				return nil, err
+			}
+		}
+	}
 
 	// Pass 2 (repeated while a limit needs more control): measure the
 	// processed signal before normalization.
@@ -111,9 +149,10 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 			p.stats.Warnings = append(p.stats.Warnings, "input is silent: loudness not normalized")
 		}
 		// The limiter takes loudness off programmes whose peaks stand far
-		// above their loudness; when the estimate says it will, passes
-		// that render gain and limiter correct the gain (dsp.FitGain).
-		if limiterLoss(proc, p.gainDB, cfg.ceiling()) >= limiterLossTrigger {
+		// above their loudness, and cuts change what is measured; when
+		// either applies, passes that render the output correct the gain
+		// (dsp.FitGain).
+		if len(pr.applied)+len(pr.silenced) > 0 || limiterLoss(proc, p.gainDB, cfg.ceiling()) >= limiterLossTrigger {
 			p.gainDB, err = dsp.FitGain(p.gainDB, cfg.TargetLUFS, maxVerifyPasses, func(g float64) (float64, error) {
 				p.gainDB = g
 				return p.verify(ctx, open, pr)
@@ -143,7 +182,7 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 		return nil, err
 	}
 	p.src = out
-	mo := p.meterOptions(loudness.ModeEBU | loudness.ModeRMS)
+	mo := p.outputMeterOptions(loudness.ModeEBU | loudness.ModeRMS)
 	// Room for every step, so that recording them allocates nothing.
 	p.stats.OutputSteps = make([]float64, 0, len(an.Energy)+1)
 	mo.OnStep = func(e float64) { p.stats.OutputSteps = append(p.stats.OutputSteps, e) }
@@ -156,10 +195,61 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 	return p, nil
 }
 
-// meterOptions are the options of every meter of the processed signal:
-// dialog loudness over the input's speech, dual mono as configured.
+// meterOptions are the options of the meters of the processed signal
+// before cuts: dialog loudness over the input's speech, dual mono as
+// configured.
 func (p *Pipeline) meterOptions(mode loudness.Mode) loudness.Options {
 	return loudness.Options{Mode: mode, DualMono: p.cfg.DualMono, Speech: p.spans}
+}
+
+// outputMeterOptions are meterOptions for the output, after cuts.
+func (p *Pipeline) outputMeterOptions(mode loudness.Mode) loudness.Options {
+	o := p.meterOptions(mode)
+	o.Speech = p.outSpans
+	return o
+}
+
+// learnNoise runs the restoration stage's analysis pass: the noise
+// profile, hum and reverberation of the input, learnt from the blocks the
+// classifier found free of voice.
+func (p *Pipeline) learnNoise(ctx context.Context, open audio.Opener) (*spectral.Profile, error) {
+	var prof *spectral.Profile
+	err := runPass(ctx, p.cfg, open, nil, func(f audio.Format) ([]audio.Sink, error) {
+		vad := p.in.Voiced
+		if spectral.BlockFrames(f.SampleRate) != p.in.BlockLen {
+			vad = nil // another grid: the analyzer estimates activity itself
+		}
+		a, err := spectral.NewAnalyzer(f, spectral.AnalyzerOptions{VAD: vad})
+		if err != nil {
+			return nil, err
+		}
+		return []audio.Sink{a, finisher(func() { prof = a.Finish() })}, nil
+	})
+	return prof, err
+}
+
+// cutSpans moves speech spans to output time: a span keeps what the cuts
+// leave of it.
+func cutSpans(spans []loudness.Span, cuts classify.Cuts, rate int) ([]loudness.Span, error) {
+	m, err := classify.NewTimeMap(cuts, rate)
+	if err != nil {
+		return nil, err
+	}
+	toFrames := func(d time.Duration) int64 { return int64(math.Round(d.Seconds() * float64(rate))) }
+	toDur := func(f int64) time.Duration { return time.Duration(float64(f) / float64(rate) * float64(time.Second)) }
+	var out []loudness.Span
+	for _, sp := range spans {
+		a, b := m.Frame(toFrames(sp.Start)), m.Frame(toFrames(sp.End))
+		if b <= a {
+			continue
+		}
+		if n := len(out); n > 0 && toDur(a) <= out[n-1].End {
+			out[n-1].End = max(out[n-1].End, toDur(b))
+			continue
+		}
+		out = append(out, loudness.Span{Start: toDur(a), End: toDur(b)})
+	}
+	return out, nil
 }
 
 // measured is the loudness by the configured method.
@@ -193,7 +283,7 @@ func (p *Pipeline) verify(ctx context.Context, open audio.Opener, pr *processing
 	var got float64
 	err := runPass(ctx, p.cfg, open, func(src audio.Source, st *stages) (audio.Source, error) { return p.output(src, pr, st) },
 		func(f audio.Format) ([]audio.Sink, error) {
-			m, err := loudness.NewMeter(f, p.meterOptions(loudness.ModeI|loudness.ModeRMS))
+			m, err := loudness.NewMeter(f, p.outputMeterOptions(loudness.ModeI|loudness.ModeRMS))
 			if err != nil {
 				return nil, err
 			}
@@ -202,11 +292,23 @@ func (p *Pipeline) verify(ctx context.Context, open audio.Opener, pr *processing
 	return got, err
 }
 
-// output is the processing chain plus normalization gain and limiter.
+// output is the processing chain plus cuts, normalization gain and
+// limiter.
 func (p *Pipeline) output(src audio.Source, pr *processing, st *stages) (audio.Source, error) {
 	s, err := pr.build(src, st)
 	if err != nil {
 		return nil, err
+	}
+	for _, c := range []struct {
+		cuts classify.Cuts
+		mode classify.CutMode
+	}{{pr.silenced, classify.SilenceCuts}, {pr.applied, classify.ApplyCuts}} {
+		if len(c.cuts) == 0 {
+			continue
+		}
+		if s, err = classify.NewCutter(s, c.cuts, classify.CutterOptions{Mode: c.mode, Fade: p.cfg.Cutting.Fade}); err != nil {
+			return nil, err
+		}
 	}
 	s = st.split(s)
 	g, err := dsp.NewGain(s, p.gainDB)
@@ -262,8 +364,9 @@ func (p *Pipeline) Close() error {
 // output has been read to io.EOF; before that they are -Inf.
 func (p *Pipeline) Stats() Stats { return p.stats }
 
-// Frames returns the length of the programme in frames.
-func (p *Pipeline) Frames() int64 { return p.in.Frames() }
+// Frames returns the length of the output in frames: the input's, less
+// the cuts it leaves out.
+func (p *Pipeline) Frames() int64 { return p.in.Frames() - p.stats.Applied.Removed() }
 
 // Analysis returns the analysis of the input.
 func (p *Pipeline) Analysis() *dsp.Analysis { return p.in }
@@ -271,6 +374,9 @@ func (p *Pipeline) Analysis() *dsp.Analysis { return p.in }
 func (p *Pipeline) finish() {
 	r := p.meter.Result()
 	p.stats.Output = r
+	if p.pr.den != nil {
+		p.stats.Restoration = p.pr.den.Stats()
+	}
 	c := p.cfg
 	got := p.measured(r)
 	w := &p.stats.Warnings

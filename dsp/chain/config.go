@@ -14,6 +14,8 @@ import (
 	"math"
 
 	"github.com/audiopost/audiopost/dsp"
+	"github.com/audiopost/audiopost/dsp/classify"
+	"github.com/audiopost/audiopost/dsp/spectral"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -117,10 +119,53 @@ type Config struct {
 	// overshoot the true peak of what they are given (lossy codecs); the
 	// caller knows the codecs, the chain only limits lower.
 	Headroom float64
+	// Classifier is the speech/music classifier's mode: automatic, or the
+	// whole programme known to be speech or music.
+	Classifier classify.Mode
+	// Restoration, when not nil, is the noise, hum, reverb and breath
+	// reduction after the filter (package spectral).
+	Restoration *Restoration
+	// Cutting says what to cut and how; the zero value cuts nothing.
+	Cutting Cutting
 	// Sequential keeps every pass on the calling goroutine. By default,
 	// when more than one CPU is available (GOMAXPROCS), each pass runs as
 	// stages in goroutines of their own with bit-identical results.
 	Sequential bool
+}
+
+// Restoration configures the restoration stage. Its noise profile is
+// learnt in an extra analysis pass from the blocks the classifier finds
+// free of voice, the same voice activity the leveler uses.
+type Restoration struct {
+	// Settings apply from the start, Segments from their Start on.
+	Settings spectral.Settings
+	// Segments change the settings at times of the input, crossfaded.
+	Segments []RestorationSegment
+	// Dehum, when not nil, removes mains hum (Base 0 detects 50 or 60 Hz).
+	Dehum *spectral.DehumOptions
+}
+
+// RestorationSegment gives Settings to the input from Start, in seconds,
+// to the next segment's Start.
+type RestorationSegment struct {
+	Start float64
+	spectral.Settings
+}
+
+// Cutting configures the cutters: which cuts the classifier's detection
+// makes (and trims), and what the render does with them.
+type Cutting struct {
+	Detect classify.CutOptions
+	// Mode applies the cuts, silences them, or only reports them.
+	Mode classify.CutMode
+	// Fade is the crossfade at each join in seconds.
+	Fade float64
+}
+
+// active reports whether anything is cut or trimmed.
+func (c Cutting) active() bool {
+	d := c.Detect
+	return d.Silence || d.Filler || d.Cough || d.Music || d.TrimStart > 0 || d.TrimEnd > 0
 }
 
 // DefaultConfig returns the pipeline's defaults: high-pass filter, full
@@ -160,6 +205,17 @@ func (c Config) Validate() error {
 		return bad("true-peak ceiling %v dBTP", c.MaxTruePeak)
 	case !(c.Headroom >= 0 && c.Headroom <= 12):
 		return bad("headroom %v dB", c.Headroom)
+	case !(c.Cutting.Fade >= 0 && c.Cutting.Fade <= 5):
+		return bad("cut fade %v s", c.Cutting.Fade)
+	case !(c.Cutting.Detect.TrimStart >= 0 && c.Cutting.Detect.TrimEnd >= 0):
+		return bad("trims %v/%v s", c.Cutting.Detect.TrimStart, c.Cutting.Detect.TrimEnd)
+	}
+	if r := c.Restoration; r != nil {
+		for i, sg := range r.Segments {
+			if !(sg.Start >= 0) || (i > 0 && sg.Start < r.Segments[i-1].Start) {
+				return bad("restoration segment %d starts at %v s", i, sg.Start)
+			}
+		}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/dsp"
+	"github.com/audiopost/audiopost/dsp/spectral"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -113,6 +114,14 @@ func (pr *processing) build(src audio.Source, st *stages) (audio.Source, error) 
 		}
 		s = st.split(s)
 	}
+	if r := c.Restoration; r != nil {
+		d, err := spectral.NewDenoiser(s, pr.denoiserOptions(r, s.Format().SampleRate))
+		if err != nil {
+			return nil, err
+		}
+		pr.den = d
+		s = st.split(d)
+	}
 	sp, onS, err := compParams(pr.comp, pr.compRef)
 	if err != nil {
 		return nil, err
@@ -155,6 +164,20 @@ func (pr *processing) build(src audio.Source, st *stages) (audio.Source, error) 
 		return dsp.NewPlanGain(s, dsp.GainPlan{BlockLen: an.BlockLen, DB: pr.control})
 	}
 	return s, nil
+}
+
+// denoiserOptions turns the restoration settings into the node's options.
+func (pr *processing) denoiserOptions(r *Restoration, rate int) spectral.DenoiserOptions {
+	o := spectral.DenoiserOptions{Settings: r.Settings, Profile: pr.profile}
+	for _, sg := range r.Segments {
+		o.Segments = append(o.Segments, spectral.Segment{Start: int64(math.Round(sg.Start * float64(rate))), Settings: sg.Settings})
+	}
+	if r.Dehum != nil {
+		d := *r.Dehum
+		d.Profile = pr.profile
+		o.Dehum = &d
+	}
+	return o
 }
 
 func nonZero(x []float64) bool {

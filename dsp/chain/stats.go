@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/dsp"
+	"github.com/audiopost/audiopost/dsp/classify"
+	"github.com/audiopost/audiopost/dsp/spectral"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -52,7 +54,15 @@ type Stats struct {
 	// at io.EOF.
 	InputSteps, OutputSteps []float64
 	Settings                Settings
-	Warnings                []string
+	// Restoration reports what the restoration stage did per segment
+	// (complete at io.EOF), and Hum the mains hum it detected.
+	Restoration []spectral.SegmentStats
+	Hum         spectral.Hum
+	// Cuts are the cuts detected and the trims, in input frames, whatever
+	// the cut mode; Applied are those the output leaves out (every cut
+	// with ApplyCuts, the trims alone otherwise).
+	Cuts, Applied classify.Cuts
+	Warnings      []string
 }
 
 // segments lists the speech and music runs of an analysis.
