@@ -27,6 +27,12 @@ type dialect struct {
 	claimDelivery string
 	// isUnique reports a unique or primary key violation.
 	isUnique func(error) bool
+	// migrateLock, when set, is run first in the migration transaction to
+	// serialize migrations of concurrently starting processes.
+	migrateLock string
+	// notify, when set, signals other processes that work of a topic is
+	// ready, at commit. Parameter: the channel.
+	notify string
 }
 
 // The job claim picks one row and updates it in one statement, so two
@@ -65,9 +71,12 @@ var sqliteDialect = &dialect{
 	},
 }
 
-// postgresDialect is ready for a database/sql PostgreSQL driver registered
-// as "pgx" (github.com/jackc/pgx/v5/stdlib); the module does not link one
-// yet, so it is exercised only by the unit tests of its pieces.
+// migrationLockKey is the PostgreSQL advisory lock of migrations: any
+// constant that other applications on the database do not use.
+const migrationLockKey = 0x617564696f706f // "audiopo"
+
+// postgresDialect runs on the database/sql driver "pgx"
+// (github.com/jackc/pgx/v5/stdlib).
 var postgresDialect = &dialect{
 	name: "postgres",
 	ddl: strings.NewReplacer(
@@ -82,6 +91,8 @@ var postgresDialect = &dialect{
 		var e interface{ SQLState() string }
 		return errors.As(err, &e) && e.SQLState() == "23505"
 	},
+	migrateLock: "SELECT pg_advisory_xact_lock(" + strconv.Itoa(migrationLockKey) + ")",
+	notify:      "SELECT pg_notify($1, '')",
 }
 
 // rebindDollar numbers "?" placeholders as $1, $2, ... It skips quoted

@@ -46,14 +46,19 @@ func (r *repo) Enqueue(ctx context.Context, j *storage.Job) error {
 	j.RunAt = j.RunAt.UTC().Truncate(time.Microsecond)
 	j.State, j.Attempts, j.Worker, j.LeaseUntil, j.LastError = storage.JobQueued, 0, "", time.Time{}, ""
 	j.Created, j.Updated = t, t
-	// RETURNING id works on SQLite and PostgreSQL alike, where
-	// LastInsertId does not.
-	err := r.w.QueryRowContext(ctx, r.d.rebind(`INSERT INTO jobs (owner_id, production, type, payload, state, attempts,
-		max_attempts, run_at, worker, last_error, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, 0, ?, ?, '', '', ?, ?) RETURNING id`),
-		dbText(j.Owner), j.Production, j.Type, dbBytes(j.Payload), string(j.State), j.MaxAttempts,
-		j.RunAt.UnixMicro(), t.UnixMicro(), t.UnixMicro()).Scan(&j.ID)
-	return r.wrap("enqueue job", err)
+	return r.begin(ctx, func(tx *repo) error {
+		// RETURNING id works on SQLite and PostgreSQL alike, where
+		// LastInsertId does not.
+		err := tx.w.QueryRowContext(ctx, tx.d.rebind(`INSERT INTO jobs (owner_id, production, type, payload, state, attempts,
+			max_attempts, run_at, worker, last_error, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, 0, ?, ?, '', '', ?, ?) RETURNING id`),
+			dbText(j.Owner), j.Production, j.Type, dbBytes(j.Payload), string(j.State), j.MaxAttempts,
+			j.RunAt.UnixMicro(), t.UnixMicro(), t.UnixMicro()).Scan(&j.ID)
+		if err != nil {
+			return tx.wrap("enqueue job", err)
+		}
+		return tx.ready(ctx, TopicJobs)
+	})
 }
 
 // Claim implements storage.Jobs. The transaction first retires jobs whose
@@ -142,16 +147,27 @@ func (r *repo) Fail(ctx context.Context, l storage.Lease, reason string, retryAf
 		// Read the decision in the same transaction, before another worker
 		// can claim the requeued job.
 		j, err := t.getJob(ctx, t.w, l.JobID)
+		if err != nil {
+			return err
+		}
 		retry = j.State == storage.JobQueued
-		return err
+		if retry {
+			return t.ready(ctx, TopicJobs)
+		}
+		return nil
 	})
 	return retry, err
 }
 
 // Release implements storage.Jobs.
 func (r *repo) Release(ctx context.Context, l storage.Lease) error {
-	return r.onLease(ctx, "release", l, `state = 'queued', attempts = attempts - 1, worker = '', lease_until = NULL,
-		updated_at = ?`, now().UnixMicro())
+	return r.begin(ctx, func(t *repo) error {
+		if err := t.onLease(ctx, "release", l, `state = 'queued', attempts = attempts - 1, worker = '', lease_until = NULL,
+			updated_at = ?`, now().UnixMicro()); err != nil {
+			return err
+		}
+		return t.ready(ctx, TopicJobs)
+	})
 }
 
 // CancelJobs implements storage.Jobs.
@@ -214,12 +230,17 @@ func (r *repo) EnqueueDelivery(ctx context.Context, d *storage.Delivery) error {
 	}
 	d.NextAttempt = d.NextAttempt.UTC().Truncate(time.Microsecond)
 	d.State, d.Attempts, d.LastError, d.Created, d.Updated = storage.DeliveryPending, 0, "", t, t
-	err := r.w.QueryRowContext(ctx, r.d.rebind(`INSERT INTO webhook_deliveries (owner_id, production, url, payload,
-		state, attempts, next_attempt_at, last_error, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, 0, ?, '', ?, ?) RETURNING id`),
-		dbText(d.Owner), d.Production, d.URL, dbBytes(d.Payload), string(d.State),
-		d.NextAttempt.UnixMicro(), t.UnixMicro(), t.UnixMicro()).Scan(&d.ID)
-	return r.wrap("enqueue webhook delivery", err)
+	return r.begin(ctx, func(tx *repo) error {
+		err := tx.w.QueryRowContext(ctx, tx.d.rebind(`INSERT INTO webhook_deliveries (owner_id, production, url, payload,
+			state, attempts, next_attempt_at, last_error, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, 0, ?, '', ?, ?) RETURNING id`),
+			dbText(d.Owner), d.Production, d.URL, dbBytes(d.Payload), string(d.State),
+			d.NextAttempt.UnixMicro(), t.UnixMicro(), t.UnixMicro()).Scan(&d.ID)
+		if err != nil {
+			return tx.wrap("enqueue webhook delivery", err)
+		}
+		return tx.ready(ctx, TopicDeliveries)
+	})
 }
 
 // ClaimDelivery implements storage.Deliveries.

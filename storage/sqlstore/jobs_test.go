@@ -30,11 +30,16 @@ func enqueueN(t *testing.T, st storage.Jobs, owner string, n int) []int64 {
 }
 
 func TestJobClaimConcurrentExactlyOnce(t *testing.T) {
+	eachEngine(t, testJobClaimConcurrentExactlyOnce)
+}
+
+func testJobClaimConcurrentExactlyOnce(t *testing.T, e engine) {
 	ctx := t.Context()
-	st, path := openTest(t)
-	// A second Store on the same file stands in for a second process: the
-	// claims then also race across SQLite connections and file locks.
-	st2, err := Open(ctx, path)
+	st, dsn := e.open(t)
+	// A second Store on the same database stands in for a second process:
+	// the claims then also race across connections (and, on SQLite, file
+	// locks).
+	st2, err := Open(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,9 +96,11 @@ func TestJobClaimConcurrentExactlyOnce(t *testing.T) {
 	wantErr(t, err, storage.ErrNoJob)
 }
 
-func TestJobClaimOrderAndRunAt(t *testing.T) {
+func TestJobClaimOrderAndRunAt(t *testing.T) { eachEngine(t, testJobClaimOrderAndRunAt) }
+
+func testJobClaimOrderAndRunAt(t *testing.T, e engine) {
 	ctx := t.Context()
-	st, _ := openTest(t)
+	st, _ := e.open(t)
 	u := mkUser(t, st, "u")
 	later := storage.Job{Owner: u.ID, Type: "x", RunAt: time.Now().Add(time.Hour)}
 	if err := st.Enqueue(ctx, &later); err != nil {
@@ -113,9 +120,11 @@ func TestJobClaimOrderAndRunAt(t *testing.T) {
 	wantErr(t, err, storage.ErrInvalid)
 }
 
-func TestJobLeaseExpiryAndHeartbeat(t *testing.T) {
+func TestJobLeaseExpiryAndHeartbeat(t *testing.T) { eachEngine(t, testJobLeaseExpiryAndHeartbeat) }
+
+func testJobLeaseExpiryAndHeartbeat(t *testing.T, e engine) {
 	ctx := t.Context()
-	st, _ := openTest(t)
+	st, _ := e.open(t)
 	u := mkUser(t, st, "u")
 	enqueueN(t, st, u.ID, 1)
 	const lease = 300 * time.Millisecond
@@ -157,9 +166,11 @@ func TestJobLeaseExpiryAndHeartbeat(t *testing.T) {
 	}
 }
 
-func TestJobFailRetryRelease(t *testing.T) {
+func TestJobFailRetryRelease(t *testing.T) { eachEngine(t, testJobFailRetryRelease) }
+
+func testJobFailRetryRelease(t *testing.T, e engine) {
 	ctx := t.Context()
-	st, _ := openTest(t)
+	st, _ := e.open(t)
 	u := mkUser(t, st, "u")
 	j := storage.Job{Owner: u.ID, Type: "x", MaxAttempts: 2}
 	if err := st.Enqueue(ctx, &j); err != nil {
@@ -207,9 +218,11 @@ func TestJobFailRetryRelease(t *testing.T) {
 	}
 }
 
-func TestCancelJobs(t *testing.T) {
+func TestCancelJobs(t *testing.T) { eachEngine(t, testCancelJobs) }
+
+func testCancelJobs(t *testing.T, e engine) {
 	ctx := t.Context()
-	st, _ := openTest(t)
+	st, _ := e.open(t)
 	a, b := mkUser(t, st, "a"), mkUser(t, st, "b")
 	for range 2 {
 		st.Enqueue(ctx, &storage.Job{Owner: a.ID, Production: "p", Type: "x"})
@@ -226,9 +239,11 @@ func TestCancelJobs(t *testing.T) {
 	wantErr(t, err, storage.ErrNoJob)
 }
 
-func TestDeliveries(t *testing.T) {
+func TestDeliveries(t *testing.T) { eachEngine(t, testDeliveries) }
+
+func testDeliveries(t *testing.T, e engine) {
 	ctx := t.Context()
-	st, _ := openTest(t)
+	st, _ := e.open(t)
 	u := mkUser(t, st, "u")
 	d := storage.Delivery{Owner: u.ID, Production: "p", URL: "https://hook", Payload: []byte("uuid=p&status=3")}
 	if err := st.EnqueueDelivery(ctx, &d); err != nil {
@@ -261,8 +276,8 @@ func TestDeliveries(t *testing.T) {
 		t.Errorf("state %s", got.State)
 	}
 	// Giving up is final.
-	e := storage.Delivery{Owner: u.ID, Production: "p", URL: "https://hook"}
-	st.EnqueueDelivery(ctx, &e)
+	gone := storage.Delivery{Owner: u.ID, Production: "p", URL: "https://hook"}
+	st.EnqueueDelivery(ctx, &gone)
 	c, _ = st.ClaimDelivery(ctx, time.Minute)
 	if err := st.DeliveryFailed(ctx, c, "gone", time.Time{}); err != nil {
 		t.Fatal(err)
@@ -282,17 +297,21 @@ func TestDeliveries(t *testing.T) {
 const crashEnv = "AUDIOPOST_SQLSTORE_CRASH_CHILD"
 
 func TestCrashedWorkerJobsAreReclaimed(t *testing.T) {
+	eachEngine(t, testCrashedWorkerJobsAreReclaimed)
+}
+
+func testCrashedWorkerJobsAreReclaimed(t *testing.T, e engine) {
 	if os.Getenv(crashEnv) != "" {
 		t.Skip("running as the crash child")
 	}
 	ctx := t.Context()
-	st, path := openTest(t)
+	st, dsn := e.open(t)
 	u := mkUser(t, st, "u")
 	const m, lease = 12, time.Second
 	ids := enqueueN(t, st, u.ID, m)
 
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashEnv+"="+path)
+	cmd.Env = append(os.Environ(), crashEnv+"="+dsn)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -375,12 +394,12 @@ func TestCrashedWorkerJobsAreReclaimed(t *testing.T) {
 
 // TestCrashChild is the child half of TestCrashedWorkerJobsAreReclaimed.
 func TestCrashChild(t *testing.T) {
-	path := os.Getenv(crashEnv)
-	if path == "" {
+	dsn := os.Getenv(crashEnv)
+	if dsn == "" {
 		t.Skip("only run as the crash child")
 	}
 	ctx := context.Background()
-	st, err := Open(ctx, path)
+	st, err := Open(ctx, dsn)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(3)
