@@ -33,6 +33,12 @@ type dialect struct {
 	// notify, when set, signals other processes that work of a topic is
 	// ready, at commit. Parameter: the channel.
 	notify string
+	// lockRow is appended to a read of one row inside a write
+	// transaction, to lock the row until the commit (see repo.lockRow).
+	lockRow string
+	// retryable reports an error for which the database aborted a
+	// transaction that would succeed if run again (deadlock).
+	retryable func(error) bool
 }
 
 // The job claim picks one row and updates it in one statement, so two
@@ -60,6 +66,7 @@ var sqliteDialect = &dialect{
 		"{{bytes}}", "BLOB",
 	),
 	rebind:        func(q string) string { return q },
+	retryable:     func(error) bool { return false },
 	claimJob:      strings.Replace(claimJobTemplate, "%s", "", 1),
 	claimDelivery: strings.Replace(claimDeliveryTemplate, "%s", "", 1),
 	isUnique: func(err error) bool {
@@ -93,6 +100,12 @@ var postgresDialect = &dialect{
 	},
 	migrateLock: "SELECT pg_advisory_xact_lock(" + strconv.Itoa(migrationLockKey) + ")",
 	notify:      "SELECT pg_notify($1, '')",
+	lockRow:     " FOR UPDATE",
+	retryable: func(err error) bool {
+		// deadlock_detected, serialization_failure
+		var e interface{ SQLState() string }
+		return errors.As(err, &e) && (e.SQLState() == "40P01" || e.SQLState() == "40001")
+	},
 }
 
 // rebindDollar numbers "?" placeholders as $1, $2, ... It skips quoted

@@ -187,7 +187,7 @@ func (r *repo) GetJob(ctx context.Context, id int64) (storage.Job, error) {
 }
 
 func (r *repo) getJob(ctx context.Context, c conn, id int64) (storage.Job, error) {
-	j, err := scanJob(c.QueryRowContext(ctx, r.d.rebind(`SELECT `+jobColumns+` FROM jobs WHERE id = ?`), id))
+	j, err := scanJob(c.QueryRowContext(ctx, r.d.rebind(`SELECT `+jobColumns+` FROM jobs WHERE id = ?`+r.lockRow()), id))
 	return j, r.wrap(fmt.Sprintf("get job %d", id), err)
 }
 

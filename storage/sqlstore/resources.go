@@ -60,7 +60,7 @@ func (r *repo) CreateResource(ctx context.Context, res *storage.Resource) error 
 // GetResource implements storage.Resources.
 func (r *repo) GetResource(ctx context.Context, owner string, kind storage.Kind, uuid string) (storage.Resource, error) {
 	res, err := scanResource(r.queryRow(ctx, `SELECT `+resourceColumns+` FROM resources
-		WHERE uuid = ? AND owner_id = ? AND kind = ?`, uuid, owner, string(kind)))
+		WHERE uuid = ? AND owner_id = ? AND kind = ?`+r.lockRow(), uuid, owner, string(kind)))
 	return res, r.wrap("get "+string(kind)+" "+uuid, err)
 }
 
@@ -154,7 +154,7 @@ func (r *repo) CreateService(ctx context.Context, s *storage.Service) error {
 
 // GetService implements storage.Services.
 func (r *repo) GetService(ctx context.Context, owner, uuid string) (storage.Service, error) {
-	s, err := scanService(r.queryRow(ctx, `SELECT `+serviceColumns+` FROM services WHERE uuid = ? AND owner_id = ?`, uuid, owner))
+	s, err := scanService(r.queryRow(ctx, `SELECT `+serviceColumns+` FROM services WHERE uuid = ? AND owner_id = ?`+r.lockRow(), uuid, owner))
 	return s, r.wrap("get service "+uuid, err)
 }
 

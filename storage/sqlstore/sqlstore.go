@@ -240,12 +240,36 @@ func (s *Store) Close() error {
 }
 
 // WithTx runs fn in one write transaction; see storage.Store.
+//
+// On SQLite write transactions run one at a time. PostgreSQL runs them
+// concurrently (READ COMMITTED); to keep SQLite's behaviour, a read of one
+// row by its key inside the transaction (GetUser, GetResource, GetService,
+// GetJob) locks the row until the commit, so that transactions that read
+// and then change the same row run one after the other, as they do on
+// SQLite. Rows locked in different orders can deadlock; PostgreSQL then
+// aborts one transaction, and WithTx runs fn again (up to MaxTxAttempts
+// in all), so fn must not have effects outside the transaction that
+// cannot be repeated.
 func (s *Store) WithTx(ctx context.Context, fn func(tx storage.Tx) error) error {
 	return s.inTx(ctx, func(r *repo) error { return fn(r) })
 }
 
-// inTx runs fn on a repo bound to a new write transaction.
+// MaxTxAttempts bounds how often a transaction aborted by a deadlock is
+// run.
+const MaxTxAttempts = 5
+
+// inTx runs fn on a repo bound to a new write transaction, again when the
+// database aborted it for a deadlock.
 func (s *Store) inTx(ctx context.Context, fn func(r *repo) error) (err error) {
+	for attempt := 1; ; attempt++ {
+		err = s.tryTx(ctx, fn)
+		if err == nil || attempt == MaxTxAttempts || !s.d.retryable(err) || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+func (s *Store) tryTx(ctx context.Context, fn func(r *repo) error) (err error) {
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlstore: begin: %w", err)
@@ -310,6 +334,15 @@ func (r *repo) execOne(ctx context.Context, what, q string, args ...any) error {
 		return fmt.Errorf("sqlstore: %s: %w", what, storage.ErrNotFound)
 	}
 	return nil
+}
+
+// lockRow is what a read of one row appends to lock it until the commit:
+// inside a write transaction on PostgreSQL, " FOR UPDATE" (see WithTx).
+func (r *repo) lockRow() string {
+	if r.pending == nil {
+		return ""
+	}
+	return r.d.lockRow
 }
 
 func (r *repo) queryRow(ctx context.Context, q string, args ...any) *sql.Row {

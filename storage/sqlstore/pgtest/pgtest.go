@@ -135,7 +135,9 @@ func (c *Cluster) start(bin, data string, cred *syscall.Credential) error {
 		// A test server: losing it in a crash loses nothing.
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
 		"-c", "max_connections=300", "-c", "shared_buffers=64MB",
-		"-c", "log_min_messages=warning", "-c", "logging_collector=off")
+		"-c", "log_min_messages=warning", "-c", "logging_collector=off",
+		// Deadlocks are resolved in a tenth of the default second.
+		"-c", "deadlock_timeout=100ms")
 	cmd.Dir = c.dir
 	cmd.Stdout, cmd.Stderr = log, log
 	// Pdeathsig: the server dies with the test binary even when TestMain
