@@ -258,7 +258,7 @@ func Binary() (string, error) {
 	tmp := bin + ".tmp-" + strconv.Itoa(os.Getpid())
 	cmd := exec.Command("go", "build", "-o", tmp, toolPackage)
 	cmd.Dir = mod
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "GOWORK=off")
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly -buildvcs=false", "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.Remove(tmp)
 		return "", fmt.Errorf("s3test: building versitygw in %s: %v\n%s", mod, err, out)
