@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"net/url"
 	"runtime"
 	"strings"
@@ -263,8 +264,16 @@ const MaxTxAttempts = 5
 func (s *Store) inTx(ctx context.Context, fn func(r *repo) error) (err error) {
 	for attempt := 1; ; attempt++ {
 		err = s.tryTx(ctx, fn)
-		if err == nil || attempt == MaxTxAttempts || !s.d.retryable(err) || ctx.Err() != nil {
+		if err == nil || attempt == MaxTxAttempts || !s.d.retryable(err) {
 			return err
+		}
+		// Both transactions of a deadlock may be aborted, and retried at
+		// once they meet again: wait a random while, longer each time,
+		// so that one goes first.
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(1+rand.IntN(10*attempt)) * time.Millisecond):
 		}
 	}
 }

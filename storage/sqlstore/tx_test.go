@@ -77,7 +77,7 @@ func testWithTxReadThenWrite(t *testing.T, e engine) {
 }
 
 // Two transactions locking the same rows in opposite orders deadlock on
-// PostgreSQL; it aborts one, and WithTx runs that one again.
+// PostgreSQL; it aborts one (or both), and WithTx runs it again.
 func TestWithTxDeadlockIsRetried(t *testing.T) {
 	ctx := t.Context()
 	st, _ := engines[1].open(t)
@@ -125,11 +125,15 @@ func TestWithTxDeadlockIsRetried(t *testing.T) {
 		}
 	})
 	wg.Wait()
-	if runs.Load() != 3 {
-		t.Errorf("%d transaction runs, want 3 (one deadlocked and ran again)", runs.Load())
+	// PostgreSQL aborts one of the two, sometimes both.
+	if runs.Load() < 3 {
+		t.Errorf("%d transaction runs, want 3 or more (a deadlocked one ran again)", runs.Load())
 	}
+	// Either order ends with the stop's effect: the heartbeat before it
+	// is overwritten, or after it finds the lease canceled.
 	got, _ := st.GetJob(ctx, j.ID)
-	if got.State != storage.JobCanceled {
-		t.Errorf("job %s, want canceled", got.State)
+	res, _ := st.GetResource(ctx, u.ID, storage.KindProduction, p.UUID)
+	if got.State != storage.JobCanceled || res.Status != 13 {
+		t.Errorf("job %s, production status %d; want canceled and 13", got.State, res.Status)
 	}
 }
