@@ -158,12 +158,19 @@ func (e *scaleEnv) startAPI(t *testing.T, name string, extra ...string) (*proc, 
 		"-addr", "127.0.0.1:0", "-addr-file", addrFile, "-admin-user", "admin", "-admin-password", "scale test password",
 		"-allow-private-fetch", "-log-level", "warn"}, extra...)
 	p := startProc(t, name, e.env, args...)
-	p.waitOutput(t, "audiopost serving", 30*time.Second)
-	b, err := os.ReadFile(addrFile)
-	if err != nil {
-		t.Fatal(err)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if b, err := os.ReadFile(addrFile); err == nil {
+			return p, "http://" + string(b)
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("%s exited at start: %v\n%s", name, p.cmd.ProcessState, p.out.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not write %s within 30 s", name, addrFile)
+		}
 	}
-	return p, "http://" + string(b)
 }
 
 // startWorker starts a -role worker process on the data folder.
