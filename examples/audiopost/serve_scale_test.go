@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -476,5 +477,71 @@ func TestServeWorkerShutdown(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestServeAPIDrains: on SIGTERM an API process finishes the request in
+// flight (an upload still arriving) and refuses new connections.
+func TestServeAPIDrains(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL, S3 and an API process")
+	}
+	e := newScaleEnv(t)
+	api, base := e.startAPI(t, "api")
+	c := &apiClient{t: t, base: base, hc: http.DefaultClient, basic: [2]string{"admin", "scale test password"}}
+	uuid := c.call("POST", "/api/productions.json", map[string]any{"metadata": map[string]any{"title": "drain"}})["uuid"].(string)
+
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, _ := mw.CreateFormFile("input_file", "slow.wav")
+	fw.Write(serveWAV(t, 5))
+	mw.Close()
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequest("POST", base+"/api/production/"+uuid+"/upload.json", pr)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.SetBasicAuth("admin", "scale test password")
+	type result struct {
+		code int
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- result{0, err}
+			return
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		done <- result{res.StatusCode, nil}
+	}()
+	all := body.Bytes()
+	pw.Write(all[:len(all)/2]) // returns once the client has taken it
+	api.cmd.Process.Signal(syscall.SIGTERM)
+	// The listener closes: a new connection is refused.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if _, err := http.Get(base + "/api/info.json"); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the API still accepts connections 10 s after SIGTERM")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	pw.Write(all[len(all)/2:])
+	pw.Close()
+	r := <-done
+	if r.err != nil || r.code != 200 {
+		t.Errorf("upload in flight at SIGTERM: HTTP %d, %v", r.code, r.err)
+	}
+	api.stop(t, 15*time.Second)
+	st, err := sqlstore.Open(t.Context(), e.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	admin, _ := st.GetUserByUsername(t.Context(), "admin")
+	if res, err := st.GetResource(t.Context(), admin.ID, storage.KindProduction, uuid); err != nil || !strings.Contains(string(res.Doc), "slow.wav") {
+		t.Errorf("the upload did not land: %s, %v", res.Doc, err)
 	}
 }
