@@ -2,7 +2,9 @@ package sqlstore
 
 import (
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/audiopost/audiopost/storage/sqlstore/pgtest"
 )
@@ -56,4 +58,30 @@ func tableExists(t testing.TB, st *Store, name string) bool {
 		t.Fatal(err)
 	}
 	return n > 0
+}
+
+// fakeClock is a store clock that moves only when told: lease and retry
+// tests advance it instead of sleeping.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// newFakeClock makes st's clock a fake one, starting now.
+func newFakeClock(st *Store) *fakeClock {
+	c := &fakeClock{t: time.Now()}
+	st.clock = c.Now
+	return c
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
 }

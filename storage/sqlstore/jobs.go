@@ -39,7 +39,7 @@ func (r *repo) Enqueue(ctx context.Context, j *storage.Job) error {
 	if j.MaxAttempts == 0 {
 		j.MaxAttempts = storage.DefaultMaxAttempts
 	}
-	t := now()
+	t := r.now()
 	if j.RunAt.IsZero() {
 		j.RunAt = t
 	}
@@ -73,7 +73,7 @@ func (r *repo) Claim(ctx context.Context, worker string, lease time.Duration) (s
 		noJob bool // reported after commit, so that retired jobs stay retired
 	)
 	err := r.begin(ctx, func(t *repo) error {
-		at := now()
+		at := r.now()
 		ts := at.UnixMicro()
 		if _, err := t.exec(ctx, `UPDATE jobs SET state = 'failed', lease_until = NULL, updated_at = ?,
 			last_error = CASE WHEN last_error = '' THEN 'lease expired on the last attempt' ELSE last_error END
@@ -121,13 +121,13 @@ func (r *repo) Heartbeat(ctx context.Context, l storage.Lease, lease time.Durati
 	if lease <= 0 {
 		return fmt.Errorf("sqlstore: heartbeat for %v: %w", lease, storage.ErrInvalid)
 	}
-	at := now()
+	at := r.now()
 	return r.onLease(ctx, "heartbeat", l, `lease_until = ?, updated_at = ?`, at.Add(lease).UnixMicro(), at.UnixMicro())
 }
 
 // Complete implements storage.Jobs.
 func (r *repo) Complete(ctx context.Context, l storage.Lease) error {
-	return r.onLease(ctx, "complete", l, `state = 'done', lease_until = NULL, updated_at = ?`, now().UnixMicro())
+	return r.onLease(ctx, "complete", l, `state = 'done', lease_until = NULL, updated_at = ?`, r.now().UnixMicro())
 }
 
 // Fail implements storage.Jobs.
@@ -137,7 +137,7 @@ func (r *repo) Fail(ctx context.Context, l storage.Lease, reason string, retryAf
 	}
 	var retry bool
 	err := r.begin(ctx, func(t *repo) error {
-		at := now()
+		at := r.now()
 		err := t.onLease(ctx, "fail", l, `state = CASE WHEN attempts < max_attempts THEN 'queued' ELSE 'failed' END,
 			run_at = ?, lease_until = NULL, last_error = ?, updated_at = ?`,
 			at.Add(retryAfter).UnixMicro(), reason, at.UnixMicro())
@@ -163,7 +163,7 @@ func (r *repo) Fail(ctx context.Context, l storage.Lease, reason string, retryAf
 func (r *repo) Release(ctx context.Context, l storage.Lease) error {
 	return r.begin(ctx, func(t *repo) error {
 		if err := t.onLease(ctx, "release", l, `state = 'queued', attempts = attempts - 1, worker = '', lease_until = NULL,
-			updated_at = ?`, now().UnixMicro()); err != nil {
+			updated_at = ?`, r.now().UnixMicro()); err != nil {
 			return err
 		}
 		return t.ready(ctx, TopicJobs)
@@ -173,7 +173,7 @@ func (r *repo) Release(ctx context.Context, l storage.Lease) error {
 // CancelJobs implements storage.Jobs.
 func (r *repo) CancelJobs(ctx context.Context, owner, production string) (int, error) {
 	res, err := r.exec(ctx, `UPDATE jobs SET state = 'canceled', lease_until = NULL, updated_at = ?
-		WHERE owner_id = ? AND production = ? AND state IN ('queued', 'running')`, now().UnixMicro(), owner, production)
+		WHERE owner_id = ? AND production = ? AND state IN ('queued', 'running')`, r.now().UnixMicro(), owner, production)
 	if err != nil {
 		return 0, r.wrap("cancel jobs", err)
 	}
@@ -224,7 +224,7 @@ func (r *repo) EnqueueDelivery(ctx context.Context, d *storage.Delivery) error {
 	if d.URL == "" {
 		return fmt.Errorf("sqlstore: webhook delivery without URL: %w", storage.ErrInvalid)
 	}
-	t := now()
+	t := r.now()
 	if d.NextAttempt.IsZero() {
 		d.NextAttempt = t
 	}
@@ -250,7 +250,7 @@ func (r *repo) ClaimDelivery(ctx context.Context, lease time.Duration) (storage.
 	}
 	var d storage.Delivery
 	err := r.begin(ctx, func(t *repo) error {
-		at := now()
+		at := r.now()
 		var err error
 		d, err = scanDelivery(t.w.QueryRowContext(ctx, t.d.rebind(t.d.claimDelivery),
 			at.Add(lease).UnixMicro(), at.UnixMicro(), at.UnixMicro()))
@@ -283,12 +283,12 @@ func (r *repo) onDelivery(ctx context.Context, what string, d storage.Delivery, 
 
 // DeliverySucceeded implements storage.Deliveries.
 func (r *repo) DeliverySucceeded(ctx context.Context, d storage.Delivery) error {
-	return r.onDelivery(ctx, "mark delivered", d, `state = 'delivered', updated_at = ?`, now().UnixMicro())
+	return r.onDelivery(ctx, "mark delivered", d, `state = 'delivered', updated_at = ?`, r.now().UnixMicro())
 }
 
 // DeliveryFailed implements storage.Deliveries.
 func (r *repo) DeliveryFailed(ctx context.Context, d storage.Delivery, reason string, next time.Time) error {
-	t := now()
+	t := r.now()
 	if next.IsZero() {
 		return r.onDelivery(ctx, "mark delivery failed", d, `state = 'failed', last_error = ?, updated_at = ?`,
 			reason, t.UnixMicro())

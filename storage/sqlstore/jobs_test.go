@@ -125,9 +125,10 @@ func TestJobLeaseExpiryAndHeartbeat(t *testing.T) { eachEngine(t, testJobLeaseEx
 func testJobLeaseExpiryAndHeartbeat(t *testing.T, e engine) {
 	ctx := t.Context()
 	st, _ := e.open(t)
+	clock := newFakeClock(st)
 	u := mkUser(t, st, "u")
 	enqueueN(t, st, u.ID, 1)
-	const lease = 300 * time.Millisecond
+	const lease = time.Minute
 
 	j1, err := st.Claim(ctx, "w1", lease)
 	if err != nil {
@@ -135,7 +136,7 @@ func testJobLeaseExpiryAndHeartbeat(t *testing.T, e engine) {
 	}
 	// Heartbeats keep the job: after three lease lengths it is still w1's.
 	for range 6 {
-		time.Sleep(lease / 2)
+		clock.Advance(lease / 2)
 		if err := st.Heartbeat(ctx, j1.Lease(), lease); err != nil {
 			t.Fatalf("heartbeat: %v", err)
 		}
@@ -144,7 +145,7 @@ func testJobLeaseExpiryAndHeartbeat(t *testing.T, e engine) {
 		}
 	}
 	// w1 stalls; after the lease runs out w2 takes the job over.
-	time.Sleep(lease + 50*time.Millisecond)
+	clock.Advance(lease + time.Millisecond)
 	j2, err := st.Claim(ctx, "w2", lease)
 	if err != nil || j2.ID != j1.ID || j2.Attempts != 2 || j2.Worker != "w2" {
 		t.Fatalf("reclaim: %+v, %v", j2, err)
@@ -171,6 +172,7 @@ func TestJobFailRetryRelease(t *testing.T) { eachEngine(t, testJobFailRetryRelea
 func testJobFailRetryRelease(t *testing.T, e engine) {
 	ctx := t.Context()
 	st, _ := e.open(t)
+	clock := newFakeClock(st)
 	u := mkUser(t, st, "u")
 	j := storage.Job{Owner: u.ID, Type: "x", MaxAttempts: 2}
 	if err := st.Enqueue(ctx, &j); err != nil {
@@ -191,7 +193,7 @@ func testJobFailRetryRelease(t *testing.T, e engine) {
 	}
 	_, err = st.Claim(ctx, "w", time.Minute)
 	wantErr(t, err, storage.ErrNoJob) // backing off
-	time.Sleep(250 * time.Millisecond)
+	clock.Advance(250 * time.Millisecond)
 	c, err = st.Claim(ctx, "w", time.Minute)
 	if err != nil || c.Attempts != 2 || c.LastError != "decoder exploded" {
 		t.Fatalf("retry claim: %+v, %v", c, err)
@@ -210,7 +212,7 @@ func testJobFailRetryRelease(t *testing.T, e engine) {
 	if _, err := st.Claim(ctx, "w", 50*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(80 * time.Millisecond)
+	clock.Advance(80 * time.Millisecond)
 	_, err = st.Claim(ctx, "w", time.Minute)
 	wantErr(t, err, storage.ErrNoJob)
 	if got, _ := st.GetJob(ctx, k.ID); got.State != storage.JobFailed || got.LastError == "" {
@@ -244,6 +246,7 @@ func TestDeliveries(t *testing.T) { eachEngine(t, testDeliveries) }
 func testDeliveries(t *testing.T, e engine) {
 	ctx := t.Context()
 	st, _ := e.open(t)
+	clock := newFakeClock(st)
 	u := mkUser(t, st, "u")
 	d := storage.Delivery{Owner: u.ID, Production: "p", URL: "https://hook", Payload: []byte("uuid=p&status=3")}
 	if err := st.EnqueueDelivery(ctx, &d); err != nil {
@@ -255,7 +258,7 @@ func testDeliveries(t *testing.T, e engine) {
 	}
 	_, err = st.ClaimDelivery(ctx, time.Minute)
 	wantErr(t, err, storage.ErrNoJob) // in flight
-	if err := st.DeliveryFailed(ctx, c, "HTTP 500", time.Now()); err != nil {
+	if err := st.DeliveryFailed(ctx, c, "HTTP 500", clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	c2, err := st.ClaimDelivery(ctx, 100*time.Millisecond)
@@ -263,7 +266,7 @@ func testDeliveries(t *testing.T, e engine) {
 		t.Fatalf("second claim: %+v, %v", c2, err)
 	}
 	// The sender dies; the claim runs out and another sender takes it.
-	time.Sleep(150 * time.Millisecond)
+	clock.Advance(150 * time.Millisecond)
 	c3, err := st.ClaimDelivery(ctx, time.Minute)
 	if err != nil || c3.Attempts != 3 {
 		t.Fatalf("reclaim: %+v, %v", c3, err)

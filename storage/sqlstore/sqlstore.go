@@ -283,7 +283,7 @@ func (s *Store) tryTx(ctx context.Context, fn func(r *repo) error) (err error) {
 	if err != nil {
 		return fmt.Errorf("sqlstore: begin: %w", err)
 	}
-	r := &repo{d: s.d, r: tx, w: tx, pending: map[string]bool{}}
+	r := &repo{d: s.d, r: tx, w: tx, pending: map[string]bool{}, clock: s.clock}
 	r.begin = func(_ context.Context, fn func(*repo) error) error { return fn(r) }
 	committed := false
 	defer func() {
@@ -323,6 +323,8 @@ type repo struct {
 	// inside a transaction, pending until it commits.
 	hub     *hub
 	pending map[string]bool
+	// clock, when set, replaces time.Now (tests).
+	clock func() time.Time
 }
 
 func (r *repo) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
@@ -375,9 +377,17 @@ func (r *repo) wrap(what string, err error) error {
 	return fmt.Errorf("sqlstore: %s: %w", what, err)
 }
 
-// now is the store's clock, truncated to what the database keeps so that
-// values handed back to callers equal what a later read returns.
+// now is the clock, truncated to what the database keeps so that values
+// handed back to callers equal what a later read returns.
 func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// now is the repository's clock: the Store's (tests set one), else now.
+func (r *repo) now() time.Time {
+	if r.clock != nil {
+		return r.clock().UTC().Truncate(time.Microsecond)
+	}
+	return now()
+}
 
 // dbTime stores an instant; the zero time is NULL.
 func dbTime(t time.Time) any {

@@ -54,7 +54,7 @@ func (r *repo) CreateUser(ctx context.Context, u *storage.User) error {
 		u.ID = storage.NewUUID()
 	}
 	if u.Joined.IsZero() {
-		u.Joined = now()
+		u.Joined = r.now()
 	}
 	u.Joined = u.Joined.UTC().Truncate(time.Microsecond)
 	_, err := r.exec(ctx, `INSERT INTO users (id, username, email, password_hash, joined_at,
