@@ -545,3 +545,13 @@ func TestServeAPIDrains(t *testing.T) {
 		t.Errorf("the upload did not land: %s, %v", res.Doc, err)
 	}
 }
+
+// TestServeWakesWithoutPolling: in the embedded deployment (SQLite, one
+// process) a started production is claimed at once, through the store's
+// in-process signal, not at the next poll (here an hour away).
+func TestServeWakesWithoutPolling(t *testing.T) {
+	s := startServe(t, "-poll", "1h", "-admin-user", "admin", "-admin-password", "correct horse battery")
+	began := time.Now()
+	(&apiClient{t: t, base: s.base, hc: http.DefaultClient, basic: [2]string{"admin", "correct horse battery"}}).roundTrip("wake", serveWAV(t, 1))
+	t.Logf("round trip with -poll 1h: %v", time.Since(began).Round(time.Millisecond))
+}
