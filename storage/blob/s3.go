@@ -430,6 +430,12 @@ func (r *s3Reader) Read(p []byte) (int, error) {
 	}
 	n, err := r.body.Read(p)
 	r.off += int64(n)
+	if err != nil && err != io.EOF {
+		// A broken response: the next Read asks again from here.
+		r.body.Close()
+		r.body = nil
+		return n, fmt.Errorf("blob: read %s: %w", r.key, err)
+	}
 	if err == io.EOF {
 		r.body.Close()
 		r.body = nil
