@@ -3,9 +3,11 @@
 // It uses the server binaries of the machine: Debian's postgresql
 // (/usr/lib/postgresql/<version>/bin, which .ci/run installs), or initdb
 // and postgres on PATH, or the folder named by AUDIOPOST_PG_BIN. A cluster
-// is made with initdb in a temporary folder and started on 127.0.0.1 on a
-// free port, tuned for tests (no fsync); each test gets a fresh schema of
-// its own (in effect a database of its own), dropped when it ends. PostgreSQL refuses to run as root, so as root
+// is made with initdb in a temporary folder and started there, listening
+// on a Unix socket in that folder only (no TCP port, so no race for a free
+// port with other servers tests start), tuned for tests (no fsync); each
+// test gets a fresh schema of its own (in effect a database of its own),
+// dropped when it ends. PostgreSQL refuses to run as root, so as root
 // the server runs as the "postgres" user (or "nobody") instead.
 //
 // One cluster serves a whole test binary: DSN starts it on first use, and
@@ -27,7 +29,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -48,13 +50,13 @@ import (
 type Cluster struct {
 	// Version is the server's major version.
 	Version string
-	// Addr is host:port of its TCP listener on loopback.
-	Addr string
-	dir  string
-	cmd  *exec.Cmd
-	exit chan struct{} // closed when the server process has exited
-	log  string
-	db   *sql.DB // the postgres database, for CREATE and DROP DATABASE
+	// Socket is the folder of its Unix socket.
+	Socket string
+	dir    string
+	cmd    *exec.Cmd
+	exit   chan struct{} // closed when the server process has exited
+	log    string
+	db     *sql.DB // the postgres database, for CREATE and DROP DATABASE
 	// tests is TestDatabase, for CREATE and DROP SCHEMA.
 	tests *sql.DB
 	n     atomic.Int64
@@ -76,7 +78,7 @@ func Start() (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Version: version, dir: dir, log: filepath.Join(dir, "server.log")}
+	c := &Cluster{Version: version, Socket: dir, dir: dir, log: filepath.Join(dir, "server.log")}
 	fail := func(err error) (*Cluster, error) {
 		c.Stop()
 		return nil, err
@@ -94,15 +96,8 @@ func Start() (*Cluster, error) {
 	if out, err := initdb.CombinedOutput(); err != nil {
 		return fail(fmt.Errorf("pgtest: initdb: %v\n%s", err, out))
 	}
-	// A port picked free may be taken before the server binds it: retry.
-	for try := 0; ; try++ {
-		err := c.start(bin, data, cred)
-		if err == nil {
-			break
-		}
-		if try == 3 {
-			return fail(err)
-		}
+	if err := c.start(bin, data, cred); err != nil {
+		return fail(err)
 	}
 	c.db, err = sql.Open("pgx", c.DSN("postgres"))
 	if err == nil {
@@ -117,21 +112,15 @@ func Start() (*Cluster, error) {
 	return c, nil
 }
 
-// start runs the server on a free port and waits until it accepts
-// connections.
+// start runs the server and waits until it accepts connections.
 func (c *Cluster) start(bin, data string, cred *syscall.Credential) error {
-	port, err := freePort()
-	if err != nil {
-		return err
-	}
-	c.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	log, err := os.OpenFile(c.log, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
 	defer log.Close()
 	cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", data,
-		"-h", "127.0.0.1", "-p", strconv.Itoa(port), "-k", c.dir,
+		"-h", "", "-k", c.dir,
 		// A test server: losing it in a crash loses nothing.
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
 		"-c", "max_connections=300", "-c", "shared_buffers=64MB",
@@ -181,7 +170,7 @@ func (c *Cluster) start(bin, data string, cred *syscall.Credential) error {
 
 // DSN is the URL of database db on the cluster, as the superuser.
 func (c *Cluster) DSN(db string) string {
-	return "postgres://postgres@" + c.Addr + "/" + db + "?sslmode=disable"
+	return "postgres://postgres@/" + db + "?host=" + url.QueryEscape(c.Socket) + "&sslmode=disable"
 }
 
 // TestDatabase is the database that NewSchema makes schemas in.
@@ -229,8 +218,8 @@ func (c *Cluster) CreateDatabase(ctx context.Context) (string, error) {
 // DropDatabase drops the database of a URL from CreateDatabase, closing
 // whatever connections are still open to it.
 func (c *Cluster) DropDatabase(ctx context.Context, dsn string) error {
-	name := dsn[strings.LastIndexByte(dsn, '/')+1:]
-	name, _, _ = strings.Cut(name, "?")
+	name, _, _ := strings.Cut(dsn, "?")
+	name = name[strings.LastIndexByte(name, '/')+1:]
 	if _, err := c.db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
 		return fmt.Errorf("pgtest: %w", err)
 	}
@@ -321,15 +310,6 @@ func credential() (*syscall.Credential, *ids, error) {
 		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, &ids{uid, gid}, nil
 	}
 	return nil, nil, errors.New("pgtest: running as root and there is no postgres or nobody user to run the server as")
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // The cluster shared by the tests of one binary.
