@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 
 // Sizes of BenchmarkScaleOut.
 const (
-	scaleBatch   = 40  // productions started at once, for the throughput
+	scaleBatch   = 80  // productions started at once, for the throughput
 	scaleSamples = 100 // productions started one by one, for the claim latency
 )
 
@@ -51,6 +51,8 @@ const (
 //
 //   - prod/s: a batch of productions started at once, from the first
 //     start.json to the last one Done;
+//   - api+worker-cores: the CPU the API and workers used meanwhile (the
+//     database and S3 servers use the rest of the machine's two);
 //   - claim-p50-ms, claim-p99-ms: productions started one at a time with
 //     the workers idle, from sending start.json to a worker's Claim
 //     returning the job (commit, NOTIFY, wake-up, claim).
@@ -68,6 +70,7 @@ func BenchmarkScaleOut(b *testing.B) {
 			b.ReportMetric(r.throughput, "prod/s")
 			b.ReportMetric(ms(r.p50), "claim-p50-ms")
 			b.ReportMetric(ms(r.p99), "claim-p99-ms")
+			b.ReportMetric(r.cores, "api+worker-cores")
 			results[workers] = r
 		})
 	}
@@ -82,6 +85,9 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 type scaleResult struct {
 	throughput float64
 	p50, p99   time.Duration
+	// cores is the CPU this process (the API and the workers, not the
+	// database and S3 servers) used while the batch ran, in cores.
+	cores float64
 }
 
 // scaleBench is the API (in this process, over HTTP) on one database and
@@ -180,12 +186,12 @@ func (e *scaleBench) run(b *testing.B, n int) scaleResult {
 	// Throughput: a batch started at once.
 	batch := e.prepare(b, scaleBatch)
 	b.StartTimer()
-	began := time.Now()
+	began, cpu := time.Now(), selfCPU()
 	for _, id := range batch {
 		e.call(b, "POST", "/api/production/"+id+"/start.json", "", nil)
 	}
 	e.waitDone(b, batch)
-	elapsed := time.Since(began)
+	elapsed, cpu := time.Since(began), selfCPU()-cpu
 	b.StopTimer()
 
 	// Latency: one at a time, the workers idle.
@@ -205,7 +211,8 @@ func (e *scaleBench) run(b *testing.B, n int) scaleResult {
 	}
 	slices.Sort(lat)
 	b.StartTimer()
-	return scaleResult{throughput: float64(len(batch)) / elapsed.Seconds(), p50: quantile(lat, 0.5), p99: quantile(lat, 0.99)}
+	return scaleResult{throughput: float64(len(batch)) / elapsed.Seconds(), p50: quantile(lat, 0.5), p99: quantile(lat, 0.99),
+		cores: cpu.Seconds() / elapsed.Seconds()}
 }
 
 // quantile is the nearest-rank quantile of sorted durations.
