@@ -440,7 +440,7 @@ func TestServeWorkerShutdown(t *testing.T) {
 		want    storage.JobState
 	}{
 		{"finishes", 20, "60s", storage.JobDone},
-		{"hands back", 240, "1s", storage.JobQueued},
+		{"hands back", 120, "200ms", storage.JobQueued},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c.t = t
@@ -472,8 +472,8 @@ func TestServeWorkerShutdown(t *testing.T) {
 				if state != "queued" || attempts != 0 || p["status"] != float64(production.StatusWaiting) {
 					t.Errorf("job %s (attempts %d), production %v; want it handed back", state, attempts, p["status_string"])
 				}
-				if took > 3*time.Second {
-					t.Errorf("shutdown took %v with -shutdown-timeout 1s", took)
+				if took > 2*time.Second {
+					t.Errorf("shutdown took %v with -shutdown-timeout 200ms", took)
 				}
 			}
 		})
