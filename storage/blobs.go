@@ -46,6 +46,16 @@ type Blobs interface {
 	List(ctx context.Context, prefix string) ([]BlobInfo, error)
 }
 
+// BlobPresigner is implemented by blob stores whose blobs clients can
+// download straight from the storage service (S3): the HTTP layer may
+// redirect a download there instead of passing the bytes through.
+type BlobPresigner interface {
+	// PresignGet returns a URL that downloads the blob without further
+	// credentials until expires has passed. filename, when set, is the
+	// name a browser saves the download under.
+	PresignGet(ctx context.Context, key string, expires time.Duration, filename string) (string, error)
+}
+
 // MaxKeyLen bounds blob keys, well inside every filesystem's and S3's
 // limits.
 const MaxKeyLen = 512

@@ -6,8 +6,9 @@
 // The package holds record types, interfaces, sentinel errors and the secret
 // helpers every implementation shares; it imports only the standard library.
 // Implementations live in sub-packages named after what they adapt:
-// storage/sqlstore (database/sql; SQLite embedded, PostgreSQL later) and
-// storage/blob (a local folder; S3 later).
+// storage/sqlstore (database/sql; SQLite embedded, PostgreSQL for
+// scale-out) and storage/blob (a local folder, or an S3-compatible
+// bucket).
 //
 // Ownership: every production, preset, service and API key belongs to one
 // user, and every query that reads or changes one takes the owner's id. A

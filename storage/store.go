@@ -26,6 +26,12 @@ type Store interface {
 	//
 	// Inside fn use only tx, never the Store: an embedded store may have a
 	// single writer connection, which tx holds until fn returns.
+	//
+	// Transactions that read a record and then change it run as if one
+	// after the other. A store that gets this from row locks (PostgreSQL)
+	// may run fn again when the database aborted the transaction to break
+	// a deadlock, so fn must have no effects outside tx that cannot be
+	// repeated.
 	WithTx(ctx context.Context, fn func(tx Tx) error) error
 	// Close releases the store's connections.
 	Close() error

@@ -18,33 +18,49 @@ import (
 
 	"github.com/audiopost/audiopost/production/runner"
 
-	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/storage/blob"
 	"github.com/audiopost/audiopost/storage/sqlstore"
 	"github.com/audiopost/audiopost/storage/transfer"
 	"github.com/audiopost/audiopost/transport/auth"
 	"github.com/audiopost/audiopost/transport/httpapi"
 	"github.com/audiopost/audiopost/transport/outbound"
-	"github.com/audiopost/audiopost/transport/webhook"
 )
 
 func init() {
 	register("serve", "run the HTTP API, the job runner and the webhook sender", runServe)
 }
 
-// shutdownTimeout bounds the graceful shutdown: requests in flight finish
-// and running productions are handed back to the queue.
-const shutdownTimeout = 30 * time.Second
+// DefaultShutdownTimeout bounds the graceful shutdown: requests in flight
+// finish, and running productions finish or are handed back to the queue.
+const DefaultShutdownTimeout = 30 * time.Second
 
-// runServe is `audiopost serve`: the embedded deployment, one process
-// with an SQLite store and a blob folder under -data.
+// The roles of serve.
+const (
+	roleAll    = "all"    // the API, the job runner and the webhook sender
+	roleAPI    = "api"    // the HTTP API only
+	roleWorker = "worker" // the job runner and the webhook sender only
+)
+
+// runServe is `audiopost serve`. By default it is the embedded
+// deployment: one process with an SQLite store and a blob folder under
+// -data. With -db postgres://... and -blobs s3://... any number of
+// processes on any number of machines share one store and one bucket,
+// each in a -role: api processes answer HTTP, worker processes process
+// productions and send webhooks.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("addr", ":8080", "listen address")
-	data := fs.String("data", "./audiopost-data", "data directory (SQLite database and blob folder)")
-	baseURL := fs.String("base-url", "", "absolute URL clients reach the service at, its path the mount point (default http://<addr>)")
+	addr := fs.String("addr", ":8080", "listen address (role api and all)")
+	data := fs.String("data", "./audiopost-data", "data directory: the SQLite database and blob folder unless -db and -blobs say otherwise, and the workers' temporary files")
+	dbURL := fs.String("db", "", "metadata store: an SQLite file, or postgres://user:password@host:port/database (default <data>/"+sqlstore.DataDirDB+")")
+	blobsURL := fs.String("blobs", "", "blob store: a folder (several processes may share it, also on a network file system), or s3://bucket/prefix?endpoint=host:port&region=REGION&insecure=1 with the keys in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (default <data>/"+sqlstore.DataDirBlobs+")")
+	role := fs.String("role", roleAll, "api (HTTP only), worker (job runner and webhook sender, no listener) or all")
+	baseURL := fs.String("base-url", "", "absolute URL clients reach the service at, its path the mount point (default http://<addr>; give it to workers too, for the URLs they publish)")
 	workers := fs.Int("workers", 1, "productions processed at once")
+	lease := fs.Duration("lease", runner.DefaultLease, "job lease: a production whose worker died is taken over after at most this long")
+	poll := fs.Duration("poll", 500*time.Millisecond, "how often idle workers look for jobs (new ones wake them at once)")
+	shutdownTimeout := fs.Duration("shutdown-timeout", DefaultShutdownTimeout, "on SIGTERM or SIGINT: how long requests in flight may take to finish, and running productions to finish before they are handed back to the queue")
 	adminUser := fs.String("admin-user", os.Getenv("AUDIOPOST_ADMIN_USER"), "username of the admin account created on first start (env AUDIOPOST_ADMIN_USER; default admin)")
 	adminPassword := fs.String("admin-password", os.Getenv("AUDIOPOST_ADMIN_PASSWORD"), "its password (env AUDIOPOST_ADMIN_PASSWORD; default: random, printed once)")
 	adminCredits := fs.Duration("admin-credits", 1000*time.Hour, "processing time credited to the admin account on first start")
@@ -66,91 +82,99 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fmt.Errorf("-log-level: %w", err)
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	runAPI, runWorker := *role == roleAll || *role == roleAPI, *role == roleAll || *role == roleWorker
+	if !runAPI && !runWorker {
+		return fmt.Errorf("-role %q: want api, worker or all", *role)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})).With("role", *role)
 
-	dd, err := sqlstore.OpenDataDir(ctx, *data)
+	if err := os.MkdirAll(*data, 0o750); err != nil {
+		return err
+	}
+	if *dbURL == "" {
+		*dbURL = filepath.Join(*data, sqlstore.DataDirDB)
+	}
+	if *blobsURL == "" {
+		*blobsURL = filepath.Join(*data, sqlstore.DataDirBlobs)
+	}
+	st, err := sqlstore.Open(ctx, *dbURL)
 	if err != nil {
 		return err
 	}
-	defer dd.Close()
-	work := filepath.Join(*data, "work")
-	// The data directory belongs to this one process: whatever a crash
-	// left in its work folder is garbage.
-	os.RemoveAll(work)
-	if err := os.MkdirAll(work, 0o750); err != nil {
-		return err
-	}
-
-	ln, err := net.Listen("tcp", *addr)
+	defer st.Close()
+	blobs, err := blob.OpenURL(ctx, *blobsURL)
 	if err != nil {
 		return err
 	}
-	defer ln.Close()
-	base := *baseURL
-	if base == "" {
-		base = defaultBaseURL(ln.Addr().(*net.TCPAddr))
-	}
-	bu, err := url.Parse(base)
-	if err != nil || (bu.Scheme != "http" && bu.Scheme != "https") || bu.Host == "" {
-		return fmt.Errorf("-base-url %q must be an absolute http(s) URL", base)
-	}
-	base = strings.TrimSuffix(base, "/")
-	prefix := strings.TrimSuffix(bu.Path, "/")
+	defer blobs.Close()
 
-	if err := ensureAdmin(ctx, dd.Store, *adminUser, *adminPassword, *adminCredits, stdout); err != nil {
-		return err
-	}
-
-	fetch := outbound.New(outbound.Config{AllowLoopback: *allowPrivate, AllowPrivate: *allowPrivate,
-		MaxBytes: httpapi.DefaultMaxUploadBytes, Timeout: 10 * time.Minute})
 	dial := outbound.New(outbound.Config{AllowLoopback: *allowPrivate, AllowPrivate: *allowPrivate, Timeout: -1})
-	api, err := httpapi.NewHandler(httpapi.Config{Store: dd.Store, Blobs: dd.Blobs, BaseURL: base,
-		Fetcher: fetch, RateLimit: *rateLimit, Logger: log,
-		Transfer: &transfer.Options{Dial: dial.DialContext, HTTPClient: dial.HTTPClient()}})
-	if err != nil {
-		return err
+	xfer := transfer.Options{Dial: dial.DialContext, HTTPClient: dial.HTTPClient()}
+	var (
+		srv    *http.Server
+		ln     net.Listener
+		base   = *baseURL
+		prefix string
+	)
+	if runAPI {
+		ln, err = net.Listen("tcp", *addr)
+		if err != nil {
+			return err
+		}
+		defer ln.Close()
+		if base == "" {
+			base = defaultBaseURL(ln.Addr().(*net.TCPAddr))
+		}
 	}
-	mux := http.NewServeMux()
-	mux.Handle(prefix+"/", api)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	if base != "" {
+		bu, err := url.Parse(base)
+		if err != nil || (bu.Scheme != "http" && bu.Scheme != "https") || bu.Host == "" {
+			return fmt.Errorf("-base-url %q must be an absolute http(s) URL", base)
+		}
+		base = strings.TrimSuffix(base, "/")
+		prefix = strings.TrimSuffix(bu.Path, "/")
+	}
+	if runAPI {
+		if err := ensureAdmin(ctx, st, *adminUser, *adminPassword, *adminCredits, stdout); err != nil {
+			return err
+		}
+		fetch := outbound.New(outbound.Config{AllowLoopback: *allowPrivate, AllowPrivate: *allowPrivate,
+			MaxBytes: httpapi.DefaultMaxUploadBytes, Timeout: 10 * time.Minute})
+		api, err := httpapi.NewHandler(httpapi.Config{Store: st, Blobs: blobs, BaseURL: base,
+			Fetcher: fetch, RateLimit: *rateLimit, Logger: log, Transfer: &xfer})
+		if err != nil {
+			return err
+		}
+		mux := http.NewServeMux()
+		mux.Handle(prefix+"/", api)
+		srv = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	}
 
-	sender, err := webhook.New(webhook.Config{Store: dd.Store, Logger: log,
-		Client: outbound.New(outbound.Config{AllowLoopback: *allowPrivate, AllowPrivate: *allowPrivate, Timeout: webhook.DefaultTimeout})})
-	if err != nil {
-		return err
+	var (
+		wk      *worker
+		workDir string
+	)
+	if runWorker {
+		workDir, err = makeWorkDir(*data)
+		if err != nil {
+			return err
+		}
+		wk, err = newWorker(st, blobs, workerConfig{workers: *workers, lease: *lease, poll: *poll, noCharge: *noCredits,
+			workDir: workDir, base: base, allowPrivate: *allowPrivate, transfer: xfer, log: log})
+		if err != nil {
+			return err
+		}
+		wk.start()
+		fmt.Fprintf(stdout, "audiopost worker running %d production(s) at once (store %s, blobs %s)\n", *workers, st.Engine(), blobsKind(blobs))
 	}
-	runner, err := runner.New(runner.Config{
-		Store: dd.Store, Blobs: dd.Blobs, Workers: *workers, NoCharge: *noCredits,
-		TempDir: work, BaseURL: base, Logger: log, PollInterval: 500 * time.Millisecond,
-		Transfer: transfer.Options{Dial: dial.DialContext, HTTPClient: dial.HTTPClient()},
-		OnFinished: func(ctx context.Context, tx storage.Tx, owner string, p *production.Production) error {
-			if p.Webhook == nil || *p.Webhook == "" {
-				return nil
-			}
-			if err := webhook.Enqueue(ctx, tx, owner, p.UUID, *p.Webhook, int(p.Status), p.Status.String()); err != nil {
-				return err
-			}
-			// The sender finds the delivery at the latest one poll after the
-			// commit; waking it early only saves that poll.
-			sender.Wake()
-			return nil
-		},
-	})
-	if err != nil {
-		return err
-	}
-
-	bgCtx, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
-	var wg sync.WaitGroup
-	wg.Go(func() { runner.Run(bgCtx) })
-	wg.Go(func() { sender.Run(bgCtx) })
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
-
-	fmt.Fprintf(stdout, "audiopost serving %s/ (API %s/api/, log in at %s/account/)\n", base, base, base)
-	if *addrFile != "" {
-		if err := writeFileAtomic(*addrFile, ln.Addr().String()); err != nil {
-			log.Error("writing -addr-file", "err", err)
+	if runAPI {
+		go func() { serveErr <- srv.Serve(ln) }()
+		fmt.Fprintf(stdout, "audiopost serving %s/ (API %s/api/, log in at %s/account/)\n", base, base, base)
+		if *addrFile != "" {
+			if err := writeFileAtomic(*addrFile, ln.Addr().String()); err != nil {
+				log.Error("writing -addr-file", "err", err)
+			}
 		}
 	}
 
@@ -159,17 +183,35 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		err = nil
 	case err = <-serveErr:
 	}
-	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	log.Info("shutting down", "timeout", *shutdownTimeout)
+	deadline := time.Now().Add(*shutdownTimeout)
+	sctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 	defer cancel()
-	if serr := srv.Shutdown(sctx); serr != nil && err == nil {
-		err = serr
+	var wg sync.WaitGroup
+	if srv != nil {
+		// In-flight requests finish; new connections are refused.
+		wg.Go(func() {
+			if serr := srv.Shutdown(sctx); serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+				log.Warn("HTTP requests still running at the shutdown deadline", "err", serr)
+			}
+		})
 	}
-	// The runner cancels its productions and releases their jobs for the
-	// next start (or another worker).
-	stopBackground()
+	if wk != nil {
+		wg.Go(func() { wk.stop(deadline) })
+	}
 	wg.Wait()
+	if workDir != "" {
+		os.RemoveAll(workDir)
+	}
 	return err
+}
+
+// blobsKind names the blob store for the start message.
+func blobsKind(b blob.Store) string {
+	if s, ok := b.(*blob.S3); ok {
+		return "s3://" + s.Bucket() + "/" + s.Prefix()
+	}
+	return "folder"
 }
 
 // defaultBaseURL is the URL of the listener on this machine.
@@ -199,6 +241,9 @@ func ensureAdmin(ctx context.Context, st storage.Store, username, password strin
 		password = storage.NewToken()[:24]
 	}
 	u, err := auth.CreateUser(ctx, st, username, "", password)
+	if errors.Is(err, storage.ErrConflict) {
+		return nil // another API process starting at the same time made it
+	}
 	if err != nil {
 		return fmt.Errorf("creating the admin account: %w", err)
 	}

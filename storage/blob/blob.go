@@ -1,6 +1,8 @@
-// Package blob implements storage.Blobs on a local folder.
+// Package blob implements storage.Blobs on a local folder (Dir) and on an
+// S3-compatible bucket (S3); OpenURL opens either from the -blobs value
+// of audiopost serve.
 //
-// A blob is a regular file at its key's path under the folder. Writers
+// In a folder, a blob is a regular file at its key's path under the folder. Writers
 // write to a temporary file (named storage.TempPrefix + random) in the
 // blob's own directory, fsync it and rename it over the key on Close, so
 // readers see either the old content or the new one, never a half-written

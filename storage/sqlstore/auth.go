@@ -37,7 +37,7 @@ func (r *repo) CreateAPIKey(ctx context.Context, k *storage.APIKey) error {
 		k.ID = storage.NewUUID()
 	}
 	if k.Created.IsZero() {
-		k.Created = now()
+		k.Created = r.now()
 	}
 	_, err := r.exec(ctx, `INSERT INTO api_keys (`+apiKeyColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		k.ID, k.User, k.Name, k.Hash, dbTime(k.Created), dbTime(k.LastUsed), dbTime(k.Expires), k.Revoked)
@@ -122,7 +122,7 @@ func (r *repo) CreateOAuthClient(ctx context.Context, c *storage.OAuthClient) er
 		c.ID = storage.NewUUID()
 	}
 	if c.Created.IsZero() {
-		c.Created = now()
+		c.Created = r.now()
 	}
 	uris, err := redirectJSON(c.RedirectURIs)
 	if err != nil {
@@ -190,7 +190,7 @@ func (r *repo) CreateOAuthCode(ctx context.Context, c *storage.OAuthCode) error 
 		return fmt.Errorf("sqlstore: OAuth code without hash, client, user or expiry: %w", storage.ErrInvalid)
 	}
 	if c.Created.IsZero() {
-		c.Created = now()
+		c.Created = r.now()
 	}
 	_, err := r.exec(ctx, `INSERT INTO oauth_codes (`+oauthCodeColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
 		c.Hash, c.ClientID, c.User, c.RedirectURI, c.Challenge, c.ChallengeMethod, c.Scope,
@@ -268,7 +268,7 @@ func (r *repo) CreateOAuthToken(ctx context.Context, t *storage.OAuthToken) erro
 		return fmt.Errorf("sqlstore: OAuth token without hash, client, user or expiry: %w", storage.ErrInvalid)
 	}
 	if t.Created.IsZero() {
-		t.Created = now()
+		t.Created = r.now()
 	}
 	_, err := r.exec(ctx, `INSERT INTO oauth_tokens (`+oauthTokenColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		t.Hash, t.ClientID, t.User, t.Scope, dbBytes(t.CodeHash), dbTime(t.Created), dbTime(t.Expires), t.Revoked)

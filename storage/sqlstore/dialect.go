@@ -27,6 +27,18 @@ type dialect struct {
 	claimDelivery string
 	// isUnique reports a unique or primary key violation.
 	isUnique func(error) bool
+	// migrateLock, when set, is run first in the migration transaction to
+	// serialize migrations of concurrently starting processes.
+	migrateLock string
+	// notify, when set, signals other processes that work of a topic is
+	// ready, at commit. Parameter: the channel.
+	notify string
+	// lockRow is appended to a read of one row inside a write
+	// transaction, to lock the row until the commit (see repo.lockRow).
+	lockRow string
+	// retryable reports an error for which the database aborted a
+	// transaction that would succeed if run again (deadlock).
+	retryable func(error) bool
 }
 
 // The job claim picks one row and updates it in one statement, so two
@@ -54,6 +66,7 @@ var sqliteDialect = &dialect{
 		"{{bytes}}", "BLOB",
 	),
 	rebind:        func(q string) string { return q },
+	retryable:     func(error) bool { return false },
 	claimJob:      strings.Replace(claimJobTemplate, "%s", "", 1),
 	claimDelivery: strings.Replace(claimDeliveryTemplate, "%s", "", 1),
 	isUnique: func(err error) bool {
@@ -65,9 +78,12 @@ var sqliteDialect = &dialect{
 	},
 }
 
-// postgresDialect is ready for a database/sql PostgreSQL driver registered
-// as "pgx" (github.com/jackc/pgx/v5/stdlib); the module does not link one
-// yet, so it is exercised only by the unit tests of its pieces.
+// migrationLockKey is the PostgreSQL advisory lock of migrations: any
+// constant that other applications on the database do not use.
+const migrationLockKey = 0x617564696f706f // "audiopo"
+
+// postgresDialect runs on the database/sql driver "pgx"
+// (github.com/jackc/pgx/v5/stdlib).
 var postgresDialect = &dialect{
 	name: "postgres",
 	ddl: strings.NewReplacer(
@@ -81,6 +97,14 @@ var postgresDialect = &dialect{
 		// pgconn.PgError has SQLState; matching the method avoids linking pgx.
 		var e interface{ SQLState() string }
 		return errors.As(err, &e) && e.SQLState() == "23505"
+	},
+	migrateLock: "SELECT pg_advisory_xact_lock(" + strconv.Itoa(migrationLockKey) + ")",
+	notify:      "SELECT pg_notify($1, '')",
+	lockRow:     " FOR UPDATE",
+	retryable: func(err error) bool {
+		// deadlock_detected, serialization_failure
+		var e interface{ SQLState() string }
+		return errors.As(err, &e) && (e.SQLState() == "40P01" || e.SQLState() == "40001")
 	},
 }
 

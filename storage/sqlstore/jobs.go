@@ -39,21 +39,26 @@ func (r *repo) Enqueue(ctx context.Context, j *storage.Job) error {
 	if j.MaxAttempts == 0 {
 		j.MaxAttempts = storage.DefaultMaxAttempts
 	}
-	t := now()
+	t := r.now()
 	if j.RunAt.IsZero() {
 		j.RunAt = t
 	}
 	j.RunAt = j.RunAt.UTC().Truncate(time.Microsecond)
 	j.State, j.Attempts, j.Worker, j.LeaseUntil, j.LastError = storage.JobQueued, 0, "", time.Time{}, ""
 	j.Created, j.Updated = t, t
-	// RETURNING id works on SQLite and PostgreSQL alike, where
-	// LastInsertId does not.
-	err := r.w.QueryRowContext(ctx, r.d.rebind(`INSERT INTO jobs (owner_id, production, type, payload, state, attempts,
-		max_attempts, run_at, worker, last_error, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, 0, ?, ?, '', '', ?, ?) RETURNING id`),
-		dbText(j.Owner), j.Production, j.Type, dbBytes(j.Payload), string(j.State), j.MaxAttempts,
-		j.RunAt.UnixMicro(), t.UnixMicro(), t.UnixMicro()).Scan(&j.ID)
-	return r.wrap("enqueue job", err)
+	return r.begin(ctx, func(tx *repo) error {
+		// RETURNING id works on SQLite and PostgreSQL alike, where
+		// LastInsertId does not.
+		err := tx.w.QueryRowContext(ctx, tx.d.rebind(`INSERT INTO jobs (owner_id, production, type, payload, state, attempts,
+			max_attempts, run_at, worker, last_error, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, 0, ?, ?, '', '', ?, ?) RETURNING id`),
+			dbText(j.Owner), j.Production, j.Type, dbBytes(j.Payload), string(j.State), j.MaxAttempts,
+			j.RunAt.UnixMicro(), t.UnixMicro(), t.UnixMicro()).Scan(&j.ID)
+		if err != nil {
+			return tx.wrap("enqueue job", err)
+		}
+		return tx.ready(ctx, TopicJobs)
+	})
 }
 
 // Claim implements storage.Jobs. The transaction first retires jobs whose
@@ -68,7 +73,7 @@ func (r *repo) Claim(ctx context.Context, worker string, lease time.Duration) (s
 		noJob bool // reported after commit, so that retired jobs stay retired
 	)
 	err := r.begin(ctx, func(t *repo) error {
-		at := now()
+		at := r.now()
 		ts := at.UnixMicro()
 		if _, err := t.exec(ctx, `UPDATE jobs SET state = 'failed', lease_until = NULL, updated_at = ?,
 			last_error = CASE WHEN last_error = '' THEN 'lease expired on the last attempt' ELSE last_error END
@@ -116,13 +121,13 @@ func (r *repo) Heartbeat(ctx context.Context, l storage.Lease, lease time.Durati
 	if lease <= 0 {
 		return fmt.Errorf("sqlstore: heartbeat for %v: %w", lease, storage.ErrInvalid)
 	}
-	at := now()
+	at := r.now()
 	return r.onLease(ctx, "heartbeat", l, `lease_until = ?, updated_at = ?`, at.Add(lease).UnixMicro(), at.UnixMicro())
 }
 
 // Complete implements storage.Jobs.
 func (r *repo) Complete(ctx context.Context, l storage.Lease) error {
-	return r.onLease(ctx, "complete", l, `state = 'done', lease_until = NULL, updated_at = ?`, now().UnixMicro())
+	return r.onLease(ctx, "complete", l, `state = 'done', lease_until = NULL, updated_at = ?`, r.now().UnixMicro())
 }
 
 // Fail implements storage.Jobs.
@@ -132,7 +137,7 @@ func (r *repo) Fail(ctx context.Context, l storage.Lease, reason string, retryAf
 	}
 	var retry bool
 	err := r.begin(ctx, func(t *repo) error {
-		at := now()
+		at := r.now()
 		err := t.onLease(ctx, "fail", l, `state = CASE WHEN attempts < max_attempts THEN 'queued' ELSE 'failed' END,
 			run_at = ?, lease_until = NULL, last_error = ?, updated_at = ?`,
 			at.Add(retryAfter).UnixMicro(), reason, at.UnixMicro())
@@ -142,22 +147,33 @@ func (r *repo) Fail(ctx context.Context, l storage.Lease, reason string, retryAf
 		// Read the decision in the same transaction, before another worker
 		// can claim the requeued job.
 		j, err := t.getJob(ctx, t.w, l.JobID)
+		if err != nil {
+			return err
+		}
 		retry = j.State == storage.JobQueued
-		return err
+		if retry {
+			return t.ready(ctx, TopicJobs)
+		}
+		return nil
 	})
 	return retry, err
 }
 
 // Release implements storage.Jobs.
 func (r *repo) Release(ctx context.Context, l storage.Lease) error {
-	return r.onLease(ctx, "release", l, `state = 'queued', attempts = attempts - 1, worker = '', lease_until = NULL,
-		updated_at = ?`, now().UnixMicro())
+	return r.begin(ctx, func(t *repo) error {
+		if err := t.onLease(ctx, "release", l, `state = 'queued', attempts = attempts - 1, worker = '', lease_until = NULL,
+			updated_at = ?`, r.now().UnixMicro()); err != nil {
+			return err
+		}
+		return t.ready(ctx, TopicJobs)
+	})
 }
 
 // CancelJobs implements storage.Jobs.
 func (r *repo) CancelJobs(ctx context.Context, owner, production string) (int, error) {
 	res, err := r.exec(ctx, `UPDATE jobs SET state = 'canceled', lease_until = NULL, updated_at = ?
-		WHERE owner_id = ? AND production = ? AND state IN ('queued', 'running')`, now().UnixMicro(), owner, production)
+		WHERE owner_id = ? AND production = ? AND state IN ('queued', 'running')`, r.now().UnixMicro(), owner, production)
 	if err != nil {
 		return 0, r.wrap("cancel jobs", err)
 	}
@@ -171,7 +187,7 @@ func (r *repo) GetJob(ctx context.Context, id int64) (storage.Job, error) {
 }
 
 func (r *repo) getJob(ctx context.Context, c conn, id int64) (storage.Job, error) {
-	j, err := scanJob(c.QueryRowContext(ctx, r.d.rebind(`SELECT `+jobColumns+` FROM jobs WHERE id = ?`), id))
+	j, err := scanJob(c.QueryRowContext(ctx, r.d.rebind(`SELECT `+jobColumns+` FROM jobs WHERE id = ?`+r.lockRow()), id))
 	return j, r.wrap(fmt.Sprintf("get job %d", id), err)
 }
 
@@ -208,18 +224,23 @@ func (r *repo) EnqueueDelivery(ctx context.Context, d *storage.Delivery) error {
 	if d.URL == "" {
 		return fmt.Errorf("sqlstore: webhook delivery without URL: %w", storage.ErrInvalid)
 	}
-	t := now()
+	t := r.now()
 	if d.NextAttempt.IsZero() {
 		d.NextAttempt = t
 	}
 	d.NextAttempt = d.NextAttempt.UTC().Truncate(time.Microsecond)
 	d.State, d.Attempts, d.LastError, d.Created, d.Updated = storage.DeliveryPending, 0, "", t, t
-	err := r.w.QueryRowContext(ctx, r.d.rebind(`INSERT INTO webhook_deliveries (owner_id, production, url, payload,
-		state, attempts, next_attempt_at, last_error, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, 0, ?, '', ?, ?) RETURNING id`),
-		dbText(d.Owner), d.Production, d.URL, dbBytes(d.Payload), string(d.State),
-		d.NextAttempt.UnixMicro(), t.UnixMicro(), t.UnixMicro()).Scan(&d.ID)
-	return r.wrap("enqueue webhook delivery", err)
+	return r.begin(ctx, func(tx *repo) error {
+		err := tx.w.QueryRowContext(ctx, tx.d.rebind(`INSERT INTO webhook_deliveries (owner_id, production, url, payload,
+			state, attempts, next_attempt_at, last_error, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, 0, ?, '', ?, ?) RETURNING id`),
+			dbText(d.Owner), d.Production, d.URL, dbBytes(d.Payload), string(d.State),
+			d.NextAttempt.UnixMicro(), t.UnixMicro(), t.UnixMicro()).Scan(&d.ID)
+		if err != nil {
+			return tx.wrap("enqueue webhook delivery", err)
+		}
+		return tx.ready(ctx, TopicDeliveries)
+	})
 }
 
 // ClaimDelivery implements storage.Deliveries.
@@ -229,7 +250,7 @@ func (r *repo) ClaimDelivery(ctx context.Context, lease time.Duration) (storage.
 	}
 	var d storage.Delivery
 	err := r.begin(ctx, func(t *repo) error {
-		at := now()
+		at := r.now()
 		var err error
 		d, err = scanDelivery(t.w.QueryRowContext(ctx, t.d.rebind(t.d.claimDelivery),
 			at.Add(lease).UnixMicro(), at.UnixMicro(), at.UnixMicro()))
@@ -262,12 +283,12 @@ func (r *repo) onDelivery(ctx context.Context, what string, d storage.Delivery, 
 
 // DeliverySucceeded implements storage.Deliveries.
 func (r *repo) DeliverySucceeded(ctx context.Context, d storage.Delivery) error {
-	return r.onDelivery(ctx, "mark delivered", d, `state = 'delivered', updated_at = ?`, now().UnixMicro())
+	return r.onDelivery(ctx, "mark delivered", d, `state = 'delivered', updated_at = ?`, r.now().UnixMicro())
 }
 
 // DeliveryFailed implements storage.Deliveries.
 func (r *repo) DeliveryFailed(ctx context.Context, d storage.Delivery, reason string, next time.Time) error {
-	t := now()
+	t := r.now()
 	if next.IsZero() {
 		return r.onDelivery(ctx, "mark delivery failed", d, `state = 'failed', last_error = ?, updated_at = ?`,
 			reason, t.UnixMicro())

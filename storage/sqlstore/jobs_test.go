@@ -30,11 +30,16 @@ func enqueueN(t *testing.T, st storage.Jobs, owner string, n int) []int64 {
 }
 
 func TestJobClaimConcurrentExactlyOnce(t *testing.T) {
+	eachEngine(t, testJobClaimConcurrentExactlyOnce)
+}
+
+func testJobClaimConcurrentExactlyOnce(t *testing.T, e engine) {
 	ctx := t.Context()
-	st, path := openTest(t)
-	// A second Store on the same file stands in for a second process: the
-	// claims then also race across SQLite connections and file locks.
-	st2, err := Open(ctx, path)
+	st, dsn := e.open(t)
+	// A second Store on the same database stands in for a second process:
+	// the claims then also race across connections (and, on SQLite, file
+	// locks).
+	st2, err := Open(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,9 +96,11 @@ func TestJobClaimConcurrentExactlyOnce(t *testing.T) {
 	wantErr(t, err, storage.ErrNoJob)
 }
 
-func TestJobClaimOrderAndRunAt(t *testing.T) {
+func TestJobClaimOrderAndRunAt(t *testing.T) { eachEngine(t, testJobClaimOrderAndRunAt) }
+
+func testJobClaimOrderAndRunAt(t *testing.T, e engine) {
 	ctx := t.Context()
-	st, _ := openTest(t)
+	st, _ := e.open(t)
 	u := mkUser(t, st, "u")
 	later := storage.Job{Owner: u.ID, Type: "x", RunAt: time.Now().Add(time.Hour)}
 	if err := st.Enqueue(ctx, &later); err != nil {
@@ -113,12 +120,15 @@ func TestJobClaimOrderAndRunAt(t *testing.T) {
 	wantErr(t, err, storage.ErrInvalid)
 }
 
-func TestJobLeaseExpiryAndHeartbeat(t *testing.T) {
+func TestJobLeaseExpiryAndHeartbeat(t *testing.T) { eachEngine(t, testJobLeaseExpiryAndHeartbeat) }
+
+func testJobLeaseExpiryAndHeartbeat(t *testing.T, e engine) {
 	ctx := t.Context()
-	st, _ := openTest(t)
+	st, _ := e.open(t)
+	clock := newFakeClock(st)
 	u := mkUser(t, st, "u")
 	enqueueN(t, st, u.ID, 1)
-	const lease = 300 * time.Millisecond
+	const lease = time.Minute
 
 	j1, err := st.Claim(ctx, "w1", lease)
 	if err != nil {
@@ -126,7 +136,7 @@ func TestJobLeaseExpiryAndHeartbeat(t *testing.T) {
 	}
 	// Heartbeats keep the job: after three lease lengths it is still w1's.
 	for range 6 {
-		time.Sleep(lease / 2)
+		clock.Advance(lease / 2)
 		if err := st.Heartbeat(ctx, j1.Lease(), lease); err != nil {
 			t.Fatalf("heartbeat: %v", err)
 		}
@@ -135,7 +145,7 @@ func TestJobLeaseExpiryAndHeartbeat(t *testing.T) {
 		}
 	}
 	// w1 stalls; after the lease runs out w2 takes the job over.
-	time.Sleep(lease + 50*time.Millisecond)
+	clock.Advance(lease + time.Millisecond)
 	j2, err := st.Claim(ctx, "w2", lease)
 	if err != nil || j2.ID != j1.ID || j2.Attempts != 2 || j2.Worker != "w2" {
 		t.Fatalf("reclaim: %+v, %v", j2, err)
@@ -157,9 +167,12 @@ func TestJobLeaseExpiryAndHeartbeat(t *testing.T) {
 	}
 }
 
-func TestJobFailRetryRelease(t *testing.T) {
+func TestJobFailRetryRelease(t *testing.T) { eachEngine(t, testJobFailRetryRelease) }
+
+func testJobFailRetryRelease(t *testing.T, e engine) {
 	ctx := t.Context()
-	st, _ := openTest(t)
+	st, _ := e.open(t)
+	clock := newFakeClock(st)
 	u := mkUser(t, st, "u")
 	j := storage.Job{Owner: u.ID, Type: "x", MaxAttempts: 2}
 	if err := st.Enqueue(ctx, &j); err != nil {
@@ -180,7 +193,7 @@ func TestJobFailRetryRelease(t *testing.T) {
 	}
 	_, err = st.Claim(ctx, "w", time.Minute)
 	wantErr(t, err, storage.ErrNoJob) // backing off
-	time.Sleep(250 * time.Millisecond)
+	clock.Advance(250 * time.Millisecond)
 	c, err = st.Claim(ctx, "w", time.Minute)
 	if err != nil || c.Attempts != 2 || c.LastError != "decoder exploded" {
 		t.Fatalf("retry claim: %+v, %v", c, err)
@@ -199,7 +212,7 @@ func TestJobFailRetryRelease(t *testing.T) {
 	if _, err := st.Claim(ctx, "w", 50*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(80 * time.Millisecond)
+	clock.Advance(80 * time.Millisecond)
 	_, err = st.Claim(ctx, "w", time.Minute)
 	wantErr(t, err, storage.ErrNoJob)
 	if got, _ := st.GetJob(ctx, k.ID); got.State != storage.JobFailed || got.LastError == "" {
@@ -207,9 +220,11 @@ func TestJobFailRetryRelease(t *testing.T) {
 	}
 }
 
-func TestCancelJobs(t *testing.T) {
+func TestCancelJobs(t *testing.T) { eachEngine(t, testCancelJobs) }
+
+func testCancelJobs(t *testing.T, e engine) {
 	ctx := t.Context()
-	st, _ := openTest(t)
+	st, _ := e.open(t)
 	a, b := mkUser(t, st, "a"), mkUser(t, st, "b")
 	for range 2 {
 		st.Enqueue(ctx, &storage.Job{Owner: a.ID, Production: "p", Type: "x"})
@@ -226,9 +241,12 @@ func TestCancelJobs(t *testing.T) {
 	wantErr(t, err, storage.ErrNoJob)
 }
 
-func TestDeliveries(t *testing.T) {
+func TestDeliveries(t *testing.T) { eachEngine(t, testDeliveries) }
+
+func testDeliveries(t *testing.T, e engine) {
 	ctx := t.Context()
-	st, _ := openTest(t)
+	st, _ := e.open(t)
+	clock := newFakeClock(st)
 	u := mkUser(t, st, "u")
 	d := storage.Delivery{Owner: u.ID, Production: "p", URL: "https://hook", Payload: []byte("uuid=p&status=3")}
 	if err := st.EnqueueDelivery(ctx, &d); err != nil {
@@ -240,7 +258,7 @@ func TestDeliveries(t *testing.T) {
 	}
 	_, err = st.ClaimDelivery(ctx, time.Minute)
 	wantErr(t, err, storage.ErrNoJob) // in flight
-	if err := st.DeliveryFailed(ctx, c, "HTTP 500", time.Now()); err != nil {
+	if err := st.DeliveryFailed(ctx, c, "HTTP 500", clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	c2, err := st.ClaimDelivery(ctx, 100*time.Millisecond)
@@ -248,7 +266,7 @@ func TestDeliveries(t *testing.T) {
 		t.Fatalf("second claim: %+v, %v", c2, err)
 	}
 	// The sender dies; the claim runs out and another sender takes it.
-	time.Sleep(150 * time.Millisecond)
+	clock.Advance(150 * time.Millisecond)
 	c3, err := st.ClaimDelivery(ctx, time.Minute)
 	if err != nil || c3.Attempts != 3 {
 		t.Fatalf("reclaim: %+v, %v", c3, err)
@@ -261,8 +279,8 @@ func TestDeliveries(t *testing.T) {
 		t.Errorf("state %s", got.State)
 	}
 	// Giving up is final.
-	e := storage.Delivery{Owner: u.ID, Production: "p", URL: "https://hook"}
-	st.EnqueueDelivery(ctx, &e)
+	gone := storage.Delivery{Owner: u.ID, Production: "p", URL: "https://hook"}
+	st.EnqueueDelivery(ctx, &gone)
 	c, _ = st.ClaimDelivery(ctx, time.Minute)
 	if err := st.DeliveryFailed(ctx, c, "gone", time.Time{}); err != nil {
 		t.Fatal(err)
@@ -282,17 +300,21 @@ func TestDeliveries(t *testing.T) {
 const crashEnv = "AUDIOPOST_SQLSTORE_CRASH_CHILD"
 
 func TestCrashedWorkerJobsAreReclaimed(t *testing.T) {
+	eachEngine(t, testCrashedWorkerJobsAreReclaimed)
+}
+
+func testCrashedWorkerJobsAreReclaimed(t *testing.T, e engine) {
 	if os.Getenv(crashEnv) != "" {
 		t.Skip("running as the crash child")
 	}
 	ctx := t.Context()
-	st, path := openTest(t)
+	st, dsn := e.open(t)
 	u := mkUser(t, st, "u")
 	const m, lease = 12, time.Second
 	ids := enqueueN(t, st, u.ID, m)
 
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashEnv+"="+path)
+	cmd.Env = append(os.Environ(), crashEnv+"="+dsn)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -375,12 +397,12 @@ func TestCrashedWorkerJobsAreReclaimed(t *testing.T) {
 
 // TestCrashChild is the child half of TestCrashedWorkerJobsAreReclaimed.
 func TestCrashChild(t *testing.T) {
-	path := os.Getenv(crashEnv)
-	if path == "" {
+	dsn := os.Getenv(crashEnv)
+	if dsn == "" {
 		t.Skip("only run as the crash child")
 	}
 	ctx := context.Background()
-	st, err := Open(ctx, path)
+	st, err := Open(ctx, dsn)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(3)

@@ -150,7 +150,10 @@ var SchemaVersion = migrations[len(migrations)-1].version
 // migrate brings the schema up to date in one write transaction, so that
 // concurrent openers (several processes on one SQLite file, several API
 // replicas on one PostgreSQL) apply each migration exactly once and a
-// failed migration leaves the previous schema intact.
+// failed migration leaves the previous schema intact. SQLite serializes
+// the transactions by itself (the writer lock); PostgreSQL would let two
+// of them race on CREATE TABLE, so there the transaction begins by taking
+// an advisory lock, which the commit releases.
 func migrate(ctx context.Context, db *sql.DB, d *dialect, list []migration, now int64) (applied int, err error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -161,6 +164,11 @@ func migrate(ctx context.Context, db *sql.DB, d *dialect, list []migration, now 
 			tx.Rollback()
 		}
 	}()
+	if d.migrateLock != "" {
+		if _, err := tx.ExecContext(ctx, d.migrateLock); err != nil {
+			return 0, fmt.Errorf("sqlstore: migrate: lock: %w", err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY,
 		name TEXT NOT NULL,

@@ -11,9 +11,11 @@ import (
 	"github.com/audiopost/audiopost/storage"
 )
 
-func TestOAuthClients(t *testing.T) {
+func TestOAuthClients(t *testing.T) { eachEngine(t, testOAuthClients) }
+
+func testOAuthClients(t *testing.T, e engine) {
 	ctx := t.Context()
-	st, _ := openTest(t)
+	st, _ := e.open(t)
 	a, b := mkUser(t, st, "a"), mkUser(t, st, "b")
 	c := storage.OAuthClient{Name: "app", SecretHash: storage.HashToken("s"), RedirectURIs: []string{"https://app/cb", "http://localhost/cb"}, Owner: a.ID}
 	if err := st.CreateOAuthClient(ctx, &c); err != nil {
@@ -60,8 +62,12 @@ func s256(verifier string) string {
 }
 
 func TestOAuthCodeRedeemOnceUnderConcurrency(t *testing.T) {
+	eachEngine(t, testOAuthCodeRedeemOnceUnderConcurrency)
+}
+
+func testOAuthCodeRedeemOnceUnderConcurrency(t *testing.T, e engine) {
 	ctx := t.Context()
-	st, _ := openTest(t)
+	st, _ := e.open(t)
 	u := mkUser(t, st, "u")
 	cl := storage.OAuthClient{Name: "app", SecretHash: storage.HashToken("s")}
 	if err := st.CreateOAuthClient(ctx, &cl); err != nil {
@@ -112,9 +118,11 @@ func TestOAuthCodeRedeemOnceUnderConcurrency(t *testing.T) {
 	wantErr(t, err, storage.ErrRevoked)
 }
 
-func TestOAuthCodeLifecycle(t *testing.T) {
+func TestOAuthCodeLifecycle(t *testing.T) { eachEngine(t, testOAuthCodeLifecycle) }
+
+func testOAuthCodeLifecycle(t *testing.T, e engine) {
 	ctx := t.Context()
-	st, _ := openTest(t)
+	st, _ := e.open(t)
 	u := mkUser(t, st, "u")
 	cl := storage.OAuthClient{Name: "app", Public: true}
 	if err := st.CreateOAuthClient(ctx, &cl); err != nil {

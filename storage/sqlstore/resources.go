@@ -45,7 +45,7 @@ func (r *repo) CreateResource(ctx context.Context, res *storage.Resource) error 
 	if res.Doc == nil {
 		res.Doc = []byte("{}")
 	}
-	t := now()
+	t := r.now()
 	res.Created, res.Changed, res.Version = t, t, 1
 	_, err := r.exec(ctx, `INSERT INTO resources (`+resourceColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		res.UUID, res.Owner, string(res.Kind), string(res.Doc), res.Status, t.UnixMicro(), t.UnixMicro(), res.Version)
@@ -60,7 +60,7 @@ func (r *repo) CreateResource(ctx context.Context, res *storage.Resource) error 
 // GetResource implements storage.Resources.
 func (r *repo) GetResource(ctx context.Context, owner string, kind storage.Kind, uuid string) (storage.Resource, error) {
 	res, err := scanResource(r.queryRow(ctx, `SELECT `+resourceColumns+` FROM resources
-		WHERE uuid = ? AND owner_id = ? AND kind = ?`, uuid, owner, string(kind)))
+		WHERE uuid = ? AND owner_id = ? AND kind = ?`+r.lockRow(), uuid, owner, string(kind)))
 	return res, r.wrap("get "+string(kind)+" "+uuid, err)
 }
 
@@ -84,7 +84,7 @@ func (r *repo) UpdateResource(ctx context.Context, res *storage.Resource) error 
 	if res.Doc == nil {
 		return fmt.Errorf("sqlstore: update %s %s without document: %w", res.Kind, res.UUID, storage.ErrInvalid)
 	}
-	t := now()
+	t := r.now()
 	result, err := r.exec(ctx, `UPDATE resources SET doc = ?, status = ?, changed_at = ?, version = version + 1
 		WHERE uuid = ? AND owner_id = ? AND kind = ? AND version = ?`,
 		string(res.Doc), res.Status, t.UnixMicro(), res.UUID, res.Owner, string(res.Kind), res.Version)
@@ -110,7 +110,7 @@ func (r *repo) UpdateResource(ctx context.Context, res *storage.Resource) error 
 // SetStatus implements storage.Resources.
 func (r *repo) SetStatus(ctx context.Context, owner string, kind storage.Kind, uuid string, status int) error {
 	return r.execOne(ctx, "set status of "+string(kind)+" "+uuid, `UPDATE resources SET status = ?, changed_at = ?, version = version + 1
-		WHERE uuid = ? AND owner_id = ? AND kind = ?`, status, now().UnixMicro(), uuid, owner, string(kind))
+		WHERE uuid = ? AND owner_id = ? AND kind = ?`, status, r.now().UnixMicro(), uuid, owner, string(kind))
 }
 
 // DeleteResource implements storage.Resources.
@@ -145,7 +145,7 @@ func (r *repo) CreateService(ctx context.Context, s *storage.Service) error {
 		s.Config = []byte("{}")
 	}
 	if s.Created.IsZero() {
-		s.Created = now()
+		s.Created = r.now()
 	}
 	_, err := r.exec(ctx, `INSERT INTO services (`+serviceColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		s.UUID, s.Owner, s.Type, s.DisplayName, s.Incoming, s.Outgoing, string(s.Config), dbTime(s.Created))
@@ -154,7 +154,7 @@ func (r *repo) CreateService(ctx context.Context, s *storage.Service) error {
 
 // GetService implements storage.Services.
 func (r *repo) GetService(ctx context.Context, owner, uuid string) (storage.Service, error) {
-	s, err := scanService(r.queryRow(ctx, `SELECT `+serviceColumns+` FROM services WHERE uuid = ? AND owner_id = ?`, uuid, owner))
+	s, err := scanService(r.queryRow(ctx, `SELECT `+serviceColumns+` FROM services WHERE uuid = ? AND owner_id = ?`+r.lockRow(), uuid, owner))
 	return s, r.wrap("get service "+uuid, err)
 }
 

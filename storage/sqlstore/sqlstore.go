@@ -8,11 +8,20 @@
 // up to the busy timeout; reads use a separate read-only pool and run
 // concurrently with the writer.
 //
+// PostgreSQL (pgx, through database/sql) is the scale-out engine: any
+// number of API and worker processes on any number of machines share one
+// database. It has the same schema and behaviour; jobs and webhook
+// deliveries are claimed with FOR UPDATE SKIP LOCKED, so concurrent
+// workers pass over a row another one is taking instead of queueing
+// behind it, and LISTEN/NOTIFY wakes idle workers in every process when
+// work is committed (Store.Subscribe).
+//
 // The schema is one set of numbered migrations, applied on Open inside a
-// transaction and recorded in schema_migrations. Queries use "?"
+// transaction and recorded in schema_migrations; on PostgreSQL the
+// transaction first takes an advisory lock, so processes starting together
+// apply each migration once, one after the other. Queries use "?"
 // placeholders, rebound per dialect; the statements that differ between
-// engines (claiming jobs) live in the dialect, so PostgreSQL (claims with
-// FOR UPDATE SKIP LOCKED) slots in for scale-out.
+// engines live in the dialect.
 package sqlstore
 
 import (
@@ -21,14 +30,17 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"net/url"
 	"runtime"
-	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/audiopost/audiopost/storage"
 
-	"modernc.org/sqlite" // registers the "sqlite" driver
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"modernc.org/sqlite"               // registers the "sqlite" driver
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
@@ -38,10 +50,18 @@ const BusyTimeout = 10 * time.Second
 
 // Store is a storage.Store on an SQL database. It is safe for concurrent
 // use by many goroutines, and several processes may open the same SQLite
-// file.
+// file or PostgreSQL database.
 type Store struct {
 	repo
 	wdb, rdb *sql.DB
+	hub      hub
+
+	// PostgreSQL listener (Subscribe).
+	pgDSN      string
+	listenOnce sync.Once
+	stopListen context.CancelFunc
+	listening  sync.WaitGroup
+	onListen   func() // tests: called when the listener listens
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -52,10 +72,12 @@ var _ storage.Store = (*Store)(nil)
 //	sqlite:///abs/path/audiopost.db   (or sqlite:rel/path.db)
 //	/abs/path/audiopost.db            (a plain path means SQLite)
 //	:memory:                          (SQLite in memory, one connection; tests)
-//	postgres://user:pass@host/db      (needs a database/sql driver named "pgx")
+//	postgres://user:pass@host:port/db (or postgresql://; PostgreSQL)
 //
 // Extra SQLite connection parameters may follow a "?", as modernc.org/sqlite
-// accepts them (e.g. "?_pragma=cache_size(-65536)").
+// accepts them (e.g. "?_pragma=cache_size(-65536)"). A PostgreSQL URL takes
+// the parameters pgx accepts (sslmode, host=/socket/dir, ...); a password
+// may also come from the PGPASSWORD environment variable or ~/.pgpass.
 func Open(ctx context.Context, dsn string) (*Store, error) {
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
@@ -120,24 +142,45 @@ func openSQLite(ctx context.Context, dsn string) (*Store, error) {
 	return s, nil
 }
 
+// PostgresConns bounds a Store's pool of PostgreSQL connections (the
+// Subscribe listener holds one more). Every process has its own pool, so
+// the server's max_connections must exceed the sum over all processes.
+var PostgresConns = max(8, 2*runtime.GOMAXPROCS(0))
+
 func openPostgres(ctx context.Context, dsn string) (*Store, error) {
-	if !slices.Contains(sql.Drivers(), "pgx") {
-		return nil, fmt.Errorf("sqlstore: no PostgreSQL driver linked: import _ \"github.com/jackc/pgx/v5/stdlib\"")
-	}
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: open postgres: %w", err)
 	}
-	s := &Store{wdb: db, rdb: db}
+	db.SetMaxOpenConns(PostgresConns)
+	db.SetMaxIdleConns(PostgresConns)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	s := &Store{wdb: db, rdb: db, pgDSN: dsn}
 	if err := s.init(ctx, postgresDialect); err != nil {
 		s.Close()
-		return nil, fmt.Errorf("sqlstore: open postgres: %w", err)
+		return nil, fmt.Errorf("sqlstore: open postgres: %w", redactDSN(err, dsn))
 	}
 	return s, nil
 }
 
+// redactDSN keeps a password in dsn out of an error message.
+func redactDSN(err error, dsn string) error {
+	u, perr := url.Parse(dsn)
+	if perr != nil || u.User == nil {
+		return err
+	}
+	pw, ok := u.User.Password()
+	if !ok || pw == "" || !strings.Contains(err.Error(), pw) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), pw, "xxxxx"))
+}
+
+// Engine names the database engine: "sqlite" or "postgres".
+func (s *Store) Engine() string { return s.d.name }
+
 func (s *Store) init(ctx context.Context, d *dialect) error {
-	s.repo = repo{d: d, r: s.rdb, w: s.wdb, begin: s.inTx}
+	s.repo = repo{d: d, r: s.rdb, w: s.wdb, begin: s.inTx, hub: &s.hub}
 	if err := s.wdb.PingContext(ctx); err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
@@ -182,8 +225,14 @@ func isBusy(err error) bool {
 	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
-// Close closes the database connections.
+// Close stops the listener of Subscribe and closes the database
+// connections.
 func (s *Store) Close() error {
+	s.listenOnce.Do(func() {}) // no listener starts after this
+	if s.stopListen != nil {
+		s.stopListen()
+		s.listening.Wait()
+	}
 	err := s.wdb.Close()
 	if s.rdb != s.wdb {
 		err = errors.Join(err, s.rdb.Close())
@@ -192,17 +241,49 @@ func (s *Store) Close() error {
 }
 
 // WithTx runs fn in one write transaction; see storage.Store.
+//
+// On SQLite write transactions run one at a time. PostgreSQL runs them
+// concurrently (READ COMMITTED); to keep SQLite's behaviour, a read of one
+// row by its key inside the transaction (GetUser, GetResource, GetService,
+// GetJob) locks the row until the commit, so that transactions that read
+// and then change the same row run one after the other, as they do on
+// SQLite. Rows locked in different orders can deadlock; PostgreSQL then
+// aborts one transaction, and WithTx runs fn again (up to MaxTxAttempts
+// in all), so fn must not have effects outside the transaction that
+// cannot be repeated.
 func (s *Store) WithTx(ctx context.Context, fn func(tx storage.Tx) error) error {
 	return s.inTx(ctx, func(r *repo) error { return fn(r) })
 }
 
-// inTx runs fn on a repo bound to a new write transaction.
+// MaxTxAttempts bounds how often a transaction aborted by a deadlock is
+// run.
+const MaxTxAttempts = 5
+
+// inTx runs fn on a repo bound to a new write transaction, again when the
+// database aborted it for a deadlock.
 func (s *Store) inTx(ctx context.Context, fn func(r *repo) error) (err error) {
+	for attempt := 1; ; attempt++ {
+		err = s.tryTx(ctx, fn)
+		if err == nil || attempt == MaxTxAttempts || !s.d.retryable(err) {
+			return err
+		}
+		// Both transactions of a deadlock may be aborted, and retried at
+		// once they meet again: wait a random while, longer each time,
+		// so that one goes first.
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(1+rand.IntN(10*attempt)) * time.Millisecond):
+		}
+	}
+}
+
+func (s *Store) tryTx(ctx context.Context, fn func(r *repo) error) (err error) {
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlstore: begin: %w", err)
 	}
-	r := &repo{d: s.d, r: tx, w: tx}
+	r := &repo{d: s.d, r: tx, w: tx, pending: map[string]bool{}, clock: s.clock}
 	r.begin = func(_ context.Context, fn func(*repo) error) error { return fn(r) }
 	committed := false
 	defer func() {
@@ -217,6 +298,9 @@ func (s *Store) inTx(ctx context.Context, fn func(r *repo) error) (err error) {
 		return fmt.Errorf("sqlstore: commit: %w", err)
 	}
 	committed = true
+	for topic := range r.pending {
+		s.hub.fire(topic)
+	}
 	return nil
 }
 
@@ -235,6 +319,12 @@ type repo struct {
 	// begin runs fn in a write transaction: a new one on the Store, the
 	// current one inside WithTx (nested work joins the outer transaction).
 	begin func(ctx context.Context, fn func(r *repo) error) error
+	// Where ready signals go: the Store's subscribers at once (hub), or,
+	// inside a transaction, pending until it commits.
+	hub     *hub
+	pending map[string]bool
+	// clock, when set, replaces time.Now (tests).
+	clock func() time.Time
 }
 
 func (r *repo) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
@@ -255,6 +345,15 @@ func (r *repo) execOne(ctx context.Context, what, q string, args ...any) error {
 		return fmt.Errorf("sqlstore: %s: %w", what, storage.ErrNotFound)
 	}
 	return nil
+}
+
+// lockRow is what a read of one row appends to lock it until the commit:
+// inside a write transaction on PostgreSQL, " FOR UPDATE" (see WithTx).
+func (r *repo) lockRow() string {
+	if r.pending == nil {
+		return ""
+	}
+	return r.d.lockRow
 }
 
 func (r *repo) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
@@ -278,9 +377,17 @@ func (r *repo) wrap(what string, err error) error {
 	return fmt.Errorf("sqlstore: %s: %w", what, err)
 }
 
-// now is the store's clock, truncated to what the database keeps so that
-// values handed back to callers equal what a later read returns.
+// now is the clock, truncated to what the database keeps so that values
+// handed back to callers equal what a later read returns.
 func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// now is the repository's clock: the Store's (tests set one), else now.
+func (r *repo) now() time.Time {
+	if r.clock != nil {
+		return r.clock().UTC().Truncate(time.Microsecond)
+	}
+	return now()
+}
 
 // dbTime stores an instant; the zero time is NULL.
 func dbTime(t time.Time) any {

@@ -12,15 +12,10 @@ import (
 	"github.com/audiopost/audiopost/storage"
 )
 
+// openTest opens a store on a new SQLite file.
 func openTest(t *testing.T) (*Store, string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "test.db")
-	st, err := Open(t.Context(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st, path
+	return engines[0].open(t)
 }
 
 func mkUser(t *testing.T, st storage.Users, name string) storage.User {
@@ -59,8 +54,10 @@ func TestOpenDSNForms(t *testing.T) {
 		}
 		st.Close()
 	}
-	if _, err := Open(ctx, "postgres://localhost/none"); err == nil || !strings.Contains(err.Error(), "driver") {
-		t.Errorf("postgres without driver: %v, want a missing driver error", err)
+	// Nothing listens on port 1: the error says so, without the password.
+	if _, err := Open(ctx, "postgres://u:hunter2@127.0.0.1:1/none?connect_timeout=5"); err == nil ||
+		!strings.Contains(err.Error(), "postgres") || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("postgres server not running: %v, want a connection error without the password", err)
 	}
 	if _, err := Open(ctx, "file:/x.db"); err == nil {
 		t.Error("file: URI accepted")
@@ -93,13 +90,15 @@ func TestSQLitePragmas(t *testing.T) {
 	}
 }
 
-func TestMigrationsIdempotent(t *testing.T) {
+func TestMigrationsIdempotent(t *testing.T) { eachEngine(t, testMigrationsIdempotent) }
+
+func testMigrationsIdempotent(t *testing.T, e engine) {
 	ctx := t.Context()
-	st, path := openTest(t)
+	st, dsn := e.open(t)
 	u := mkUser(t, st, "keep")
 	st.Close()
 	for range 3 {
-		st, err := Open(ctx, path)
+		st, err := Open(ctx, dsn)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +116,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 	}
 
 	// A new migration applies once, on top of the existing schema.
-	st2, err := Open(ctx, path)
+	st2, err := Open(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +124,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 	more := append(migrations[:len(migrations):len(migrations)],
 		migration{SchemaVersion + 1, "test column", []string{`ALTER TABLE users ADD COLUMN nickname TEXT`}})
 	for run, want := range []int{1, 0} {
-		n, err := migrate(ctx, st2.wdb, sqliteDialect, more, 1)
+		n, err := migrate(ctx, st2.wdb, st2.d, more, 1)
 		if err != nil || n != want {
 			t.Fatalf("run %d: applied %d, %v; want %d", run, n, err, want)
 		}
@@ -133,30 +132,30 @@ func TestMigrationsIdempotent(t *testing.T) {
 	// A failing migration leaves nothing half-applied.
 	bad := append(more[:len(more):len(more)], migration{SchemaVersion + 2, "broken", []string{
 		`CREATE TABLE half (x INTEGER)`, `THIS IS NOT SQL`}})
-	if _, err := migrate(ctx, st2.wdb, sqliteDialect, bad, 1); err == nil {
+	if _, err := migrate(ctx, st2.wdb, st2.d, bad, 1); err == nil {
 		t.Fatal("broken migration succeeded")
 	}
-	var tables int
-	st2.wdb.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'half'").Scan(&tables)
-	if tables != 0 {
+	if tableExists(t, st2, "half") {
 		t.Error("failed migration left table half behind")
 	}
 	// The program refuses a database from its future.
 	st2.Close()
-	if _, err := Open(ctx, path); !errors.Is(err, storage.ErrSchemaTooNew) {
+	if _, err := Open(ctx, dsn); !errors.Is(err, storage.ErrSchemaTooNew) {
 		t.Errorf("open newer schema: %v, want ErrSchemaTooNew", err)
 	}
 }
 
-func TestConcurrentOpen(t *testing.T) {
+func TestConcurrentOpen(t *testing.T) { eachEngine(t, testConcurrentOpen) }
+
+func testConcurrentOpen(t *testing.T, e engine) {
 	// Several processes starting at once on a fresh file must not apply a
 	// migration twice; separate Stores stand in for the processes.
-	path := filepath.Join(t.TempDir(), "race.db")
+	dsn := e.dsn(t)
 	var wg sync.WaitGroup
 	errs := make([]error, 6)
 	for i := range errs {
 		wg.Go(func() {
-			st, err := Open(t.Context(), path)
+			st, err := Open(t.Context(), dsn)
 			if err == nil {
 				st.Close()
 			}
@@ -171,9 +170,11 @@ func TestConcurrentOpen(t *testing.T) {
 	}
 }
 
-func TestUsers(t *testing.T) {
+func TestUsers(t *testing.T) { eachEngine(t, testUsers) }
+
+func testUsers(t *testing.T, e engine) {
 	ctx := t.Context()
-	st, _ := openTest(t)
+	st, _ := e.open(t)
 	a := mkUser(t, st, "alice")
 	if a.ID == "" || a.Joined.IsZero() {
 		t.Fatalf("CreateUser did not assign id and joined: %+v", a)
@@ -248,9 +249,11 @@ func usernames(us []storage.User) []string {
 	return s
 }
 
-func TestCredits(t *testing.T) {
+func TestCredits(t *testing.T) { eachEngine(t, testCredits) }
+
+func testCredits(t *testing.T, e engine) {
 	ctx := t.Context()
-	st, _ := openTest(t)
+	st, _ := e.open(t)
 	u := mkUser(t, st, "c")
 	u, err := st.AddCredits(ctx, u.ID, 2*time.Hour, 1*time.Hour)
 	if err != nil || u.OnetimeCredits != 2*time.Hour || u.RecurringCredits != time.Hour {
@@ -303,9 +306,11 @@ func TestCredits(t *testing.T) {
 	}
 }
 
-func TestAPIKeys(t *testing.T) {
+func TestAPIKeys(t *testing.T) { eachEngine(t, testAPIKeys) }
+
+func testAPIKeys(t *testing.T, e engine) {
 	ctx := t.Context()
-	st, _ := openTest(t)
+	st, _ := e.open(t)
 	a, b := mkUser(t, st, "a"), mkUser(t, st, "b")
 	secret := storage.NewToken()
 	k := storage.APIKey{User: a.ID, Name: "ci", Hash: storage.HashToken(secret)}
@@ -361,9 +366,11 @@ func TestAPIKeys(t *testing.T) {
 	}
 }
 
-func TestResourcesScopingAndPaging(t *testing.T) {
+func TestResourcesScopingAndPaging(t *testing.T) { eachEngine(t, testResourcesScopingAndPaging) }
+
+func testResourcesScopingAndPaging(t *testing.T, e engine) {
 	ctx := t.Context()
-	st, _ := openTest(t)
+	st, _ := e.open(t)
 	a, b := mkUser(t, st, "a"), mkUser(t, st, "b")
 	var made []storage.Resource
 	for i := range 25 {
@@ -456,9 +463,11 @@ func TestResourcesScopingAndPaging(t *testing.T) {
 	wantErr(t, err, storage.ErrInvalid)
 }
 
-func TestServices(t *testing.T) {
+func TestServices(t *testing.T) { eachEngine(t, testServices) }
+
+func testServices(t *testing.T, e engine) {
 	ctx := t.Context()
-	st, _ := openTest(t)
+	st, _ := e.open(t)
 	a, b := mkUser(t, st, "a"), mkUser(t, st, "b")
 	s1 := storage.Service{Owner: a.ID, Type: "ftp", DisplayName: "my ftp", Outgoing: true, Config: []byte(`{"host":"h"}`)}
 	s2 := storage.Service{Owner: a.ID, Type: "s3", DisplayName: "bucket", Incoming: true}
@@ -497,9 +506,11 @@ func TestServices(t *testing.T) {
 	wantErr(t, err, storage.ErrNotFound)
 }
 
-func TestWithTxIsAtomic(t *testing.T) {
+func TestWithTxIsAtomic(t *testing.T) { eachEngine(t, testWithTxIsAtomic) }
+
+func testWithTxIsAtomic(t *testing.T, e engine) {
 	ctx := t.Context()
-	st, _ := openTest(t)
+	st, _ := e.open(t)
 	a := mkUser(t, st, "a")
 	p := storage.Resource{Owner: a.ID, Kind: storage.KindProduction}
 	if err := st.CreateResource(ctx, &p); err != nil {

@@ -54,7 +54,7 @@ func (r *repo) CreateUser(ctx context.Context, u *storage.User) error {
 		u.ID = storage.NewUUID()
 	}
 	if u.Joined.IsZero() {
-		u.Joined = now()
+		u.Joined = r.now()
 	}
 	u.Joined = u.Joined.UTC().Truncate(time.Microsecond)
 	_, err := r.exec(ctx, `INSERT INTO users (id, username, email, password_hash, joined_at,
@@ -69,13 +69,13 @@ func (r *repo) CreateUser(ctx context.Context, u *storage.User) error {
 
 // GetUser implements storage.Users.
 func (r *repo) GetUser(ctx context.Context, id string) (storage.User, error) {
-	u, err := scanUser(r.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`, id))
+	u, err := scanUser(r.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`+r.lockRow(), id))
 	return u, r.wrap("get user", err)
 }
 
 // GetUserByUsername implements storage.Users.
 func (r *repo) GetUserByUsername(ctx context.Context, username string) (storage.User, error) {
-	u, err := scanUser(r.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE username = ?`, username))
+	u, err := scanUser(r.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE username = ?`+r.lockRow(), username))
 	return u, r.wrap("get user by username", err)
 }
 
@@ -84,7 +84,7 @@ func (r *repo) GetUserByEmail(ctx context.Context, email string) (storage.User, 
 	if email == "" {
 		return storage.User{}, fmt.Errorf("sqlstore: get user by empty email: %w", storage.ErrNotFound)
 	}
-	u, err := scanUser(r.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE email = ?`, email))
+	u, err := scanUser(r.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE email = ?`+r.lockRow(), email))
 	return u, r.wrap("get user by email", err)
 }
 

@@ -18,6 +18,9 @@ type config struct {
 	TLS                      bool
 	PrivateKey, HostKey      string
 	URL                      string // webdav collection
+	// s3
+	Endpoint, Region, Bucket, KeyPrefix string
+	AccessKey, SecretKey, ACL           string
 }
 
 // parseConfig reads a service's JSON settings. Clients send numbers and
@@ -79,6 +82,8 @@ func parseConfig(typ string, raw []byte) (config, error) {
 			}
 			c.TLS = b
 		}
+	case "s3":
+		return s3Config(c, str)
 	case "webdav":
 		u, err := url.Parse(c.URL)
 		if c.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -86,4 +91,57 @@ func parseConfig(typ string, raw []byte) (config, error) {
 		}
 	}
 	return c, nil
+}
+
+// s3Config checks the settings of an S3-compatible bucket. endpoint is
+// host[:port] (HTTPS) or a URL whose scheme says http or https; empty is
+// AWS S3.
+func s3Config(c config, str func(string) string) (config, error) {
+	c.Bucket, c.Region, c.ACL = str("bucket"), str("region"), str("canned_acl")
+	c.AccessKey, c.SecretKey = str("access_key"), str("secret_key")
+	if !validBucket(c.Bucket) {
+		return c, fmt.Errorf("%w: bucket %q is not an S3 bucket name", ErrConfig, c.Bucket)
+	}
+	if c.Region == "" {
+		c.Region = "us-east-1"
+	}
+	switch c.ACL {
+	case "", "private", "public-read":
+	default:
+		return c, fmt.Errorf("%w: canned_acl %q is not private or public-read", ErrConfig, c.ACL)
+	}
+	c.KeyPrefix = strings.TrimPrefix(str("key_prefix"), "/")
+	if c.KeyPrefix != "" && !strings.HasSuffix(c.KeyPrefix, "/") {
+		c.KeyPrefix += "/"
+	}
+	if strings.Contains("/"+c.KeyPrefix, "/../") || strings.Contains(c.KeyPrefix, "//") {
+		return c, fmt.Errorf("%w: key_prefix %q", ErrConfig, c.KeyPrefix)
+	}
+	c.Endpoint, c.TLS = str("endpoint"), true
+	if c.Endpoint == "" {
+		c.Endpoint = "s3.amazonaws.com"
+	}
+	if strings.Contains(c.Endpoint, "://") {
+		u, err := url.Parse(c.Endpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			return c, fmt.Errorf("%w: endpoint %q is not host:port or an http(s)://host:port URL", ErrConfig, c.Endpoint)
+		}
+		c.Endpoint, c.TLS = u.Host, u.Scheme == "https"
+	} else if strings.ContainsAny(c.Endpoint, "/?#@ ") {
+		return c, fmt.Errorf("%w: endpoint %q is not host:port", ErrConfig, c.Endpoint)
+	}
+	return c, nil
+}
+
+// validBucket reports whether name is a DNS-compatible bucket name.
+func validBucket(name string) bool {
+	if len(name) < 3 || len(name) > 63 || name[0] == '.' || name[0] == '-' || name[len(name)-1] == '.' || name[len(name)-1] == '-' {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' || r == '-') {
+			return false
+		}
+	}
+	return !strings.Contains(name, "..")
 }

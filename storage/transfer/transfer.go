@@ -1,7 +1,8 @@
 // Package transfer moves files between the server and users' external
-// services (FTP, SFTP, WebDAV): it lists a service's directory (the API's
-// service ls), reads input files named on an incoming service and writes
-// a production's outputs to its outgoing services.
+// services (FTP, SFTP, WebDAV, S3-compatible object storage): it lists a
+// service's directory (the API's service ls), reads input files named on
+// an incoming service and writes a production's outputs to its outgoing
+// services. For S3 the directory is a key prefix of a bucket.
 //
 // Every connection goes through Options.Dial, so the server's policy on
 // which addresses may be reached (transport/outbound) covers transfers
@@ -43,8 +44,9 @@ type Conn interface {
 	// partial file under the final name.
 	Put(ctx context.Context, name string, r io.Reader) error
 	// URL is the public URL of a file written by Put: under the
-	// service's base_url; without one "" for FTP and SFTP and the file's
-	// own URL for WebDAV (the spec's result_urls).
+	// service's base_url; without one "" for FTP and SFTP, the file's
+	// own URL for WebDAV, and for S3 the object's URL when canned_acl is
+	// public-read, else "" (the spec's result_urls).
 	URL(name string) string
 	// Close ends the session.
 	Close() error
@@ -53,20 +55,21 @@ type Conn interface {
 // Options are the server's choices for every connection, as opposed to
 // the user's service settings.
 type Options struct {
-	// Dial opens TCP connections (FTP control and data, SFTP). nil: a
+	// Dial opens TCP connections (FTP control and data, SFTP, and the
+	// HTTP connections of WebDAV and S3 without HTTPClient). nil: a
 	// net.Dialer. A server users reach passes one that refuses private
 	// and loopback addresses.
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
-	// HTTPClient's Transport sends WebDAV requests (its Timeout is not
-	// used: transfers last as long as the file needs). nil: a transport
-	// dialing with Dial.
+	// HTTPClient's Transport sends WebDAV and S3 requests (its Timeout is
+	// not used: transfers last as long as the file needs). nil: a
+	// transport dialing with Dial.
 	HTTPClient *http.Client
 	// Timeout bounds connecting, handshakes and waiting for a reply; a
 	// transfer itself has no time limit beyond its context (default
 	// DefaultTimeout).
 	Timeout time.Duration
-	// TLSConfig is used for FTPS; nil: the system roots, ServerName set to
-	// the host.
+	// TLSConfig is used for FTPS (and HTTPS to S3 without HTTPClient);
+	// nil: the system roots, ServerName set to the host.
 	TLSConfig *tls.Config
 }
 
@@ -93,7 +96,7 @@ var (
 // Supported reports whether Open handles the service type.
 func Supported(serviceType string) bool {
 	switch serviceType {
-	case "ftp", "sftp", "webdav":
+	case "ftp", "sftp", "webdav", "s3":
 		return true
 	}
 	return false
@@ -119,6 +122,8 @@ func Open(ctx context.Context, svc storage.Service, opt Options) (Conn, error) {
 		return openSFTP(ctx, cfg, opt)
 	case "webdav":
 		return openWebDAV(ctx, cfg, opt)
+	case "s3":
+		return openS3(ctx, cfg, opt)
 	}
 	return nil, fmt.Errorf("%w: %q", ErrUnsupportedType, svc.Type)
 }

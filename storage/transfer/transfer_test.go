@@ -17,9 +17,13 @@ import (
 	"testing"
 
 	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/storage/blob/s3test"
 	"github.com/audiopost/audiopost/storage/transfer"
 	"github.com/audiopost/audiopost/storage/transfer/transfertest"
 )
+
+// TestMain stops the S3 server of the s3 tests.
+func TestMain(m *testing.M) { s3test.Main(m) }
 
 // countingDial counts the connections made through Options.Dial.
 func countingDial(n *atomic.Int64) func(context.Context, string, string) (net.Conn, error) {
@@ -70,7 +74,7 @@ func names(es []transfer.Entry) []string {
 }
 
 func TestProtocols(t *testing.T) {
-	for _, proto := range []string{"ftp", "ftps", "sftp", "webdav"} {
+	for _, proto := range []string{"ftp", "ftps", "sftp", "webdav", "s3"} {
 		t.Run(proto, func(t *testing.T) {
 			t.Parallel()
 			srv := transfertest.Start(t, proto)
@@ -238,6 +242,7 @@ func TestRefusingDial(t *testing.T) {
 		{Type: "ftp", Config: []byte(`{"host":"127.0.0.1","tls":false}`)},
 		{Type: "sftp", Config: []byte(`{"host":"127.0.0.1"}`)},
 		{Type: "webdav", Config: []byte(`{"url":"http://127.0.0.1:1/dav/"}`)},
+		{Type: "s3", Config: []byte(`{"endpoint":"http://127.0.0.1:1","bucket":"b.c"}`)},
 	} {
 		if _, err := transfer.Open(context.Background(), svc, opt); !errors.Is(err, refused) {
 			t.Errorf("%s: %v, want the dial's error", svc.Type, err)
@@ -257,6 +262,12 @@ func TestConfigErrors(t *testing.T) {
 		{"webdav", `{"url":"ftp://x/"}`, "url"},
 		{"sftp", `{"host":"h","private_key":"not a key"}`, "private_key"},
 		{"ftp", `[1,2]`, "JSON"},
+		{"s3", `{}`, "bucket"},
+		{"s3", `{"bucket":"UPPER"}`, "bucket"},
+		{"s3", `{"bucket":"b.c","canned_acl":"world"}`, "canned_acl"},
+		{"s3", `{"bucket":"b.c","endpoint":"ftp://x"}`, "endpoint"},
+		{"s3", `{"bucket":"b.c","endpoint":"x/y"}`, "endpoint"},
+		{"s3", `{"bucket":"b.c","key_prefix":"a/../b"}`, "key_prefix"},
 	} {
 		_, err := transfer.Open(context.Background(), storage.Service{Type: tc.typ, Config: []byte(tc.cfg)},
 			transfer.Options{Dial: func(context.Context, string, string) (net.Conn, error) { return nil, errors.New("no dial expected") }})
@@ -277,7 +288,7 @@ func TestConfigErrors(t *testing.T) {
 			t.Errorf("%s: %v", cfg, err)
 		}
 	}
-	for _, typ := range []string{"s3", "http", "gopher"} {
+	for _, typ := range []string{"http", "gopher"} {
 		if transfer.Supported(typ) {
 			t.Errorf("Supported(%s)", typ)
 		}
@@ -295,4 +306,62 @@ func FuzzParseConfig(f *testing.F) {
 		refuse := transfer.Options{Dial: func(context.Context, string, string) (net.Conn, error) { return nil, errors.New("refused") }}
 		transfer.Open(context.Background(), storage.Service{Type: typ, Config: cfg}, refuse)
 	})
+}
+
+// S3: the key prefix is the directory, a failed upload leaves no
+// incomplete multipart upload, and a public-read object's URL is its own.
+func TestS3PrefixACLAndURL(t *testing.T) {
+	srv := transfertest.Start(t, "s3")
+	ctx := context.Background()
+	os.MkdirAll(filepath.Join(srv.Dir, "shows", "pod"), 0o755)
+	os.WriteFile(filepath.Join(srv.Dir, "shows", "pod", "in.wav"), []byte("input"), 0o644)
+	os.WriteFile(filepath.Join(srv.Dir, "shows", "other.wav"), []byte("not in the prefix"), 0o644)
+
+	c, err := transfer.Open(ctx, srv.Service("u", map[string]any{"key_prefix": "/shows/pod", "canned_acl": "public-read"}), transfer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	es, err := c.List(ctx)
+	if err != nil || !slices.Equal(names(es), []string{"in.wav"}) {
+		t.Fatalf("List = %q, %v", names(es), err)
+	}
+	if got := readAll(t, c, "in.wav"); string(got) != "input" {
+		t.Errorf("read %q", got)
+	}
+	if err := c.Put(ctx, "out.mp3", strings.NewReader("output")); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(srv.Dir, "shows", "pod", "out.mp3")); err != nil || string(b) != "output" {
+		t.Errorf("on the server: %q, %v", b, err)
+	}
+	// (Whether the object then is readable by anyone is the bucket's
+	// policy: versitygw, for one, keeps objects private whatever their
+	// ACL. The URL is what the spec's result_urls hold.)
+	u := c.URL("out.mp3")
+	if u != "http://"+srv.Addr+"/"+srv.Bucket+"/shows/pod/out.mp3" {
+		t.Errorf("URL = %q", u)
+	}
+
+	// A failed upload of more than a part leaves no multipart upload.
+	if err := c.Put(ctx, "broken.mp3", &failingReader{left: 9 << 20}); err == nil {
+		t.Error("Put from a failing reader succeeded")
+	}
+	for up := range srv.S3.Client().ListIncompleteUploads(ctx, srv.Bucket, "", true) {
+		t.Errorf("incomplete upload left: %+v", up)
+	}
+
+	// Private (the default): no URL without base_url.
+	p, err := transfer.Open(ctx, srv.Service("u", nil), transfer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := p.URL("x.mp3"); u != "" {
+		t.Errorf("private URL = %q", u)
+	}
+	p.Close()
+	missing := srv.Service("u", map[string]any{"bucket": "no-such-bucket"})
+	if _, err := transfer.Open(ctx, missing, transfer.Options{}); !errors.Is(err, transfer.ErrConfig) || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("missing bucket: %v", err)
+	}
 }

@@ -433,12 +433,12 @@ func TestInfoUserServices(t *testing.T) {
 		t.Errorf("ls message %q", r.ErrorMsg)
 	}
 	e.wantErr(e.req("GET", "/api/service/"+out.UUID+"/ls.json", e.keyA, nil), 400, "bad_request")
-	in := storage.Service{Owner: e.userA.ID, Type: "s3", DisplayName: "In", Incoming: true, Config: []byte(`{}`)}
+	in := storage.Service{Owner: e.userA.ID, Type: "http", DisplayName: "In", Incoming: true, Config: []byte(`{}`)}
 	if err := e.store.CreateService(ctx, &in); err != nil {
 		t.Fatal(err)
 	}
 	r = e.wantErr(e.req("GET", "/api/service/"+in.UUID+"/ls.json", e.keyA, nil), 501, "service_type_not_supported")
-	if !strings.Contains(r.ErrorMsg, `"s3"`) {
+	if !strings.Contains(r.ErrorMsg, `"http"`) {
 		t.Errorf("ls message %q", r.ErrorMsg)
 	}
 	e.wantErr(e.req("GET", "/api/service/"+svc.UUID+"/ls.json", e.keyB, nil), 404, "not_found")

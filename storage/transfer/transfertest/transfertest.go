@@ -1,6 +1,8 @@
-// Package transfertest runs real FTP, SFTP and WebDAV servers on loopback
-// for tests: rclone (sftp, webdav) and pyftpdlib (ftp), both from Debian
-// (packages rclone and python3-pyftpdlib, which .ci/run installs).
+// Package transfertest runs real FTP, SFTP, WebDAV and S3 servers on
+// loopback for tests: rclone (sftp, webdav) and pyftpdlib (ftp), both from
+// Debian (packages rclone and python3-pyftpdlib, which .ci/run installs),
+// and versitygw (s3, see storage/blob/s3test; a test binary that starts
+// it stops it in TestMain with s3test.Main).
 package transfertest
 
 import (
@@ -22,6 +24,7 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/storage/blob/s3test"
 )
 
 // Server is a running server sharing one local directory.
@@ -32,8 +35,13 @@ type Server struct {
 	Addr string
 	// User and Password are the account's credentials.
 	User, Password string
-	// Protocol is "ftp", "ftps", "sftp" or "webdav".
+	// Protocol is "ftp", "ftps", "sftp", "webdav" or "s3".
 	Protocol string
+	// Bucket is the s3 server's bucket, whose folder is Dir; User and
+	// Password are its access key and secret key.
+	Bucket string
+	// S3 is the s3 server.
+	S3 *s3test.Server
 	// CertPEM is the server certificate of an ftps server (self-signed,
 	// for 127.0.0.1), for the client's trusted roots.
 	CertPEM []byte
@@ -74,6 +82,12 @@ func python() string {
 // environment variable is set (CI installs them): then it fails.
 func Start(t testing.TB, protocol string) *Server {
 	t.Helper()
+	if protocol == "s3" {
+		srv := s3test.Start(t)
+		b := srv.Bucket(t)
+		return &Server{Dir: filepath.Join(srv.Root, b), Addr: srv.Endpoint, User: srv.AccessKey, Password: srv.SecretKey,
+			Protocol: protocol, Bucket: b, S3: srv}
+	}
 	need := func(err error) {
 		t.Helper()
 		if os.Getenv("CI") != "" {
@@ -167,11 +181,19 @@ func (s *Server) Config(extra map[string]any) []byte {
 		m["host"], m["port"], m["tls"] = host, port, false
 	case "ftps":
 		m["host"], m["port"], m["tls"] = host, port, true
+	case "s3":
+		m["endpoint"], m["bucket"], m["region"] = "http://"+s.Addr, s.Bucket, s.S3.Region
 	default:
 		m["host"], m["port"] = host, port
 	}
 	for k, v := range extra {
 		m[k] = v
+	}
+	if s.Protocol == "s3" {
+		// The account's keys, also when extra overrides them.
+		m["access_key"], m["secret_key"] = m["username"], m["password"]
+		delete(m, "username")
+		delete(m, "password")
 	}
 	b, _ := json.Marshal(m)
 	return b
