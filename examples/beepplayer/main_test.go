@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
-	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/audio/flac"
 	"github.com/audiopost/audiopost/audio/wav"
+	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -43,12 +43,20 @@ func encode(t *testing.T, path string, b audio.Buffer, rate, bits int) {
 	}
 }
 
-// quietThenLoud is 4 s of a quiet 300 Hz tone, 1 s of silence and 4 s of
-// the tone 26 dB louder, starting with a burst at -0.4 dBFS that the
-// limiter must bring under -1 dBTP.
+// quietThenLoud is 4 s of a quiet voice-like signal (testaudio.SpeechLike,
+// which the classifier hears as speech), 1 s of silence and 4 s of it 26 dB
+// louder, starting with a burst at -0.4 dBFS that the limiter must bring
+// under -1 dBTP.
 func quietThenLoud(channels, rate int) audio.Buffer {
-	quiet := audiotest.Sine(channels, rate, 300, 0.025, 4*rate)
-	loud := audiotest.Sine(channels, rate, 300, 0.5, 4*rate)
+	voice := func(amp float64) audio.Buffer {
+		v := testaudio.SpeechLike(rate, 4, amp)
+		b := make(audio.Buffer, channels)
+		for c := range b {
+			b[c] = append([]float64(nil), v[0]...)
+		}
+		return b
+	}
+	quiet, loud := voice(0.025), voice(0.5)
 	b := make(audio.Buffer, channels)
 	for c := range b {
 		b[c] = append(append(quiet[c], make([]float64, rate)...), loud[c]...)
