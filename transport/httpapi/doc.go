@@ -36,6 +36,17 @@
 //	GET    /api/user.json                              the account; credits in hours
 //	GET    /api/download/{audio-result|audio-upload|preset}/{uuid}/{filename}   file, with Range support
 //
+// Operations, outside /api/ and without the API's credentials:
+//
+//	GET    /healthz                                    200 "ok" while the process serves
+//	GET    /readyz                                     200, or 503 naming the check that failed: the store
+//	                                                   answers a cheap query and the blob store a stat,
+//	                                                   each within DefaultReadyTimeout
+//	GET    /metrics                                    Prometheus text format 0.0.4 (see metrics.go): jobs by
+//	                                                   state, processing counters, request latency by route
+//	                                                   pattern, Go runtime; open unless Config.MetricsToken
+//	                                                   is set, then "Authorization: Bearer <token>"
+//
 // Web pages (pages*.go, templates/): server-rendered HTML for browsers,
 // logged in through the account pages of package auth or opened with
 // ?bearer_token= (which links and forms then carry on); without either a
