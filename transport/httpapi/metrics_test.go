@@ -202,6 +202,7 @@ func TestRouteLabels(t *testing.T) {
 		"GET /mount/api/no/such/thing":                 "/api/",
 		"GET /mount/healthz":                           "GET /healthz",
 		"GET /mount/metrics":                           "GET /metrics",
+		"GET /mount/api/openapi.json":                  "GET /api/openapi.json",
 		"GET /elsewhere":                               "unmatched",
 	} {
 		method, p, _ := strings.Cut(path, " ")

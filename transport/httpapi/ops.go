@@ -8,13 +8,14 @@ import (
 )
 
 // ops is the operational side of one handler: health and readiness, the
-// metrics, and the table of the routes the handler
+// metrics, the OpenAPI document, and the table of the routes the handler
 // serves, which routes() fills as it registers them.
 type ops struct {
 	metrics      *Metrics
 	metricsToken string
 	readyTimeout time.Duration
 	routes       []route
+	openapi      func() (openAPIDoc, error)
 }
 
 // route is one registered path (without the base path) with its methods.
@@ -36,10 +37,11 @@ func (o *ops) record(path string, methods []string) {
 	o.routes = append(o.routes, route{path: path, methods: methods})
 }
 
-// opsRoutes registers health, readiness and metrics: no credentials
-// (/metrics may want its own token), outside the API's authentication
-// middleware.
+// opsRoutes registers health, readiness, metrics and the OpenAPI
+// document: no credentials (/metrics may want its own token), outside the
+// API's authentication middleware.
 func (s *server) opsRoutes(top *http.ServeMux) {
+	s.ops.openapi = openAPIFor(s.base)
 	for _, r := range []struct {
 		path string
 		h    http.HandlerFunc
@@ -47,10 +49,17 @@ func (s *server) opsRoutes(top *http.ServeMux) {
 		{"/healthz", s.healthz},
 		{"/readyz", s.readyz},
 		{"/metrics", s.serveMetrics},
+		{"/api/openapi.json", s.serveOpenAPI},
 	} {
 		top.HandleFunc("GET "+s.prefix+r.path, r.h)
 		s.ops.record(r.path, []string{"GET"})
 	}
+	// Other methods on the document answer like any API path: 405 in the
+	// envelope (the more general /api/ pattern would ask for credentials).
+	top.HandleFunc(s.prefix+"/api/openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", "GET")
+		s.writeError(w, r, newError(http.StatusMethodNotAllowed, CodeMethodNotAllowed, r.Method+" is not allowed here; use GET"))
+	})
 }
 
 // instrument wraps the handler's top mux: it records each request's
