@@ -70,6 +70,12 @@ type Config struct {
 	// processing; an error rolls the whole result back and the job is
 	// retried. serve passes a function enqueuing the webhook there.
 	OnFinished func(ctx context.Context, tx storage.Tx, owner string, p *production.Production) error
+	// OnProcessed, when set, is called after the final status (Done or
+	// Error) of a production is stored, with that status, the
+	// production's length in seconds and how long the engine ran on it
+	// (0 when it failed before processing), for metrics
+	// (httpapi.Metrics.ObserveProcessing).
+	OnProcessed func(status production.Status, audioSeconds float64, took time.Duration)
 	// NoCharge turns credit accounting off (a self-hosted server where
 	// processing is free): credits are neither checked nor charged, and
 	// used_credits only reports the hours.

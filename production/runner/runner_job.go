@@ -61,7 +61,8 @@ type jobRun struct {
 	job   storage.Job
 	lease storage.Lease
 	log   *slog.Logger
-	temps []string // local copies to remove
+	temps []string      // local copies to remove
+	took  time.Duration // how long the engine ran
 }
 
 func (j *jobRun) cleanup() {
@@ -117,7 +118,9 @@ func (j *jobRun) run(ctx context.Context) error {
 			j.log.Warn("storing progress failed", "status", s, "err", err)
 		}
 	}
+	start := j.r.cfg.Now()
 	result, err := j.r.engine.Run(ctx, p, in, out, progress)
+	j.took = j.r.cfg.Now().Sub(start)
 	if err == nil {
 		err = j.sideBlobs(ctx, p, result)
 	}
@@ -447,6 +450,7 @@ func (j *jobRun) end(ctx context.Context, p *production.Production, runErr error
 	case err != nil:
 		return j.retry(bctx, p, infra(err))
 	}
+	j.processed(p)
 	if p.Status == production.StatusDone && res != nil {
 		j.pruneOutputs(bctx, p, res)
 	}
@@ -477,7 +481,10 @@ func (j *jobRun) charge(ctx context.Context, tx storage.Tx, p *production.Produc
 // after the last attempt the production ends in Error.
 func (j *jobRun) retry(ctx context.Context, p *production.Production, cause error) error {
 	st := j.r.cfg.Store
-	var retried bool
+	var (
+		retried bool
+		final   *production.Production // the production as it ended in Error
+	)
 	err := st.WithTx(ctx, func(tx storage.Tx) error {
 		var err error
 		retried, err = tx.Fail(ctx, j.lease, cause.Error(), j.r.retryAfter(j.job.Attempts))
@@ -505,6 +512,7 @@ func (j *jobRun) retry(ctx context.Context, p *production.Production, cause erro
 		if err := tx.UpdateResource(ctx, &cur); err != nil {
 			return err
 		}
+		final = q
 		if j.r.cfg.OnFinished != nil {
 			return j.r.cfg.OnFinished(ctx, tx, j.job.Owner, q)
 		}
@@ -516,8 +524,18 @@ func (j *jobRun) retry(ctx context.Context, p *production.Production, cause erro
 	if err != nil {
 		return fmt.Errorf("job %d: recording failure %q: %w", j.job.ID, cause, err)
 	}
+	if !retried && final != nil {
+		j.processed(final)
+	}
 	j.log.Warn("job failed", "retry", retried, "err", cause)
 	return nil
+}
+
+// processed reports a stored final status to Config.OnProcessed.
+func (j *jobRun) processed(p *production.Production) {
+	if f := j.r.cfg.OnProcessed; f != nil && p.Status.Finished() {
+		f(p.Status, p.Length, j.took)
+	}
 }
 
 // leaseLost ends a run whose lease is gone. A canceled job was stopped: a

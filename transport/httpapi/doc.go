@@ -35,6 +35,18 @@
 //	                                                   public: no credentials needed, as on the hosted service
 //	GET    /api/user.json                              the account; credits in hours
 //	GET    /api/download/{audio-result|audio-upload|preset}/{uuid}/{filename}   file, with Range support
+//	GET    /api/openapi.json                           this API as OpenAPI 3.1 (public; servers is BaseURL)
+//
+// Operations, outside /api/ and without the API's credentials:
+//
+//	GET    /healthz                                    200 "ok" while the process serves
+//	GET    /readyz                                     200, or 503 naming the check that failed: the store
+//	                                                   answers a cheap query and the blob store a stat,
+//	                                                   each within DefaultReadyTimeout
+//	GET    /metrics                                    Prometheus text format 0.0.4 (see metrics.go): jobs by
+//	                                                   state, processing counters, request latency by route
+//	                                                   pattern, Go runtime; open unless Config.MetricsToken
+//	                                                   is set, then "Authorization: Bearer <token>"
 //
 // Web pages (pages*.go, templates/): server-rendered HTML for browsers,
 // logged in through the account pages of package auth or opened with
@@ -83,6 +95,7 @@
 //	413   too_large                   body over MaxBodyBytes, upload or fetched URL over MaxUploadBytes
 //	415   unsupported_media_type      JSON endpoint without JSON, upload without multipart/form-data
 //	429   rate_limited                over Config.RateLimit (Retry-After is set)
+//	429   too_many_requests           too many failed password logins (HTTP Basic; Retry-After is set)
 //	500   internal_error              anything else; logged with slog, the message stays generic
 //	501   service_type_not_supported  service ls or input: the service type has no file transfer here
 //	400   service_misconfigured       the service's settings lack a value its type needs

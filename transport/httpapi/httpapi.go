@@ -60,6 +60,15 @@ type Config struct {
 	RateLimit float64
 	// RateBurst is the bucket size; 0 means max(1, 2*RateLimit).
 	RateBurst int
+	// Metrics receives the request latencies and holds the processing
+	// counters that GET {base}/metrics reports; share it with
+	// runner.Config.OnProcessed (Metrics.ObserveProcessing). nil: a
+	// Metrics of the handler's own.
+	Metrics *Metrics
+	// MetricsToken, when set, is the bearer token GET {base}/metrics
+	// requires; empty serves the metrics without credentials, as is common
+	// on a self-hosted listener.
+	MetricsToken string
 	// Logger receives internal errors; nil: slog.Default().
 	Logger *slog.Logger
 	// Now is the clock; nil: time.Now.
@@ -88,6 +97,7 @@ type server struct {
 	log      *slog.Logger
 	now      func() time.Time
 	handlers http.Handler
+	ops      *ops
 }
 
 // NewHandler returns the whole HTTP interface of audiopost: the JSON API
@@ -146,6 +156,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		}
 		s.limiter = newLimiter(cfg.RateLimit, burst, s.now)
 	}
+	s.ops = newOps(cfg)
 	s.handlers = s.routes()
 	return s.handlers, nil
 }

@@ -29,6 +29,7 @@ func (s *server) routes() http.Handler {
 			api.Handle(m+" "+full, s.serve(h))
 		}
 		slices.Sort(allow)
+		s.ops.record(path, allow)
 		api.HandleFunc(full, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", strings.Join(allow, ", "))
 			s.writeError(w, r, newError(http.StatusMethodNotAllowed, CodeMethodNotAllowed, r.Method+" is not allowed here; use "+strings.Join(allow, " or ")))
@@ -70,8 +71,9 @@ func (s *server) routes() http.Handler {
 	// methods fall through to the authenticated mux and its 405).
 	top.Handle("GET "+s.prefix+"/api/info.json", s.servePublic(s.info))
 	top.Handle("GET "+s.prefix+"/api/info/{what}", s.servePublic(s.infoOne))
+	s.opsRoutes(top)
 	s.pageRoutes(top)
-	return top
+	return s.instrument(top, api)
 }
 
 // serve adapts an apiHandler: it takes the user the auth middleware put
