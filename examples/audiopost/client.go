@@ -33,7 +33,7 @@ func (s *acctStrings) String() string     { return strings.Join(*s, ",") }
 func (s *acctStrings) Set(v string) error { *s = append(*s, v); return nil }
 
 func clientAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
-	data := fs.String("data", "", "data directory")
+	loc := acctFlags(fs)
 	user := fs.String("user", "", "username of the owner (default: an operator's client)")
 	name := fs.String("name", "", "application name shown on the consent page")
 	public := fs.Bool("public", false, "public client (desktop/mobile app): no secret, PKCE required")
@@ -46,16 +46,16 @@ func clientAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, std
 		fs.Usage()
 		return errors.New("client add needs -name")
 	}
-	d, err := acctOpen(ctx, fs, *data)
+	st, err := acctOpen(ctx, fs, loc)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	owner, err := acctUserID(ctx, d.Store, *user)
+	defer st.Close()
+	owner, err := acctUserID(ctx, st, *user)
 	if err != nil {
 		return err
 	}
-	c, secret, err := auth.RegisterClient(ctx, d.Store, owner, *name, uris, *public)
+	c, secret, err := auth.RegisterClient(ctx, st, owner, *name, uris, *public)
 	if err != nil {
 		return err
 	}
@@ -68,21 +68,21 @@ func clientAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, std
 }
 
 func clientList(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
-	data := fs.String("data", "", "data directory")
+	loc := acctFlags(fs)
 	user := fs.String("user", "", "username of the owner (default: the operator's clients)")
 	if _, err := acctParse(fs, args); err != nil {
 		return err
 	}
-	d, err := acctOpen(ctx, fs, *data)
+	st, err := acctOpen(ctx, fs, loc)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	owner, err := acctUserID(ctx, d.Store, *user)
+	defer st.Close()
+	owner, err := acctUserID(ctx, st, *user)
 	if err != nil {
 		return err
 	}
-	cs, err := d.Store.ListOAuthClients(ctx, owner)
+	cs, err := st.ListOAuthClients(ctx, owner)
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func clientList(ctx context.Context, fs *flag.FlagSet, args []string, stdout, st
 }
 
 func clientDelete(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
-	data := fs.String("data", "", "data directory")
+	loc := acctFlags(fs)
 	user := fs.String("user", "", "username of the owner (default: an operator's client)")
 	pos, err := acctParse(fs, args)
 	if err != nil {
@@ -109,16 +109,16 @@ func clientDelete(ctx context.Context, fs *flag.FlagSet, args []string, stdout, 
 		fs.Usage()
 		return errors.New("client delete needs one client ID")
 	}
-	d, err := acctOpen(ctx, fs, *data)
+	st, err := acctOpen(ctx, fs, loc)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	owner, err := acctUserID(ctx, d.Store, *user)
+	defer st.Close()
+	owner, err := acctUserID(ctx, st, *user)
 	if err != nil {
 		return err
 	}
-	if err := d.Store.DeleteOAuthClient(ctx, owner, pos[0]); err != nil {
+	if err := st.DeleteOAuthClient(ctx, owner, pos[0]); err != nil {
 		return fmt.Errorf("delete client %s: %w", pos[0], err)
 	}
 	fmt.Fprintf(stdout, "deleted client %s\n", pos[0])

@@ -29,7 +29,7 @@ func runKey(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // keyCreate prints only the secret on stdout, so that scripts can capture
 // it (KEY=$(audiopost key create ...)); the description goes to stderr.
 func keyCreate(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
-	data := fs.String("data", "", "data directory")
+	loc := acctFlags(fs)
 	user := fs.String("user", "", "username of the key's owner")
 	name := fs.String("name", "", "name of the key, e.g. the application using it")
 	expires := fs.Duration("expires", 0, "lifetime of the key, e.g. 720h (0: never expires)")
@@ -40,12 +40,12 @@ func keyCreate(ctx context.Context, fs *flag.FlagSet, args []string, stdout, std
 		fs.Usage()
 		return errors.New("key create needs -user, -name and a non-negative -expires")
 	}
-	d, err := acctOpen(ctx, fs, *data)
+	st, err := acctOpen(ctx, fs, loc)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	uid, err := acctUserID(ctx, d.Store, *user)
+	defer st.Close()
+	uid, err := acctUserID(ctx, st, *user)
 	if err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func keyCreate(ctx context.Context, fs *flag.FlagSet, args []string, stdout, std
 	if *expires > 0 {
 		exp = time.Now().Add(*expires)
 	}
-	k, secret, err := auth.CreateAPIKey(ctx, d.Store, uid, *name, exp)
+	k, secret, err := auth.CreateAPIKey(ctx, st, uid, *name, exp)
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func keyCreate(ctx context.Context, fs *flag.FlagSet, args []string, stdout, std
 }
 
 func keyList(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
-	data := fs.String("data", "", "data directory")
+	loc := acctFlags(fs)
 	user := fs.String("user", "", "username")
 	if _, err := acctParse(fs, args); err != nil {
 		return err
@@ -72,16 +72,16 @@ func keyList(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stder
 		fs.Usage()
 		return errors.New("key list needs -user")
 	}
-	d, err := acctOpen(ctx, fs, *data)
+	st, err := acctOpen(ctx, fs, loc)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	uid, err := acctUserID(ctx, d.Store, *user)
+	defer st.Close()
+	uid, err := acctUserID(ctx, st, *user)
 	if err != nil {
 		return err
 	}
-	keys, err := d.Store.ListAPIKeys(ctx, uid)
+	keys, err := st.ListAPIKeys(ctx, uid)
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func keyList(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stder
 }
 
 func keyRevoke(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
-	data := fs.String("data", "", "data directory")
+	loc := acctFlags(fs)
 	user := fs.String("user", "", "username of the key's owner")
 	pos, err := acctParse(fs, args)
 	if err != nil {
@@ -113,16 +113,16 @@ func keyRevoke(ctx context.Context, fs *flag.FlagSet, args []string, stdout, std
 		fs.Usage()
 		return errors.New("key revoke needs -user and one key ID")
 	}
-	d, err := acctOpen(ctx, fs, *data)
+	st, err := acctOpen(ctx, fs, loc)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	uid, err := acctUserID(ctx, d.Store, *user)
+	defer st.Close()
+	uid, err := acctUserID(ctx, st, *user)
 	if err != nil {
 		return err
 	}
-	if err := d.Store.RevokeAPIKey(ctx, uid, pos[0]); err != nil {
+	if err := st.RevokeAPIKey(ctx, uid, pos[0]); err != nil {
 		return fmt.Errorf("revoke key %s of %s: %w", pos[0], *user, err)
 	}
 	fmt.Fprintf(stdout, "revoked key %s\n", pos[0])

@@ -51,7 +51,7 @@ const (
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("addr", ":8080", "listen address (role api and all)")
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address (role api and all): this machine only by default; :8080 opens it to the network")
 	data := fs.String("data", "./audiopost-data", "data directory: the SQLite database and blob folder unless -db and -blobs say otherwise, and the workers' temporary files")
 	dbURL := fs.String("db", "", "metadata store: an SQLite file, or postgres://user:password@host:port/database (default <data>/"+sqlstore.DataDirDB+")")
 	blobsURL := fs.String("blobs", "", "blob store: a folder (several processes may share it, also on a network file system), or s3://bucket/prefix?endpoint=host:port&region=REGION&insecure=1 with the keys in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (default <data>/"+sqlstore.DataDirBlobs+")")
@@ -64,7 +64,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	adminUser := fs.String("admin-user", os.Getenv("AUDIOPOST_ADMIN_USER"), "username of the admin account created on first start (env AUDIOPOST_ADMIN_USER; default admin)")
 	adminPassword := fs.String("admin-password", os.Getenv("AUDIOPOST_ADMIN_PASSWORD"), "its password (env AUDIOPOST_ADMIN_PASSWORD; default: random, printed once)")
 	adminCredits := fs.Duration("admin-credits", 1000*time.Hour, "processing time credited to the admin account on first start")
-	noCredits := fs.Bool("no-credits", false, "process for free: neither check nor charge credits")
+	credits := fs.Bool("credits", false, "enforce credits: a production needs its owner's credits to cover its input (grant them with `audiopost user credits`); by default a self-hosted server processes for free and only reports used_credits")
+	fs.Bool("no-credits", true, "the default; kept so that older command lines still work")
 	allowPrivate := fs.Bool("allow-private-fetch", false, "let input URLs, webhooks and external services reach loopback and private addresses")
 	rateLimit := fs.Float64("rate-limit", 0, "API requests per second per user (0: unlimited)")
 	addrFile := fs.String("addr-file", "", "write the listening address (host:port) to this file once ready")
@@ -108,6 +109,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer blobs.Close()
 
+	// One set of metrics per process: the API's requests and, with the
+	// worker role in the same process, its processing runs.
+	metrics := httpapi.NewMetrics()
 	dial := outbound.New(outbound.Config{AllowLoopback: *allowPrivate, AllowPrivate: *allowPrivate, Timeout: -1})
 	xfer := transfer.Options{Dial: dial.DialContext, HTTPClient: dial.HTTPClient()}
 	var (
@@ -141,7 +145,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fetch := outbound.New(outbound.Config{AllowLoopback: *allowPrivate, AllowPrivate: *allowPrivate,
 			MaxBytes: httpapi.DefaultMaxUploadBytes, Timeout: 10 * time.Minute})
 		api, err := httpapi.NewHandler(httpapi.Config{Store: st, Blobs: blobs, BaseURL: base,
-			Fetcher: fetch, RateLimit: *rateLimit, Logger: log, Transfer: &xfer})
+			Fetcher: fetch, RateLimit: *rateLimit, Logger: log, Transfer: &xfer,
+			Metrics: metrics, MetricsToken: os.Getenv("AUDIOPOST_METRICS_TOKEN")})
 		if err != nil {
 			return err
 		}
@@ -159,8 +164,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		wk, err = newWorker(st, blobs, workerConfig{workers: *workers, lease: *lease, poll: *poll, noCharge: *noCredits,
-			workDir: workDir, base: base, allowPrivate: *allowPrivate, transfer: xfer, log: log})
+		wk, err = newWorker(st, blobs, workerConfig{workers: *workers, lease: *lease, poll: *poll, noCharge: !*credits,
+			workDir: workDir, base: base, allowPrivate: *allowPrivate, transfer: xfer, log: log,
+			onProcessed: metrics.ObserveProcessing})
 		if err != nil {
 			return err
 		}
@@ -170,7 +176,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	serveErr := make(chan error, 1)
 	if runAPI {
 		go func() { serveErr <- srv.Serve(ln) }()
-		fmt.Fprintf(stdout, "audiopost serving %s/ (API %s/api/, log in at %s/account/)\n", base, base, base)
+		fmt.Fprintf(stdout, "audiopost serving %s/ on %s\nlog in at %s/account/login/; the API is described at %s/api/openapi.json\n", base, listenScope(ln.Addr()), base, base)
 		if *addrFile != "" {
 			if err := writeFileAtomic(*addrFile, ln.Addr().String()); err != nil {
 				log.Error("writing -addr-file", "err", err)
@@ -212,6 +218,20 @@ func blobsKind(b blob.Store) string {
 		return "s3://" + s.Bucket() + "/" + s.Prefix()
 	}
 	return "folder"
+}
+
+// listenScope says who can reach a listening address.
+func listenScope(a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	switch {
+	case !ok:
+		return a.String()
+	case ta.IP.IsLoopback():
+		return ta.String() + ", this machine only (-addr :PORT opens it to the network)"
+	case ta.IP.IsUnspecified():
+		return ta.String() + ", every network interface"
+	}
+	return ta.String()
 }
 
 // defaultBaseURL is the URL of the listener on this machine.

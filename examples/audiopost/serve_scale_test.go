@@ -177,7 +177,7 @@ func (e *scaleEnv) startAPI(t *testing.T, name string, extra ...string) (*proc, 
 // startWorker starts a -role worker process on the data folder.
 func (e *scaleEnv) startWorker(t *testing.T, name, data string, extra ...string) *proc {
 	t.Helper()
-	args := append([]string{"serve", "-role", "worker", "-db", e.dsn, "-blobs", e.blobs, "-data", data,
+	args := append([]string{"serve", "-role", "worker", "-credits", "-db", e.dsn, "-blobs", e.blobs, "-data", data,
 		"-allow-private-fetch", "-log-level", "warn"}, extra...)
 	p := startProc(t, name, e.env, args...)
 	p.waitOutput(t, "audiopost worker running", 30*time.Second)

@@ -32,6 +32,8 @@ type workerConfig struct {
 	allowPrivate bool
 	transfer     transfer.Options
 	log          *slog.Logger
+	// onProcessed sees every finished processing run (metrics).
+	onProcessed func(status production.Status, audioSeconds float64, took time.Duration)
 }
 
 // worker is the worker role: the job runner and the webhook sender,
@@ -58,6 +60,7 @@ func newWorker(st *sqlstore.Store, blobs storage.Blobs, c workerConfig) (*worker
 	w.runner, err = runner.New(runner.Config{
 		Store: w.store, Blobs: blobs, Workers: c.workers, NoCharge: c.noCharge, Lease: c.lease,
 		TempDir: c.workDir, BaseURL: c.base, Logger: c.log, PollInterval: c.poll, Transfer: c.transfer,
+		OnProcessed: c.onProcessed,
 		OnFinished: func(ctx context.Context, tx storage.Tx, owner string, p *production.Production) error {
 			if p.Webhook == nil || *p.Webhook == "" {
 				return nil

@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	register("user", "manage accounts: user add|list|passwd -data DIR ...", runUser)
+	register("user", "manage accounts: user add|list|passwd|credits -data DIR ...", runUser)
 }
 
 // acctVerb is one verb of the user, key and client subcommands.
@@ -76,13 +76,33 @@ func acctParse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// acctOpen opens the data directory that -data names.
-func acctOpen(ctx context.Context, fs *flag.FlagSet, dir string) (*sqlstore.DataDir, error) {
-	if dir == "" {
-		fs.Usage()
-		return nil, errors.New("-data DIR is required")
+// acctLoc is where the account commands find the store: the data
+// directory of the embedded deployment, or -db as serve takes it.
+type acctLoc struct{ data, db *string }
+
+// acctFlags defines -data and -db on fs.
+func acctFlags(fs *flag.FlagSet) acctLoc {
+	return acctLoc{
+		data: fs.String("data", "", "data directory of the embedded deployment (its SQLite database)"),
+		db:   fs.String("db", "", "the store serve was given with -db (an SQLite file or postgres://...), instead of -data"),
 	}
-	return sqlstore.OpenDataDir(ctx, dir)
+}
+
+// acctOpen opens the store that -db or -data names.
+func acctOpen(ctx context.Context, fs *flag.FlagSet, loc acctLoc) (*sqlstore.Store, error) {
+	switch {
+	case *loc.db != "":
+		return sqlstore.Open(ctx, *loc.db)
+	case *loc.data != "":
+		d, err := sqlstore.OpenDataDir(ctx, *loc.data)
+		if err != nil {
+			return nil, err
+		}
+		d.Blobs.Close()
+		return d.Store, nil
+	}
+	fs.Usage()
+	return nil, errors.New("-data DIR or -db URL is required")
 }
 
 // acctUserID resolves a username to the user's id; "" stays "" (the
@@ -106,17 +126,58 @@ func acctTime(t time.Time, zero string) string {
 }
 
 var userVerbs = map[string]acctVerb{
-	"add":    {"add -data DIR -username U [-email E] -password P", userAdd},
-	"list":   {"list -data DIR", userList},
-	"passwd": {"passwd -data DIR -username U -password P", userPasswd},
+	"add":     {"add -data DIR -username U [-email E] -password P", userAdd},
+	"list":    {"list -data DIR", userList},
+	"passwd":  {"passwd -data DIR -username U -password P", userPasswd},
+	"credits": {"credits -data DIR -username U -add 10h [-recurring]", userCredits},
 }
 
 func runUser(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return acctDispatch(ctx, "user", userVerbs, []string{"add", "list", "passwd"}, args, stdout, stderr)
+	return acctDispatch(ctx, "user", userVerbs, []string{"add", "list", "passwd", "credits"}, args, stdout, stderr)
 }
 
+// userCredits grants processing time, for servers that enforce credits
+// (serve -credits); it prints the balance either way.
+func userCredits(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	loc := acctFlags(fs)
+	username := fs.String("username", "", "username")
+	add := fs.Duration("add", 0, "processing time to grant, e.g. 10h or 90m (negative takes away; 0 shows the balance)")
+	recurring := fs.Bool("recurring", false, "grant recurring rather than one-time credits")
+	if _, err := acctParse(fs, args); err != nil {
+		return err
+	}
+	if *username == "" {
+		fs.Usage()
+		return errors.New("user credits needs -username")
+	}
+	st, err := acctOpen(ctx, fs, loc)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	u, err := st.GetUserByUsername(ctx, *username)
+	if err != nil {
+		return fmt.Errorf("user %q: %w", *username, err)
+	}
+	if *add != 0 {
+		onetime, rec := *add, time.Duration(0)
+		if *recurring {
+			onetime, rec = 0, *add
+		}
+		if u, err = st.AddCredits(ctx, u.ID, onetime, rec); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "%s has %s of credits (%s one-time, %s recurring)\n", u.Username,
+		hours(u.Credits()), hours(u.OnetimeCredits), hours(u.RecurringCredits))
+	return nil
+}
+
+// hours writes a duration as hours with two decimals.
+func hours(d time.Duration) string { return fmt.Sprintf("%.2f h", d.Hours()) }
+
 func userAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
-	data := fs.String("data", "", "data directory")
+	loc := acctFlags(fs)
 	username := fs.String("username", "", "username (letters, digits, . _ + -)")
 	email := fs.String("email", "", "email address (optional)")
 	password := fs.String("password", "", "password, at least 8 characters")
@@ -127,12 +188,12 @@ func userAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stder
 		fs.Usage()
 		return errors.New("user add needs -username and -password")
 	}
-	d, err := acctOpen(ctx, fs, *data)
+	st, err := acctOpen(ctx, fs, loc)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	u, err := auth.CreateUser(ctx, d.Store, *username, *email, *password)
+	defer st.Close()
+	u, err := auth.CreateUser(ctx, st, *username, *email, *password)
 	if err != nil {
 		return err
 	}
@@ -141,25 +202,25 @@ func userAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stder
 }
 
 func userList(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
-	data := fs.String("data", "", "data directory")
+	loc := acctFlags(fs)
 	if _, err := acctParse(fs, args); err != nil {
 		return err
 	}
-	d, err := acctOpen(ctx, fs, *data)
+	st, err := acctOpen(ctx, fs, loc)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
+	defer st.Close()
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "USERNAME\tEMAIL\tID\tJOINED")
+	fmt.Fprintln(tw, "USERNAME\tEMAIL\tID\tJOINED\tCREDITS")
 	const page = 200
 	for off := 0; ; off += page {
-		us, err := d.Store.ListUsers(ctx, page, off)
+		us, err := st.ListUsers(ctx, page, off)
 		if err != nil {
 			return err
 		}
 		for _, u := range us {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", u.Username, u.Email, u.ID, acctTime(u.Joined, ""))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", u.Username, u.Email, u.ID, acctTime(u.Joined, ""), hours(u.Credits()))
 		}
 		if len(us) < page {
 			break
@@ -169,7 +230,7 @@ func userList(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stde
 }
 
 func userPasswd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
-	data := fs.String("data", "", "data directory")
+	loc := acctFlags(fs)
 	username := fs.String("username", "", "username")
 	password := fs.String("password", "", "new password, at least 8 characters")
 	if _, err := acctParse(fs, args); err != nil {
@@ -179,12 +240,12 @@ func userPasswd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, st
 		fs.Usage()
 		return errors.New("user passwd needs -username and -password")
 	}
-	d, err := acctOpen(ctx, fs, *data)
+	st, err := acctOpen(ctx, fs, loc)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	if err := auth.SetPassword(ctx, d.Store, *username, *password); err != nil {
+	defer st.Close()
+	if err := auth.SetPassword(ctx, st, *username, *password); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "password of %s changed\n", *username)

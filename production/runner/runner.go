@@ -31,10 +31,11 @@ const (
 
 // Errors of the runner.
 var (
-	// ErrInsufficientCredits is the error_message cause of a production
-	// refused before processing because its owner's credits do not cover
-	// its input. It wraps storage.ErrInsufficientCredits.
-	ErrInsufficientCredits = fmt.Errorf("production: %w", storage.ErrInsufficientCredits)
+	// ErrInsufficientCredits is the cause of a production refused before
+	// processing because its owner's credits do not cover its input (only
+	// on a server that enforces credits). Errors of it also match
+	// storage.ErrInsufficientCredits.
+	ErrInsufficientCredits = errors.New("not enough credits")
 	// ErrInputMissing means the production's input file is not in the blob
 	// store (deleted, or never uploaded).
 	ErrInputMissing = errors.New("production: input file missing")
@@ -306,4 +307,17 @@ func (r *Runner) retryAfter(attempt int) time.Duration {
 // creditsDuration is hours as a duration, rounded to the second.
 func creditsDuration(hours float64) time.Duration {
 	return time.Duration(math.Round(hours*3600)) * time.Second
+}
+
+// creditsError is a refusal for lack of credits, in words an account's
+// owner understands and with what to do about it.
+type creditsError struct{ need, have time.Duration }
+
+func (e *creditsError) Error() string {
+	return fmt.Sprintf("not enough credits: the input needs %s of processing time, the account has %s left; "+
+		"the server's operator grants more (audiopost user credits)", production.FormatTimestamp(e.need), production.FormatTimestamp(e.have))
+}
+
+func (e *creditsError) Is(target error) bool {
+	return target == ErrInsufficientCredits || target == storage.ErrInsufficientCredits
 }

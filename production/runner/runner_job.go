@@ -322,8 +322,7 @@ func (j *jobRun) checkCredits(ctx context.Context, p *production.Production, in 
 	}
 	need := time.Duration(math.Ceil(max(info.Length, 0))) * time.Second
 	if have := u.Credits(); have < need || have <= 0 {
-		return fmt.Errorf("%w: the input needs %s of credits, the account has %s left",
-			ErrInsufficientCredits, production.FormatTimestamp(need), production.FormatTimestamp(have))
+		return &creditsError{need: need, have: have}
 	}
 	return nil
 }

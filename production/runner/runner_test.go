@@ -293,7 +293,7 @@ func TestRunnerInsufficientCredits(t *testing.T) {
 	}
 	p := e.production(uuid)
 	if p.Status != production.StatusError || p.ErrorStatus == nil || *p.ErrorStatus != production.StatusWaiting ||
-		!strings.Contains(p.ErrorMessage, "insufficient credits") {
+		!strings.Contains(p.ErrorMessage, "not enough credits") {
 		t.Fatalf("status %v at %v: %q; want Error at Waiting about credits", p.Status, p.ErrorStatus, p.ErrorMessage)
 	}
 	if _, err := e.blobs.Stat(context.Background(), production.OutputKey(uuid, p.OutputFilename(0))); !errors.Is(err, storage.ErrNotFound) {
