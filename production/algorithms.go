@@ -74,12 +74,19 @@ type Algorithm struct {
 	// productions; multitrack masters have fewer switches).
 	BelongsTo string
 	// Default is the value an unset key takes, nil when DefaultFrom names
-	// the key whose value is the default.
-	Default     any
-	DefaultFrom string
+	// the key whose value is the default or when the default is derived
+	// (DefaultLabel says how).
+	Default      any
+	DefaultFrom  string
+	DefaultLabel string
 	// Options are the allowed values; empty for checkboxes and segments.
 	Options []Option
 	Scopes  Scope
+	// Pending, when not empty, names what this server does not do yet for
+	// the key (for example "multitrack processing"): the key is accepted
+	// and stored, a production that sets it gets a warning naming it, and
+	// the edit page does not offer it.
+	Pending string
 }
 
 // InfoType is the type shown in the algorithm info: checkbox for switches,
@@ -203,7 +210,11 @@ var (
 //   - filtermethod defaults to autoeq for single tracks (what current clients
 //     send) and to hipfilter for multitrack tracks (as the spec states).
 //   - the cutters are silence_cutter, filler_cutter, cough_cutter and
-//     music_cutter, named like the other snake_case keys.
+//     music_cutter, named like the other snake_case keys, under the switch
+//     cutter with cut_mode and fadetime (milliseconds, default 100).
+//     cutter on cuts silences and fillers unless told otherwise; a cutter
+//     switched on while cutter is unset cuts alone.
+//   - msclassifier applies to single tracks too.
 //   - the speech/music split keys default to their base key (DefaultFrom),
 //     except levelerstrength_music, which defaults to half of
 //     levelerstrength; musicgain is the gain of music segments relative to
@@ -225,7 +236,7 @@ var algorithmTable = []Algorithm{
 		DisplayName: "Leveler Strength", Description: "Leveler strength of this track."},
 	{Key: "levelerstrength_speech", Kind: KindInt, DefaultFrom: "levelerstrength", BelongsTo: "leveler", Options: ints("%", nil, steps(0, 120, 10)...), Scopes: ScopeSingletrack,
 		DisplayName: "Leveler Strength (Speech)", Description: "Leveler strength in speech segments; unset follows levelerstrength."},
-	{Key: "levelerstrength_music", Kind: KindInt, BelongsTo: "leveler", Options: ints("%", nil, steps(0, 120, 10)...), Scopes: ScopeSingletrack,
+	{Key: "levelerstrength_music", Kind: KindInt, BelongsTo: "leveler", DefaultLabel: "Half of Leveler Strength", Options: ints("%", nil, steps(0, 120, 10)...), Scopes: ScopeSingletrack,
 		DisplayName: "Leveler Strength (Music)", Description: "Leveler strength in music segments; unset is half of levelerstrength, so music keeps more of its dynamics."},
 	{Key: "compressor", Kind: KindString, Default: "auto", BelongsTo: "leveler", Options: compressors, Scopes: singleTrack,
 		DisplayName: "Compressor", Description: "Micro-dynamics compression of short peaks."},
@@ -251,9 +262,9 @@ var algorithmTable = []Algorithm{
 		DisplayName: "Maximum Short-term Loudness", Description: "Upper limit of short-term loudness above the target; 0 chooses automatically."},
 	{Key: "maxm", Kind: KindInt, Default: 0, BelongsTo: "normloudness", Options: ints("LU", autoLU, 0, 8, 9, 10, 11, 12, 15, 18, 20), Scopes: singleMaster,
 		DisplayName: "Maximum Momentary Loudness", Description: "Upper limit of momentary loudness above the target; 0 chooses automatically."},
-	{Key: "gate", Kind: KindBool, Default: true, Scopes: ScopeMaster,
+	{Key: "gate", Pending: multitrackPending, Kind: KindBool, Default: true, Scopes: ScopeMaster,
 		DisplayName: "Adaptive Noise Gate", Description: "Attenuates tracks while their speaker is silent."},
-	{Key: "crossgate", Kind: KindBool, Default: true, Scopes: ScopeMaster,
+	{Key: "crossgate", Pending: multitrackPending, Kind: KindBool, Default: true, Scopes: ScopeMaster,
 		DisplayName: "Crossgate", Description: "Reduces crosstalk and bleed between the microphones of the tracks."},
 	{Key: "denoise", Kind: KindBool, Default: false, Scopes: singleTrack,
 		DisplayName: "Noise Reduction", Description: "Removes noise, hum, reverb and breathing according to the settings below."},
@@ -271,29 +282,40 @@ var algorithmTable = []Algorithm{
 		DisplayName: "Hum Reduction Amount", Description: "Maximum hum reduction; 0 estimates it automatically."},
 	{Key: "segments", Kind: KindSegments, BelongsTo: "denoise", Scopes: ScopeSingletrack,
 		DisplayName: "Denoise Segments", Description: "Contiguous time ranges with their own denoise settings."},
-	{Key: "silence_cutter", Kind: KindBool, Default: false, Scopes: ScopeSingletrack,
-		DisplayName: "Silence Cutter", Description: "Cuts long silences."},
-	{Key: "filler_cutter", Kind: KindBool, Default: false, Scopes: ScopeSingletrack,
-		DisplayName: "Filler Cutter", Description: "Cuts filler words (um, uh)."},
-	{Key: "cough_cutter", Kind: KindBool, Default: false, Scopes: ScopeSingletrack,
-		DisplayName: "Cough Cutter", Description: "Cuts coughs."},
-	{Key: "music_cutter", Kind: KindBool, Default: false, Scopes: ScopeSingletrack,
-		DisplayName: "Music Cutter", Description: "Cuts music segments."},
-	{Key: "backforeground", Kind: KindString, Default: "auto", Options: strs("auto", "Auto", "foreground", "Foreground Track", "background", "Background Track", "unchanged", "Unchanged (Foreground)", "ducking", "Ducking"), Scopes: ScopeTrack,
+	{Key: "cutter", Kind: KindBool, Default: false, Scopes: ScopeSingletrack,
+		DisplayName: "Automatic Cutting", Description: "Cuts long silences and filler words (and coughs and music when switched on below); cut_start and cut_end trim whatever this says."},
+	{Key: "silence_cutter", Kind: KindBool, Default: true, BelongsTo: "cutter", Scopes: ScopeSingletrack,
+		DisplayName: "Silence Cutter", Description: "Shortens pauses longer than a second to a natural length. Switched on alone, it cuts without the other cutters."},
+	{Key: "filler_cutter", Kind: KindBool, Default: true, BelongsTo: "cutter", Scopes: ScopeSingletrack,
+		DisplayName: "Filler Cutter", Description: "Cuts filled pauses (um, uh, er). Switched on alone, it cuts without the other cutters."},
+	{Key: "cough_cutter", Kind: KindBool, Default: false, BelongsTo: "cutter", Scopes: ScopeSingletrack,
+		DisplayName: "Cough Cutter", Description: "Cuts coughs and similar short noise bursts."},
+	{Key: "music_cutter", Kind: KindBool, Default: false, BelongsTo: "cutter", Scopes: ScopeSingletrack,
+		DisplayName: "Music Cutter", Description: "Cuts music segments of five seconds and more."},
+	{Key: "cut_mode", Kind: KindString, Default: "apply_cuts", BelongsTo: "cutter", Scopes: ScopeSingletrack,
+		Options:     strs("apply_cuts", "Apply Cuts", "set_cuts_to_silence", "Set Cuts to Silence", "export_uncut_audio", "Export Uncut Audio and Cut List"),
+		DisplayName: "Cut Mode", Description: "Remove the cuts, silence them (the length stays), or keep the audio uncut and export the cut list (a cutlist output file, and the statistics)."},
+	{Key: "fadetime", Kind: KindInt, Default: 100, BelongsTo: "cutter", Options: ints("ms", map[int]string{0: "0 ms (hard cut)"}, 0, 10, 25, 50, 100, 150, 200, 300, 500), Scopes: ScopeSingletrack,
+		DisplayName: "Cut Fade Time", Description: "Crossfade at each cut."},
+	{Key: "backforeground", Pending: multitrackPending, Kind: KindString, Default: "auto", Options: strs("auto", "Auto", "foreground", "Foreground Track", "background", "Background Track", "unchanged", "Unchanged (Foreground)", "ducking", "Ducking"), Scopes: ScopeTrack,
 		DisplayName: "Fore/Background", Description: "Whether the track is foreground speech, background music, ducked under the others, or left unchanged."},
-	{Key: "backgroundgain", Kind: KindInt, Default: -18, BelongsTo: "backforeground", Options: ints("dB", nil, -3, -6, -8, -10, -12, -14, -16, -18, -20, -22, -24, -26), Scopes: ScopeTrack,
+	{Key: "backgroundgain", Pending: multitrackPending, Kind: KindInt, Default: -18, BelongsTo: "backforeground", Options: ints("dB", nil, -3, -6, -8, -10, -12, -14, -16, -18, -20, -22, -24, -26), Scopes: ScopeTrack,
 		DisplayName: "Background Level", Description: "Level of a background or ducked track below the foreground."},
-	{Key: "ducking_fadetime", Kind: KindInt, Default: 500, BelongsTo: "backforeground", Options: ints("ms", nil, 125, 250, 375, 500, 750, 1000, 1500, 2000), Scopes: ScopeTrack,
+	{Key: "ducking_fadetime", Pending: multitrackPending, Kind: KindInt, Default: 500, BelongsTo: "backforeground", Options: ints("ms", nil, 125, 250, 375, 500, 750, 1000, 1500, 2000), Scopes: ScopeTrack,
 		DisplayName: "Ducking Fade Time", Description: "Fade time of ducking."},
-	{Key: "gain", Kind: KindInt, Default: 0, Options: ints("dB", nil, -30, -23, -18, -15, -12, -8, -6, -5, -4, -3, -2, 0, 2, 3, 4, 5, 6), Scopes: ScopeTrack,
+	{Key: "gain", Pending: multitrackPending, Kind: KindInt, Default: 0, Options: ints("dB", nil, -30, -23, -18, -15, -12, -8, -6, -5, -4, -3, -2, 0, 2, 3, 4, 5, 6), Scopes: ScopeTrack,
 		DisplayName: "Track Gain", Description: "Gain applied to the track before mixing."},
-	{Key: "pan", Kind: KindString, Default: "", Options: panOptions(), Scopes: ScopeTrack,
+	{Key: "pan", Pending: multitrackPending, Kind: KindString, Default: "", Options: panOptions(), Scopes: ScopeTrack,
 		DisplayName: "Pan", Description: "Stereo position of the track; empty keeps the track's stereo image."},
-	{Key: "msclassifier", Kind: KindString, Default: "on", Options: strs("on", "On (Automatic)", "speech", "Speech Only", "music", "Music Only"), Scopes: ScopeTrack,
-		DisplayName: "Music/Speech Classifier", Description: "Automatic speech/music classification, or treat the whole track as speech or as music."},
-	{Key: "loop_trim", Kind: KindBool, Default: false, Scopes: ScopeTrack,
+	{Key: "msclassifier", Kind: KindString, Default: "on", Options: strs("on", "On (Automatic)", "speech", "Speech Only", "music", "Music Only"), Scopes: singleTrack,
+		DisplayName: "Music/Speech Classifier", Description: "Automatic speech/music classification, or treat the whole recording as speech or as music."},
+	{Key: "loop_trim", Pending: multitrackPending, Kind: KindBool, Default: false, Scopes: ScopeTrack,
 		DisplayName: "Loop / Trim", Description: "Loops or trims the track to the length of the longest track without loop_trim."},
 }
+
+// multitrackPending marks the keys of multitrack processing while the
+// engine cannot mix tracks.
+const multitrackPending = "multitrack processing"
 
 func panOptions() []Option {
 	o := []Option{{DisplayName: "No Panning", Value: ""}}
@@ -355,6 +377,9 @@ type AlgorithmInfoEntry struct {
 	// Scopes lists where the key may be used: singletrack,
 	// multitrack_master, multitrack_track.
 	Scopes []string `json:"scopes"`
+	// Pending, when present, says what this server does not do yet for
+	// the key: it is accepted and stored, and warned about.
+	Pending string `json:"pending,omitempty"`
 }
 
 // AlgorithmInfo returns the data of GET info/algorithms, keyed by algorithm
@@ -385,6 +410,7 @@ func algorithmInfo(scope Scope) map[string]AlgorithmInfoEntry {
 			BelongsTo:    a.BelongsTo,
 			Options:      slices.Clone(a.Options),
 			Scopes:       (keyScopes(a.Key) & scope).Names(),
+			Pending:      a.Pending,
 		}
 	}
 	return m

@@ -85,6 +85,7 @@ var outputFormats = []OutputFormat{
 	{Name: "psc", Type: TypeDescription, DisplayName: "Podlove Simple Chapters", Endings: []string{"psc", "xml"}},
 	{Name: "image", Type: TypeDescription, DisplayName: "Cover Image", Endings: []string{"jpg", "jpeg", "png"}},
 	{Name: "waveform", Type: TypeDescription, DisplayName: "Waveform Image", Endings: []string{"png"}},
+	{Name: "cutlist", Type: TypeDescription, DisplayName: "Cut List (Audacity labels, JSON edit list)", Endings: []string{"txt", "json"}},
 	{Name: "tracks", Type: TypeLossless, DisplayName: "Individual Processed Tracks (zipped)", Endings: []string{"flac.zip", "wav.zip"}, MultitrackOnly: true},
 	{Name: "speech", Type: TypeDescription, DisplayName: "Speech Recognition Data", Endings: []string{"json", "xml"}, NeedsSpeech: true},
 	{Name: "subtitle", Type: TypeDescription, DisplayName: "Subtitles", Endings: []string{"srt", "webvtt"}, NeedsSpeech: true},

@@ -8,11 +8,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// specKeys are the algorithm keys the API spec names, by scope.
+// specKeys are the algorithm keys the API spec names, by scope, with the
+// ones the spec leaves unnamed (the cutters' switch, mode and fade time)
+// and msclassifier, which single tracks take too.
 var specKeys = map[Scope][]string{
-	ScopeSingletrack: {"hipfilter", "filtermethod", "leveler", "levelerstrength", "compressor", "normloudness", "loudnesstarget", "maxpeak", "dualmono", "loudnessmethod", "maxlra", "maxs", "maxm", "denoise", "denoisemethod", "denoiseamount", "deverbamount", "debreathamount", "dehum", "dehumamount", "silence_cutter", "filler_cutter", "cough_cutter", "music_cutter", "segments", "levelerstrength_speech", "levelerstrength_music", "compressor_speech", "compressor_music", "musicgain"},
-	ScopeMaster:      {"leveler", "loudnesstarget", "gate", "crossgate", "maxpeak", "dualmono", "loudnessmethod", "maxlra", "maxs", "maxm"},
-	ScopeTrack:       {"hipfilter", "filtermethod", "denoise", "denoisemethod", "denoiseamount", "deverbamount", "debreathamount", "dehum", "dehumamount", "backforeground", "backgroundgain", "ducking_fadetime", "gain", "levelerstrength", "compressor", "pan", "msclassifier", "loop_trim"},
+	ScopeSingletrack: {"hipfilter", "filtermethod", "leveler", "levelerstrength", "compressor", "normloudness", "loudnesstarget", "maxpeak", "dualmono", "loudnessmethod", "maxlra", "maxs", "maxm", "denoise", "denoisemethod", "denoiseamount", "deverbamount", "debreathamount", "dehum", "dehumamount", "silence_cutter", "filler_cutter", "cough_cutter", "music_cutter", "segments", "levelerstrength_speech", "levelerstrength_music", "compressor_speech", "compressor_music", "musicgain",
+		"cutter", "cut_mode", "fadetime", "msclassifier"},
+	ScopeMaster: {"leveler", "loudnesstarget", "gate", "crossgate", "maxpeak", "dualmono", "loudnessmethod", "maxlra", "maxs", "maxm"},
+	ScopeTrack:  {"hipfilter", "filtermethod", "denoise", "denoisemethod", "denoiseamount", "deverbamount", "debreathamount", "dehum", "dehumamount", "backforeground", "backgroundgain", "ducking_fadetime", "gain", "levelerstrength", "compressor", "pan", "msclassifier", "loop_trim"},
 }
 
 func TestAlgorithmTableMatchesSpec(t *testing.T) {
@@ -123,6 +126,7 @@ func TestOutputFormatInfo(t *testing.T) {
 		"stats": {"txt", "json", "yaml"}, "chaps": {"chapters.txt"}, "psc": {"psc", "xml"}, "tracks": {"flac.zip", "wav.zip"},
 		"speech": {"json", "xml"}, "subtitle": {"srt", "webvtt"}, "transcript": {"html", "txt"},
 		"video": nil, "audiogram": nil, "input": nil, "image": nil, "waveform": nil,
+		"cutlist": {"txt", "json"}, // ours: the cut list the cutters' export mode promises
 	}
 	if len(info) != len(specEndings) {
 		t.Errorf("%d formats, spec has %d", len(info), len(specEndings))

@@ -13,8 +13,11 @@ type Statistics struct {
 	Levels            *Levels              `json:"levels,omitempty"`
 	MusicSpeech       []MusicSpeechSegment `json:"music_speech,omitempty"`
 	NoiseHumReduction []NoiseHumSegment    `json:"noise_hum_reduction,omitempty"`
-	Tracks            []TrackStatistics    `json:"tracks,omitempty"`
-	Master            *MasterStatistics    `json:"master,omitempty"`
+	// Cuts are the cuts the cutters detected and the trims, in input time,
+	// whatever the cut mode (not in the original interface).
+	Cuts   []CutSegment      `json:"cuts,omitempty"`
+	Tracks []TrackStatistics `json:"tracks,omitempty"`
+	Master *MasterStatistics `json:"master,omitempty"`
 }
 
 // Levels are the input and output levels of a single-track production.
@@ -44,6 +47,10 @@ type OutputLevels struct {
 	GainMean     Level `json:"gain_mean"`
 	Loudness     Level `json:"loudness"`
 	GainMax      Level `json:"gain_max"`
+	// NoiseLevel and SNR are measured on the output as on the input, to
+	// show what noise reduction did (not in the original interface).
+	NoiseLevel *Level `json:"noise_level,omitempty"`
+	SNR        *Level `json:"snr,omitempty"`
 }
 
 // TrackLevels are the levels of one multitrack track.
@@ -177,4 +184,32 @@ type span struct {
 
 func makeSpan(a, b time.Duration) span {
 	return span{FormatTimestamp(a), a.Seconds(), FormatTimestamp(b), b.Seconds()}
+}
+
+// CutSegment is a cut: why (silence, filler, cough, music, trim, or
+// several joined by +) and where in the input.
+type CutSegment struct {
+	Reason      string
+	Start, Stop time.Duration
+}
+
+// MarshalJSON writes reason, start, start_sec, stop and stop_sec.
+func (c CutSegment) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Reason string `json:"reason"`
+		span
+	}{c.Reason, makeSpan(c.Start, c.Stop)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (c *CutSegment) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Reason string `json:"reason"`
+		span
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*c = CutSegment{Reason: v.Reason, Start: seconds(v.StartSec), Stop: seconds(v.StopSec)}
+	return nil
 }

@@ -93,7 +93,7 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 	p.in = an
 	p.spans = speechSpans(an)
 	p.stats.Input = an.Loudness
-	p.stats.Segments = segments(an)
+	p.stats.Segments = an.Classes.Segments
 	p.stats.InputSteps = an.Energy
 
 	pr := &processing{an: an, cfg: cfg, control: make([]float64, len(an.Energy))}
@@ -108,6 +108,13 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 	p.outSpans = p.spans
 	if cfg.Cutting.active() {
 		cuts := an.Classes.Cuts(cfg.Cutting.Detect)
+		if d := cfg.Cutting.Detect; (d.Silence || d.Filler || d.Cough || d.Music) && cuts.Removed() > an.Frames()-int64(p.format.SampleRate) {
+			// Nothing the classifier calls foreground would be left: a
+			// recording of tones or noise, not of speech. Cutting it all
+			// helps nobody; keep the trims only.
+			cuts = an.Classes.Cuts(classify.CutOptions{TrimStart: d.TrimStart, TrimEnd: d.TrimEnd})
+			p.stats.Warnings = append(p.stats.Warnings, "the cutters found nothing to keep (no speech or music); nothing was cut")
+		}
 		p.stats.Cuts = cuts
 		// Trims are cut whatever the mode: cut_start and cut_end ask for
 		// a shorter output, not for a cut list.
@@ -182,7 +189,7 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 		return nil, err
 	}
 	p.src = out
-	mo := p.outputMeterOptions(loudness.ModeEBU | loudness.ModeRMS)
+	mo := p.outputMeterOptions(loudness.ModeEBU | loudness.ModeRMS | loudness.ModeLevels)
 	// Room for every step, so that recording them allocates nothing.
 	p.stats.OutputSteps = make([]float64, 0, len(an.Energy)+1)
 	mo.OnStep = func(e float64) { p.stats.OutputSteps = append(p.stats.OutputSteps, e) }

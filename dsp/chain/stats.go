@@ -1,19 +1,10 @@
 package chain
 
 import (
-	"time"
-
-	"github.com/audiopost/audiopost/dsp"
 	"github.com/audiopost/audiopost/dsp/classify"
 	"github.com/audiopost/audiopost/dsp/spectral"
 	"github.com/audiopost/audiopost/loudness"
 )
-
-// Segment is a run of speech or music in the input.
-type Segment struct {
-	Start, End time.Duration
-	Music      bool
-}
 
 // Settings record what the automatic choices were.
 type Settings struct {
@@ -46,8 +37,9 @@ type Stats struct {
 	// control and normalization together; the limiter's few dB on peaks
 	// are not counted).
 	GainMinDB, GainMeanDB, GainMaxDB float64
-	// Segments are the speech and music runs of the input.
-	Segments []Segment
+	// Segments are the classifier's speech and music segments of the
+	// input, covering it from start to end.
+	Segments []classify.Segment
 	// InputSteps and OutputSteps are the 100 ms step energies of input
 	// and output (loudness.Options.OnStep): loudness over time, what
 	// pictures of the processing are drawn from. OutputSteps is complete
@@ -63,20 +55,4 @@ type Stats struct {
 	// with ApplyCuts, the trims alone otherwise).
 	Cuts, Applied classify.Cuts
 	Warnings      []string
-}
-
-// segments lists the speech and music runs of an analysis.
-func segments(an *dsp.Analysis) []Segment {
-	var out []Segment
-	blk := float64(an.BlockLen) / float64(an.Format.SampleRate)
-	at := func(i int) time.Duration { return time.Duration(float64(i) * blk * float64(time.Second)) }
-	for i := 0; i < len(an.Music); {
-		j := i
-		for j < len(an.Music) && an.Music[j] == an.Music[i] {
-			j++
-		}
-		out = append(out, Segment{Start: at(i), End: at(j), Music: an.Music[i]})
-		i = j
-	}
-	return out
 }

@@ -39,7 +39,7 @@ func clientAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, std
 	public := fs.Bool("public", false, "public client (desktop/mobile app): no secret, PKCE required")
 	var uris acctStrings
 	fs.Var(&uris, "redirect-uri", "registered redirect URI, exactly as the app sends it (repeatable)")
-	if _, err := acctParse(fs, args); err != nil {
+	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
 	if *name == "" {
@@ -70,7 +70,7 @@ func clientAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, std
 func clientList(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	loc := acctFlags(fs)
 	user := fs.String("user", "", "username of the owner (default: the operator's clients)")
-	if _, err := acctParse(fs, args); err != nil {
+	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
 	st, err := acctOpen(ctx, fs, loc)
@@ -101,7 +101,7 @@ func clientList(ctx context.Context, fs *flag.FlagSet, args []string, stdout, st
 func clientDelete(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	loc := acctFlags(fs)
 	user := fs.String("user", "", "username of the owner (default: an operator's client)")
-	pos, err := acctParse(fs, args)
+	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}

@@ -35,14 +35,15 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintln(stderr, "usage: audiopost info FILE")
 		fmt.Fprintln(stderr, "Prints the format, channels, sample rate, bitrate (kbps), length (s), has_video and tags of FILE as one JSON object.")
 	}
-	if err := fs.Parse(args); err != nil {
+	files, err := parseInterleaved(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
+	if len(files) != 1 {
 		fs.Usage()
-		return fmt.Errorf("info: want exactly one file, got %d arguments", fs.NArg())
+		return fmt.Errorf("info: want exactly one file, got %d arguments", len(files))
 	}
-	info, err := audio.ProbeFile(ctx, fs.Arg(0))
+	info, err := audio.ProbeFile(ctx, files[0])
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ func keyCreate(ctx context.Context, fs *flag.FlagSet, args []string, stdout, std
 	user := fs.String("user", "", "username of the key's owner")
 	name := fs.String("name", "", "name of the key, e.g. the application using it")
 	expires := fs.Duration("expires", 0, "lifetime of the key, e.g. 720h (0: never expires)")
-	if _, err := acctParse(fs, args); err != nil {
+	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
 	if *user == "" || *name == "" || *expires < 0 {
@@ -65,7 +65,7 @@ func keyCreate(ctx context.Context, fs *flag.FlagSet, args []string, stdout, std
 func keyList(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	loc := acctFlags(fs)
 	user := fs.String("user", "", "username")
-	if _, err := acctParse(fs, args); err != nil {
+	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
 	if *user == "" {
@@ -105,7 +105,7 @@ func keyList(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stder
 func keyRevoke(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	loc := acctFlags(fs)
 	user := fs.String("user", "", "username of the key's owner")
-	pos, err := acctParse(fs, args)
+	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}

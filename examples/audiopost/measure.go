@@ -39,10 +39,11 @@ func runMeasure(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintln(stderr, "usage: audiopost measure [-json] FILE...")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	files, err := parseInterleaved(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
+	if len(files) == 0 {
 		fs.Usage()
 		return errors.New("measure: no input file")
 	}
@@ -53,7 +54,7 @@ func runMeasure(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintln(tw, "I (LUFS)\tLRA (LU)\tTP (dBTP)\tPeak (dBFS)\tmax M (LUFS)\tmax S (LUFS)\t  FILE")
 	}
 	var failed []error
-	for _, path := range fs.Args() {
+	for _, path := range files {
 		r, err := measureFile(ctx, path)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -82,7 +83,7 @@ func runMeasure(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("measure: %d of %d files failed: %w", len(failed), fs.NArg(), errors.Join(failed...))
+		return fmt.Errorf("measure: %d of %d files failed: %w", len(failed), len(files), errors.Join(failed...))
 	}
 	return nil
 }

@@ -47,14 +47,21 @@ func runProcess(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintln(stderr, "usage: audiopost process [-preset FILE.json] [-algorithms JSON] [-format NAME] [-bitrate N] [-chapters FILE] [-cover IMAGE] -o OUT IN")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 || *out == "" {
+	if len(pos) != 1 || *out == "" {
 		fs.Usage()
-		return errors.New("process needs one input file and -o OUT")
+		if len(pos) == 0 {
+			return errors.New("process needs an input file")
+		}
+		if *out == "" {
+			return errors.New("process needs -o OUT, the output file")
+		}
+		return fmt.Errorf("process takes one input file, got %d: %s", len(pos), strings.Join(pos, " "))
 	}
-	in := fs.Arg(0)
+	in := pos[0]
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -91,6 +98,9 @@ func runProcess(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if err != nil {
 		return err
+	}
+	if p.WarningMessage != "" {
+		fmt.Fprintln(stderr, "audiopost: warning:", p.WarningMessage)
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")

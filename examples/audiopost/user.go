@@ -59,9 +59,10 @@ func acctDispatch(ctx context.Context, cmd string, verbs map[string]acctVerb, or
 	return err
 }
 
-// acctParse parses flags that may be interleaved with positional
-// arguments, and returns the positional ones.
-func acctParse(fs *flag.FlagSet, args []string) ([]string, error) {
+// parseInterleaved parses flags that may come before, between or after
+// the positional arguments ("process in.wav -o out.mp3"), and returns the
+// positional ones.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -143,7 +144,7 @@ func userCredits(ctx context.Context, fs *flag.FlagSet, args []string, stdout, s
 	username := fs.String("username", "", "username")
 	add := fs.Duration("add", 0, "processing time to grant, e.g. 10h or 90m (negative takes away; 0 shows the balance)")
 	recurring := fs.Bool("recurring", false, "grant recurring rather than one-time credits")
-	if _, err := acctParse(fs, args); err != nil {
+	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
 	if *username == "" {
@@ -181,7 +182,7 @@ func userAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stder
 	username := fs.String("username", "", "username (letters, digits, . _ + -)")
 	email := fs.String("email", "", "email address (optional)")
 	password := fs.String("password", "", "password, at least 8 characters")
-	if _, err := acctParse(fs, args); err != nil {
+	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
 	if *username == "" || *password == "" {
@@ -203,7 +204,7 @@ func userAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stder
 
 func userList(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	loc := acctFlags(fs)
-	if _, err := acctParse(fs, args); err != nil {
+	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
 	st, err := acctOpen(ctx, fs, loc)
@@ -233,7 +234,7 @@ func userPasswd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, st
 	loc := acctFlags(fs)
 	username := fs.String("username", "", "username")
 	password := fs.String("password", "", "new password, at least 8 characters")
-	if _, err := acctParse(fs, args); err != nil {
+	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
 	if *username == "" || *password == "" {

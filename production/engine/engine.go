@@ -247,6 +247,7 @@ func (r *run) do(ctx context.Context) error {
 	r.setStatus(production.StatusAudioProcessing, 0)
 	p.ErrorMessage, p.ErrorStatus = "", nil
 	p.WarningMessage, p.WarningStatus = "", nil
+	p.RefreshPendingWarning(production.StatusAudioProcessing)
 	switch {
 	case p.IsMultitrack:
 		return ErrMultitrack
@@ -264,7 +265,7 @@ func (r *run) do(ctx context.Context) error {
 	if proc == nil {
 		proc = ChainProcessor{}
 	}
-	job := ProcessJob{Algorithms: alg}
+	job := ProcessJob{Algorithms: alg, CutStart: p.CutStart, CutEnd: p.CutEnd}
 	if lossyOutputs(p) {
 		job.Headroom = lossyHeadroom
 	}
@@ -347,14 +348,14 @@ func (r *run) probe(ctx context.Context) error {
 			return ctx.Err()
 		}
 		// A bad cover is not worth failing the audio for.
-		p.SetWarning(production.StatusAudioProcessing, "cover image ignored: "+err.Error())
+		p.AddWarning(production.StatusAudioProcessing, "cover image ignored: "+err.Error())
 		r.cover = nil
 	}
 	if r.cover != nil {
 		r.result.Cover = r.cover
 		thumb, err := artwork.Thumbnail(r.cover.Data, artwork.ThumbnailSize)
 		if err != nil {
-			p.SetWarning(production.StatusAudioProcessing, "cover image ignored: "+err.Error())
+			p.AddWarning(production.StatusAudioProcessing, "cover image ignored: "+err.Error())
 			r.cover, r.result.Cover = nil, nil
 		} else {
 			r.result.Thumbnail = thumb
@@ -387,7 +388,7 @@ func (r *run) loadChapterImages(p *production.Production) {
 		r.chapterPics[*c.Image] = pic
 	}
 	if len(bad) > 0 {
-		p.SetWarning(production.StatusAudioProcessing, "chapter images ignored: "+strings.Join(bad, "; "))
+		p.AddWarning(production.StatusAudioProcessing, "chapter images ignored: "+strings.Join(bad, ", "))
 	}
 }
 
@@ -540,7 +541,7 @@ func (r *run) encode(ctx context.Context, src audio.Source, processed *Processed
 	r.pcmLoudness = out.Integrated
 	st, ps := processed.statistics(out, alg.String("loudnessmethod"))
 	if len(ps.Warnings) > 0 {
-		r.p.SetWarning(production.StatusAudioProcessing, joinWarnings(ps.Warnings))
+		r.p.AddWarning(production.StatusAudioProcessing, joinWarnings(ps.Warnings))
 	}
 	if len(ps.InputSteps) > 0 || len(ps.OutputSteps) > 0 {
 		chart, err := artwork.LoudnessChart(ps.InputSteps, ps.OutputSteps, float64(alg.Int("loudnesstarget")), artwork.ChartWidth, artwork.ChartHeight)
@@ -693,10 +694,7 @@ func (r *run) verifyLossy(ctx context.Context, proc Processor, job ProcessJob, f
 			if worst == 0 {
 				msg = fmt.Sprintf("lossy encoding changed the loudness of %s by more than %.1f LU", worstName, lossyLevelTolerance)
 			}
-			if r.p.WarningMessage != "" {
-				msg = r.p.WarningMessage + "; " + msg
-			}
-			r.p.SetWarning(production.StatusAudioEncoding, msg)
+			r.p.AddWarning(production.StatusAudioEncoding, msg)
 			return nil
 		}
 		slog.Info("re-rendering lossy outputs", "uuid", r.p.UUID, "attempt", attempt+1, "outputs", len(redo),

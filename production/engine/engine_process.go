@@ -5,11 +5,14 @@ import (
 	"io"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/audiopost/audiopost/production"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/dsp/chain"
+	"github.com/audiopost/audiopost/dsp/classify"
+	"github.com/audiopost/audiopost/dsp/spectral"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -25,6 +28,8 @@ type Processor interface {
 type ProcessJob struct {
 	// Algorithms are the single-track algorithms.
 	Algorithms production.AlgorithmView
+	// CutStart and CutEnd trim seconds from the input's start and end.
+	CutStart, CutEnd float64
 	// Headroom is kept below maxpeak, in dB, because some output is encoded
 	// lossily and its decoder overshoots the true peak it was given.
 	Headroom float64
@@ -55,6 +60,11 @@ type ProcessStats struct {
 	// InputSteps and OutputSteps are the 100 ms loudness steps of input
 	// and processed output, for the loudness chart; nil when unknown.
 	InputSteps, OutputSteps []float64
+	// Cuts are the cuts detected and the trims, whatever the cut mode.
+	Cuts []production.CutSegment
+	// OutputNoise and OutputSNR are the noise level and SNR of the
+	// processed output (not measured: nil).
+	OutputNoise, OutputSNR *production.Level
 	// Warnings name every setting the processor could not honour.
 	Warnings []string
 }
@@ -68,23 +78,36 @@ type ChainProcessor struct{}
 func (ChainProcessor) Process(ctx context.Context, open audio.Opener, job ProcessJob) (*Processed, error) {
 	cfg := ChainConfig(job.Algorithms)
 	cfg.Headroom = job.Headroom
+	cfg.Cutting.Detect.TrimStart, cfg.Cutting.Detect.TrimEnd = job.CutStart, job.CutEnd
 	pl, err := chain.New(ctx, open, cfg)
 	if err != nil {
 		return nil, err
 	}
+	rate := pl.Format().SampleRate
+	var cuts []production.Cut
+	for _, c := range pl.Stats().Applied {
+		cuts = append(cuts, production.Cut{Start: frameSeconds(c.Start, rate), Stop: frameSeconds(c.End, rate)})
+	}
 	return &Processed{
 		Source:   &closeAtEOF{Source: pl, c: pl},
-		Stats:    func() ProcessStats { return chainStats(pl.Stats()) },
+		Cuts:     cuts,
+		Stats:    func() ProcessStats { return chainStats(pl.Stats(), rate) },
 		Measured: func() loudness.Result { return pl.Stats().Output },
 	}, nil
 }
 
-// The API's choices as the chain's types.
+// The API's choices as the DSP's types.
 var (
 	chainFilters = map[string]chain.FilterMethod{"hipfilter": chain.FilterHighPass, "autoeq": chain.FilterAutoEQ,
 		"bwe": chain.FilterBWE, "studiovoice": chain.FilterStudioVoice}
 	chainCompressions = map[string]chain.Compression{"auto": chain.CompressionAuto, "off": chain.CompressionOff,
 		"soft": chain.CompressionSoft, "medium": chain.CompressionMedium, "hard": chain.CompressionHard}
+	classifierModes = map[string]classify.Mode{"on": classify.Auto, "speech": classify.SpeechOnly, "music": classify.MusicOnly}
+	denoiseMethods  = map[string]spectral.Method{"classic": spectral.Classic, "static": spectral.Static,
+		"dynamic": spectral.Dynamic, "speech_isolation": spectral.SpeechIsolation}
+	cutModes = map[string]classify.CutMode{"apply_cuts": classify.ApplyCuts,
+		"set_cuts_to_silence": classify.SilenceCuts, "export_uncut_audio": classify.ExportCuts}
+	cutters = []string{"silence_cutter", "filler_cutter", "cough_cutter", "music_cutter"}
 )
 
 // ChainConfig maps single-track algorithms onto the chain's settings: the
@@ -113,6 +136,67 @@ func ChainConfig(a production.AlgorithmView) chain.Config {
 	c.MaxShortTerm = float64(a.Int("maxs"))
 	c.MaxMomentary = float64(a.Int("maxm"))
 	c.MaxTruePeak = a.Float("maxpeak")
+	c.Classifier = classifierModes[a.String("msclassifier")]
+	if a.Bool("denoise") {
+		c.Restoration = restoration(a)
+	}
+	c.Cutting = cutting(a)
+	return c
+}
+
+// restoration maps the denoise family. The amounts keep the API's
+// conventions, which spectral.Settings shares: 0 automatic (full for
+// deverb), -1 off, 3..100 a cap in dB. Dehum runs with every method, not
+// only classic: hum is as unwanted under the other methods.
+func restoration(a production.AlgorithmView) *chain.Restoration {
+	method := denoiseMethods[a.String("denoisemethod")]
+	settings := spectral.Settings{Method: method, ReductionDB: float64(a.Int("denoiseamount")),
+		DeverbDB: float64(a.Int("deverbamount")), DebreathDB: float64(a.Int("debreathamount"))}
+	if method == spectral.Classic {
+		settings.DeverbDB = -1 // classic has no reverb reduction (0, "full", is tolerated there)
+	}
+	r := &chain.Restoration{Settings: settings}
+	if amount := a.Int("dehumamount"); amount != -1 {
+		r.Dehum = &spectral.DehumOptions{Base: a.Int("dehum"), ReductionDB: float64(amount)}
+	}
+	for _, sg := range a.Segments("segments") {
+		s := settings
+		switch sg.DenoiseMethod {
+		case "speech":
+			// The production's method when it models speech.
+			if method == spectral.Classic {
+				s.Method = spectral.Static
+			}
+		case "music":
+			s.Method = spectral.Music
+		case "classic":
+			s.Method = spectral.Classic
+		case "off":
+			s.Method = spectral.Off
+		}
+		for _, v := range []struct {
+			set *int
+			dst *float64
+		}{{sg.DenoiseAmount, &s.ReductionDB}, {sg.DeverbAmount, &s.DeverbDB}, {sg.DebreathAmount, &s.DebreathDB}} {
+			if v.set != nil {
+				*v.dst = float64(*v.set)
+			}
+		}
+		r.Segments = append(r.Segments, chain.RestorationSegment{Start: sg.Start, Settings: s})
+	}
+	return r
+}
+
+// cutting maps the cutters. cutter on takes every cutter's own setting
+// (silences and fillers by default); a cutter switched on explicitly while
+// cutter is unset cuts alone.
+func cutting(a production.AlgorithmView) chain.Cutting {
+	on := func(k string) bool { return a.Bool(k) }
+	if !a.Bool("cutter") {
+		on = func(k string) bool { return a.Set(k) && a.Bool(k) }
+	}
+	c := chain.Cutting{Mode: cutModes[a.String("cut_mode")], Fade: float64(a.Int("fadetime")) / 1000}
+	c.Detect.Silence, c.Detect.Filler, c.Detect.Cough, c.Detect.Music = on(cutters[0]), on(cutters[1]), on(cutters[2]), on(cutters[3])
 	return c
 }
 
@@ -120,7 +204,13 @@ func ChainConfig(a production.AlgorithmView) chain.Config {
 // to: maxpeak, less the lossy headroom.
 func (job ProcessJob) ceiling() float64 { return job.Algorithms.Float("maxpeak") - job.Headroom }
 
-func chainStats(s chain.Stats) ProcessStats {
+func frameSeconds(f int64, rate int) float64 { return float64(f) / float64(rate) }
+
+func frameTime(f int64, rate int) time.Duration {
+	return time.Duration(float64(f) / float64(rate) * float64(time.Second))
+}
+
+func chainStats(s chain.Stats, rate int) ProcessStats {
 	in := s.Input
 	ps := ProcessStats{
 		Input: production.InputLevels{
@@ -130,12 +220,28 @@ func chainStats(s chain.Stats) ProcessStats {
 		GainMin: production.DB(s.GainMinDB), GainMean: production.DB(s.GainMeanDB), GainMax: production.DB(s.GainMaxDB),
 		Warnings: s.Warnings, InputSteps: s.InputSteps, OutputSteps: s.OutputSteps,
 	}
-	for _, seg := range s.Segments {
-		label := "speech"
-		if seg.Music {
-			label = "music"
+	if out := s.Output; loudness.Defined(out.NoiseLevel) {
+		n, snr := production.DB(out.NoiseLevel), production.DB(out.SNR)
+		ps.OutputNoise, ps.OutputSNR = &n, &snr
+	}
+	for _, c := range s.Cuts {
+		ps.Cuts = append(ps.Cuts, production.CutSegment{Reason: c.Reason.String(), Start: frameTime(c.Start, rate), Stop: frameTime(c.End, rate)})
+	}
+	for _, r := range s.Restoration {
+		seg := production.NoiseHumSegment{Start: frameTime(r.Start, rate), Stop: frameTime(r.End, rate)}
+		if r.ReductionDB > 0 {
+			v := r.ReductionDB
+			seg.Denoise = &v
 		}
-		ps.MusicSpeech = append(ps.MusicSpeech, production.MusicSpeechSegment{Label: label, Start: seg.Start, Stop: seg.End})
+		if r.DehumHz > 0 {
+			v := r.DehumHz
+			seg.Dehum = &v
+		}
+		ps.NoiseHum = append(ps.NoiseHum, seg)
+	}
+	for _, seg := range classify.MergeSegments(s.Segments, int64(production.MinMusicSpeechSegment.Seconds()*float64(rate))) {
+		ps.MusicSpeech = append(ps.MusicSpeech, production.MusicSpeechSegment{Label: seg.Label.String(),
+			Start: frameTime(seg.Start, rate), Stop: frameTime(seg.End, rate)})
 	}
 	return ps
 }
@@ -186,6 +292,7 @@ func (pr *Processed) statistics(out loudness.Result, method string) (production.
 			LRA: production.LU(out.LRA), MaxShortterm: production.LUFS(out.MaxShortTerm),
 			MaxMomentary: production.LUFS(out.MaxMomentary), Peak: production.DBTP(out.TruePeak),
 			Loudness: loud, GainMin: ps.GainMin, GainMean: ps.GainMean, GainMax: ps.GainMax,
+			NoiseLevel: ps.OutputNoise, SNR: ps.OutputSNR,
 		},
 	}
 	var ms []production.MusicSpeechSegment
@@ -194,7 +301,7 @@ func (pr *Processed) statistics(out loudness.Result, method string) (production.
 			ms = append(ms, s)
 		}
 	}
-	return production.Statistics{Levels: lv, MusicSpeech: ms, NoiseHumReduction: ps.NoiseHum}, ps
+	return production.Statistics{Levels: lv, MusicSpeech: ms, NoiseHumReduction: ps.NoiseHum, Cuts: ps.Cuts}, ps
 }
 
 func round2(x float64) float64 {

@@ -1,13 +1,17 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
+	"time"
 
+	"github.com/audiopost/audiopost/dsp/classify"
 	"github.com/audiopost/audiopost/production/artwork"
 	"github.com/audiopost/audiopost/production/sidefile"
 
@@ -69,6 +73,8 @@ func (r *run) sideFiles(ctx context.Context) error {
 				continue
 			}
 			data, err = artwork.ConvertImage(r.cover.Data, ending)
+		case "cutlist":
+			data, err = r.cutList(ending)
 		case "waveform":
 			data = r.result.Waveform
 		default:
@@ -84,11 +90,7 @@ func (r *run) sideFiles(ctx context.Context) error {
 	}
 	r.fillOutputFields()
 	if len(skipped) > 0 {
-		msg := "outputs skipped: " + strings.Join(skipped, ", ")
-		if p.WarningMessage != "" {
-			msg = p.WarningMessage + "; " + msg
-		}
-		p.SetWarning(production.StatusAudioEncoding, msg)
+		p.AddWarning(production.StatusAudioEncoding, "outputs skipped: "+strings.Join(skipped, ", "))
 	}
 	return nil
 }
@@ -166,4 +168,37 @@ func (r *run) describe(ending string) ([]byte, error) {
 		return sidefile.JSONToYAML(data)
 	}
 	return append(data, '\n'), nil
+}
+
+// cutList renders the cuts the cutters detected and the trims, in the time
+// of the main input (as chapter starts are given), whatever the cut mode:
+// Audacity labels (txt) or the JSON edit list of dsp/classify, with the
+// kept ranges. An export_uncut_audio production thus delivers the audio
+// and the list an editor applies to it.
+func (r *run) cutList(ending string) ([]byte, error) {
+	rate := r.p.SampleRate
+	var cuts classify.Cuts
+	for _, c := range r.p.Statistics.Cuts {
+		why, err := classify.ParseReason(c.Reason)
+		if err != nil {
+			return nil, err
+		}
+		cuts = append(cuts, classify.Cut{Start: durFrames(c.Start, rate), End: durFrames(c.Stop, rate), Reason: why})
+	}
+	frames := max(r.expected, 0)
+	if n := len(cuts); n > 0 {
+		frames = max(frames, cuts[n-1].End)
+	}
+	var b bytes.Buffer
+	var err error
+	if ending == "json" {
+		err = classify.WriteEDL(&b, cuts, rate, frames)
+	} else {
+		err = classify.WriteAudacityLabels(&b, cuts, rate)
+	}
+	return b.Bytes(), err
+}
+
+func durFrames(d time.Duration, rate int) int64 {
+	return int64(math.Round(d.Seconds() * float64(rate)))
 }

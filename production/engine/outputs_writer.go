@@ -2,11 +2,13 @@ package engine
 
 import (
 	"crypto/md5"
+	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,11 +56,26 @@ func (d DirWriter) Create(name string) (PendingFile, error) {
 	if name == "" || name != filepath.Base(name) || name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
 		return nil, fmt.Errorf("%w: output file name %q is not a plain file name", production.ErrInvalid, name)
 	}
-	f, err := os.CreateTemp(d.Dir, tempPrefix+"*")
+	f, err := createTemp(d.Dir, tempPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("creating output %s: %w", name, err)
 	}
 	return &dirFile{f: f, final: filepath.Join(d.Dir, name)}, nil
+}
+
+// createTemp is os.CreateTemp with the permissions of an ordinary new
+// file, 0644 less the umask: os.CreateTemp's 0600 would leave the outputs
+// unreadable to the web server or the colleague they are made for.
+func createTemp(dir, prefix string) (*os.File, error) {
+	for range 100 {
+		b := make([]byte, 8)
+		rand.Read(b)
+		f, err := os.OpenFile(filepath.Join(dir, prefix+hex.EncodeToString(b)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("no unused temporary name in %s", dir)
 }
 
 type dirFile struct {

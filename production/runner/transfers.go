@@ -63,7 +63,7 @@ func (j *jobRun) transferOutputs(ctx context.Context, p *production.Production, 
 		}
 	}
 	if len(failed) > 0 {
-		p.SetWarning(production.StatusOutgoingTransfer, "outgoing file transfer failed: "+strings.Join(failed, "; "))
+		p.AddWarning(production.StatusOutgoingTransfer, "outgoing file transfer failed: "+strings.Join(failed, ", "))
 	}
 	return nil
 }

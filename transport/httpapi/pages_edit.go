@@ -120,7 +120,9 @@ func formAlgorithms(p *production.Production) []algRow {
 	seen := map[string]bool{}
 	for _, a := range production.AlgorithmTable() {
 		e, ok := info[a.Key]
-		if !ok || seen[a.Key] || a.Scopes&scope == 0 || (e.Type != "checkbox" && e.Type != "select") {
+		// Only what works: settings this server does not apply yet are
+		// not offered.
+		if !ok || seen[a.Key] || a.Scopes&scope == 0 || a.Pending != "" || (e.Type != "checkbox" && e.Type != "select") {
 			continue
 		}
 		seen[a.Key] = true
@@ -178,8 +180,11 @@ func (pg *pages) editViewOf(pr *pageReq, p *production.Production, form map[stri
 			}
 		} else {
 			sel := get("alg."+row.Key, cur)
-			if row.DefaultFrom != "" {
+			switch {
+			case row.DefaultFrom != "":
 				f.Options = append(f.Options, algOption{Value: "", Label: "Same as " + labels[row.DefaultFrom], Selected: sel == ""})
+			case row.DefaultLabel != "":
+				f.Options = append(f.Options, algOption{Value: "", Label: row.DefaultLabel, Selected: sel == ""})
 			}
 			for _, o := range row.info.Options {
 				v := optionValue(o.Value)

@@ -1,0 +1,165 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/dsp/classify"
+	"github.com/audiopost/audiopost/internal/testaudio"
+	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/production/engine"
+)
+
+// runEngine processes a mono 48 kHz input with a request and returns the
+// production and the decoded first output.
+func runEngine(t *testing.T, x []float64, request string) (*production.Production, audio.Buffer, string) {
+	t.Helper()
+	const rate = 48000
+	dir, outDir := t.TempDir(), t.TempDir()
+	in := filepath.Join(dir, "talk.wav")
+	testaudio.WriteWAVBits(t, in, [][]float64{x}, rate, 24)
+	p := newProduction(t, request)
+	if _, err := (&engine.Engine{}).Run(context.Background(), p, engine.Inputs{Main: in}, engine.DirWriter{Dir: outDir}, nil); err != nil {
+		t.Fatal(err)
+	}
+	d, err := audio.Open(context.Background(), filepath.Join(outDir, p.OutputFilename(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	out, err := audio.ReadAll(context.Background(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, out, outDir
+}
+
+// bandLevel is the power in dB of x around the frequencies fs (±2 Hz),
+// measured with a long DFT over [from, to).
+func bandLevel(x []float64, rate int, freqs []float64, from, to int) float64 {
+	var p float64
+	n := to - from
+	for _, f := range freqs {
+		var re, im float64
+		for i := from; i < to; i++ {
+			w := 0.5 - 0.5*math.Cos(2*math.Pi*float64(i-from)/float64(n))
+			ph := 2 * math.Pi * f * float64(i) / float64(rate)
+			re += w * x[i] * math.Cos(ph)
+			im += w * x[i] * math.Sin(ph)
+		}
+		p += (re*re + im*im) / float64(n*n)
+	}
+	return 10 * math.Log10(p)
+}
+
+// The issue's case: a hummy recording processed with
+// {"denoise": true, "dehum": 50} comes out without its hum, the speech
+// kept, and the statistics say what was removed.
+func TestEngineDehum(t *testing.T) {
+	const rate = 48000
+	speech, spans := testaudio.Phrases(t, rate, testaudio.Sentences[:3], 1.5, testaudio.Voices[0])
+	speech = testaudio.Scale(speech, 0.3)
+	hum := testaudio.Hum(len(speech), rate, 50, 300, math.Pow(10, -36.0/20))
+	x := testaudio.Add(speech, hum)
+	// Noise reduction off (denoiseamount -1), so what goes is the hum.
+	p, out, _ := runEngine(t, x, `{"input_file": "https://example.org/talk.wav", "output_files": [{"format": "wav-24bit"}],
+		"algorithms": {"denoise": true, "denoiseamount": -1, "dehum": 50, "leveler": false, "normloudness": false}}`)
+	harm := []float64{100, 150, 200, 250, 300} // 50 Hz itself goes with the high-pass
+	pause := testaudio.Complement(spans, len(x), rate/4)[1]
+	before := bandLevel(x, rate, harm, pause.Start, pause.End)
+	after := bandLevel(out[0], rate, harm, pause.Start, pause.End)
+	sIn, sOut := testaudio.SpanDB(x, spans), testaudio.SpanDB(out[0], spans)
+	t.Logf("hum 100-300 Hz in a pause: %.1f -> %.1f dB; speech level %.1f -> %.1f dBFS; %s",
+		before, after, sIn, sOut, statsJSON(t, p.Statistics.NoiseHumReduction))
+	// The hum falls 25 dB more than the speech does (the leveler and
+	// normalization are off, the high-pass touches neither much).
+	if drop := (before - after) - (sIn - sOut); drop < 25 {
+		t.Errorf("hum reduced %.1f dB relative to the speech, want 25 or more", drop)
+	}
+	nh := p.Statistics.NoiseHumReduction
+	if len(nh) == 0 || nh[0].Dehum == nil || *nh[0].Dehum != 50 || nh[0].Denoise != nil {
+		t.Errorf("noise_hum_reduction %s, want dehum 50", statsJSON(t, nh))
+	}
+	if p.WarningMessage != "" {
+		t.Errorf("warning %q", p.WarningMessage)
+	}
+}
+
+func statsJSON(t *testing.T, v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// The cutters through the engine: 3 s pauses come out short, chapters
+// move with the cuts, the statistics list them, and export_uncut_audio
+// keeps the length with the same cut list as a file.
+func TestEngineCutter(t *testing.T) {
+	const rate = 48000
+	x, spans := testaudio.Phrases(t, rate, testaudio.Sentences[:4], 3, testaudio.Voices[1])
+	chapterAt := float64(spans[2].Start) / rate
+	req := func(mode string) string {
+		return `{"input_file": "https://example.org/talk.wav", "output_files": [{"format": "wav"}, {"format": "cutlist", "ending": "txt"}, {"format": "cutlist", "ending": "json"}],
+			"chapters": [{"start": "` + production.FormatTimestamp(seconds(chapterAt)) + `", "title": "Third"}],
+			"algorithms": {"cutter": true, "cut_mode": "` + mode + `"}}`
+	}
+	p, out, outDir := runEngine(t, x, req("apply_cuts"))
+	cut := float64(len(x)-out.Frames()) / rate
+	t.Logf("apply_cuts: %d cuts, %.1f s removed of %.1f s: %s", len(p.Statistics.Cuts), cut, float64(len(x))/rate, statsJSON(t, p.Statistics.Cuts))
+	if len(p.Statistics.Cuts) < 3 || cut < 3*1.9 {
+		t.Errorf("%d cuts removing %.1f s; want the three 3 s pauses shortened", len(p.Statistics.Cuts), cut)
+	}
+	// The chapter starts where its sentence now starts.
+	ch := p.ChapterPositions()[0]
+	removedBefore := 0.0
+	for _, c := range p.Cuts {
+		if c.Stop <= chapterAt {
+			removedBefore += c.Stop - c.Start
+		}
+	}
+	if got, want := ch.OutputStart.Seconds(), chapterAt-removedBefore; math.Abs(got-want) > 0.1 {
+		t.Errorf("chapter at %.2f s in the output, its sentence at %.2f s", got, want)
+	}
+	labels, err := os.ReadFile(filepath.Join(outDir, p.OutputFilename(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied, err := classify.ReadAudacityLabels(strings.NewReader(string(labels)), rate)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	pe, outE, outDirE := runEngine(t, x, req("export_uncut_audio"))
+	if outE.Frames() != len(x) {
+		t.Errorf("export_uncut_audio: %d frames out of %d", outE.Frames(), len(x))
+	}
+	if c := pe.ChapterPositions()[0].OutputStart.Seconds(); math.Abs(c-chapterAt) > 0.001 {
+		t.Errorf("export_uncut_audio moved the chapter to %.3f s", c)
+	}
+	data, err := os.ReadFile(filepath.Join(outDirE, pe.OutputFilename(2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var edl classify.EDL
+	if err := json.Unmarshal(data, &edl); err != nil {
+		t.Fatal(err)
+	}
+	exported, err := edl.CutList()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if statsJSON(t, exported) != statsJSON(t, applied) {
+		t.Errorf("exported cut list %v differs from the applied one %v", exported, applied)
+	}
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
