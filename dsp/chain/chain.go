@@ -146,6 +146,14 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 			break
 		}
 	}
+	if cfg.Leveler && pr.levelPauses(an, proc) {
+		// The pauses changed: measure again for the gain statistics and
+		// the normalization (pauses hardly move the gated loudness, but
+		// RMS and dialog methods see them).
+		if proc, err = p.measure(ctx, open, pr); err != nil {
+			return nil, fmt.Errorf("loudness pass: %w", err)
+		}
+	}
 	p.proc = proc
 
 	// Normalization gain, corrected for what the limiter will take off.
@@ -160,12 +168,21 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 		// either applies, passes that render the output correct the gain
 		// (dsp.FitGain).
 		if len(pr.applied)+len(pr.silenced) > 0 || limiterLoss(proc, p.gainDB, cfg.ceiling()) >= limiterLossTrigger {
+			first := p.gainDB
 			p.gainDB, err = dsp.FitGain(p.gainDB, cfg.TargetLUFS, maxVerifyPasses, func(g float64) (float64, error) {
 				p.gainDB = g
 				return p.verify(ctx, open, pr)
 			})
 			if err != nil {
 				return nil, fmt.Errorf("limiter check pass: %w", err)
+			}
+			// What the limiter took off the speech the gain now makes up
+			// everywhere; the pauses, which it never touched, give it
+			// back, so the background stays where it was against the
+			// speech. Cuts change the loudness too, so only limiting
+			// counts.
+			if loss := p.gainDB - first; cfg.Leveler && len(pr.applied) == 0 && loss > 0.05 {
+				pr.lowerPauses(loss)
 			}
 		}
 	}

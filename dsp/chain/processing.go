@@ -285,3 +285,87 @@ func slidingMax(x []float64, half int) []float64 {
 	}
 	return out
 }
+
+// levelPauses makes the gain of every pause follow the speech around it.
+// The leveler plans pause gains from its own phrase gains, but what the
+// listener hears is the speech's level after the compressor too, which
+// lowers speech and leaves pauses alone: without this correction the
+// noise floor comes up against the speech (the speech-to-pause ratio
+// falls), and its level depends on which speaker it sits between. So each
+// pause gets the smaller of the effective gains (energy-weighted, from
+// input and processed block energies on the same grid) of the phrases
+// before and after it: a constant background stays constant across
+// speakers, the ratio of speech to background stays what it was, and a
+// pause is never lifted above the speech next to it. It reports whether it
+// changed the control plan.
+func (pr *processing) levelPauses(in, proc *dsp.Analysis) bool {
+	n := min(len(in.Energy), len(proc.Energy), len(pr.control))
+	voiced := in.Voiced
+	type run struct {
+		a, b int     // blocks [a, b)
+		g    float64 // effective gain, dB
+	}
+	var phrases []run
+	for i := 0; i < n; {
+		if !voiced[i] {
+			i++
+			continue
+		}
+		j := i
+		var ei, ep float64
+		for j < n && voiced[j] {
+			ei += in.Energy[j]
+			ep += proc.Energy[j]
+			j++
+		}
+		if ei > 0 && ep > 0 {
+			phrases = append(phrases, run{i, j, 10 * math.Log10(ep/ei)})
+		}
+		i = j
+	}
+	if len(phrases) == 0 {
+		return false
+	}
+	changed := false
+	for k := 0; k <= len(phrases); k++ {
+		a, b := 0, n
+		target := math.Inf(1)
+		if k > 0 {
+			a = phrases[k-1].b
+			target = phrases[k-1].g
+		}
+		if k < len(phrases) {
+			b = phrases[k].a
+			target = math.Min(target, phrases[k].g)
+		}
+		// The silence before the first phrase and after the last has one
+		// neighbour; the one beyond it keeps the background where the
+		// dialogue left it.
+		if k == 0 && len(phrases) > 1 {
+			target = math.Min(target, phrases[1].g)
+		}
+		if k == len(phrases) && len(phrases) > 1 {
+			target = math.Min(target, phrases[k-2].g)
+		}
+		for i := a; i < b; i++ {
+			if voiced[i] || in.Energy[i] <= 0 || proc.Energy[i] <= 0 {
+				continue
+			}
+			if c := target - 10*math.Log10(proc.Energy[i]/in.Energy[i]); math.Abs(c) > 0.05 {
+				pr.control[i] += c
+				changed = true
+			}
+		}
+	}
+	return changed
+}
+
+// lowerPauses lowers every pause block by db: the loudness the limiter took
+// off the speech, which it never takes off the pauses.
+func (pr *processing) lowerPauses(db float64) {
+	for i := range pr.control {
+		if i < len(pr.an.Voiced) && !pr.an.Voiced[i] {
+			pr.control[i] -= db
+		}
+	}
+}

@@ -288,8 +288,10 @@ func TestScaleOut(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 
-	// Wait for all to be Done and their webhooks delivered.
-	deadline := time.Now().Add(90 * time.Second)
+	// Wait for all to be Done and their webhooks delivered. A delivery the
+	// killed worker had claimed comes back when its lease runs out (the
+	// webhook lease: two request timeouts and 30 s, 90 s by default).
+	deadline := time.Now().Add(150 * time.Second)
 	for {
 		done := e.count(t, `SELECT COUNT(*) FROM resources WHERE kind = 'production' AND status = $1`, int(production.StatusDone))
 		delivered := e.count(t, `SELECT COUNT(*) FROM webhook_deliveries WHERE state = 'delivered'`)
@@ -297,7 +299,7 @@ func TestScaleOut(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after 90 s: %d of %d productions done, %d webhooks delivered", done, n, delivered)
+			t.Fatalf("after 150 s: %d of %d productions done, %d webhooks delivered", done, n, delivered)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
