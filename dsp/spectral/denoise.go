@@ -366,6 +366,7 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 		up = dh
 	}
 	d.st = newSTFT(f.Channels, d.n, d.hop, d.spectral)
+	d.P, d.G = d.st.pow, d.st.g
 	d.run = newHopRunner(up, d.hop, d.st.latency(), d.st.process)
 	d.out = d.run
 	if breath {
@@ -513,23 +514,14 @@ func (d *Denoiser) segmentAt(c int64) (cur, prev int, w float64) {
 	return i, i, 1
 }
 
-// spectral computes and applies the gain of one frame.
-func (d *Denoiser) spectral(spec [][]complex128) {
+// spectral computes the gain of one frame from the mean power of the
+// channels per bin; the STFT applies it.
+func (d *Denoiser) spectral(P, G []float64) {
 	t := d.frame
 	d.frame++
 	centre := (t+1)*int64(d.hop) - int64(d.n/2)
 	cur, prev, w := d.segmentAt(centre)
 
-	P := d.P
-	inv := 1 / float64(len(spec))
-	for k := range P {
-		var s float64
-		for c := range spec {
-			z := spec[c][k]
-			s += real(z)*real(z) + imag(z)*imag(z)
-		}
-		P[k] = s * inv
-	}
 	if d.needTrack {
 		d.track()
 		if d.onNoise != nil {
@@ -546,15 +538,11 @@ func (d *Denoiser) spectral(spec [][]complex128) {
 			d.G[k] = w*d.G[k] + (1-w)*d.Gb[k]
 		}
 	}
-	G := d.G
 	if d.onGain != nil {
 		d.onGain(G)
 	}
 	var pin, pout, plam float64
 	for k, g := range G {
-		for c := range spec {
-			spec[c][k] *= complex(g, 0)
-		}
 		pin += P[k]
 		pout += g * g * P[k]
 		plam += d.lam[k]
