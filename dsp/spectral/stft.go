@@ -2,6 +2,7 @@ package spectral
 
 import (
 	"math"
+	"math/bits"
 
 	"gonum.org/v1/gonum/dsp/fourier"
 
@@ -30,24 +31,24 @@ func FFTSize(sampleRate int) int {
 // normalized so that unit gains reconstruct the input exactly, delayed by
 // n-hop frames.
 //
-// Channels are transformed two at a time: the pair (l, r) is packed as
-// the complex sequence l + ir into one complex FFT (gonum's in-place radix
-// 2, which allocates nothing), whose bins k and n-k hold the two real
-// spectra by conjugate symmetry. Since a gain that is real and the same at
-// k and n-k keeps each half real, one complex inverse returns both
-// outputs, in the real and the imaginary part. An odd channel left over
-// takes the real FFT. Stereo thus costs one complex transform each way
-// instead of two real ones, about half.
+// Each real frame of n samples is transformed as a complex sequence of
+// n/2 (even samples in the real part, odd in the imaginary) by gonum's
+// in-place radix-4 FFT (radix 2 when n/2 is not a power of 4), and the
+// spectrum of the real frame is separated from it by conjugate symmetry;
+// the inverse merges the bins back the same way. That is the textbook
+// real FFT from a half-length complex one: the radix-4 transform allocates
+// nothing and, in Go, takes a third of the time of fftpack's real FFT, so
+// the STFT costs about half of what it did with fourier.FFT.
 type stft struct {
 	n, hop, bins int
 	win          []float64 // analysis window
 	swin         []float64 // synthesis window with the overlap-add normalization and 1/n
 	frame        [][]float64
 	acc          [][]float64
-	pairs        [][]complex128 // per channel pair, n packed bins
-	fft          *fourier.FFT   // the odd channel
-	tmp          []float64
-	spec         []complex128
+	z            []complex128   // n/2 packed samples
+	spec         [][]complex128 // per channel, n/2+1 bins
+	tw           []complex128   // exp(-2 pi i k/n), k = 0..n/2
+	radix4       bool
 	pow, g       []float64
 	gain         func(pow, g []float64)
 }
@@ -66,19 +67,19 @@ func newSTFT(channels, n, hop int, gain func(pow, g []float64)) *stft {
 	}
 	s.frame = make([][]float64, channels)
 	s.acc = make([][]float64, channels)
+	s.spec = make([][]complex128, channels)
 	for c := range s.frame {
 		s.frame[c] = make([]float64, n)
 		s.acc[c] = make([]float64, n)
+		s.spec[c] = make([]complex128, s.bins)
 	}
-	s.pairs = make([][]complex128, channels/2)
-	for p := range s.pairs {
-		s.pairs[p] = make([]complex128, n)
+	s.z = make([]complex128, n/2)
+	s.tw = make([]complex128, s.bins)
+	for k := range s.tw {
+		sn, cs := math.Sincos(-2 * math.Pi * float64(k) / float64(n))
+		s.tw[k] = complex(cs, sn)
 	}
-	if channels%2 == 1 {
-		s.fft = fourier.NewFFT(n)
-		s.tmp = make([]float64, n)
-		s.spec = make([]complex128, s.bins)
-	}
+	s.radix4 = bits.TrailingZeros(uint(n/2))%2 == 0
 	s.pow = make([]float64, s.bins)
 	s.g = make([]float64, s.bins)
 	return s
@@ -95,37 +96,94 @@ func sqrtHann(n int) []float64 {
 // latency is the delay of the output behind the input, in frames.
 func (s *stft) latency() int { return s.n - s.hop }
 
+// cfft transforms z in place, forward or (unnormalized) inverse.
+func (s *stft) cfft(z []complex128, inverse bool) {
+	switch {
+	case s.radix4 && inverse:
+		fourier.SequenceRadix4(z)
+	case s.radix4:
+		fourier.CoefficientsRadix4(z)
+	case inverse:
+		fourier.SequenceRadix2(z)
+	default:
+		fourier.CoefficientsRadix2(z)
+	}
+}
+
+// forward sets spec to the spectrum of the real frame x (len n).
+func (s *stft) forward(spec []complex128, x, win []float64) {
+	m := s.n / 2
+	z := s.z[:m]
+	x = x[:2*m]
+	win = win[:2*m]
+	for i := range z {
+		z[i] = complex(x[2*i]*win[2*i], x[2*i+1]*win[2*i+1])
+	}
+	s.cfft(z, false)
+	// With E and O the spectra of the even and odd samples,
+	// Z[k] = E[k] + iO[k] and conj(Z[m-k]) = E[k] - iO[k], so
+	// X[k] = E[k] + W^k O[k].
+	spec = spec[:m+1]
+	tw := s.tw[:m+1]
+	spec[0] = complex(real(z[0])+imag(z[0]), 0)
+	spec[m] = complex(real(z[0])-imag(z[0]), 0)
+	for k := 1; k <= m/2; k++ {
+		a, b := z[k], z[m-k]
+		// e = (a + conj b)/2, o = (a - conj b)/(2i).
+		er, ei := 0.5*(real(a)+real(b)), 0.5*(imag(a)-imag(b))
+		or, oi := 0.5*(imag(a)+imag(b)), -0.5*(real(a)-real(b))
+		w := tw[k]
+		wr, wi := real(w), imag(w)
+		tr, ti := wr*or-wi*oi, wr*oi+wi*or
+		spec[k] = complex(er+tr, ei+ti)
+		// Bin m-k: e' = conj e, o' = conj o, W^(m-k) = -conj W^k.
+		spec[m-k] = complex(er-tr, -ei+ti)
+	}
+}
+
+// inverse overlap-adds the real frame of spectrum spec, weighted by swin,
+// into acc.
+func (s *stft) inverse(acc []float64, spec []complex128, swin []float64) {
+	m := s.n / 2
+	z := s.z[:m]
+	spec = spec[:m+1]
+	tw := s.tw[:m+1]
+	// E[k] = X[k] + conj X[m-k], O[k] = (X[k] - conj X[m-k]) conj W^k
+	// (twice each: the half-length inverse returns m times, not n times,
+	// the frame), and Z[k] = E[k] + iO[k].
+	x0, xm := real(spec[0]), real(spec[m])
+	z[0] = complex(x0+xm, x0-xm)
+	for k := 1; k <= m/2; k++ {
+		a, b := spec[k], spec[m-k]
+		er, ei := real(a)+real(b), imag(a)-imag(b)
+		dr, di := real(a)-real(b), imag(a)+imag(b)
+		w := tw[k]
+		wr, wi := real(w), -imag(w)
+		or, oi := dr*wr-di*wi, dr*wi+di*wr
+		// Bin m-k has E' = conj E and O' = conj O.
+		z[k] = complex(er-oi, ei+or)
+		z[m-k] = complex(er+oi, -ei+or)
+	}
+	s.cfft(z, true)
+	acc = acc[:2*m]
+	swin = swin[:2*m]
+	for i, v := range z {
+		acc[2*i] += real(v) * swin[2*i]
+		acc[2*i+1] += imag(v) * swin[2*i+1]
+	}
+}
+
 // process consumes hop input frames and produces hop output frames.
 func (s *stft) process(in, out audio.Buffer) {
 	n, hop := s.n, s.hop
+	pow := s.pow
+	clear(pow)
 	for c, f := range s.frame {
 		copy(f, f[hop:])
 		copy(f[n-hop:], in[c])
-	}
-	pow := s.pow
-	clear(pow)
-	win := s.win[:n]
-	for p, z := range s.pairs {
-		l, r := s.frame[2*p][:n], s.frame[2*p+1][:n]
-		z = z[:n]
-		for i, w := range win {
-			z[i] = complex(l[i]*w, r[i]*w)
-		}
-		fourier.CoefficientsRadix2(z)
-		// |L_k|^2 + |R_k|^2 = (|Z_k|^2 + |Z_n-k|^2) / 2.
-		pow[0] += real(z[0])*real(z[0]) + imag(z[0])*imag(z[0])
-		for k := 1; k < s.bins; k++ {
-			a, b := z[k], z[n-k]
-			pow[k] += 0.5 * (real(a)*real(a) + imag(a)*imag(a) + real(b)*real(b) + imag(b)*imag(b))
-		}
-	}
-	if s.fft != nil {
-		f := s.frame[len(s.frame)-1]
-		for i, w := range win {
-			s.tmp[i] = f[i] * w
-		}
-		s.fft.Coefficients(s.spec, s.tmp)
-		for k, z := range s.spec {
+		spec := s.spec[c]
+		s.forward(spec, f, s.win)
+		for k, z := range spec {
 			pow[k] += real(z)*real(z) + imag(z)*imag(z)
 		}
 	}
@@ -135,34 +193,12 @@ func (s *stft) process(in, out audio.Buffer) {
 	}
 	g := s.g
 	s.gain(pow, g)
-	swin := s.swin[:n]
-	for p, z := range s.pairs {
-		z = z[:n]
-		z[0] *= complex(g[0], 0)
-		z[n/2] *= complex(g[n/2], 0)
-		for k := 1; k < n/2; k++ {
-			gk := complex(g[k], 0)
-			z[k] *= gk
-			z[n-k] *= gk
-		}
-		fourier.SequenceRadix2(z)
-		al, ar := s.acc[2*p][:n], s.acc[2*p+1][:n]
-		for i, w := range swin {
-			al[i] += real(z[i]) * w
-			ar[i] += imag(z[i]) * w
-		}
-	}
-	if s.fft != nil {
-		for k := range s.spec {
-			s.spec[k] *= complex(g[k], 0)
-		}
-		s.fft.Sequence(s.tmp, s.spec)
-		a := s.acc[len(s.acc)-1][:n]
-		for i, w := range swin {
-			a[i] += s.tmp[i] * w
-		}
-	}
 	for c, a := range s.acc {
+		spec := s.spec[c][:len(g)]
+		for k, gk := range g {
+			spec[k] *= complex(gk, 0)
+		}
+		s.inverse(a, spec, s.swin)
 		copy(out[c], a[:hop])
 		copy(a, a[hop:])
 		clear(a[n-hop:])

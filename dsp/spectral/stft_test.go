@@ -10,12 +10,18 @@ import (
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
-// The packed transforms (two channels in one complex FFT) give every
-// channel what a real FFT of its own would: the same mean power per bin
-// and the same output under the same gains.
-func TestSTFTPacked(t *testing.T) {
-	const n, hop, frames = 256, 128, 128 * 12
-	for _, ch := range []int{1, 2, 3} {
+// The real transforms made of half-length complex ones give what
+// fourier.FFT gives: the same mean power per bin and the same output under
+// the same gains, with radix 2 (n = 256) and radix 4 (n = 512).
+func TestSTFTTransforms(t *testing.T) {
+	for _, tc := range []struct{ n, ch int }{{256, 1}, {256, 2}, {512, 1}, {512, 3}} {
+		testSTFT(t, tc.n, tc.ch)
+	}
+}
+
+func testSTFT(t *testing.T, n, ch int) {
+	hop, frames := n/2, n*6
+	{
 		in := make(audio.Buffer, ch)
 		for c := range in {
 			in[c] = testaudio.WhiteNoise(frames, 0.1, uint64(c+1))
@@ -67,7 +73,7 @@ func TestSTFTPacked(t *testing.T) {
 			}
 		}
 		if maxPowErr > 1e-9 || maxOutErr > 1e-12 {
-			t.Errorf("%d channels: power off by %.2g (relative), output by %.2g", ch, maxPowErr, maxOutErr)
+			t.Errorf("n %d, %d channels: power off by %.2g (relative), output by %.2g", n, ch, maxPowErr, maxOutErr)
 		}
 	}
 }
