@@ -244,7 +244,7 @@ type Denoiser struct {
 	revHistN           int
 	revFactor          float64
 	G, Gb, Gs, pS      []float64
-	xi, g1, floor, gam []float64
+	xi, g1, floor, gam []float64 // gam: xi gamma/(1+xi) of the refined xi
 	zeta               []float64
 	trackA             float64
 
@@ -627,7 +627,7 @@ func (d *Denoiser) gain(r *resolved, G []float64) {
 		noise = d.profile
 	}
 	P, lam, prevA := d.P, d.lam, d.prevA
-	xiA, gA, flA := d.xi, d.g1, d.floor
+	xiA, gA, flA, vA := d.xi, d.g1, d.floor, d.gam
 	over := 1.0
 	switch r.s.Method {
 	case Classic:
@@ -643,14 +643,15 @@ func (d *Denoiser) gain(r *resolved, G []float64) {
 		l := ln
 		floor := gmin
 		if rev {
-			lr := d.lamR[k]
-			l += lr
-			floor = (ln*gmin + lr*r.rmin) / max(l, 1e-30)
+			l += d.lamR[k]
 		}
-		l = max(l, 1e-30)
+		il := 1 / max(l, 1e-30)
+		if rev {
+			floor = (ln*gmin + d.lamR[k]*r.rmin) * il
+		}
 		lam[k] = noise[k]
-		gamma := min(v/l, 1e4)
-		xi := max(ddAlpha*prevA[k]/l+(1-ddAlpha)*max(gamma-1, 0), xiMin)
+		gamma := min(v*il, 1e4)
+		xi := max(ddAlpha*prevA[k]*il+(1-ddAlpha)*max(gamma-1, 0), xiMin)
 		flA[k] = floor
 		if wiener {
 			g := xi / (1 + xi)
@@ -658,15 +659,17 @@ func (d *Denoiser) gain(r *resolved, G []float64) {
 			G[k] = min(max(g, floor), 1)
 			continue
 		}
-		g1 := lsaGain(xi, gamma)
+		r1 := xi / (1 + xi)
+		g1 := lsaGainR(r1, r1*gamma)
 		prevA[k] = g1 * g1 * v
 		// Two-step refinement (Plapous et al., 2006): the a priori SNR
 		// from this frame's first gain, which removes the one-frame lag
 		// of the decision-directed estimate at speech onsets.
 		xi = max(g1*g1*gamma, xiMin)
 		xiA[k] = xi
-		d.gam[k] = gamma
-		gA[k] = lsaGain(xi, gamma)
+		r2 := xi / (1 + xi)
+		vA[k] = r2 * gamma
+		gA[k] = lsaGainR(r2, vA[k])
 	}
 	if wiener {
 		return
@@ -674,15 +677,15 @@ func (d *Denoiser) gain(r *resolved, G []float64) {
 	d.presence()
 	// OM-LSA (Cohen and Berdugo, 2001): the LSA gain where speech is
 	// present, the floor where it is absent, geometrically weighted.
-	lnFloor := fastLn(gmin)
+	lgFloor := fastLog2(gmin)
 	for k := range G {
 		p := d.pS[k]
 		fl := flA[k]
-		lf := lnFloor
+		lf := lgFloor
 		if rev {
-			lf = fastLn(fl)
+			lf = fastLog2(fl)
 		}
-		g := fastExpNeg(-(p*fastLn(max(gA[k], 1e-6)) + (1-p)*lf))
+		g := fastExp2Neg(-(p*fastLog2(max(gA[k], 1e-6)) + (1-p)*lf))
 		G[k] = min(max(g, fl), 1)
 	}
 	if r.s.Method == Dynamic || r.s.Method == SpeechIsolation {
@@ -720,7 +723,7 @@ func zetaLikelihood(z float64) float64 {
 	case z >= zetaMax:
 		return 1
 	}
-	return fastLn(z/zetaMin) * (1 / math.Log(zetaMax/zetaMin))
+	return (fastLog2(z) - math.Log2(zetaMin)) * (1 / math.Log2(zetaMax/zetaMin))
 }
 
 // presence computes the speech presence probability of every bin into pS.
@@ -752,8 +755,8 @@ func (d *Denoiser) presence() {
 		}
 		q := 1 - zetaLikelihood(sl*il)*zetaLikelihood(sw*iw)*pf
 		q = min(q, qMax)
-		v := xi[k] * d.gam[k] / (1 + xi[k])
-		d.pS[k] = 1 / (1 + q/(1-q)*(1+xi[k])*fastExpNeg(min(v, 700)))
+		// p = 1 / (1 + q/(1-q) (1+xi) exp(-v)), v = xi gamma/(1+xi).
+		d.pS[k] = (1 - q) / (1 - q + q*(1+xi[k])*fastExpNeg(min(d.gam[k], 700)))
 		// Slide the windows.
 		if j := k + localBins + 1; j < n {
 			sl += z[j]
