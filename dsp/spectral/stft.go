@@ -45,11 +45,9 @@ type stft struct {
 	swin         []float64 // synthesis window with the overlap-add normalization and 1/n
 	frame        [][]float64
 	acc          [][]float64
-	z            []complex128   // n/2 packed samples
-	spec         [][]complex128 // per channel, n/2+1 bins
-	tw           []complex128   // exp(-2 pi i k/n), k = 0..n/2
-	radix4       bool
-	pow, g       []float64
+	rfft
+	spec   [][]complex128 // per channel, n/2+1 bins
+	pow, g []float64
 	gain         func(pow, g []float64)
 }
 
@@ -73,13 +71,7 @@ func newSTFT(channels, n, hop int, gain func(pow, g []float64)) *stft {
 		s.acc[c] = make([]float64, n)
 		s.spec[c] = make([]complex128, s.bins)
 	}
-	s.z = make([]complex128, n/2)
-	s.tw = make([]complex128, s.bins)
-	for k := range s.tw {
-		sn, cs := math.Sincos(-2 * math.Pi * float64(k) / float64(n))
-		s.tw[k] = complex(cs, sn)
-	}
-	s.radix4 = bits.TrailingZeros(uint(n/2))%2 == 0
+	s.rfft = newRFFT(n)
 	s.pow = make([]float64, s.bins)
 	s.g = make([]float64, s.bins)
 	return s
@@ -96,8 +88,26 @@ func sqrtHann(n int) []float64 {
 // latency is the delay of the output behind the input, in frames.
 func (s *stft) latency() int { return s.n - s.hop }
 
+// rfft is the real FFT of n samples made of a complex FFT of n/2.
+type rfft struct {
+	n      int
+	z      []complex128 // n/2 packed samples
+	tw     []complex128 // exp(-2 pi i k/n), k = 0..n/2
+	radix4 bool
+}
+
+func newRFFT(n int) rfft {
+	r := rfft{n: n, z: make([]complex128, n/2), tw: make([]complex128, n/2+1)}
+	for k := range r.tw {
+		sn, cs := math.Sincos(-2 * math.Pi * float64(k) / float64(n))
+		r.tw[k] = complex(cs, sn)
+	}
+	r.radix4 = bits.TrailingZeros(uint(n/2))%2 == 0
+	return r
+}
+
 // cfft transforms z in place, forward or (unnormalized) inverse.
-func (s *stft) cfft(z []complex128, inverse bool) {
+func (s *rfft) cfft(z []complex128, inverse bool) {
 	switch {
 	case s.radix4 && inverse:
 		fourier.SequenceRadix4(z)
@@ -111,7 +121,7 @@ func (s *stft) cfft(z []complex128, inverse bool) {
 }
 
 // forward sets spec to the spectrum of the real frame x (len n).
-func (s *stft) forward(spec []complex128, x, win []float64) {
+func (s *rfft) forward(spec []complex128, x, win []float64) {
 	m := s.n / 2
 	z := s.z[:m]
 	x = x[:2*m]
@@ -143,7 +153,7 @@ func (s *stft) forward(spec []complex128, x, win []float64) {
 
 // inverse overlap-adds the real frame of spectrum spec, weighted by swin,
 // into acc.
-func (s *stft) inverse(acc []float64, spec []complex128, swin []float64) {
+func (s *rfft) inverse(acc []float64, spec []complex128, swin []float64) {
 	m := s.n / 2
 	z := s.z[:m]
 	spec = spec[:m+1]
