@@ -48,7 +48,7 @@ type stft struct {
 	rfft
 	spec   [][]complex128 // per channel, n/2+1 bins
 	pow, g []float64
-	gain         func(pow, g []float64)
+	gain   func(pow, g []float64)
 }
 
 func newSTFT(channels, n, hop int, gain func(pow, g []float64)) *stft {
