@@ -659,20 +659,31 @@ func (d *Denoiser) gain(r *resolved, G []float64) {
 			G[k] = min(max(g, floor), 1)
 			continue
 		}
-		r1 := xi / (1 + xi)
+		// Kept for the passes below: the first-step xi/(1+xi) and gamma.
+		gA[k] = xi / (1 + xi)
+		vA[k] = gamma
+	}
+	if wiener {
+		return
+	}
+	// The rest runs in short passes over the bins, so that the processor
+	// overlaps many bins' divisions and table lookups instead of waiting on
+	// one bin's long chain of them.
+	for k, v := range P {
+		r1, gamma := gA[k], vA[k]
 		g1 := lsaGainR(r1, r1*gamma)
 		prevA[k] = g1 * g1 * v
 		// Two-step refinement (Plapous et al., 2006): the a priori SNR
 		// from this frame's first gain, which removes the one-frame lag
 		// of the decision-directed estimate at speech onsets.
-		xi = max(g1*g1*gamma, xiMin)
+		xi := max(g1*g1*gamma, xiMin)
 		xiA[k] = xi
-		r2 := xi / (1 + xi)
-		vA[k] = r2 * gamma
-		gA[k] = lsaGainR(r2, vA[k])
+		gA[k] = xi / (1 + xi)
 	}
-	if wiener {
-		return
+	for k, r2 := range gA {
+		v := r2 * vA[k]
+		vA[k] = v
+		gA[k] = lsaGainR(r2, v)
 	}
 	d.presence()
 	// OM-LSA (Cohen and Berdugo, 2001): the LSA gain where speech is
