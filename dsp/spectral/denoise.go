@@ -245,7 +245,7 @@ type Denoiser struct {
 	revFactor          float64
 	G, Gb, Gs, pS      []float64
 	xi, g1, floor, gam []float64 // gam: xi gamma/(1+xi) of the refined xi
-	zeta               []float64
+	zeta, zw           []float64 // smoothed a priori SNR; its wide average
 	trackA             float64
 
 	acc []segAcc
@@ -345,7 +345,7 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 			d.trackA = trackAlphaFast
 		}
 	}
-	d.xi, d.g1, d.floor, d.gam, d.zeta = mk(), mk(), mk(), mk(), mk()
+	d.xi, d.g1, d.floor, d.gam, d.zeta, d.zw = mk(), mk(), mk(), mk(), mk(), mk()
 	d.revHist = make([]float64, revDelay*b)
 	for k := range d.Gs {
 		d.Gs[k] = 1
@@ -764,10 +764,9 @@ func (d *Denoiser) presence() {
 			il = 1 / float64(min(k+localBins, n-1)-max(k-localBins, 0)+1)
 			iw = 1 / float64(min(k+wideBins, n-1)-max(k-wideBins, 0)+1)
 		}
-		q := 1 - zetaLikelihood(sl*il)*zetaLikelihood(sw*iw)*pf
-		q = min(q, qMax)
-		// p = 1 / (1 + q/(1-q) (1+xi) exp(-v)), v = xi gamma/(1+xi).
-		d.pS[k] = (1 - q) / (1 - q + q*(1+xi[k])*fastExpNeg(min(d.gam[k], 700)))
+		// The averages now, the probabilities in a second pass that
+		// does not wait on the running sums.
+		d.pS[k], d.zw[k] = sl*il, sw*iw
 		// Slide the windows.
 		if j := k + localBins + 1; j < n {
 			sl += z[j]
@@ -781,5 +780,11 @@ func (d *Denoiser) presence() {
 		if j := k - wideBins; j >= 0 {
 			sw -= z[j]
 		}
+	}
+	for k, zl := range d.pS {
+		q := 1 - zetaLikelihood(zl)*zetaLikelihood(d.zw[k])*pf
+		q = min(q, qMax)
+		// p = 1 / (1 + q/(1-q) (1+xi) exp(-v)), v = xi gamma/(1+xi).
+		d.pS[k] = (1 - q) / (1 - q + q*(1+xi[k])*fastExpNeg(min(d.gam[k], 700)))
 	}
 }
