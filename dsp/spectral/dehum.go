@@ -343,7 +343,7 @@ func (h *Dehum) process(in, out audio.Buffer) {
 	// amplitude: y = Re(a z).
 	half := float64(B-1) / 2
 	mid := int(half) + 1
-	g := 2 * h.g
+	g := complex(2*h.g, 0)
 	zr, zi := h.zr, h.zi
 	// Components 60 dB under the strongest are left alone: what is left
 	// of them is inaudible, and they cost as much as the rest.
@@ -363,12 +363,7 @@ func (h *Dehum) process(in, out audio.Buffer) {
 		f := h.freqs[k]
 		z := phasor(f, float64(b*int64(B)), h.fs)
 		rot := phasor(f, 1, h.fs)
-		cr, ci := real(z), imag(z)
-		rr, ri := real(rot), imag(rot)
-		for i := range zr {
-			zr[i], zi[i] = cr, ci
-			cr, ci = cr*rr-ci*ri, cr*ri+ci*rr
-		}
+		phasorTable(zr, zi, z, rot)
 		for c := range out {
 			tr := h.tri[c*Kmax+k]
 			o := out[c]
@@ -381,16 +376,69 @@ func (h *Dehum) process(in, out audio.Buffer) {
 				{0, mid, tr[1] + (tr[1]-tr[0])*complex(-half/float64(B), 0), (tr[1] - tr[0]) / complex(float64(B), 0)},
 				{mid, B, tr[1] + (tr[2]-tr[1])*complex((float64(mid)-half)/float64(B), 0), (tr[2] - tr[1]) / complex(float64(B), 0)},
 			} {
-				ar, ai := g*real(seg.a), g*imag(seg.a)
-				dr, di := g*real(seg.d), g*imag(seg.d)
-				os, zrs, zis := o[seg.lo:seg.hi], zr[seg.lo:seg.hi], zi[seg.lo:seg.hi]
-				for i := range os {
-					os[i] -= ar*zrs[i] - ai*zis[i]
-					ar += dr
-					ai += di
-				}
+				subRamp(o[seg.lo:seg.hi], zr[seg.lo:seg.hi], zi[seg.lo:seg.hi], g*seg.a, g*seg.d)
 			}
 		}
+	}
+}
+
+// phasorTable sets zr[i] + i zi[i] to z rot^i. Four interleaved
+// recurrences, each stepping by rot^4, keep the multiplier busy where one
+// would wait on its own previous result every sample.
+func phasorTable(zr, zi []float64, z, rot complex128) {
+	n := len(zr)
+	zi = zi[:n]
+	r2 := rot * rot
+	r4 := r2 * r2
+	rr, ri := real(r4), imag(r4)
+	c := [4]complex128{z, z * rot, z * r2, z * r2 * rot}
+	c0r, c0i, c1r, c1i := real(c[0]), imag(c[0]), real(c[1]), imag(c[1])
+	c2r, c2i, c3r, c3i := real(c[2]), imag(c[2]), real(c[3]), imag(c[3])
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		r, m := zr[i:i+4:i+4], zi[i:i+4:i+4]
+		r[0], m[0] = c0r, c0i
+		r[1], m[1] = c1r, c1i
+		r[2], m[2] = c2r, c2i
+		r[3], m[3] = c3r, c3i
+		c0r, c0i = c0r*rr-c0i*ri, c0r*ri+c0i*rr
+		c1r, c1i = c1r*rr-c1i*ri, c1r*ri+c1i*rr
+		c2r, c2i = c2r*rr-c2i*ri, c2r*ri+c2i*rr
+		c3r, c3i = c3r*rr-c3i*ri, c3r*ri+c3i*rr
+	}
+	rest := [4][2]float64{{c0r, c0i}, {c1r, c1i}, {c2r, c2i}, {c3r, c3i}}
+	for j := 0; i < n; i, j = i+1, j+1 {
+		zr[i], zi[i] = rest[j][0], rest[j][1]
+	}
+}
+
+// subRamp subtracts Re((a + i d) z[i]) from o[i]: a sinusoid whose complex
+// amplitude moves linearly. Four lanes, each stepping its amplitude by 4d,
+// so that no addition waits on the previous sample's.
+func subRamp(o, zr, zi []float64, a, d complex128) {
+	n := len(o)
+	zr, zi = zr[:n], zi[:n]
+	ar, ai, dr, di := real(a), imag(a), real(d), imag(d)
+	a0r, a0i := ar, ai
+	a1r, a1i := ar+dr, ai+di
+	a2r, a2i := ar+2*dr, ai+2*di
+	a3r, a3i := ar+3*dr, ai+3*di
+	d4r, d4i := 4*dr, 4*di
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		p, r, m := o[i:i+4:i+4], zr[i:i+4:i+4], zi[i:i+4:i+4]
+		p[0] -= a0r*r[0] - a0i*m[0]
+		p[1] -= a1r*r[1] - a1i*m[1]
+		p[2] -= a2r*r[2] - a2i*m[2]
+		p[3] -= a3r*r[3] - a3i*m[3]
+		a0r, a0i = a0r+d4r, a0i+d4i
+		a1r, a1i = a1r+d4r, a1i+d4i
+		a2r, a2i = a2r+d4r, a2i+d4i
+		a3r, a3i = a3r+d4r, a3i+d4i
+	}
+	for ; i < n; i++ {
+		o[i] -= a0r*zr[i] - a0i*zi[i]
+		a0r, a0i = a0r+dr, a0i+di
 	}
 }
 

@@ -244,8 +244,8 @@ type Denoiser struct {
 	revHistN           int
 	revFactor          float64
 	G, Gb, Gs, pS      []float64
-	xi, g1, floor, gam []float64
-	zeta               []float64
+	xi, g1, floor, gam []float64 // gam: xi gamma/(1+xi) of the refined xi
+	zeta, zw           []float64 // smoothed a priori SNR; its wide average
 	trackA             float64
 
 	acc []segAcc
@@ -345,7 +345,7 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 			d.trackA = trackAlphaFast
 		}
 	}
-	d.xi, d.g1, d.floor, d.gam, d.zeta = mk(), mk(), mk(), mk(), mk()
+	d.xi, d.g1, d.floor, d.gam, d.zeta, d.zw = mk(), mk(), mk(), mk(), mk(), mk()
 	d.revHist = make([]float64, revDelay*b)
 	for k := range d.Gs {
 		d.Gs[k] = 1
@@ -366,6 +366,7 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 		up = dh
 	}
 	d.st = newSTFT(f.Channels, d.n, d.hop, d.spectral)
+	d.P, d.G = d.st.pow, d.st.g
 	d.run = newHopRunner(up, d.hop, d.st.latency(), d.st.process)
 	d.out = d.run
 	if breath {
@@ -513,23 +514,14 @@ func (d *Denoiser) segmentAt(c int64) (cur, prev int, w float64) {
 	return i, i, 1
 }
 
-// spectral computes and applies the gain of one frame.
-func (d *Denoiser) spectral(spec [][]complex128) {
+// spectral computes the gain of one frame from the mean power of the
+// channels per bin; the STFT applies it.
+func (d *Denoiser) spectral(P, G []float64) {
 	t := d.frame
 	d.frame++
 	centre := (t+1)*int64(d.hop) - int64(d.n/2)
 	cur, prev, w := d.segmentAt(centre)
 
-	P := d.P
-	inv := 1 / float64(len(spec))
-	for k := range P {
-		var s float64
-		for c := range spec {
-			z := spec[c][k]
-			s += real(z)*real(z) + imag(z)*imag(z)
-		}
-		P[k] = s * inv
-	}
 	if d.needTrack {
 		d.track()
 		if d.onNoise != nil {
@@ -546,15 +538,11 @@ func (d *Denoiser) spectral(spec [][]complex128) {
 			d.G[k] = w*d.G[k] + (1-w)*d.Gb[k]
 		}
 	}
-	G := d.G
 	if d.onGain != nil {
 		d.onGain(G)
 	}
 	var pin, pout, plam float64
 	for k, g := range G {
-		for c := range spec {
-			spec[c][k] *= complex(g, 0)
-		}
 		pin += P[k]
 		pout += g * g * P[k]
 		plam += d.lam[k]
@@ -639,7 +627,7 @@ func (d *Denoiser) gain(r *resolved, G []float64) {
 		noise = d.profile
 	}
 	P, lam, prevA := d.P, d.lam, d.prevA
-	xiA, gA, flA := d.xi, d.g1, d.floor
+	xiA, gA, flA, vA := d.xi, d.g1, d.floor, d.gam
 	over := 1.0
 	switch r.s.Method {
 	case Classic:
@@ -655,14 +643,15 @@ func (d *Denoiser) gain(r *resolved, G []float64) {
 		l := ln
 		floor := gmin
 		if rev {
-			lr := d.lamR[k]
-			l += lr
-			floor = (ln*gmin + lr*r.rmin) / max(l, 1e-30)
+			l += d.lamR[k]
 		}
-		l = max(l, 1e-30)
+		il := 1 / max(l, 1e-30)
+		if rev {
+			floor = (ln*gmin + d.lamR[k]*r.rmin) * il
+		}
 		lam[k] = noise[k]
-		gamma := min(v/l, 1e4)
-		xi := max(ddAlpha*prevA[k]/l+(1-ddAlpha)*max(gamma-1, 0), xiMin)
+		gamma := min(v*il, 1e4)
+		xi := max(ddAlpha*prevA[k]*il+(1-ddAlpha)*max(gamma-1, 0), xiMin)
 		flA[k] = floor
 		if wiener {
 			g := xi / (1 + xi)
@@ -670,31 +659,44 @@ func (d *Denoiser) gain(r *resolved, G []float64) {
 			G[k] = min(max(g, floor), 1)
 			continue
 		}
-		g1 := lsaGain(xi, gamma)
-		prevA[k] = g1 * g1 * v
-		// Two-step refinement (Plapous et al., 2006): the a priori SNR
-		// from this frame's first gain, which removes the one-frame lag
-		// of the decision-directed estimate at speech onsets.
-		xi = max(g1*g1*gamma, xiMin)
-		xiA[k] = xi
-		d.gam[k] = gamma
-		gA[k] = lsaGain(xi, gamma)
+		// Kept for the passes below: the first-step xi/(1+xi) and gamma.
+		gA[k] = xi / (1 + xi)
+		vA[k] = gamma
 	}
 	if wiener {
 		return
 	}
+	// The rest runs in short passes over the bins, so that the processor
+	// overlaps many bins' divisions and table lookups instead of waiting on
+	// one bin's long chain of them.
+	for k, v := range P {
+		r1, gamma := gA[k], vA[k]
+		g1 := lsaGainR(r1, r1*gamma)
+		prevA[k] = g1 * g1 * v
+		// Two-step refinement (Plapous et al., 2006): the a priori SNR
+		// from this frame's first gain, which removes the one-frame lag
+		// of the decision-directed estimate at speech onsets.
+		xi := max(g1*g1*gamma, xiMin)
+		xiA[k] = xi
+		gA[k] = xi / (1 + xi)
+	}
+	for k, r2 := range gA {
+		v := r2 * vA[k]
+		vA[k] = v
+		gA[k] = lsaGainR(r2, v)
+	}
 	d.presence()
 	// OM-LSA (Cohen and Berdugo, 2001): the LSA gain where speech is
 	// present, the floor where it is absent, geometrically weighted.
-	lnFloor := fastLn(gmin)
+	lgFloor := fastLog2(gmin)
 	for k := range G {
 		p := d.pS[k]
 		fl := flA[k]
-		lf := lnFloor
+		lf := lgFloor
 		if rev {
-			lf = fastLn(fl)
+			lf = fastLog2(fl)
 		}
-		g := fastExpNeg(-(p*fastLn(max(gA[k], 1e-6)) + (1-p)*lf))
+		g := fastExp2Neg(-(p*fastLog2(max(gA[k], 1e-6)) + (1-p)*lf))
 		G[k] = min(max(g, fl), 1)
 	}
 	if r.s.Method == Dynamic || r.s.Method == SpeechIsolation {
@@ -732,7 +734,7 @@ func zetaLikelihood(z float64) float64 {
 	case z >= zetaMax:
 		return 1
 	}
-	return fastLn(z/zetaMin) * (1 / math.Log(zetaMax/zetaMin))
+	return (fastLog2(z) - math.Log2(zetaMin)) * (1 / math.Log2(zetaMax/zetaMin))
 }
 
 // presence computes the speech presence probability of every bin into pS.
@@ -762,10 +764,9 @@ func (d *Denoiser) presence() {
 			il = 1 / float64(min(k+localBins, n-1)-max(k-localBins, 0)+1)
 			iw = 1 / float64(min(k+wideBins, n-1)-max(k-wideBins, 0)+1)
 		}
-		q := 1 - zetaLikelihood(sl*il)*zetaLikelihood(sw*iw)*pf
-		q = min(q, qMax)
-		v := xi[k] * d.gam[k] / (1 + xi[k])
-		d.pS[k] = 1 / (1 + q/(1-q)*(1+xi[k])*fastExpNeg(min(v, 700)))
+		// The averages now, the probabilities in a second pass that
+		// does not wait on the running sums.
+		d.pS[k], d.zw[k] = sl*il, sw*iw
 		// Slide the windows.
 		if j := k + localBins + 1; j < n {
 			sl += z[j]
@@ -779,5 +780,11 @@ func (d *Denoiser) presence() {
 		if j := k - wideBins; j >= 0 {
 			sw -= z[j]
 		}
+	}
+	for k, zl := range d.pS {
+		q := 1 - zetaLikelihood(zl)*zetaLikelihood(d.zw[k])*pf
+		q = min(q, qMax)
+		// p = 1 / (1 + q/(1-q) (1+xi) exp(-v)), v = xi gamma/(1+xi).
+		d.pS[k] = (1 - q) / (1 - q + q*(1+xi[k])*fastExpNeg(min(d.gam[k], 700)))
 	}
 }

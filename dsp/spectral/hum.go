@@ -40,8 +40,8 @@ const (
 type humOsc struct {
 	base, h int
 	f       float64
-	p, rot  complex128 // phasor and its rotation per decimated sample
-	c, prev complex128 // current chunk sum, previous chunk sum
+	w       float64    // radians per decimated sample
+	prev    complex128 // previous chunk sum
 	ref     bool       // an inter-harmonic reference, not a harmonic
 	// Accumulated over chunks.
 	pow, refPow float64
@@ -57,6 +57,8 @@ type humDetector struct {
 	m            int // decimated samples in the current chunk
 	chunks       int
 	osc          []humOsc
+	// Goertzel state per oscillator: 2cos(w), the last two outputs.
+	coef, s1, s2 []float64
 }
 
 func newHumDetector(sampleRate int) *humDetector {
@@ -70,11 +72,14 @@ func newHumDetector(sampleRate int) *humDetector {
 				if ref {
 					f += float64(base) / 2
 				}
-				h.osc = append(h.osc, humOsc{base: base, h: k, f: f, p: 1, ref: ref,
-					rot: cmplx.Exp(complex(0, -2*math.Pi*f/fd))})
+				w := 2 * math.Pi * f / fd
+				h.osc = append(h.osc, humOsc{base: base, h: k, f: f, w: w, ref: ref})
+				h.coef = append(h.coef, 2*math.Cos(w))
 			}
 		}
 	}
+	h.s1 = make([]float64, len(h.osc))
+	h.s2 = make([]float64, len(h.osc))
 	return h
 }
 
@@ -87,10 +92,12 @@ func (h *humDetector) write(mono []float64) {
 		}
 		y := h.acc / float64(h.d)
 		h.acc, h.accN = 0, 0
-		for i := range h.osc {
-			o := &h.osc[i]
-			o.c += complex(y*real(o.p), y*imag(o.p))
-			o.p *= o.rot
+		// One Goertzel step per oscillator: s = y + 2cos(w) s1 - s2.
+		s1, s2 := h.s1, h.s2[:len(h.s1)]
+		for i, c := range h.coef[:len(s1)] {
+			s0 := y + c*s1[i] - s2[i]
+			s2[i] = s1[i]
+			s1[i] = s0
 		}
 		h.m++
 		if h.m == h.chunk {
@@ -101,11 +108,19 @@ func (h *humDetector) write(mono []float64) {
 
 func (h *humDetector) endChunk() {
 	norm := 1 / float64(h.chunk)
+	M := float64(h.chunk)
+	start := float64(h.chunks) * M // decimated samples before this chunk
 	for i := range h.osc {
 		o := &h.osc[i]
-		o.p /= complex(cmplx.Abs(o.p), 0)
-		c := o.c * complex(norm, 0)
-		o.c = 0
+		// The chunk's demodulated sum, sum over n of y[n] exp(-iw(start+n)):
+		// Goertzel gives sum y[n] exp(iw(M-1-n)) = s1 - exp(-iw) s2.
+		sn, cs := math.Sincos(o.w)
+		g := complex(h.s1[i]-cs*h.s2[i], sn*h.s2[i])
+		ph := o.f * (start + M - 1) / h.fd
+		ph -= math.Floor(ph)
+		ps, pc := math.Sincos(-2 * math.Pi * ph)
+		c := g * complex(pc*norm, ps*norm)
+		h.s1[i], h.s2[i] = 0, 0
 		o.pow += real(c)*real(c) + imag(c)*imag(c)
 		if h.chunks > 0 {
 			x := c * cmplx.Conj(o.prev)

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/dsp/fourier"
-
 	"github.com/audiopost/audiopost/audio"
 )
 
@@ -43,12 +41,11 @@ type Analyzer struct {
 	format audio.Format
 	n      int
 	bins   int
-	fft    *fourier.FFT
+	fft    rfft
 	win    []float64
 	buf    [][]float64 // per channel, n frames
 	fill   int
 	odd    bool
-	tmp    []float64
 	spec   []complex128
 	pow    []float64
 	mono   []float64
@@ -92,8 +89,8 @@ func NewAnalyzer(f audio.Format, opts AnalyzerOptions) (*Analyzer, error) {
 		return nil, err
 	}
 	n := FFTSize(f.SampleRate)
-	a := &Analyzer{format: f, n: n, bins: n/2 + 1, fft: fourier.NewFFT(n), win: sqrtHann(n),
-		tmp: make([]float64, n), spec: make([]complex128, n/2+1), pow: make([]float64, n/2+1),
+	a := &Analyzer{format: f, n: n, bins: n/2 + 1, fft: newRFFT(n), win: sqrtHann(n),
+		spec: make([]complex128, n/2+1), pow: make([]float64, n/2+1),
 		vad: opts.VAD, block: BlockFrames(f.SampleRate), mono: make([]float64, audio.DefaultBlock)}
 	a.buf = make([][]float64, f.Channels)
 	for c := range a.buf {
@@ -146,11 +143,10 @@ func (a *Analyzer) frame() {
 	clear(a.pow)
 	var ms float64
 	for c := range a.buf {
-		for i, v := range a.buf[c] {
+		for _, v := range a.buf[c] {
 			ms += v * v
-			a.tmp[i] = v * a.win[i]
 		}
-		a.fft.Coefficients(a.spec, a.tmp)
+		a.fft.forward(a.spec, a.buf[c], a.win)
 		for k, z := range a.spec {
 			a.pow[k] += real(z)*real(z) + imag(z)*imag(z)
 		}

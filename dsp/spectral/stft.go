@@ -2,6 +2,7 @@ package spectral
 
 import (
 	"math"
+	"math/bits"
 
 	"gonum.org/v1/gonum/dsp/fourier"
 
@@ -21,26 +22,37 @@ func FFTSize(sampleRate int) int {
 	return n
 }
 
-// stft is a windowed overlap-add engine with one FFT plan: every hop it
-// windows the last n input frames of each channel, transforms them, lets
-// spectral modify the bins in place, transforms back and overlap-adds. The
-// analysis and synthesis windows are both the square root of a periodic
-// Hann window, normalized so that an unmodified spectrum reconstructs the
-// input exactly, delayed by n-hop frames.
+// stft is a windowed overlap-add engine that applies one real gain per bin
+// to every channel: every hop it windows the last n input frames of each
+// channel, transforms them, hands the mean power of the channels per bin
+// to gain, which returns the gain of each bin, scales the bins of every
+// channel by it, transforms back and overlap-adds. The analysis and
+// synthesis windows are both the square root of a periodic Hann window,
+// normalized so that unit gains reconstruct the input exactly, delayed by
+// n-hop frames.
+//
+// Each real frame of n samples is transformed as a complex sequence of
+// n/2 (even samples in the real part, odd in the imaginary) by gonum's
+// in-place radix-4 FFT (radix 2 when n/2 is not a power of 4), and the
+// spectrum of the real frame is separated from it by conjugate symmetry;
+// the inverse merges the bins back the same way. That is the textbook
+// real FFT from a half-length complex one: the radix-4 transform allocates
+// nothing and, in Go, takes a third of the time of fftpack's real FFT, so
+// the STFT costs about half of what it did with fourier.FFT.
 type stft struct {
 	n, hop, bins int
-	fft          *fourier.FFT
 	win          []float64 // analysis window
 	swin         []float64 // synthesis window with the overlap-add normalization and 1/n
 	frame        [][]float64
 	acc          [][]float64
-	tmp          []float64
-	spec         [][]complex128
-	spectral     func(spec [][]complex128)
+	rfft
+	spec   [][]complex128 // per channel, n/2+1 bins
+	pow, g []float64
+	gain   func(pow, g []float64)
 }
 
-func newSTFT(channels, n, hop int, spectral func(spec [][]complex128)) *stft {
-	s := &stft{n: n, hop: hop, bins: n/2 + 1, fft: fourier.NewFFT(n), spectral: spectral}
+func newSTFT(channels, n, hop int, gain func(pow, g []float64)) *stft {
+	s := &stft{n: n, hop: hop, bins: n/2 + 1, gain: gain}
 	s.win = sqrtHann(n)
 	// Sum of analysis*synthesis over the overlapping frames at each phase.
 	norm := make([]float64, hop)
@@ -59,7 +71,9 @@ func newSTFT(channels, n, hop int, spectral func(spec [][]complex128)) *stft {
 		s.acc[c] = make([]float64, n)
 		s.spec[c] = make([]complex128, s.bins)
 	}
-	s.tmp = make([]float64, n)
+	s.rfft = newRFFT(n)
+	s.pow = make([]float64, s.bins)
+	s.g = make([]float64, s.bins)
 	return s
 }
 
@@ -74,25 +88,127 @@ func sqrtHann(n int) []float64 {
 // latency is the delay of the output behind the input, in frames.
 func (s *stft) latency() int { return s.n - s.hop }
 
+// rfft is the real FFT of n samples made of a complex FFT of n/2.
+type rfft struct {
+	n      int
+	z      []complex128 // n/2 packed samples
+	tw     []complex128 // exp(-2 pi i k/n), k = 0..n/2
+	radix4 bool
+}
+
+func newRFFT(n int) rfft {
+	r := rfft{n: n, z: make([]complex128, n/2), tw: make([]complex128, n/2+1)}
+	for k := range r.tw {
+		sn, cs := math.Sincos(-2 * math.Pi * float64(k) / float64(n))
+		r.tw[k] = complex(cs, sn)
+	}
+	r.radix4 = bits.TrailingZeros(uint(n/2))%2 == 0
+	return r
+}
+
+// cfft transforms z in place, forward or (unnormalized) inverse.
+func (s *rfft) cfft(z []complex128, inverse bool) {
+	switch {
+	case s.radix4 && inverse:
+		fourier.SequenceRadix4(z)
+	case s.radix4:
+		fourier.CoefficientsRadix4(z)
+	case inverse:
+		fourier.SequenceRadix2(z)
+	default:
+		fourier.CoefficientsRadix2(z)
+	}
+}
+
+// forward sets spec to the spectrum of the real frame x (len n).
+func (s *rfft) forward(spec []complex128, x, win []float64) {
+	m := s.n / 2
+	z := s.z[:m]
+	x = x[:2*m]
+	win = win[:2*m]
+	for i := range z {
+		z[i] = complex(x[2*i]*win[2*i], x[2*i+1]*win[2*i+1])
+	}
+	s.cfft(z, false)
+	// With E and O the spectra of the even and odd samples,
+	// Z[k] = E[k] + iO[k] and conj(Z[m-k]) = E[k] - iO[k], so
+	// X[k] = E[k] + W^k O[k].
+	spec = spec[:m+1]
+	tw := s.tw[:m+1]
+	spec[0] = complex(real(z[0])+imag(z[0]), 0)
+	spec[m] = complex(real(z[0])-imag(z[0]), 0)
+	for k := 1; k <= m/2; k++ {
+		a, b := z[k], z[m-k]
+		// e = (a + conj b)/2, o = (a - conj b)/(2i).
+		er, ei := 0.5*(real(a)+real(b)), 0.5*(imag(a)-imag(b))
+		or, oi := 0.5*(imag(a)+imag(b)), -0.5*(real(a)-real(b))
+		w := tw[k]
+		wr, wi := real(w), imag(w)
+		tr, ti := wr*or-wi*oi, wr*oi+wi*or
+		spec[k] = complex(er+tr, ei+ti)
+		// Bin m-k: e' = conj e, o' = conj o, W^(m-k) = -conj W^k.
+		spec[m-k] = complex(er-tr, -ei+ti)
+	}
+}
+
+// inverse overlap-adds the real frame of spectrum spec, weighted by swin,
+// into acc.
+func (s *rfft) inverse(acc []float64, spec []complex128, swin []float64) {
+	m := s.n / 2
+	z := s.z[:m]
+	spec = spec[:m+1]
+	tw := s.tw[:m+1]
+	// E[k] = X[k] + conj X[m-k], O[k] = (X[k] - conj X[m-k]) conj W^k
+	// (twice each: the half-length inverse returns m times, not n times,
+	// the frame), and Z[k] = E[k] + iO[k].
+	x0, xm := real(spec[0]), real(spec[m])
+	z[0] = complex(x0+xm, x0-xm)
+	for k := 1; k <= m/2; k++ {
+		a, b := spec[k], spec[m-k]
+		er, ei := real(a)+real(b), imag(a)-imag(b)
+		dr, di := real(a)-real(b), imag(a)+imag(b)
+		w := tw[k]
+		wr, wi := real(w), -imag(w)
+		or, oi := dr*wr-di*wi, dr*wi+di*wr
+		// Bin m-k has E' = conj E and O' = conj O.
+		z[k] = complex(er-oi, ei+or)
+		z[m-k] = complex(er+oi, -ei+or)
+	}
+	s.cfft(z, true)
+	acc = acc[:2*m]
+	swin = swin[:2*m]
+	for i, v := range z {
+		acc[2*i] += real(v) * swin[2*i]
+		acc[2*i+1] += imag(v) * swin[2*i+1]
+	}
+}
+
 // process consumes hop input frames and produces hop output frames.
 func (s *stft) process(in, out audio.Buffer) {
 	n, hop := s.n, s.hop
-	for c := range s.frame {
-		f := s.frame[c]
+	pow := s.pow
+	clear(pow)
+	for c, f := range s.frame {
 		copy(f, f[hop:])
 		copy(f[n-hop:], in[c])
-		for i, w := range s.win {
-			s.tmp[i] = f[i] * w
+		spec := s.spec[c]
+		s.forward(spec, f, s.win)
+		for k, z := range spec {
+			pow[k] += real(z)*real(z) + imag(z)*imag(z)
 		}
-		s.fft.Coefficients(s.spec[c], s.tmp)
 	}
-	s.spectral(s.spec)
-	for c := range s.frame {
-		s.fft.Sequence(s.tmp, s.spec[c])
-		a := s.acc[c]
-		for i, w := range s.swin {
-			a[i] += s.tmp[i] * w
+	inv := 1 / float64(len(s.frame))
+	for k := range pow {
+		pow[k] *= inv
+	}
+	g := s.g
+	s.gain(pow, g)
+	for c, a := range s.acc {
+		spec := s.spec[c][:len(g)]
+		for k, gk := range g {
+			spec[k] *= complex(gk, 0)
 		}
+		s.inverse(a, spec, s.swin)
 		copy(out[c], a[:hop])
 		copy(a, a[hop:])
 		clear(a[n-hop:])
