@@ -1,0 +1,114 @@
+package mixdown_test
+
+import (
+	"testing"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/dsp"
+	"github.com/audiopost/audiopost/dsp/mixdown"
+	"github.com/audiopost/audiopost/internal/testaudio"
+)
+
+// gated returns x through a plan (the same gain the node applies to the
+// whole microphone, applied to one of its components).
+func planned(t testing.TB, x []float64, plan dsp.GainPlan) []float64 {
+	t.Helper()
+	return applyGain(t, x, func(s audio.Source) audio.Source {
+		pg, err := dsp.NewPlanGain(s, plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pg
+	})
+}
+
+// The crossgate acceptance: a guest microphone carrying the host's voice
+// 20 dB down through a room, and its own low noise floor. During the
+// host's speech the bleed on the processed guest track must drop by at
+// least 15 dB, and the guest's speech must come through with an SI-SDR
+// of at least 15 dB against the guest's clean speech as its microphone
+// recorded it. Both directions are checked (the host microphone carries
+// the guest's bleed too), in several conversations.
+func TestCrossgate(t *testing.T) {
+	cases := []struct {
+		name     string
+		gap      float64 // pause between turns, s
+		gainDB   []float64
+		coupling float64
+		noise    float64
+		gate     bool // the noise gate too
+	}{
+		{"turns 0.8 s", 0.8, []float64{0, 0}, -20, -65, false},
+		{"turns 0.8 s with noise gate", 0.8, []float64{0, 0}, -20, -65, true},
+		{"quick turns 0.25 s", 0.25, []float64{0, 0}, -20, -65, false},
+		{"guest 15 dB quieter", 0.6, []float64{0, -15}, -20, -65, false},
+		{"guest 15 dB louder", 0.6, []float64{0, 15}, -20, -65, false},
+		{"bleed -12 dB", 0.6, []float64{0, 0}, -12, -65, false},
+		{"noise -50 dBFS", 0.6, []float64{0, 0}, -20, -50, true},
+	}
+	if testing.Short() {
+		cases = cases[:2]
+	}
+	texts := [][]string{testaudio.Sentences[0:3], testaudio.Sentences[3:6]}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			clean, spans := conversation(t, texts, testaudio.Voices[:2], 1, c.gap, 1)
+			mics, bleed := microphones(clean, c.gainDB, c.coupling, c.noise)
+			an := analyse(t, mics, nil, nil)
+			for g := range mics {
+				h := 1 - g
+				gate, err := mixdown.NewGate(monoSource(mics[g]), an, g, mixdown.GateOptions{Crossgate: true, Noise: c.gate})
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := readAll(t, gate)[0]
+				own := testaudio.Scale(append([]float64(nil), clean[g]...), dsp.DBToGain(c.gainDB[g]))
+				other := minus(spans[h], spans[g], fs/10)
+				drop := spansDB(bleed[g], other) - spansDB(planned(t, bleed[g], gate.Plan()), other)
+				sdrIn, sdrOut := testaudio.SISDR(own, mics[g]), testaudio.SISDR(own, out)
+				keep := spansDB(out, spans[g]) - spansDB(mics[g], spans[g])
+				t.Logf("track %d: bleed during the other's speech -%.1f dB; SI-SDR %.1f dB (unprocessed %.1f); own speech %+.2f dB; coupling measured %.1f dB",
+					g, drop, sdrOut, sdrIn, keep, an.Tracks[g].Coupling[h])
+				if drop < 15 {
+					t.Errorf("track %d: bleed down %.1f dB, want >= 15", g, drop)
+				}
+				if sdrOut < 15 {
+					t.Errorf("track %d: SI-SDR %.1f dB, want >= 15", g, sdrOut)
+				}
+				if keep < -1 {
+					t.Errorf("track %d: own speech %.2f dB, want within 1 dB", g, keep)
+				}
+			}
+		})
+	}
+}
+
+// Speech over the other speaker is kept: the guest interrupts the host
+// in the middle of a phrase, and that phrase passes the crossgate within
+// 1 dB while the bleed around it is removed.
+func TestCrossgateKeepsOverlap(t *testing.T) {
+	v := testaudio.Voices[:2]
+	clean, spans := place(t, v, 16, []phrase{
+		{0, testaudio.Sentences[4], 0.5},
+		{1, "Yes, exactly.", 1.5}, // over the host
+		{1, testaudio.Sentences[1], 6},
+		{0, testaudio.Sentences[7], 10},
+		{1, "Right, right.", 11.5}, // over the host
+	})
+	mics, _ := microphones(clean, []float64{0, -6}, -20, -65)
+	an := analyse(t, mics, nil, nil)
+	for g := range mics {
+		gate, err := mixdown.NewGate(monoSource(mics[g]), an, g, mixdown.GateOptions{Crossgate: true, Noise: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := readAll(t, gate)[0]
+		for k, s := range spans[g] {
+			d := spansDB(out, []span{s}) - spansDB(mics[g], []span{s})
+			t.Logf("track %d phrase %d: %+.2f dB", g, k, d)
+			if d < -1 {
+				t.Errorf("track %d phrase %d (%.2f-%.2f s) lost %.2f dB", g, k, float64(s.Start)/fs, float64(s.End)/fs, -d)
+			}
+		}
+	}
+}
