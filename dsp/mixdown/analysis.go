@@ -155,7 +155,7 @@ type TrackAnalysis struct {
 	// MusicShare is the share of the active blocks labelled music.
 	MusicShare float64
 
-	pow []float32 // frame mean square, released after the analysis
+	pow []float32 // frame mean square, released once the levels are known
 	on  []bool    // above-floor decision, released after the analysis
 	ref float64   // level of the loud passages (95th percentile), dB
 }
@@ -440,7 +440,7 @@ func (a *Analysis) classify(o AnalyzeOptions) {
 	}
 	for _, t := range a.Tracks {
 		t.speechLevel(a.FrameLen)
-		t.pow, t.on = nil, nil
+		t.on = nil
 	}
 }
 
@@ -459,20 +459,20 @@ func (t *TrackAnalysis) levels() {
 	}
 	// The floor: the quietest 100 ms average within +-4 s, raised a
 	// little (a floor is never the single quietest stretch).
-	cum := make([]float64, n+1)
-	for i, p := range t.pow {
-		cum[i+1] = cum[i] + float64(p)
-	}
-	avg := make([]float64, n)
-	for i := range avg {
+	t.Floor = make([]float32, n)
+	for i := range t.Floor {
 		lo, hi := max(0, i-floorAverage/2), min(n, i+floorAverage/2)
 		hi = max(hi, lo+1)
-		avg[i] = powDB((cum[hi] - cum[lo]) / float64(hi-lo))
+		var s float64
+		for _, p := range t.pow[lo:hi] {
+			s += float64(p)
+		}
+		t.Floor[i] = float32(powDB(s / float64(hi-lo)))
 	}
-	floor := slidingMin(avg, floorHalf)
-	t.Floor = make([]float32, n)
-	for i, f := range floor {
-		t.Floor[i] = float32(f + floorRaise)
+	t.pow = nil
+	slidingMin(t.Floor, floorHalf)
+	for i := range t.Floor {
+		t.Floor[i] += floorRaise
 	}
 	t.ref = percentile(t.Level, 0.95)
 	// How far above the floor a frame must be: 8 dB (4 dB to stay on) on
@@ -672,31 +672,32 @@ func percentile(x []float32, p float64) float64 {
 	return histPercentile(&h, len(x), p)
 }
 
-// slidingMin returns the minimum of x over [i-half, i+half] for every i,
-// in O(n) with a monotonic deque.
-func slidingMin(x []float64, half int) []float64 {
+// slidingMin replaces x[i] by the minimum of x over [i-half, i+half], in
+// O(n) with a monotonic deque, in place (a value is overwritten only once
+// the window has moved past it).
+func slidingMin(x []float32, half int) {
 	n := len(x)
-	out := make([]float64, n)
-	dq := make([]int, 0, 2*half+2)
+	dq := make([]int, 0, 2*half+2)      // indices of x in the window, values rising
+	val := make([]float32, 0, 2*half+2) // their values (x is overwritten)
 	head := 0
 	next := 0
 	for i := 0; i < n; i++ {
 		for ; next < n && next <= i+half; next++ {
-			for len(dq) > head && x[dq[len(dq)-1]] >= x[next] {
-				dq = dq[:len(dq)-1]
+			for len(dq) > head && val[len(val)-1] >= x[next] {
+				dq, val = dq[:len(dq)-1], val[:len(val)-1]
 			}
-			dq = append(dq, next)
+			dq, val = append(dq, next), append(val, x[next])
 		}
 		for dq[head] < i-half {
 			head++
 		}
-		if head > len(dq)/2 && head > 64 { // compact the deque now and then
+		if head > 64 && head > len(dq)/2 { // compact the deque now and then
 			dq = append(dq[:0], dq[head:]...)
+			val = append(val[:0], val[head:]...)
 			head = 0
 		}
-		out[i] = x[dq[head]]
+		x[i] = val[head]
 	}
-	return out
 }
 
 func dropShortRuns(v []bool, minRun int) {
