@@ -606,6 +606,18 @@ func (t *TrackAnalysis) speechLevel(flen int) {
 	}
 }
 
+// SpeechAnalysis returns the track's Block analysis with Voiced limited
+// to the track's own speech: what dsp.LevelerPlan, dsp.NewLeveler and the
+// compressor presets (Analysis.SpeechRMS) need on a microphone that also
+// carries other speakers, whose bleed would otherwise count as this
+// speaker's phrases. Block itself is left as measured.
+func (a *Analysis) SpeechAnalysis(track int) *dsp.Analysis {
+	t := a.Tracks[track]
+	s := *t.Block
+	s.Voiced = t.voicedBlocks(a.FrameLen)
+	return &s
+}
+
 // voicedBlocks marks the 100 ms blocks of the track's dsp.Analysis in
 // which at least half of the frames are Voice.
 func (t *TrackAnalysis) voicedBlocks(flen int) []bool {

@@ -44,15 +44,11 @@ func BalancePlan(an *Analysis, track int, o BalanceOptions) (dsp.GainPlan, error
 	if math.IsInf(t.SpeechLUFS, -1) || math.IsInf(target, -1) {
 		return dsp.GainPlan{BlockLen: t.Block.BlockLen}, nil
 	}
-	voiced := t.voicedBlocks(an.FrameLen)
-	lev := &dsp.Analysis{
-		Format: t.Format, BlockLen: t.Block.BlockLen,
-		Energy: t.Block.Energy, Voiced: voiced, Music: t.Block.Music,
-	}
+	lev := an.SpeechAnalysis(track)
 	plan := dsp.LevelerPlan(lev, dsp.LevelerOptions{Strength: o.Strength, MusicStrength: o.Strength / 2, MaxGainDB: o.MaxGainDB})
 	var s float64
 	n := 0
-	for b, v := range voiced {
+	for b, v := range lev.Voiced {
 		if v {
 			s += t.Block.Energy[b] * math.Pow(10, plan.DB[b]/10)
 			n++

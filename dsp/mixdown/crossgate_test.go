@@ -112,3 +112,33 @@ func TestCrossgateKeepsOverlap(t *testing.T) {
 		}
 	}
 }
+
+// Three speakers, each microphone carrying both others' bleed: the same
+// acceptance for every microphone.
+func TestCrossgateThreeSpeakers(t *testing.T) {
+	texts := [][]string{testaudio.Sentences[0:2], testaudio.Sentences[2:4], testaudio.Sentences[4:6]}
+	clean, spans := conversation(t, texts, testaudio.Voices[:3], 1, 0.6, 1)
+	gains := []float64{0, -8, 5}
+	mics, bleed := microphones(clean, gains, -20, -62)
+	an := analyse(t, mics, nil, nil)
+	for g := range mics {
+		gate, err := mixdown.NewGate(monoSource(mics[g]), an, g, mixdown.GateOptions{Crossgate: true, Noise: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := readAll(t, gate)[0]
+		var others []span
+		for h := range mics {
+			if h != g {
+				others = append(others, minus(spans[h], spans[g], fs/10)...)
+			}
+		}
+		own := testaudio.Scale(append([]float64(nil), clean[g]...), dsp.DBToGain(gains[g]))
+		drop := spansDB(bleed[g], others) - spansDB(planned(t, bleed[g], gate.Plan()), others)
+		sdr := testaudio.SISDR(own, out)
+		t.Logf("track %d: bleed -%.1f dB, SI-SDR %.1f dB (unprocessed %.1f), couplings %.1f", g, drop, sdr, testaudio.SISDR(own, mics[g]), an.Tracks[g].Coupling)
+		if drop < 15 || sdr < 15 {
+			t.Errorf("track %d: bleed down %.1f dB, SI-SDR %.1f dB; want >= 15 and >= 15", g, drop, sdr)
+		}
+	}
+}

@@ -110,6 +110,10 @@ func room(x []float64, delay int, rt60 float64) []float64 {
 // own white noise at noiseDB dBFS.
 func microphones(clean [][]float64, gainDB []float64, couplingDB, noiseDB float64) (mics [][]float64, bleed [][]float64) {
 	n := len(clean[0])
+	rooms := make([][]float64, len(clean))
+	for h := range clean {
+		rooms[h] = room(clean[h], 144, 0.4) // 3 ms, about a metre
+	}
 	for k := range clean {
 		own := testaudio.Scale(append([]float64(nil), clean[k]...), math.Pow(10, gainDB[k]/20))
 		bl := make([]float64, n)
@@ -117,7 +121,7 @@ func microphones(clean [][]float64, gainDB []float64, couplingDB, noiseDB float6
 			if h == k {
 				continue
 			}
-			r := room(clean[h], 144, 0.4) // 3 ms, about a metre
+			r := rooms[h]
 			g := math.Pow(10, (gainDB[h]+couplingDB)/20)
 			for i := range bl {
 				bl[i] += g * r[i]
@@ -275,3 +279,16 @@ func minus(a, b []span, margin int) []span {
 }
 
 func pow10(x float64) float64 { return math.Pow(10, x) }
+
+// cached returns build()'s result, built once per test binary: scenes
+// that several tests measure are synthesized once.
+func cached[T any](key string, build func() T) T {
+	if v, ok := cache[key]; ok {
+		return v.(T)
+	}
+	v := build()
+	cache[key] = v
+	return v
+}
+
+var cache = map[string]any{} // tests of this package do not run in parallel

@@ -197,7 +197,6 @@ func (m *Mixdown) Open(ctx context.Context) (audio.Source, error) {
 		return nil, err
 	}
 	for i, t := range m.s.Tracks {
-		i, t := i, t
 		chain := func(ctx context.Context) (audio.Source, error) { return m.trackChain(ctx, i) }
 		var src audio.Source
 		var err error

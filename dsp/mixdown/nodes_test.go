@@ -23,6 +23,11 @@ type contractScene struct {
 
 func newContractScene(t testing.TB) *contractScene {
 	t.Helper()
+	return cached("contract", func() *contractScene { return buildContractScene(t) })
+}
+
+func buildContractScene(t testing.TB) *contractScene {
+	t.Helper()
 	clean, _ := conversation(t, [][]string{{testaudio.Sentences[0]}, {testaudio.Sentences[1]}}, testaudio.Voices[:2], 0.5, 0.5, 0.5)
 	mics, _ := microphones(clean, []float64{0, -6}, -20, -60)
 	host := audio.Buffer{mics[0], testaudio.Scale(append([]float64(nil), mics[0]...), 0.7)}
@@ -189,3 +194,25 @@ func TestNodesRejectBadParameters(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// Empty, one-sample and silent tracks analyse and mix without trouble.
+func TestDegenerateTracks(t *testing.T) {
+	s := newContractScene(t)
+	var st mixdown.Settings
+	st.Leveler, st.Gate, st.Crossgate = true, true, true
+	for _, b := range []audio.Buffer{s.tracks[0], {nil}, {{0.5}}, {make([]float64, fs)}} {
+		ts := mixdown.DefaultTrack(opener(b))
+		st.Tracks = append(st.Tracks, ts)
+	}
+	st.Tracks[1].LoopTrim = true
+	md := must(mixdown.New(context.Background(), st))
+	out := readAll(t, must(md.Open(context.Background())))
+	if out.Frames() != s.tracks[0].Frames() {
+		t.Errorf("%d frames, want %d", out.Frames(), s.tracks[0].Frames())
+	}
+	for k, ta := range md.Analysis().Tracks[1:] {
+		if v := seconds(ta, mixdown.Voice); v != 0 {
+			t.Errorf("degenerate track %d speaks %.2f s", k+1, v)
+		}
+	}
+}
