@@ -67,8 +67,18 @@ func TestCrossgate(t *testing.T) {
 				drop := spansDB(bleed[g], other) - spansDB(planned(t, bleed[g], gate.Plan()), other)
 				sdrIn, sdrOut := testaudio.SISDR(own, mics[g]), testaudio.SISDR(own, out)
 				keep := spansDB(out, spans[g]) - spansDB(mics[g], spans[g])
-				t.Logf("track %d: bleed during the other's speech -%.1f dB; SI-SDR %.1f dB (unprocessed %.1f); own speech %+.2f dB; coupling measured %.1f dB",
-					g, drop, sdrOut, sdrIn, keep, an.Tracks[g].Coupling[h])
+				// Onsets: the first 20 ms of every phrase, through the gain.
+				through := planned(t, own, gate.Plan())
+				onset := 0.0
+				for _, s := range spans[g] {
+					on := []span{{Start: s.Start, End: s.Start + fs/50}}
+					onset = min(onset, spansDB(through, on)-spansDB(own, on))
+				}
+				if onset < -1 {
+					t.Errorf("track %d: a phrase's first 20 ms at %+.2f dB, want within 1 dB", g, onset)
+				}
+				t.Logf("track %d: bleed during the other's speech -%.1f dB; SI-SDR %.1f dB (unprocessed %.1f); own speech %+.2f dB, worst onset %+.2f dB; coupling measured %.1f dB",
+					g, drop, sdrOut, sdrIn, keep, onset, an.Tracks[g].Coupling[h])
 				if drop < 15 {
 					t.Errorf("track %d: bleed down %.1f dB, want >= 15", g, drop)
 				}

@@ -40,8 +40,7 @@ type GateOptions struct {
 	// closes because another speaker starts: the bleed at the start of
 	// a reply would otherwise pass for a whole hold. 0 means 60 and
 	// 30 ms.
-	BleedHold    time.Duration
-	BleedRelease time.Duration
+	BleedHold, BleedRelease time.Duration
 }
 
 // frames converts a duration to analysis frames: def when zero, 0 when
@@ -66,10 +65,12 @@ func frames(d, def time.Duration, minFrames int) int {
 // Voice (where the bleed of a reply is still below the floor), with the
 // shorter BleedHold and BleedRelease. The track's Voice frames are always
 // open, with Hold after them and Lookahead before them, so speech over
-// another speaker stays. With neither mode the plan is unity.
+// another speaker stays. The crossgate applies to speech tracks only
+// (RoleForeground and RoleUnchanged). With neither mode the plan is
+// unity.
 func GatePlan(an *Analysis, track int, o GateOptions) (dsp.GainPlan, error) {
-	if track < 0 || track >= len(an.Tracks) {
-		return dsp.GainPlan{}, fmt.Errorf("%w: track %d of %d", dsp.ErrInvalidParameter, track, len(an.Tracks))
+	if an == nil || track < 0 || track >= len(an.Tracks) {
+		return dsp.GainPlan{}, fmt.Errorf("%w: track %d", dsp.ErrInvalidParameter, track)
 	}
 	rng := o.RangeDB
 	if rng == 0 {
@@ -79,6 +80,9 @@ func GatePlan(an *Analysis, track int, o GateOptions) (dsp.GainPlan, error) {
 		return dsp.GainPlan{}, fmt.Errorf("%w: gate range %v dB", dsp.ErrInvalidParameter, o.RangeDB)
 	}
 	plan := dsp.GainPlan{BlockLen: an.FrameLen}
+	if !an.Tracks[track].Role.speech() {
+		o.Crossgate = false // a bed carries no bleed, and is not to go quiet under the speakers
+	}
 	if !o.Noise && !o.Crossgate {
 		return plan, nil
 	}

@@ -75,6 +75,8 @@ func ParsePan(s string) (float64, error) {
 // the true-peak limit are dsp.NormalizeStream's, after the mix (see
 // Mixdown.Normalize).
 type Settings struct {
+	// Tracks are the production's multitrack inputs; the first is the
+	// one the others' offsets are relative to.
 	Tracks []TrackSettings
 	// Leveler is the master leveler: it balances the foreground
 	// speakers with each other (BalancePlan, each track with its
