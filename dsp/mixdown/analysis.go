@@ -272,6 +272,23 @@ func (a *Analysis) SpeechLUFS() float64 {
 	return math.Inf(-1)
 }
 
+// Seconds is how long the track carries activity a: its speaker's
+// talking time for Voice, the others' bleed for Bleed. (Statistics for
+// a production's report.)
+func (t *TrackAnalysis) Seconds(a Activity) float64 {
+	n := 0
+	for _, v := range t.Activity {
+		if v == a {
+			n++
+		}
+	}
+	return float64(n) * FrameSeconds
+}
+
+// NoiseDB is the track's typical noise floor: the median of Floor, in dB
+// (of the mean square above 100 Hz; -150 for digital silence).
+func (t *TrackAnalysis) NoiseDB() float64 { return percentile(t.Floor, 0.5) }
+
 func (t *TrackAnalysis) voiceFrames() int {
 	n := 0
 	for _, v := range t.Activity {

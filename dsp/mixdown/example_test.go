@@ -54,16 +54,6 @@ func level(x []float64, from, to float64) float64 {
 	return dsp.PowerToDB(s / float64(len(seg)))
 }
 
-func seconds(t *mixdown.TrackAnalysis, a mixdown.Activity) float64 {
-	n := 0
-	for _, v := range t.Activity {
-		if v == a {
-			n++
-		}
-	}
-	return float64(n) * mixdown.FrameSeconds
-}
-
 // A host and a guest take turns on their own microphones; each
 // microphone also picks up the other speaker 20 dB down. The analysis
 // measures that coupling and tells each speaker's own voice from the
@@ -83,7 +73,7 @@ func ExampleAnalyze() {
 	for i, name := range []string{"host", "guest"} {
 		t := an.Tracks[i]
 		fmt.Printf("%s: %v, speaks %.0f s, carries the other's bleed %.0f s, coupling %.0f dB\n",
-			name, t.Role, seconds(t, mixdown.Voice), seconds(t, mixdown.Bleed), t.Coupling[1-i])
+			name, t.Role, t.Seconds(mixdown.Voice), t.Seconds(mixdown.Bleed), t.Coupling[1-i])
 	}
 	// Output:
 	// host: foreground, speaks 5 s, carries the other's bleed 3 s, coupling -20 dB

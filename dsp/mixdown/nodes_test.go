@@ -211,7 +211,7 @@ func TestDegenerateTracks(t *testing.T) {
 		t.Errorf("%d frames, want %d", out.Frames(), s.tracks[0].Frames())
 	}
 	for k, ta := range md.Analysis().Tracks[1:] {
-		if v := seconds(ta, mixdown.Voice); v != 0 {
+		if v := ta.Seconds(mixdown.Voice); v != 0 {
 			t.Errorf("degenerate track %d speaks %.2f s", k+1, v)
 		}
 	}

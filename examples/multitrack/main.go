@@ -196,42 +196,10 @@ func run(ctx context.Context, paths [3]string, o options, w io.Writer) error {
 	for i, name := range []string{"host", "guest"} {
 		t := an.Tracks[i]
 		fmt.Fprintf(w, "%-5s speech %5.1f LUFS, noise floor %5.1f dB, speaking %4.1f s, bleed of the other %4.1f s\n",
-			name, t.SpeechLUFS, median(t.Floor), seconds(t, mixdown.Voice), seconds(t, mixdown.Bleed))
+			name, t.SpeechLUFS, t.NoiseDB(), t.Seconds(mixdown.Voice), t.Seconds(mixdown.Bleed))
 	}
 	fmt.Fprintf(w, "bed   %5.1f LUFS, %.1f s looped or trimmed to %.1f s, %.0f dB under speech\n", an.Tracks[bed].Block.Loudness.Integrated,
 		float64(an.Tracks[bed].Frames)/float64(rate), float64(bedLength)/float64(rate), o.duckDB)
 	fmt.Fprintf(w, "%s: %.1f s, %.1f LUFS, true peak %.1f dBTP\n", o.out, r.Duration(), r.Integrated, r.TruePeak)
 	return nil
-}
-
-func seconds(t *mixdown.TrackAnalysis, a mixdown.Activity) float64 {
-	n := 0
-	for _, v := range t.Activity {
-		if v == a {
-			n++
-		}
-	}
-	return float64(n) * mixdown.FrameSeconds
-}
-
-func median(x []float32) float64 {
-	if len(x) == 0 {
-		return math.Inf(-1)
-	}
-	lo, hi := float32(-200), float32(100)
-	for hi-lo > 0.05 { // bisection: no copy of an hour's array
-		mid := (lo + hi) / 2
-		n := 0
-		for _, v := range x {
-			if v < mid {
-				n++
-			}
-		}
-		if 2*n < len(x) {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return float64(lo)
 }
