@@ -187,9 +187,9 @@ func (m *Mixdown) Analysis() *Analysis { return m.an }
 func (m *Mixdown) Offset(i int) int64 { return m.offsets[i] }
 
 // Open builds the render graph over fresh decoders: per track the
-// high-pass, gate and crossgate, balance, loop/trim and ducking, then a
-// dsp.Mix with each track's gain, pan and offset. Closing it closes every
-// decoder. Open is an audio.Opener.
+// high-pass, gate and crossgate, balance, loop/trim and ducking
+// (OpenTrack), then a dsp.Mix with each track's gain, pan and offset.
+// Closing it closes every decoder. Open is an audio.Opener.
 func (m *Mixdown) Open(ctx context.Context) (audio.Source, error) {
 	var ins []dsp.MixInput
 	fail := func(err error) (audio.Source, error) {
@@ -199,24 +199,9 @@ func (m *Mixdown) Open(ctx context.Context) (audio.Source, error) {
 		return nil, err
 	}
 	for i, t := range m.s.Tracks {
-		chain := func(ctx context.Context) (audio.Source, error) { return m.trackChain(ctx, i) }
-		var src audio.Source
-		var err error
-		if m.lengths[i] >= 0 {
-			src, err = NewLoopTrim(ctx, chain, LoopTrimOptions{Length: m.lengths[i], SourceFrames: m.an.Tracks[i].Frames})
-		} else {
-			src, err = chain(ctx)
-		}
+		src, err := m.OpenTrack(ctx, i)
 		if err != nil {
 			return fail(fmt.Errorf("track %d: %w", i, err))
-		}
-		if len(m.duck[i].DB) > 0 {
-			pg, err := dsp.NewPlanGain(src, m.duck[i])
-			if err != nil {
-				closeAll(src)
-				return fail(err)
-			}
-			src = pg
 		}
 		ins = append(ins, dsp.MixInput{Source: src, GainDB: t.GainDB, Pan: t.Pan, Offset: m.offsets[i]})
 	}
@@ -229,6 +214,36 @@ func (m *Mixdown) Open(ctx context.Context) (audio.Source, error) {
 		return fail(err)
 	}
 	return mix, nil
+}
+
+// OpenTrack opens track i processed as it enters the mix, before its
+// gain and pan: on its own timeline (its first frame is at its offset in
+// the production), filtered, gated, balanced, looped or trimmed, ducked.
+// It is what a production's individual processed tracks are made of.
+func (m *Mixdown) OpenTrack(ctx context.Context, i int) (audio.Source, error) {
+	if i < 0 || i >= len(m.s.Tracks) {
+		return nil, fmt.Errorf("%w: track %d of %d", dsp.ErrInvalidParameter, i, len(m.s.Tracks))
+	}
+	chain := func(ctx context.Context) (audio.Source, error) { return m.trackChain(ctx, i) }
+	var src audio.Source
+	var err error
+	if m.lengths[i] >= 0 {
+		src, err = NewLoopTrim(ctx, chain, LoopTrimOptions{Length: m.lengths[i], SourceFrames: m.an.Tracks[i].Frames})
+	} else {
+		src, err = chain(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(m.duck[i].DB) > 0 {
+		pg, err := dsp.NewPlanGain(src, m.duck[i])
+		if err != nil {
+			closeAll(src)
+			return nil, err
+		}
+		src = pg
+	}
+	return src, nil
 }
 
 // trackChain opens track i with the nodes that work on its own timeline.

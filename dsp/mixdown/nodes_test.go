@@ -109,7 +109,19 @@ func TestNodesContract(t *testing.T) {
 	})
 	t.Run("Mixdown", func(t *testing.T) {
 		md := newMixdown(t, s)
-		audiotest.CheckSource(t, func() audio.Source { return must(md.Open(context.Background())) })
+		out := audiotest.CheckSource(t, func() audio.Source { return must(md.Open(context.Background())) })
+		if want := int64(s.tracks[0].Frames()) + fs/2; int64(out.Frames()) != want {
+			t.Errorf("mix of %d frames, want %d", out.Frames(), want)
+		}
+		for i := range s.tracks {
+			tr := audiotest.CheckSource(t, func() audio.Source { return must(md.OpenTrack(context.Background(), i)) })
+			if i == 2 && int64(tr.Frames()) != int64(s.tracks[0].Frames())+fs/2 {
+				t.Errorf("looped bed of %d frames, want %d", tr.Frames(), int64(s.tracks[0].Frames())+fs/2)
+			}
+		}
+		if _, err := md.OpenTrack(context.Background(), 3); !errors.Is(err, dsp.ErrInvalidParameter) {
+			t.Errorf("OpenTrack(3) = %v", err)
+		}
 	})
 }
 
@@ -155,6 +167,9 @@ func TestNodesZeroAllocs(t *testing.T) {
 			return src, nil
 		}
 		check(t, must(mixdown.NewLoopTrim(context.Background(), open, mixdown.LoopTrimOptions{Length: 1 << 40, SourceFrames: fs / 2})))
+	})
+	t.Run("Mixdown", func(t *testing.T) { // 55 reads of 4096 frames: 4.7 s of the 6.5 s scene
+		check(t, must(newMixdown(t, s).Open(context.Background())))
 	})
 }
 
