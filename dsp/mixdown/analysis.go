@@ -535,12 +535,15 @@ func (t *TrackAnalysis) musicShare() {
 	}
 }
 
-// coupling measures how track h's speaker reaches track g's microphone:
-// over the frames where h is active and loud, the level difference g-h
-// clusters at the coupling whenever g's own speaker is silent (bleed
-// follows its source at a fixed ratio) and spreads above it when g talks
-// too. The lower quartile of the differences is the coupling as long as g
-// talks over h less than three quarters of the time.
+// coupling measures how track h's speaker reaches track g's microphone.
+// Over the frames where h is active and loud, the level difference g-h
+// clusters at the coupling where h talks and g carries its bleed (bleed
+// follows its source at a fixed ratio, and never falls below it: g's
+// floor or g's own voice only add to it), and at the reverse of the other
+// coupling where g talks and h's loudness is g's bleed. The coupling is
+// therefore the lowest cluster of the differences: the lowest peak of
+// their smoothed histogram that holds a fair share of the frames, however
+// little h talks compared with g.
 func (a *Analysis) coupling(g, h int) float64 {
 	tg, th := a.Tracks[g], a.Tracks[h]
 	d := a.frameShift(g, h)
@@ -557,7 +560,56 @@ func (a *Analysis) coupling(g, h int) float64 {
 	if n < couplingMin {
 		return math.Inf(-1)
 	}
-	return histPercentile(&hist, n, 0.25)
+	return lowestPeak(&hist, couplingMin)
+}
+
+// lowestPeak returns the centre of the lowest local maximum of the
+// histogram smoothed over +-2 dB (a triangle) that is at least a twentieth
+// of the highest and has at least minCount values within +-3 dB.
+func lowestPeak(h *[histBins]int32, minCount int) float64 {
+	x := make([]float64, histBins)
+	for i, c := range h {
+		x[i] = float64(c)
+	}
+	const w = int(2 / histWidth)
+	tri := boxSmooth(boxSmooth(x, w), w) // a box twice is a triangle
+	top := 0.0
+	for _, v := range tri {
+		top = max(top, v)
+	}
+	const near = int(3 / histWidth)
+	for i := 1; i < histBins-1; i++ {
+		v := tri[i]
+		if v < top/20 || v < tri[i-1] || v < tri[i+1] {
+			continue
+		}
+		cnt := 0
+		for k := max(0, i-near); k <= min(histBins-1, i+near); k++ {
+			cnt += int(h[k])
+		}
+		if cnt >= minCount {
+			return histLow + (float64(i)+0.5)*histWidth
+		}
+	}
+	return math.Inf(-1) // no cluster holds enough frames
+}
+
+// boxSmooth returns the sums of x over [i-w, i+w].
+func boxSmooth(x []float64, w int) []float64 {
+	out := make([]float64, len(x))
+	var acc float64
+	for i := -w; i < len(x)+w; i++ {
+		if k := i + w; k < len(x) {
+			acc += x[k]
+		}
+		if k := i - w - 1; k >= 0 {
+			acc -= x[k]
+		}
+		if i >= 0 && i < len(x) {
+			out[i] = acc
+		}
+	}
+	return out
 }
 
 // markBleed turns the active frames of track g that another speech

@@ -1,6 +1,7 @@
 package mixdown_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
@@ -149,6 +150,35 @@ func TestCrossgateThreeSpeakers(t *testing.T) {
 		t.Logf("track %d: bleed -%.1f dB, SI-SDR %.1f dB (unprocessed %.1f), couplings %.1f", g, drop, sdr, testaudio.SISDR(own, mics[g]), an.Tracks[g].Coupling)
 		if drop < 15 || sdr < 15 {
 			t.Errorf("track %d: bleed down %.1f dB, SI-SDR %.1f dB; want >= 15 and >= 15", g, drop, sdr)
+		}
+	}
+}
+
+// The couplings are measured whatever the talk time and the microphone
+// gains: the host says one phrase, the guest six, and the guest's whole
+// microphone (voice, bleed and noise) is 15 dB hotter or colder, so the
+// host reaches it at -5 or -35 dB relative to the host's own track.
+func TestCrossgateLopsided(t *testing.T) {
+	texts := [][]string{{testaudio.Sentences[0]}, testaudio.Sentences[1:7]}
+	clean, spans := conversation(t, texts, testaudio.Voices[:2], 1, 0.5, 1)
+	for _, micGain := range []float64{15, -15} {
+		mics, bleed := microphones(clean, []float64{0, 0}, -20, -65)
+		testaudio.Scale(mics[1], dsp.DBToGain(micGain))
+		testaudio.Scale(bleed[1], dsp.DBToGain(micGain))
+		an := analyse(t, mics, nil, nil)
+		for g := range mics {
+			h := 1 - g
+			gate := must(mixdown.NewGate(monoSource(mics[g]), an, g, mixdown.GateOptions{Crossgate: true, Noise: true}))
+			out := readAll(t, gate)[0]
+			other := minus(spans[h], spans[g], fs/10)
+			drop := spansDB(bleed[g], other) - spansDB(planned(t, bleed[g], gate.Plan()), other)
+			keep := spansDB(out, spans[g]) - spansDB(mics[g], spans[g])
+			want := -20 + []float64{-micGain, micGain}[g]
+			c := an.Tracks[g].Coupling[h]
+			t.Logf("guest microphone %+.0f dB, track %d: coupling %.1f dB (true %.0f), bleed -%.1f dB, own speech %+.2f dB", micGain, g, c, want, drop, keep)
+			if math.Abs(c-want) > 3 || drop < 15 || keep < -1 {
+				t.Errorf("track %d: coupling %.1f dB, bleed down %.1f dB, own speech %+.2f dB; want %.0f +- 3, >= 15, within 1 dB", g, c, drop, keep, want)
+			}
 		}
 	}
 }
