@@ -136,7 +136,7 @@ type TrackAnalysis struct {
 	// of the channels above 100 Hz, smoothed over 30 ms).
 	Level []float32
 	// Floor is the track's noise floor in dB per frame (minimum
-	// statistics over +-4 s).
+	// statistics over 5 s on either side).
 	Floor []float32
 	// Activity is the decision of every frame.
 	Activity []Activity
@@ -403,7 +403,8 @@ func (s *trackSink) finish() *TrackAnalysis {
 
 // Activity decision constants.
 const (
-	floorHalf    = 400 // noise floor: minimum over +-4 s
+	floorWindow  = 500 // noise floor: minima over 5 s before and after
+	floorSpread  = 3   // dB: noise's 100 ms averages stay this close to their minimum
 	floorAverage = 10  // of 100 ms averages
 	floorRaise   = 1.0 // dB above the minimum of the averages
 	minOnFrames  = 3   // activity shorter than 30 ms is a click
@@ -474,22 +475,41 @@ func (t *TrackAnalysis) levels() {
 		}
 		t.Level[i] = float32(powDB(s / float64(hi-lo)))
 	}
-	// The floor: the quietest 100 ms average within +-4 s, raised a
-	// little (a floor is never the single quietest stretch).
-	t.Floor = make([]float32, n)
-	for i := range t.Floor {
+	// The floor, by minimum statistics on 100 ms averages: the quietest
+	// within floorWindow before the frame and the quietest within
+	// floorWindow after it are the noise of the nearest pauses on either
+	// side. Where they differ, either the noise changed (the side that saw
+	// the change is higher, and the floor must follow at once) or one side
+	// is a monologue without a pause (higher too, but it is speech, not
+	// noise): the higher side is taken only where most of its window sits
+	// near its minimum, as stationary noise does and speech never does.
+	// Raised a little: a floor is never the single quietest stretch.
+	avg := make([]float32, n)
+	for i := range avg {
 		lo, hi := max(0, i-floorAverage/2), min(n, i+floorAverage/2)
 		hi = max(hi, lo+1)
 		var s float64
 		for _, p := range t.pow[lo:hi] {
 			s += float64(p)
 		}
-		t.Floor[i] = float32(powDB(s / float64(hi-lo)))
+		avg[i] = float32(powDB(s / float64(hi-lo)))
 	}
 	t.pow = nil
-	slidingMin(t.Floor, floorHalf)
-	for i := range t.Floor {
-		t.Floor[i] += floorRaise
+	back := slidingMin(avg, floorWindow, 0)
+	t.Floor = slidingMin(avg, 0, floorWindow)
+	for i, f := range t.Floor {
+		b := back[i]
+		fl := min(b, f)
+		if hi := max(b, f); hi > fl+floorSpread {
+			lo, up := max(0, i-floorWindow), i+1
+			if f > b {
+				lo, up = i, min(n, i+floorWindow+1)
+			}
+			if mostlyBelow(avg[lo:up], hi+floorSpread) {
+				fl = hi
+			}
+		}
+		t.Floor[i] = fl + floorRaise
 	}
 	t.ref = percentile(t.Level, 0.95)
 	// How far above the floor a frame must be: 8 dB (4 dB to stay on) on
@@ -753,32 +773,43 @@ func percentile(x []float32, p float64) float64 {
 	return histPercentile(&h, len(x), p)
 }
 
-// slidingMin replaces x[i] by the minimum of x over [i-half, i+half], in
-// O(n) with a monotonic deque, in place (a value is overwritten only once
-// the window has moved past it).
-func slidingMin(x []float32, half int) {
+// slidingMin returns the minimum of x over [i-before, i+after] for every
+// i, in O(n) with a monotonic deque.
+func slidingMin(x []float32, before, after int) []float32 {
 	n := len(x)
-	dq := make([]int, 0, 2*half+2)      // indices of x in the window, values rising
-	val := make([]float32, 0, 2*half+2) // their values (x is overwritten)
-	head := 0
-	next := 0
+	out := make([]float32, n)
+	dq := make([]int, 0, before+after+2) // indices, values rising
+	head, next := 0, 0
 	for i := 0; i < n; i++ {
-		for ; next < n && next <= i+half; next++ {
-			for len(dq) > head && val[len(val)-1] >= x[next] {
-				dq, val = dq[:len(dq)-1], val[:len(val)-1]
+		for ; next < n && next <= i+after; next++ {
+			for len(dq) > head && x[dq[len(dq)-1]] >= x[next] {
+				dq = dq[:len(dq)-1]
 			}
-			dq, val = append(dq, next), append(val, x[next])
+			dq = append(dq, next)
 		}
-		for dq[head] < i-half {
+		for dq[head] < i-before {
 			head++
 		}
 		if head > 64 && head > len(dq)/2 { // compact the deque now and then
 			dq = append(dq[:0], dq[head:]...)
-			val = append(val[:0], val[head:]...)
 			head = 0
 		}
-		x[i] = val[head]
+		out[i] = x[dq[head]]
 	}
+	return out
+}
+
+// mostlyBelow reports whether at least half of x (every fifth value: x
+// is smooth) is below thr.
+func mostlyBelow(x []float32, thr float32) bool {
+	n, below := 0, 0
+	for i := 0; i < len(x); i += 5 {
+		n++
+		if x[i] < thr {
+			below++
+		}
+	}
+	return 2*below >= n
 }
 
 func dropShortRuns(v []bool, minRun int) {
