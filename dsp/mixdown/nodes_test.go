@@ -114,6 +114,9 @@ func TestNodesContract(t *testing.T) {
 			t.Errorf("mix of %d frames, want %d", out.Frames(), want)
 		}
 		for i := range s.tracks {
+			if testing.Short() && i != 2 {
+				continue
+			}
 			tr := audiotest.CheckSource(t, func() audio.Source { return must(md.OpenTrack(context.Background(), i)) })
 			if i == 2 && int64(tr.Frames()) != int64(s.tracks[0].Frames())+fs/2 {
 				t.Errorf("looped bed of %d frames, want %d", tr.Frames(), int64(s.tracks[0].Frames())+fs/2)

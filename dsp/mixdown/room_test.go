@@ -25,6 +25,9 @@ func lowpass(x []float64, fc float64) []float64 {
 // reverb 16 dB down, and pink noise at -55 dBFS; turns are 0.4 s apart.
 // The crossgate acceptance holds, and no phrase onset is clipped.
 func TestCrossgateRoom(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a robustness case of TestCrossgate")
+	}
 	texts := [][]string{testaudio.Sentences[0:4], testaudio.Sentences[4:8]}
 	clean, spans := conversation(t, texts, testaudio.Voices[:2], 1, 0.4, 1)
 	n := len(clean[0])
