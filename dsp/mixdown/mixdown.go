@@ -149,8 +149,8 @@ func New(ctx context.Context, s Settings) (*Mixdown, error) {
 		loop[i] = t.LoopTrim
 	}
 	ref := an.ReferenceLength(loop)
-	go_ := s.GateOptions
-	go_.Noise, go_.Crossgate = s.Gate, s.Crossgate
+	gopts := s.GateOptions
+	gopts.Noise, gopts.Crossgate = s.Gate, s.Crossgate
 	for i, t := range s.Tracks {
 		ta := an.Tracks[i]
 		length := int64(-1)
@@ -160,7 +160,7 @@ func New(ctx context.Context, s Settings) (*Mixdown, error) {
 		m.lengths = append(m.lengths, length)
 		var gate, bal, duck dsp.GainPlan
 		if ta.Role == RoleForeground {
-			if gate, err = GatePlan(an, i, go_); err != nil {
+			if gate, err = GatePlan(an, i, gopts); err != nil {
 				return nil, fmt.Errorf("track %d: %w", i, err)
 			}
 			if s.Leveler {

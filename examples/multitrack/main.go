@@ -76,11 +76,13 @@ func run(ctx context.Context, paths [3]string, o options, w io.Writer) error {
 	}
 	// Pass 1: the joint analysis of the three tracks at their offsets.
 	var tracks []mixdown.Track
-	defer func() {
+	closeTracks := func() {
 		for _, t := range tracks {
 			t.Source.(io.Closer).Close()
 		}
-	}()
+		tracks = nil
+	}
+	defer closeTracks()
 	roles := [3]mixdown.Role{mixdown.RoleForeground, mixdown.RoleForeground, mixdown.RoleDucking}
 	offsetSec := [3]float64{0, o.guestOffset, o.musicOffset}
 	var rate int
@@ -95,6 +97,7 @@ func run(ctx context.Context, paths [3]string, o options, w io.Writer) error {
 		tracks = append(tracks, mixdown.Track{Source: d, Role: roles[i], Offset: int64(math.Round(offsetSec[i] * float64(rate)))})
 	}
 	an, err := mixdown.Analyze(ctx, tracks, mixdown.AnalyzeOptions{})
+	closeTracks()
 	if err != nil {
 		return err
 	}
