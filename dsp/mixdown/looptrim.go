@@ -107,12 +107,17 @@ func NewLoopTrim(ctx context.Context, open audio.Opener, o LoopTrimOptions) (*Lo
 // Format implements audio.Source.
 func (l *LoopTrim) Format() audio.Format { return l.format }
 
-// Close closes the passes that are open.
+// Close closes the passes that are open; reading afterwards is an error.
 func (l *LoopTrim) Close() error {
 	err := closeAll(l.cur, l.next)
 	l.cur, l.next = nil, nil
+	if l.err == nil {
+		l.err = errClosed
+	}
 	return err
 }
+
+var errClosed = errors.New("mixdown: loop/trim read after Close")
 
 // Read implements audio.Source.
 func (l *LoopTrim) Read(dst audio.Buffer) (int, error) {

@@ -14,7 +14,8 @@ import (
 
 // TrackSettings are one track's settings: the API's multitrack track
 // algorithms, in the units of this package. Start from DefaultTrack, which
-// holds the API's defaults; the zero value turns everything off.
+// holds the API's defaults; the zero value has no high-pass and no
+// leveling within the track (the master's balance still applies).
 type TrackSettings struct {
 	// Open opens the track at its start; it is called once for the
 	// analysis and once per render pass (and per loop repetition).
