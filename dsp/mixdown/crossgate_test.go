@@ -10,7 +10,7 @@ import (
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
-// gated returns x through a plan (the same gain the node applies to the
+// planned returns x through a plan (the same gain the node applies to the
 // whole microphone, applied to one of its components).
 func planned(t testing.TB, x []float64, plan dsp.GainPlan) []float64 {
 	t.Helper()

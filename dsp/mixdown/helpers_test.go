@@ -176,20 +176,7 @@ func readAll(t testing.TB, s audio.Source) audio.Buffer {
 // spansDB is the RMS level in dB of x over spans (-Inf for silence).
 func spansDB(x []float64, spans []span) float64 { return testaudio.SpanDB(x, spans) }
 
-// shrink returns spans shortened by a frames at the start and b at the
-// end (dropping those that vanish).
-func shrink(spans []span, a, b int) []span {
-	var out []span
-	for _, s := range spans {
-		if s.End-b > s.Start+a {
-			out = append(out, span{Start: s.Start + a, End: s.End - b})
-		}
-	}
-	return out
-}
-
-// applyPlan returns x with the plan applied by dsp.PlanGain, read in one
-// go.
+// applyGain returns x through the node that node makes, read in one go.
 func applyGain(t testing.TB, x []float64, node func(audio.Source) audio.Source) []float64 {
 	t.Helper()
 	return readAll(t, node(monoSource(x)))[0]
