@@ -44,10 +44,11 @@ func dialog(t *testing.T, b audio.Buffer, spans []testaudio.Span) float64 {
 }
 
 // The program's master meets what it states: host and guest, recorded
-// 15 dB apart with each other's bleed on their microphones, come out
-// within 1 dB of each other; the music bed, shorter than the talk, is
-// looped to its end and ducked under the speech; the master is at -16
-// LUFS under -1 dBTP and exactly as long as the talk.
+// 15 dB apart with each other's bleed on their microphones (the guest's
+// file starting later, at its offset), come out within 1 dB of each
+// other; the music bed, shorter than the talk, is looped to its end and
+// ducked under the speech; the master is at -16 LUFS under -1 dBTP and
+// exactly as long as the talk.
 func TestMultitrack(t *testing.T) {
 	dir := t.TempDir()
 	hostClean, hostSpans := testaudio.Phrases(t, rate, testaudio.Sentences[:3], 3.5, testaudio.Voices[0])
@@ -67,15 +68,19 @@ func TestMultitrack(t *testing.T) {
 	host := microphone(hostClean, guestClean, -65, 1)
 	guest := microphone(guestClean, hostClean, -70, 2)
 	bed := testaudio.Music(rate, 7, 3)
+	// The guest's recorder started late: its file begins at the guest's
+	// first answer, and the guest track's offset puts it back in place.
+	guest = guest[shift-rate/4:]
+	guestOffset := float64(shift-rate/4) / rate
 	for name, x := range map[string][]float64{"host": host, "guest": guest, "bed": bed} {
 		testaudio.WriteWAV(t, filepath.Join(dir, name+".wav"), [][]float64{x, x}, rate)
 	}
 	in0 := dialog(t, audio.Buffer{host}, hostSpans)
-	in1 := dialog(t, audio.Buffer{guest}, guestSpans)
+	in1 := dialog(t, audio.Buffer{append(make([]float64, shift-rate/4), guest...)}, guestSpans)
 
 	out := filepath.Join(dir, "master.wav")
 	var stdout bytes.Buffer
-	o := options{out: out, duckDB: -18, fade: 500 * time.Millisecond, target: -16, ceiling: -1}
+	o := options{out: out, guestOffset: guestOffset, duckDB: -18, fade: 500 * time.Millisecond, target: -16, ceiling: -1}
 	paths := [3]string{filepath.Join(dir, "host.wav"), filepath.Join(dir, "guest.wav"), filepath.Join(dir, "bed.wav")}
 	if err := run(context.Background(), paths, o, &stdout); err != nil {
 		t.Fatal(err)
@@ -106,15 +111,21 @@ func TestMultitrack(t *testing.T) {
 	if math.Abs(out0-out1) > 1 {
 		t.Errorf("speakers %.2f dB apart in the master, want within 1 dB", out0-out1)
 	}
+	// The guest's offset is sample-accurate: the guest's first answer in
+	// the master lines up with the guest's voice.
+	mono := make([]float64, b.Frames())
+	for i := range mono {
+		mono[i] = (b[0][i] + b[1][i]) / 2
+	}
+	sp := guestSpans[0]
+	if lag := testaudio.Lag(guestClean[sp.Start:sp.End], mono[sp.Start:sp.End], 480); lag != 0 {
+		t.Errorf("the guest is %d frames late in the master", lag)
+	}
 	// The bed: at the end of the master, after the last phrase, only the
 	// looped bed plays, at full level; under the speech it is 18 dB
 	// lower. Its level relative to the speech tells both.
 	pauses := testaudio.Complement(append(append([]testaudio.Span(nil), hostSpans...), guestSpans...), b.Frames(), rate)
 	last := pauses[len(pauses)-1]
-	mono := make([]float64, b.Frames())
-	for i := range mono {
-		mono[i] = (b[0][i] + b[1][i]) / 2
-	}
 	bedLevel := testaudio.SpanDB(mono, []testaudio.Span{last})
 	t.Logf("bed alone at the end: %.1f dBFS", bedLevel)
 	if math.IsInf(bedLevel, -1) || bedLevel < -60 {
