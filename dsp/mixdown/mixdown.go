@@ -42,7 +42,15 @@ type TrackSettings struct {
 	// HighPass is the API's hipfilter: dsp's adaptive high-pass on a
 	// foreground track (music beds keep their bass).
 	HighPass bool
+	// Compressor is the API's compressor for a foreground track: a
+	// dsp.CompressorPreset relative to the track's speech level after the
+	// balance, "auto" to let dsp.AutoCompressor choose from its dynamics,
+	// empty for none.
+	Compressor dsp.CompressorKind
 }
+
+// AutoCompression asks New to choose the preset from the track.
+const AutoCompression dsp.CompressorKind = "auto"
 
 // DefaultTrack returns the API's defaults for a track: auto role, -18 dB
 // background gain, 500 ms fades, full leveler strength, no gain, no pan,
@@ -108,6 +116,7 @@ type Mixdown struct {
 	gate    []dsp.GainPlan
 	balance []dsp.GainPlan
 	duck    []dsp.GainPlan
+	comp    []*dsp.CompressorParams // per track, nil for none
 }
 
 // New analyses the tracks (one pass over each) and plans every gain.
@@ -177,6 +186,24 @@ func New(ctx context.Context, s Settings) (*Mixdown, error) {
 		m.gate = append(m.gate, gate)
 		m.balance = append(m.balance, bal)
 		m.duck = append(m.duck, duck)
+		var cp *dsp.CompressorParams
+		if kind := t.Compressor; kind != "" && ta.Role == RoleForeground {
+			if kind == AutoCompression {
+				kind = dsp.AutoCompressor(ta.Block, bal)
+			}
+			// The presets' reference: the speaker's RMS level at the
+			// common level the balance brings it to.
+			ref := ta.Block.SpeechRMS()
+			if len(bal.DB) > 0 {
+				ref += meanDB(bal.DB)
+			}
+			p, err := dsp.CompressorPreset(kind, ref)
+			if err != nil {
+				return nil, fmt.Errorf("track %d: %w", i, err)
+			}
+			cp = &p
+		}
+		m.comp = append(m.comp, cp)
 	}
 	return m, nil
 }
@@ -277,7 +304,24 @@ func (m *Mixdown) trackChain(ctx context.Context, i int) (audio.Source, error) {
 		}
 		src = pg
 	}
+	if cp := m.comp[i]; cp != nil {
+		c, err := dsp.NewCompressor(src, *cp)
+		if err != nil {
+			closeAll(src)
+			return nil, err
+		}
+		src = c
+	}
 	return src, nil
+}
+
+// meanDB is the mean of a gain plan in dB.
+func meanDB(db []float64) float64 {
+	var s float64
+	for _, v := range db {
+		s += v
+	}
+	return s / float64(len(db))
 }
 
 // Normalize renders the mix to a loudness target under a true-peak
