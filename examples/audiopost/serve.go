@@ -31,6 +31,15 @@ func init() {
 	register("serve", "run the HTTP API, the job runner and the webhook sender", runServe)
 }
 
+// DefaultRateLimit is serve's default of -rate-limit: API requests per
+// second per user. A script polling a production's status or a browser
+// loading a page stays far below it; a runaway client is slowed down
+// before it loads the store. It is counted per API process: N processes
+// behind a load balancer allow up to N times as much, which is acceptable
+// for a bound on load (login throttling, the security bound, is shared
+// through the store).
+const DefaultRateLimit = 20
+
 // DefaultShutdownTimeout bounds the graceful shutdown: requests in flight
 // finish, and running productions finish or are handed back to the queue.
 const DefaultShutdownTimeout = 30 * time.Second
@@ -67,7 +76,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	credits := fs.Bool("credits", false, "enforce credits: a production needs its owner's credits to cover its input (grant them with `audiopost user credits`); by default a self-hosted server processes for free and only reports used_credits")
 	fs.Bool("no-credits", true, "the default; kept so that older command lines still work")
 	allowPrivate := fs.Bool("allow-private-fetch", false, "let input URLs, webhooks and external services reach loopback and private addresses")
-	rateLimit := fs.Float64("rate-limit", 0, "API requests per second per user (0: unlimited)")
+	rateLimit := fs.Float64("rate-limit", DefaultRateLimit, "API requests per second per user, with bursts of twice as many (0: unlimited); counted per API process")
+	anonConns := fs.Int("max-anon-conns-per-ip", httpapi.DefaultMaxAnonConnsPerIP, "connections one client address may hold open before authenticating; more get 503 (behind a reverse proxy every client has the proxy's address: raise it, or -1 for no cap)")
+	bodyTimeout := fs.Duration("body-timeout", httpapi.DefaultBodyTimeout, "a request body must arrive within this plus its length at the minimum rate (4 KiB/s)")
 	addrFile := fs.String("addr-file", "", "write the listening address (host:port) to this file once ready")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -115,7 +126,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	dial := outbound.New(outbound.Config{AllowLoopback: *allowPrivate, AllowPrivate: *allowPrivate, Timeout: -1})
 	xfer := transfer.Options{Dial: dial.DialContext, HTTPClient: dial.HTTPClient()}
 	var (
-		srv    *http.Server
+		srv    *httpapi.Server
 		ln     net.Listener
 		base   = *baseURL
 		prefix string
@@ -152,7 +163,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		mux := http.NewServeMux()
 		mux.Handle(prefix+"/", api)
-		srv = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		srv = httpapi.NewServer(mux, httpapi.ServerLimits{MaxAnonConnsPerIP: *anonConns, BodyTimeout: *bodyTimeout}, log)
 	}
 
 	var (
