@@ -119,6 +119,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer blobs.Close()
+	// What a crash left (kill -9 during an upload) goes now, not in 24 h.
+	defer startOrphanCleaner(blobs, log)()
 
 	// One set of metrics per process: the API's requests and, with the
 	// worker role in the same process, its processing runs.
