@@ -44,10 +44,12 @@ type ServerLimits struct {
 	// browser opens at most 6 per host). Further connections from that
 	// address get 503 and are closed at once. Connections whose requests
 	// authenticated (API credentials or a browser session) do not count.
-	// Behind a reverse proxy every client shares the proxy's address:
-	// raise it there, or let the proxy limit connections and set -1
-	// (no cap).
+	// Loopback addresses are exempt unless CapLoopback is set: they are
+	// this machine's own processes, and a reverse proxy on the same
+	// machine, whose address every client shares. A proxy on another
+	// machine needs the cap raised, or -1 (no cap) and its own limits.
 	MaxAnonConnsPerIP int
+	CapLoopback       bool
 	// MaxBodyBytes refuses a request whose Content-Length is larger with
 	// 413 before reading any of it (default DefaultMaxUploadBytes).
 	MaxBodyBytes int64
@@ -120,6 +122,7 @@ func NewServer(h http.Handler, lim ServerLimits, log *slog.Logger) *Server {
 		// and downloads. The body deadline (limitBody) and the per-write
 		// deadline (limitConn) take their place.
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			// Only capped connections carry the hook.
 			if lc, ok := c.(*limitConn); ok {
 				return auth.WithAuthHook(ctx, lc.authenticated)
 			}
@@ -151,7 +154,10 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		ip := remoteIP(c.RemoteAddr())
+		ip, loopback := remoteIP(c.RemoteAddr())
+		if loopback && !l.s.lim.CapLoopback {
+			return c, nil
+		}
 		if !l.s.take(ip) {
 			l.s.refuse(c, ip)
 			continue
@@ -160,15 +166,15 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	}
 }
 
-func remoteIP(a net.Addr) string {
+func remoteIP(a net.Addr) (ip string, loopback bool) {
 	if ta, ok := a.(*net.TCPAddr); ok {
-		return ta.IP.String()
+		return ta.IP.String(), ta.IP.IsLoopback()
 	}
 	host, _, err := net.SplitHostPort(a.String())
 	if err != nil {
-		return a.String()
+		return a.String(), false
 	}
-	return host
+	return host, false
 }
 
 func (s *Server) take(ip string) bool {

@@ -211,7 +211,7 @@ func TestContentLengthRefused(t *testing.T) {
 // addresses are not affected, and authenticated connections do not count.
 func TestAnonConnCap(t *testing.T) {
 	e := newEnv(t)
-	srv, addr := limitedServer(t, e, httpapi.ServerLimits{MaxAnonConnsPerIP: 3})
+	srv, addr := limitedServer(t, e, httpapi.ServerLimits{MaxAnonConnsPerIP: 3, CapLoopback: true})
 	for range 3 {
 		dialFrom(t, "127.0.0.1", addr).Write([]byte("GET /healthz HTTP/1.1\r\n")) // headers never finished
 	}
@@ -234,6 +234,13 @@ func TestAnonConnCap(t *testing.T) {
 	}
 	if srv.Refused() != 1 {
 		t.Errorf("Refused() = %d", srv.Refused())
+	}
+	// Without CapLoopback, loopback (this machine, a local reverse proxy)
+	// is not capped.
+	_, addr2 := limitedServer(t, e, httpapi.ServerLimits{MaxAnonConnsPerIP: 1})
+	dialFrom(t, "127.0.0.1", addr2).Write([]byte("GET /healthz HTTP/1.1\r\n"))
+	if refused(dialFrom(t, "127.0.0.1", addr2)) {
+		t.Error("loopback capped without CapLoopback")
 	}
 
 	// From 127.0.0.3: three connections that authenticated stay open and
