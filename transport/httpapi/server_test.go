@@ -106,6 +106,8 @@ func TestSlowBodies(t *testing.T) {
 	reqs := 0
 	keep := clientFrom("127.0.0.2")
 	deadline := time.After(10 * time.Second)
+	pace := time.NewTicker(5 * time.Millisecond) // a steady load, not a flood of our own
+	defer pace.Stop()
 loop:
 	for {
 		select {
@@ -113,7 +115,7 @@ loop:
 			break loop
 		case <-deadline:
 			t.Fatal("slow connections still open after 10 s")
-		default:
+		case <-pace.C:
 		}
 		c := keep
 		if reqs%4 == 3 {
