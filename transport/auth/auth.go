@@ -94,6 +94,7 @@ type Service struct {
 	// an hour per process.
 	purgeMu   sync.Mutex
 	lastPurge time.Time
+	alertLast map[string]time.Time // last refused attempt recorded, per user
 }
 
 // New returns a Service over store.

@@ -76,7 +76,7 @@ const consentHTML = `{{define "content"}}<p><strong>{{.Client}}</strong> asks fo
 </form>{{end}}`
 
 const accountHTML = `{{define "content"}}
-{{with .Alert}}<div class="secret" role="alert"><p>{{.Count}} login attempt(s) to this account were refused after too many wrong passwords,
+{{with .Alert}}<div class="secret" role="alert"><p>At least {{.Count}} login attempt(s) to this account were refused after too many wrong passwords,
 the last from <code>{{.LastAddr}}</code> at {{.LastAt}}. If that was not you, choose a strong password; your own logins from other
 addresses are not affected.</p><form method="post" action="{{$.Prefix}}/account/alerts/dismiss/">
 <input type="hidden" name="csrf_token" value="{{$.CSRF}}"><button>Dismiss</button></form></div>{{end}}

@@ -145,19 +145,43 @@ func (s *Service) throttleWait(ctx context.Context, k throttleKeys, now time.Tim
 // in the log (at the 1st, 10th, 100th... refusal, so an attack does not
 // flood it) and the count the account page shows.
 func (s *Service) throttleRefused(ctx context.Context, k throttleKeys, login, ip string, wait time.Duration, now time.Time) {
-	n := 0.0
-	if k.alert != "" {
-		t, err := s.store.AddThrottle(ctx, k.alert, now, 0, 1, ip)
-		if err != nil {
-			s.log.ErrorContext(ctx, "auth: recording a refused login", "err", err)
-			return
+	if k.alert == "" {
+		// No such user: nobody to tell; log the first of a burst only.
+		if s.alertDue("login-refused-unknown", now) {
+			s.log.WarnContext(ctx, "auth: login throttled after failed passwords", "login", login, "addr", ip,
+				"retry_in", wait.Round(time.Second))
 		}
-		n = t.Level
+		return
 	}
-	if n <= 1 || isPowerOf10(n) {
+	if !s.alertDue(k.alert, now) {
+		return
+	}
+	t, err := s.store.AddThrottle(ctx, k.alert, now, 0, 1, ip)
+	if err != nil {
+		s.log.ErrorContext(ctx, "auth: recording a refused login", "err", err)
+		return
+	}
+	if n := t.Level; n <= 1 || isPowerOf10(n) {
 		s.log.WarnContext(ctx, "auth: login throttled after failed passwords", "login", login, "addr", ip,
 			"retry_in", wait.Round(time.Second), "refused_so_far", int(n))
 	}
+}
+
+// alertDue reports whether a refused attempt on key is recorded: at most
+// one a second per user and process, because refused attempts cost the
+// attacker nothing (no password check) and each record is a write to the
+// store. The account page's count is thus a lower bound under a flood.
+func (s *Service) alertDue(key string, now time.Time) bool {
+	s.purgeMu.Lock()
+	defer s.purgeMu.Unlock()
+	if s.alertLast == nil || len(s.alertLast) > 10000 {
+		s.alertLast = map[string]time.Time{}
+	}
+	if last, ok := s.alertLast[key]; ok && now.Sub(last) < time.Second && !now.Before(last) {
+		return false
+	}
+	s.alertLast[key] = now
+	return true
 }
 
 func isPowerOf10(f float64) bool {
