@@ -50,6 +50,8 @@ type Tx interface {
 	Services
 	Jobs
 	Deliveries
+	Sessions
+	Throttles
 }
 
 // User is an account.
@@ -59,6 +61,11 @@ type User struct {
 	Email        string // unique when not empty
 	PasswordHash string // from HashPassword; empty disables password login
 	Joined       time.Time
+	// CredentialVersion starts at 1 and advances whenever the password
+	// changes (UpdateUser) or the user logs out everywhere (EndSessions).
+	// Browser sessions are bound to the version they were made under, so
+	// either ends them all. Set by the store; UpdateUser ignores it.
+	CredentialVersion int64
 
 	// Credits are processing time. Charges take recurring credits first;
 	// RechargeCredits is what RecurringCredits is reset to on RechargeDate.
@@ -85,9 +92,11 @@ type Users interface {
 	GetUser(ctx context.Context, id string) (User, error)
 	GetUserByUsername(ctx context.Context, username string) (User, error)
 	GetUserByEmail(ctx context.Context, email string) (User, error)
-	// UpdateUser writes every field of u except ID, Joined and the credit
+	// UpdateUser writes every field of u except ID, Joined, the credit
 	// balances (OnetimeCredits, RecurringCredits), which change only through
-	// Credits so that concurrent charges are never lost.
+	// Credits so that concurrent charges are never lost, and
+	// CredentialVersion. A changed PasswordHash ends every session and OAuth
+	// token of the user in the same transaction, as EndSessions does.
 	UpdateUser(ctx context.Context, u User) error
 	// DeleteUser removes the user and everything the user owns.
 	DeleteUser(ctx context.Context, id string) error
@@ -364,6 +373,15 @@ type Jobs interface {
 	CancelJobs(ctx context.Context, owner, production string) (int, error)
 	// GetJob returns a job by id (operators and tests; not owner-scoped).
 	GetJob(ctx context.Context, id int64) (Job, error)
+	// LeaseHolders lists the distinct workers that hold running jobs, for
+	// a starting process to find the leases of dead workers.
+	LeaseHolders(ctx context.Context) ([]string, error)
+	// ExpireLeases ends the leases of the running jobs of these workers
+	// now, so that the next Claim takes them again at once (counting the
+	// crashed attempt, as a lease that ran out does), and reports how
+	// many. Only for workers known to be dead: a live one loses its jobs
+	// at its next Heartbeat.
+	ExpireLeases(ctx context.Context, workers ...string) (int, error)
 	// ListJobs lists the owner's jobs of a production, newest first.
 	ListJobs(ctx context.Context, owner, production string) ([]Job, error)
 }
@@ -414,4 +432,71 @@ type Deliveries interface {
 	GetDelivery(ctx context.Context, id int64) (Delivery, error)
 	// ListDeliveries lists the owner's deliveries of a production, newest first.
 	ListDeliveries(ctx context.Context, owner, production string) ([]Delivery, error)
+}
+
+// Session is a browser login. Hash is HashToken of the token in the
+// session cookie; the token itself is never stored.
+type Session struct {
+	Hash []byte
+	User string
+	// CSRF is the token the session's forms carry (double submit against
+	// the session, not a credential on its own).
+	CSRF string
+	// CredentialVersion is the user's CredentialVersion when the session
+	// began; once the user's moves on, the session is revoked.
+	CredentialVersion int64
+	Created           time.Time
+	Expires           time.Time
+}
+
+// Sessions stores browser sessions, so that they survive restarts and
+// are shared by every API process on one store.
+type Sessions interface {
+	// CreateSession stores s (Created defaults to now; Expires is
+	// required) and deletes sessions that expired before s.Created.
+	CreateSession(ctx context.Context, s *Session) error
+	// LookupSession finds the session with this hash: ErrNotFound,
+	// ErrExpired (at now) or ErrRevoked (the user's CredentialVersion
+	// moved on) when it must not be accepted.
+	LookupSession(ctx context.Context, hash []byte, now time.Time) (Session, error)
+	// DeleteSession ends one session (logout); an unknown hash is not an
+	// error.
+	DeleteSession(ctx context.Context, hash []byte) error
+	// EndSessions ends every session and revokes every OAuth access token
+	// of the user ("log out everywhere"), advancing CredentialVersion.
+	// API keys stay: they are credentials the user manages one by one.
+	EndSessions(ctx context.Context, userID string) (User, error)
+}
+
+// Throttle is a counter that leaks over time, kept in the store so that
+// every API process sees the same one: login throttling counts failed
+// attempts per user, per address and per (user, address) in them.
+type Throttle struct {
+	Key   string
+	Level float64   // the level at At; it leaks from there
+	At    time.Time // last change
+	Note  string    // free text of the last change (e.g. the client address)
+}
+
+// LevelAt is t's level at now when one unit leaks every leak (0: none).
+func (t Throttle) LevelAt(now time.Time, leak time.Duration) float64 {
+	if leak <= 0 || !now.After(t.At) {
+		return t.Level
+	}
+	return max(0, t.Level-float64(now.Sub(t.At))/float64(leak))
+}
+
+// Throttles stores leaking counters by key.
+type Throttles interface {
+	// GetThrottles returns the stored counters of keys; missing keys are
+	// absent from the map.
+	GetThrottles(ctx context.Context, keys ...string) (map[string]Throttle, error)
+	// AddThrottle atomically leaks key's counter to now (one unit per
+	// leak; 0: no leak), adds add, records note and now, and returns it.
+	AddThrottle(ctx context.Context, key string, now time.Time, leak time.Duration, add float64, note string) (Throttle, error)
+	// DeleteThrottles removes counters; unknown keys are not an error.
+	DeleteThrottles(ctx context.Context, keys ...string) error
+	// PurgeThrottles removes counters not changed since before and reports
+	// how many (housekeeping).
+	PurgeThrottles(ctx context.Context, before time.Time) (int, error)
 }

@@ -31,6 +31,16 @@ func init() {
 	register("serve", "run the HTTP API, the job runner and the webhook sender", runServe)
 }
 
+// DefaultRateLimit is serve's default of -rate-limit: API requests per
+// second per user, with bursts of twice as many. A script polling a
+// production's status, a batch creating productions one after the other
+// or a browser loading a page stays below it; a runaway client looping on
+// the API is slowed down before it loads the store. It is counted per API process: N processes
+// behind a load balancer allow up to N times as much, which is acceptable
+// for a bound on load (login throttling, the security bound, is shared
+// through the store).
+const DefaultRateLimit = 50
+
 // DefaultShutdownTimeout bounds the graceful shutdown: requests in flight
 // finish, and running productions finish or are handed back to the queue.
 const DefaultShutdownTimeout = 30 * time.Second
@@ -58,7 +68,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	role := fs.String("role", roleAll, "api (HTTP only), worker (job runner and webhook sender, no listener) or all")
 	baseURL := fs.String("base-url", "", "absolute URL clients reach the service at, its path the mount point (default http://<addr>; give it to workers too, for the URLs they publish)")
 	workers := fs.Int("workers", 1, "productions processed at once")
-	lease := fs.Duration("lease", runner.DefaultLease, "job lease: a production whose worker died is taken over after at most this long")
+	lease := fs.Duration("lease", runner.DefaultLease, "job lease, renewed every quarter of it: a production whose worker died is taken over after at most this long, and at once when a worker starts again on the same host")
 	poll := fs.Duration("poll", 500*time.Millisecond, "how often idle workers look for jobs (new ones wake them at once)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", DefaultShutdownTimeout, "on SIGTERM or SIGINT: how long requests in flight may take to finish, and running productions to finish before they are handed back to the queue")
 	adminUser := fs.String("admin-user", os.Getenv("AUDIOPOST_ADMIN_USER"), "username of the admin account created on first start (env AUDIOPOST_ADMIN_USER; default admin)")
@@ -67,7 +77,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	credits := fs.Bool("credits", false, "enforce credits: a production needs its owner's credits to cover its input (grant them with `audiopost user credits`); by default a self-hosted server processes for free and only reports used_credits")
 	fs.Bool("no-credits", true, "the default; kept so that older command lines still work")
 	allowPrivate := fs.Bool("allow-private-fetch", false, "let input URLs, webhooks and external services reach loopback and private addresses")
-	rateLimit := fs.Float64("rate-limit", 0, "API requests per second per user (0: unlimited)")
+	rateLimit := fs.Float64("rate-limit", DefaultRateLimit, "API requests per second per user, with bursts of twice as many (0: unlimited); counted per API process")
+	anonConns := fs.Int("max-anon-conns-per-ip", httpapi.DefaultMaxAnonConnsPerIP, "connections one client address may hold open before authenticating; more get 503 (loopback is exempt; behind a reverse proxy on another machine every client has its address: raise it, or -1 for no cap)")
+	bodyTimeout := fs.Duration("body-timeout", httpapi.DefaultBodyTimeout, "a request body must arrive within this plus its length at the minimum rate (4 KiB/s)")
 	addrFile := fs.String("addr-file", "", "write the listening address (host:port) to this file once ready")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -108,6 +120,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer blobs.Close()
+	// What a crash left (kill -9 during an upload) goes now, not in 24 h.
+	defer startOrphanCleaner(blobs, log)()
 
 	// One set of metrics per process: the API's requests and, with the
 	// worker role in the same process, its processing runs.
@@ -115,7 +129,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	dial := outbound.New(outbound.Config{AllowLoopback: *allowPrivate, AllowPrivate: *allowPrivate, Timeout: -1})
 	xfer := transfer.Options{Dial: dial.DialContext, HTTPClient: dial.HTTPClient()}
 	var (
-		srv    *http.Server
+		srv    *httpapi.Server
 		ln     net.Listener
 		base   = *baseURL
 		prefix string
@@ -152,7 +166,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		mux := http.NewServeMux()
 		mux.Handle(prefix+"/", api)
-		srv = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		srv = httpapi.NewServer(mux, httpapi.ServerLimits{MaxAnonConnsPerIP: *anonConns, BodyTimeout: *bodyTimeout}, log)
 	}
 
 	var (

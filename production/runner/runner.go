@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/audiopost/audiopost/production/engine"
@@ -23,7 +24,12 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultLease        = 2 * time.Minute
+	// DefaultLease is how long a claimed job stays a worker's without a
+	// heartbeat; the heartbeat renews it every Lease/4 (7.5 s). A worker
+	// that died on another host has its jobs taken over 30 s after its
+	// last heartbeat at most; one of the same host, at once by the next
+	// runner that starts there (Reclaim).
+	DefaultLease        = 30 * time.Second
 	DefaultPollInterval = time.Second
 	DefaultRetryBackoff = 30 * time.Second
 	maxRetryBackoff     = 30 * time.Minute
@@ -64,7 +70,9 @@ type Config struct {
 	// with each attempt (default DefaultRetryBackoff).
 	RetryBackoff time.Duration
 	// WorkerID names this runner in job leases (default hostname-pid-random).
-	// Each worker goroutine appends its number.
+	// Each worker goroutine appends its number. A fixed WorkerID must not be
+	// used by two live runners: a starting runner takes back the jobs held
+	// under its own id (Reclaim).
 	WorkerID string
 	// OnFinished is called inside the transaction that stores the final
 	// status (Done or Error) of a production owned by owner, once per finished
@@ -132,10 +140,11 @@ type Config struct {
 // commits at most once per job, so OnFinished runs once per finished
 // processing.
 type Runner struct {
-	cfg    Config
-	engine *engine.Engine
-	log    *slog.Logger
-	wake   chan struct{}
+	cfg     Config
+	engine  *engine.Engine
+	log     *slog.Logger
+	wake    chan struct{}
+	running atomic.Bool // Run has begun claiming
 }
 
 // New checks cfg, fills in defaults and returns a Runner.
@@ -196,6 +205,10 @@ func (r *Runner) Wake() {
 // the jobs in flight are cancelled and released for another worker, and
 // Run returns nil once every worker has stopped.
 func (r *Runner) Run(ctx context.Context) error {
+	if _, err := r.Reclaim(ctx); err != nil && ctx.Err() == nil {
+		r.log.Error("job runner: taking back the jobs of dead workers", "err", err)
+	}
+	r.running.Store(true)
 	var wg sync.WaitGroup
 	for i := range r.cfg.Workers {
 		worker := r.cfg.WorkerID

@@ -12,7 +12,9 @@
 //
 // Temporary files that a crash left behind are invisible (List and Stat
 // skip them, no key can name them) and are removed by OpenDir once they are
-// older than TempMaxAge; CleanTemp removes them on demand.
+// older than TempMaxAge; CleanTemp removes them on demand, and
+// CleanOrphans also removes at once those of dead processes of this host
+// (their names carry the writer's host and pid) and empty folders.
 package blob
 
 import (
@@ -42,8 +44,9 @@ const TempMaxAge = 24 * time.Hour
 
 // Dir is a storage.Blobs on a local folder. It is safe for concurrent use.
 type Dir struct {
-	root *os.Root
-	path string
+	root   *os.Root
+	path   string
+	opened time.Time
 	// dirs serializes making folders in Create with pruning empty ones in
 	// Delete: otherwise a Delete can remove the folder a Create has just
 	// made, between its MkdirAll and its OpenFile.
@@ -62,7 +65,7 @@ func OpenDir(dir string) (*Dir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("blob: %w", err)
 	}
-	d := &Dir{root: root, path: dir}
+	d := &Dir{root: root, path: dir, opened: time.Now()}
 	if _, err := d.CleanTemp(context.Background(), TempMaxAge); err != nil {
 		root.Close()
 		return nil, err
@@ -136,8 +139,15 @@ func (d *Dir) Create(ctx context.Context, key string) (storage.BlobWriter, error
 		err = d.root.MkdirAll(filepath.FromSlash(dir), 0o750)
 	}
 	if err == nil {
-		tmp = path.Join(dir, storage.TempPrefix+randomHex())
+		tmp = path.Join(dir, storage.TempPrefix+tempOwner+randomHex())
 		f, err = d.root.OpenFile(filepath.FromSlash(tmp), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
+		if errors.Is(err, fs.ErrNotExist) && dir != "." {
+			// Another process removed the folder as empty between our
+			// MkdirAll and OpenFile (CleanOrphans): make it again, once.
+			if err = d.root.MkdirAll(filepath.FromSlash(dir), 0o750); err == nil {
+				f, err = d.root.OpenFile(filepath.FromSlash(tmp), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
+			}
+		}
 	}
 	d.dirs.Unlock()
 	if err != nil {
@@ -192,6 +202,7 @@ func (w *writer) Close() error {
 	}
 	if err != nil {
 		w.d.root.Remove(filepath.FromSlash(w.tmp))
+		w.d.pruneDirs(path.Dir(w.key))
 		return fmt.Errorf("blob: commit %s: %w", w.key, err)
 	}
 	if err := w.d.syncDir(path.Dir(w.key)); err != nil {
@@ -209,6 +220,8 @@ func (w *writer) Abort() error {
 	if err := w.d.root.Remove(filepath.FromSlash(w.tmp)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("blob: abort %s: %w", w.key, err)
 	}
+	// A rejected upload leaves no empty folder behind.
+	w.d.pruneDirs(path.Dir(w.key))
 	return nil
 }
 
@@ -288,14 +301,19 @@ func (d *Dir) Delete(ctx context.Context, key string) error {
 	if err := d.root.Remove(filepath.FromSlash(key)); err != nil {
 		return notFound("delete", key, err)
 	}
+	d.pruneDirs(path.Dir(key))
+	return nil
+}
+
+// pruneDirs removes dir and its parents while they are empty.
+func (d *Dir) pruneDirs(dir string) {
 	d.dirs.Lock()
 	defer d.dirs.Unlock()
-	for dir := path.Dir(key); dir != "."; dir = path.Dir(dir) {
+	for ; dir != "." && dir != "/"; dir = path.Dir(dir) {
 		if d.root.Remove(filepath.FromSlash(dir)) != nil {
 			break // not empty (or gone): stop climbing
 		}
 	}
-	return nil
 }
 
 // List implements storage.Blobs.

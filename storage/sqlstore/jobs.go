@@ -312,3 +312,45 @@ func (r *repo) ListDeliveries(ctx context.Context, owner, production string) ([]
 	}
 	return collect(rows, "list deliveries", scanDelivery)
 }
+
+// LeaseHolders implements storage.Jobs.
+func (r *repo) LeaseHolders(ctx context.Context) ([]string, error) {
+	rows, err := r.query(ctx, `SELECT DISTINCT worker FROM jobs WHERE state = 'running' ORDER BY worker`)
+	if err != nil {
+		return nil, r.wrap("list lease holders", err)
+	}
+	return collect(rows, "list lease holders", func(row interface{ Scan(...any) error }) (string, error) {
+		var w string
+		return w, row.Scan(&w)
+	})
+}
+
+// ExpireLeases implements storage.Jobs. The jobs stay running with a
+// lease that ended now: Claim then retires those on their last attempt
+// and takes the others, exactly as after a lease that ran out.
+func (r *repo) ExpireLeases(ctx context.Context, workers ...string) (int, error) {
+	if len(workers) == 0 {
+		return 0, nil
+	}
+	if len(workers) > maxThrottleKeys {
+		return 0, fmt.Errorf("sqlstore: expire leases of %d workers: %w", len(workers), storage.ErrInvalid)
+	}
+	var n int64
+	err := r.begin(ctx, func(t *repo) error {
+		ts := t.now().UnixMicro()
+		res, err := t.exec(ctx, `UPDATE jobs SET lease_until = ?, updated_at = ?
+			WHERE state = 'running' AND worker IN (`+placeholders(len(workers))+`)`,
+			append([]any{ts, ts}, anys(workers)...)...)
+		if err != nil {
+			return t.wrap("expire leases", err)
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return fmt.Errorf("sqlstore: expire leases: %w", err)
+		}
+		if n > 0 {
+			return t.ready(ctx, TopicJobs)
+		}
+		return nil
+	})
+	return int(n), err
+}

@@ -142,6 +142,27 @@ var migrations = []migration{
 		`CREATE INDEX webhook_deliveries_due ON webhook_deliveries(state, next_attempt_at, id)`,
 		`CREATE INDEX webhook_deliveries_production ON webhook_deliveries(owner_id, production)`,
 	}},
+	{2, "sessions, credential versions and login throttles", []string{
+		`ALTER TABLE users ADD COLUMN credential_version BIGINT NOT NULL DEFAULT 1`,
+		`CREATE TABLE sessions (
+			hash {{bytes}} PRIMARY KEY,
+			user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+			csrf TEXT NOT NULL,
+			credential_version BIGINT NOT NULL,
+			created_at BIGINT NOT NULL,
+			expires_at BIGINT NOT NULL
+		)`,
+		`CREATE INDEX sessions_user ON sessions(user_id)`,
+		`CREATE INDEX sessions_expires ON sessions(expires_at)`,
+		`CREATE TABLE throttles (
+			name TEXT PRIMARY KEY,
+			level DOUBLE PRECISION NOT NULL,
+			updated_at BIGINT NOT NULL,
+			note TEXT NOT NULL DEFAULT ''
+		)`,
+		`CREATE INDEX throttles_updated ON throttles(updated_at)`,
+		`CREATE INDEX jobs_worker ON jobs(state, worker)`,
+	}},
 }
 
 // SchemaVersion is the schema version this package migrates to.

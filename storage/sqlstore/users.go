@@ -11,7 +11,7 @@ import (
 
 const userColumns = `id, username, COALESCE(email, ''), password_hash, joined_at,
 	onetime_credits, recurring_credits, recharge_credits, recharge_at,
-	notify_email, error_email, warning_email, low_credits_email, low_credits_threshold`
+	notify_email, error_email, warning_email, low_credits_email, low_credits_threshold, credential_version`
 
 func scanUser(row interface{ Scan(...any) error }) (storage.User, error) {
 	var (
@@ -22,7 +22,7 @@ func scanUser(row interface{ Scan(...any) error }) (storage.User, error) {
 	)
 	err := row.Scan(&u.ID, &u.Username, &u.Email, &u.PasswordHash, &joined,
 		&onetime, &recurring, &rechargeCr, &recharge,
-		&u.NotifyEmail, &u.ErrorEmail, &u.WarningEmail, &u.LowCreditsEmail, &lowCred)
+		&u.NotifyEmail, &u.ErrorEmail, &u.WarningEmail, &u.LowCreditsEmail, &lowCred, &u.CredentialVersion)
 	if err != nil {
 		return storage.User{}, err
 	}
@@ -57,6 +57,7 @@ func (r *repo) CreateUser(ctx context.Context, u *storage.User) error {
 		u.Joined = r.now()
 	}
 	u.Joined = u.Joined.UTC().Truncate(time.Microsecond)
+	u.CredentialVersion = 1
 	_, err := r.exec(ctx, `INSERT INTO users (id, username, email, password_hash, joined_at,
 		onetime_credits, recurring_credits, recharge_credits, recharge_at,
 		notify_email, error_email, warning_email, low_credits_email, low_credits_threshold)
@@ -88,17 +89,38 @@ func (r *repo) GetUserByEmail(ctx context.Context, email string) (storage.User, 
 	return u, r.wrap("get user by email", err)
 }
 
-// UpdateUser implements storage.Users.
+// UpdateUser implements storage.Users. A changed password advances the
+// credential version and ends the user's sessions and OAuth tokens in the
+// same transaction.
 func (r *repo) UpdateUser(ctx context.Context, u storage.User) error {
 	if err := validUser(&u); err != nil {
 		return err
 	}
-	return r.execOne(ctx, "update user "+u.ID, `UPDATE users SET username = ?, email = ?, password_hash = ?,
-		recharge_credits = ?, recharge_at = ?,
-		notify_email = ?, error_email = ?, warning_email = ?, low_credits_email = ?, low_credits_threshold = ?
-		WHERE id = ?`,
-		u.Username, dbText(u.Email), u.PasswordHash, int64(u.RechargeCredits), dbTime(u.RechargeDate),
-		u.NotifyEmail, u.ErrorEmail, u.WarningEmail, u.LowCreditsEmail, int64(u.LowCreditsThreshold), u.ID)
+	return r.begin(ctx, func(t *repo) error {
+		old, err := t.getUserW(ctx, u.ID)
+		if err != nil {
+			return err
+		}
+		if err := t.execOne(ctx, "update user "+u.ID, `UPDATE users SET username = ?, email = ?, password_hash = ?,
+			recharge_credits = ?, recharge_at = ?,
+			notify_email = ?, error_email = ?, warning_email = ?, low_credits_email = ?, low_credits_threshold = ?
+			WHERE id = ?`,
+			u.Username, dbText(u.Email), u.PasswordHash, int64(u.RechargeCredits), dbTime(u.RechargeDate),
+			u.NotifyEmail, u.ErrorEmail, u.WarningEmail, u.LowCreditsEmail, int64(u.LowCreditsThreshold), u.ID); err != nil {
+			return err
+		}
+		if old.PasswordHash != u.PasswordHash {
+			return t.endSessions(ctx, u.ID)
+		}
+		return nil
+	})
+}
+
+// getUserW reads a user through the write connection (inside a
+// transaction: locked on PostgreSQL).
+func (r *repo) getUserW(ctx context.Context, id string) (storage.User, error) {
+	u, err := scanUser(r.w.QueryRowContext(ctx, r.d.rebind(`SELECT `+userColumns+` FROM users WHERE id = ?`+r.lockRow()), id))
+	return u, r.wrap("get user", err)
 }
 
 // DeleteUser implements storage.Users. Foreign keys cascade to everything

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"errors"
 	"net/http"
@@ -15,7 +16,7 @@ import (
 )
 
 // Cookie names. The session cookie holds a random token whose hash keys the
-// in-memory session; the login cookie is the double-submit CSRF token of
+// stored session; the login cookie is the double-submit CSRF token of
 // the login form, which has no session yet.
 const (
 	SessionCookie    = "audiopost_session"
@@ -40,23 +41,59 @@ func (s *Service) BrowserUser(r *http.Request) (storage.User, bool) {
 	return u, ok
 }
 
+// session is a browser session of the request.
+type session struct {
+	hash []byte
+	csrf string
+}
+
 func (s *Service) browserSession(r *http.Request) (session, storage.User, bool) {
 	c, err := r.Cookie(SessionCookie)
 	if err != nil || c.Value == "" || len(c.Value) > maxSecretLen {
 		return session{}, storage.User{}, false
 	}
-	ses, ok := s.sessions.get(c.Value, s.now())
-	if !ok {
-		return session{}, storage.User{}, false
-	}
-	u, err := s.store.GetUser(r.Context(), ses.userID)
+	ctx := r.Context()
+	ses, err := s.store.LookupSession(ctx, storage.HashToken(c.Value), s.now())
 	if err != nil {
-		if !errors.Is(err, storage.ErrNotFound) {
-			s.log.ErrorContext(r.Context(), "auth: session user", "err", err)
+		if !isAuthFailure(err) {
+			s.log.ErrorContext(ctx, "auth: session", "err", err)
 		}
 		return session{}, storage.User{}, false
 	}
-	return ses, u, true
+	u, err := s.store.GetUser(ctx, ses.User)
+	if err != nil {
+		if !errors.Is(err, storage.ErrNotFound) {
+			s.log.ErrorContext(ctx, "auth: session user", "err", err)
+		}
+		return session{}, storage.User{}, false
+	}
+	if u.CredentialVersion != ses.CredentialVersion {
+		return session{}, storage.User{}, false // changed since the lookup
+	}
+	authenticated(ctx)
+	return session{hash: ses.Hash, csrf: ses.CSRF}, u, true
+}
+
+// newSession stores a session of u and returns the cookie's token.
+func (s *Service) newSession(ctx context.Context, u storage.User) (string, error) {
+	tok := storage.NewToken()
+	now := s.now()
+	err := s.store.CreateSession(ctx, &storage.Session{
+		Hash: storage.HashToken(tok), User: u.ID, CSRF: storage.NewToken(),
+		CredentialVersion: u.CredentialVersion, Created: now, Expires: now.Add(s.cfg.SessionTTL),
+	})
+	return tok, err
+}
+
+// endSession deletes the session of the request's cookie, if any.
+func (s *Service) endSession(r *http.Request) {
+	c, err := r.Cookie(SessionCookie)
+	if err != nil || c.Value == "" || len(c.Value) > maxSecretLen {
+		return
+	}
+	if err := s.store.DeleteSession(r.Context(), storage.HashToken(c.Value)); err != nil {
+		s.log.ErrorContext(r.Context(), "auth: deleting a session", "err", err)
+	}
 }
 
 func (s *Service) cookie(name, value string, maxAge int) *http.Cookie {
@@ -110,7 +147,9 @@ func (s *Service) handleAccount(w http.ResponseWriter, r *http.Request) {
 		path == "/keys/" && method == http.MethodPost,
 		path == "/keys/revoke/" && method == http.MethodPost,
 		path == "/clients/" && method == http.MethodPost,
-		path == "/clients/delete/" && method == http.MethodPost:
+		path == "/clients/delete/" && method == http.MethodPost,
+		path == "/logout-everywhere/" && method == http.MethodPost,
+		path == "/alerts/dismiss/" && method == http.MethodPost:
 		ses, u, ok := s.browserSession(r)
 		if !ok {
 			if method == http.MethodGet {
@@ -126,7 +165,8 @@ func (s *Service) handleAccount(w http.ResponseWriter, r *http.Request) {
 		}
 		s.accountAction(w, r, path, ses, u)
 	case path == "/login/" || path == "/logout/" || path == "/" || path == "/keys/" ||
-		path == "/keys/revoke/" || path == "/clients/" || path == "/clients/delete/":
+		path == "/keys/revoke/" || path == "/clients/" || path == "/clients/delete/" ||
+		path == "/logout-everywhere/" || path == "/alerts/dismiss/":
 		w.Header().Set("Allow", "GET, POST")
 		s.renderPage(w, r, http.StatusMethodNotAllowed, "error", pageData{Title: "Method not allowed", Error: "this page does not accept " + r.Method})
 	default:
@@ -170,10 +210,13 @@ func (s *Service) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// A fresh token at every login defeats session fixation.
-	if old, err := r.Cookie(SessionCookie); err == nil {
-		s.sessions.delete(old.Value)
+	s.endSession(r)
+	tok, err := s.newSession(r.Context(), u)
+	if err != nil {
+		s.log.ErrorContext(r.Context(), "auth: login: new session", "err", err)
+		s.loginPage(w, r, http.StatusInternalServerError, login, "Login is unavailable right now.")
+		return
 	}
-	tok, _ := s.sessions.create(u.ID, s.now())
 	http.SetCookie(w, s.cookie(SessionCookie, tok, int(s.cfg.SessionTTL.Seconds())))
 	http.SetCookie(w, s.cookie(loginCSRFCookie, "", -1))
 	http.Redirect(w, r, s.safeNext(r.PostForm.Get("next")), http.StatusSeeOther)
@@ -185,9 +228,7 @@ func (s *Service) logout(w http.ResponseWriter, r *http.Request) {
 		s.renderPage(w, r, http.StatusForbidden, "error", pageData{Title: "Forbidden", Error: "the form expired or came from another site (CSRF token mismatch)"})
 		return
 	}
-	if c, err := r.Cookie(SessionCookie); err == nil {
-		s.sessions.delete(c.Value)
-	}
+	s.endSession(r)
 	http.SetCookie(w, s.cookie(SessionCookie, "", -1))
 	http.Redirect(w, r, s.prefix+"/account/login/", http.StatusSeeOther)
 }
@@ -244,8 +285,29 @@ func (s *Service) accountAction(w http.ResponseWriter, r *http.Request, path str
 		}
 		http.Redirect(w, r, s.prefix+"/account/", http.StatusSeeOther)
 		return
+	case "/logout-everywhere/":
+		// Every session (this one too) and OAuth token of the user ends;
+		// API keys stay, they are revoked one by one above.
+		if _, err := s.store.EndSessions(ctx, u.ID); err != nil {
+			d.Error, status = s.formError(r, err)
+			break
+		}
+		s.log.InfoContext(ctx, "auth: user logged out everywhere", "user", u.Username)
+		http.SetCookie(w, s.cookie(SessionCookie, "", -1))
+		http.Redirect(w, r, s.prefix+"/account/login/", http.StatusSeeOther)
+		return
+	case "/alerts/dismiss/":
+		if err := s.store.DeleteThrottles(ctx, alertKey(u.ID)); err != nil {
+			d.Error, status = s.formError(r, err)
+			break
+		}
+		http.Redirect(w, r, s.prefix+"/account/", http.StatusSeeOther)
+		return
 	}
 	keys, err := s.store.ListAPIKeys(ctx, u.ID)
+	if err == nil {
+		d.Alert, err = s.loginAlert(ctx, u.ID)
+	}
 	if err == nil {
 		var clients []storage.OAuthClient
 		if clients, err = s.store.ListOAuthClients(ctx, u.ID); err == nil {

@@ -6,8 +6,9 @@
 // bearer_token query parameter, and HTTP Basic with the account's username
 // (or email) and password. Secrets are stored only as storage.HashToken
 // hashes and looked up by hash; passwords are PBKDF2 hashes, so successful
-// Basic checks are cached briefly in memory and failures are rate-limited
-// per username and per client IP.
+// Basic checks are cached briefly in memory, and failures are throttled
+// per (user, client address), per address and per user (see Throttle),
+// with counters in the store that every API process shares.
 //
 // The OAuth 2.0 server ([Service.Routes]) implements the authorization-code
 // grant (RFC 6749 section 4.1) with PKCE S256 (RFC 7636) and the resource
@@ -15,11 +16,12 @@
 // tokens only; there are no refresh tokens.
 //
 // Browser sessions (account pages, the authorize consent page) are kept in
-// memory: the cookie holds a random token and the server stores its hash
-// with the user and a CSRF token. Sessions end when the process restarts
-// and are not shared between API processes; a deployment with several API
-// processes needs sticky sessions for the account pages (the API itself is
-// stateless).
+// the store (storage.Sessions): the cookie holds a random token and the
+// store keeps its hash with the user, a CSRF token, the expiry and the
+// user's credential version at login. So sessions survive restarts, work
+// across API processes on one store, and end when the password changes or
+// the user logs out everywhere (which also revokes the user's OAuth
+// tokens).
 package auth
 
 import (
@@ -31,6 +33,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/audiopost/audiopost/storage"
@@ -73,25 +76,25 @@ type Config struct {
 	// (default 5 minutes); BasicCacheSize bounds the cache (default 1024).
 	BasicCacheTTL  time.Duration
 	BasicCacheSize int
-	// LoginBurst failed password checks are allowed per username and per
-	// client IP; afterwards one more is allowed every LoginRefill (defaults
-	// 10 and 30 s). Refused attempts do not even check the password.
-	LoginBurst  int
-	LoginRefill time.Duration
+	// Throttle tunes login throttling (see Throttle for the defaults).
+	Throttle Throttle
 }
 
 // Service authenticates requests and serves the OAuth 2.0 endpoints and
 // the account pages. It is safe for concurrent use.
 type Service struct {
-	store    storage.Store
-	cfg      Config
-	base     *url.URL
-	prefix   string // path of BaseURL without a trailing slash
-	secure   bool
-	log      *slog.Logger
-	basic    *credCache
-	limiter  *failureLimiter
-	sessions *sessionStore
+	store  storage.Store
+	cfg    Config
+	base   *url.URL
+	prefix string // path of BaseURL without a trailing slash
+	secure bool
+	log    *slog.Logger
+	basic  *credCache
+	// Throttle counters are in the store; purging old ones is due once
+	// an hour per process.
+	purgeMu   sync.Mutex
+	lastPurge time.Time
+	alertLast map[string]time.Time // last refused attempt recorded, per user
 }
 
 // New returns a Service over store.
@@ -120,12 +123,7 @@ func New(store storage.Store, cfg Config) *Service {
 	if cfg.BasicCacheSize <= 0 {
 		cfg.BasicCacheSize = 1024
 	}
-	if cfg.LoginBurst <= 0 {
-		cfg.LoginBurst = 10
-	}
-	if cfg.LoginRefill <= 0 {
-		cfg.LoginRefill = 30 * time.Second
-	}
+	cfg.Throttle.defaults()
 	base, err := url.Parse(strings.TrimSuffix(cfg.BaseURL, "/"))
 	if err != nil || cfg.BaseURL == "" {
 		// A relative base still gives working routes and redirects on the
@@ -133,20 +131,34 @@ func New(store storage.Store, cfg Config) *Service {
 		base = &url.URL{}
 	}
 	s := &Service{
-		store:    store,
-		cfg:      cfg,
-		base:     base,
-		prefix:   strings.TrimSuffix(base.Path, "/"),
-		secure:   base.Scheme == "https",
-		log:      cfg.Logger,
-		basic:    newCredCache(cfg.BasicCacheSize, cfg.BasicCacheTTL),
-		limiter:  newFailureLimiter(cfg.LoginBurst, cfg.LoginRefill, 10000),
-		sessions: newSessionStore(cfg.SessionTTL, 100000),
+		store:  store,
+		cfg:    cfg,
+		base:   base,
+		prefix: strings.TrimSuffix(base.Path, "/"),
+		secure: base.Scheme == "https",
+		log:    cfg.Logger,
+		basic:  newCredCache(cfg.BasicCacheSize, cfg.BasicCacheTTL),
 	}
 	return s
 }
 
 type userKey struct{}
+
+type authHookKey struct{}
+
+// WithAuthHook returns a context whose requests call fn once they are
+// authenticated (by Middleware, or by a browser session). A server uses
+// it to tell authenticated connections from anonymous ones (per-address
+// connection caps).
+func WithAuthHook(ctx context.Context, fn func()) context.Context {
+	return context.WithValue(ctx, authHookKey{}, fn)
+}
+
+func authenticated(ctx context.Context) {
+	if fn, ok := ctx.Value(authHookKey{}).(func()); ok {
+		fn()
+	}
+}
 
 // WithUser returns a context carrying u, as the middleware stores it.
 // Handlers tested without the middleware use it too.

@@ -55,7 +55,14 @@ func newEnv(t testing.TB, mod func(*auth.Config)) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	e := &env{t: t, st: st, clock: &clock{t: time.Now().UTC().Truncate(time.Second)}}
+	return newEnvOn(t, st, &clock{t: time.Now().UTC().Truncate(time.Second)}, mod)
+}
+
+// newEnvOn starts a service on an existing store: a restarted server, or
+// another API process of the same deployment.
+func newEnvOn(t testing.TB, st storage.Store, c *clock, mod func(*auth.Config)) *env {
+	t.Helper()
+	e := &env{t: t, st: st, clock: c}
 	mux := http.NewServeMux()
 	e.srv = httptest.NewServer(mux)
 	t.Cleanup(e.srv.Close)

@@ -68,6 +68,7 @@ func (s *Service) Middleware(next http.Handler) http.Handler {
 			s.writeAuthError(w, r, err)
 			return
 		}
+		authenticated(r.Context())
 		next.ServeHTTP(w, r.WithContext(WithUser(r.Context(), u)))
 	})
 }
@@ -162,7 +163,9 @@ func credErr(err error) error {
 
 // PasswordUser checks a username (or email, when login contains "@") and
 // password, as HTTP Basic, the login form and the password grant do. ip
-// is the client address for rate limiting ("" to limit by username only).
+// is the client address for throttling ("" to throttle by user only);
+// see Throttle. A throttled attempt is a *RetryError and the password is
+// not checked.
 func (s *Service) PasswordUser(ctx context.Context, login, password, ip string) (storage.User, error) {
 	if login == "" || len(login) > maxSecretLen || len(password) > 4096 {
 		return storage.User{}, ErrBadCredentials
@@ -179,14 +182,6 @@ func (s *Service) PasswordUser(ctx context.Context, login, password, ip string) 
 		}
 		s.basic.forget(ck) // password changed or user gone: check afresh
 	}
-	userKey := "u:" + strings.ToLower(login)
-	keys := []string{userKey}
-	if ip != "" {
-		keys = append(keys, "ip:"+ip)
-	}
-	if ok, wait := s.limiter.allow(now, keys...); !ok {
-		return storage.User{}, &RetryError{After: wait}
-	}
 	var (
 		u   storage.User
 		err error
@@ -199,15 +194,32 @@ func (s *Service) PasswordUser(ctx context.Context, login, password, ip string) 
 	if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		return storage.User{}, err
 	}
+	subject := "n:" + strings.ToLower(login)
+	if err == nil {
+		subject = "u:" + u.ID
+	}
+	keys := newThrottleKeys(subject, ip)
+	wait, terr := s.throttleWait(ctx, keys, now)
+	if terr != nil {
+		return storage.User{}, terr
+	}
+	if wait > 0 {
+		s.throttleRefused(ctx, keys, login, ip, wait, now)
+		return storage.User{}, &RetryError{After: wait}
+	}
 	hash := u.PasswordHash
 	if err != nil || hash == "" {
 		hash = dummyHash
 	}
 	if !storage.CheckPassword(hash, password) || err != nil || u.PasswordHash == "" {
-		s.limiter.fail(now, keys...)
+		if terr := s.throttleFailed(ctx, keys, ip, now); terr != nil {
+			return storage.User{}, terr
+		}
 		return storage.User{}, ErrBadCredentials
 	}
-	s.limiter.succeed(userKey)
+	if terr := s.throttleSucceeded(ctx, keys, now); terr != nil {
+		return storage.User{}, terr
+	}
 	s.basic.put(ck, u.ID, u.PasswordHash, now)
 	return u, nil
 }

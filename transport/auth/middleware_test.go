@@ -115,7 +115,7 @@ func TestCustomWriteError(t *testing.T) {
 }
 
 func TestBasicAuth(t *testing.T) {
-	e := newEnv(t, func(c *auth.Config) { c.LoginBurst = 5; c.LoginRefill = time.Minute })
+	e := newEnv(t, func(c *auth.Config) { c.Throttle = auth.Throttle{PairFree: 5, PairBase: time.Minute} })
 	alice := e.user("alice", "alice-password")
 	basic := func(u, p string) func(*http.Request) { return func(r *http.Request) { r.SetBasicAuth(u, p) } }
 
@@ -144,16 +144,16 @@ func TestBasicAuth(t *testing.T) {
 		t.Errorf("new password: %d", st)
 	}
 
-	// Failures fill the client IP's bucket (5 allowed, 3 used above);
-	// then even the right password is refused without being checked,
+	// Five failures are free per (user, address), the logins above reset
+	// them; then even the right password is refused without being checked,
 	// except a cached one.
-	for _, guess := range []string{"guess-1", "guess-2"} {
+	for _, guess := range []string{"guess-1", "guess-2", "guess-3", "guess-4", "guess-5"} {
 		if st, _ := e.me(basic("alice", guess)); st != 401 {
 			t.Fatalf("%s: %d", guess, st)
 		}
 	}
 	req, _ := http.NewRequest("GET", e.srv.URL+"/api/me", nil)
-	req.SetBasicAuth("ALICE", "guess-3")
+	req.SetBasicAuth("alice@example.org", "guess-6")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -165,20 +165,24 @@ func TestBasicAuth(t *testing.T) {
 	if st, _ := e.me(basic("alice", "new-password")); st != 200 {
 		t.Errorf("cached right password while limited: %d", st)
 	}
-	// The same IP is limited for other users too.
+	// Another user from the same address is not slowed down by alice's
+	// failures.
 	e.user("bob", "bob-password")
-	if st, _ := e.me(basic("bob", "bob-password")); st != http.StatusTooManyRequests {
-		t.Errorf("other user from a limited IP: %d", st)
-	}
-	// The bucket drains: one attempt per refill.
-	e.clock.Add(time.Minute)
 	if st, _ := e.me(basic("bob", "bob-password")); st != 200 {
-		t.Errorf("after refill: %d", st)
+		t.Errorf("other user from the same address: %d", st)
+	}
+	// After the wait, one more attempt.
+	e.clock.Add(time.Minute)
+	if st, _ := e.me(basic("alice", "guess-7")); st != 401 {
+		t.Errorf("after the wait: %d", st)
+	}
+	if st, _ := e.me(basic("alice", "guess-8")); st != 429 {
+		t.Errorf("right after: %d", st)
 	}
 }
 
 func TestPasswordUserErrors(t *testing.T) {
-	e := newEnv(t, func(c *auth.Config) { c.LoginBurst = 1 })
+	e := newEnv(t, func(c *auth.Config) { c.Throttle = auth.Throttle{PairFree: 1} })
 	e.user("carol", "carol-password")
 	_, err := e.svc.PasswordUser(t.Context(), "carol", "nope", "")
 	if !errors.Is(err, auth.ErrBadCredentials) {

@@ -26,6 +26,7 @@ type pageData struct {
 	Keys    []keyRow
 	Clients []clientRow
 	Secret  *secretInfo // a secret to show once
+	Alert   *loginAlert // refused logins to tell the user about
 }
 
 type hiddenField struct{ Name, Value string }
@@ -75,6 +76,10 @@ const consentHTML = `{{define "content"}}<p><strong>{{.Client}}</strong> asks fo
 </form>{{end}}`
 
 const accountHTML = `{{define "content"}}
+{{with .Alert}}<div class="secret" role="alert"><p>At least {{.Count}} login attempt(s) to this account were refused after too many wrong passwords,
+the last from <code>{{.LastAddr}}</code> at {{.LastAt}}. If that was not you, choose a strong password; your own logins from other
+addresses are not affected.</p><form method="post" action="{{$.Prefix}}/account/alerts/dismiss/">
+<input type="hidden" name="csrf_token" value="{{$.CSRF}}"><button>Dismiss</button></form></div>{{end}}
 {{with .Secret}}<div class="secret" role="status"><p>New {{.What}}.{{if .ClientID}} Client ID: <code>{{.ClientID}}</code>.{{end}}
 {{if .Secret}}Copy the secret now, it is not shown again:</p><p><code id="secret">{{.Secret}}</code></p>{{else}}It is a public client without a secret.</p>{{end}}</div>{{end}}
 <h2>API keys</h2>
@@ -99,7 +104,11 @@ const accountHTML = `{{define "content"}}
 <label>Name <input type="text" name="name" required maxlength="200"></label>
 <label>Redirect URIs, one per line (optional) <textarea name="redirect_uris" rows="3"></textarea></label>
 <label><input type="checkbox" name="public" value="1"> Public client (desktop or mobile app without a secret; must use PKCE)</label>
-<button>Register application</button></form>{{end}}`
+<button>Register application</button></form>
+<h2>Sessions</h2>
+<p>Log out of every browser and revoke the access tokens of every OAuth application (API keys stay). A password change does the same.</p>
+<form method="post" action="{{.Prefix}}/account/logout-everywhere/">
+<input type="hidden" name="csrf_token" value="{{.CSRF}}"><button>Log out everywhere</button></form>{{end}}`
 
 const errorHTML = `{{define "content"}}<p><a href="{{.Prefix}}/account/">Account</a></p>{{end}}`
 

@@ -45,3 +45,6 @@ func PatternOf(h http.Handler, r *http.Request) string {
 func SetReadyTimeout(h http.Handler, d time.Duration) {
 	instrumentedOf(h).s.ops.readyTimeout = d
 }
+
+// ScrubPaths is scrubPaths, for tests.
+var ScrubPaths = scrubPaths

@@ -275,22 +275,24 @@ func (s *server) prune(ctx context.Context, prefix string, keep ...string) {
 	}
 }
 
-// probeBlob probes a stored input file. A file that no codec reads is a
-// form error of field.
+// probeBlob probes a stored input file and decodes it whole
+// (decodeCheck). A file that no codec reads, or that is damaged or
+// truncated, is a form error of field; messages name the file, never the
+// server's path to it.
 func (s *server) probeBlob(ctx context.Context, field, key string) (audio.Info, error) {
 	rc, _, err := s.blobs.Open(ctx, key)
 	if err != nil {
 		return audio.Info{}, err
 	}
-	defer rc.Close()
 	info, err := audio.Probe(ctx, rc)
+	rc.Close()
 	if err != nil {
 		if ctx.Err() != nil {
 			return info, ctx.Err()
 		}
-		return info, fieldError(field, "is not a supported audio or video file: "+err.Error())
+		return info, fieldError(field, "is not a supported audio or video file: "+scrubPaths(err.Error(), displayName(key, field)))
 	}
-	return info, nil
+	return info, s.decodeCheck(ctx, field, key, info)
 }
 
 // setInputInfo copies a probe of the main input into p and imports its
@@ -518,6 +520,9 @@ func (s *server) syncInput(ctx context.Context, p *production.Production, before
 // syncMedia runs syncInput and syncCover for a production changed from
 // before, and returns a cleanup to run once the change is stored.
 func (s *server) syncMedia(ctx context.Context, owner string, before, p *production.Production) (func(), error) {
+	if err := s.checkWebhookChange(ctx, before, p); err != nil {
+		return nil, err
+	}
 	inChanged, err := s.syncInput(ctx, p, before.InputFile)
 	if err != nil {
 		return nil, err

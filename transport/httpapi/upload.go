@@ -38,6 +38,10 @@ func (s *server) multipartReader(w http.ResponseWriter, r *http.Request) (*multi
 	if !contentTypeIs(r, "multipart/form-data") {
 		return nil, newError(http.StatusUnsupportedMediaType, CodeUnsupportedMedia, "the request body must be multipart/form-data")
 	}
+	if r.ContentLength > s.maxUp {
+		// Refused before reading a byte of it.
+		return nil, newError(http.StatusRequestEntityTooLarge, CodeTooLarge, "the upload is larger than the server's limit")
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.maxUp)
 	mr, err := r.MultipartReader()
 	if err != nil {

@@ -1,0 +1,14 @@
+//go:build unix
+
+package runner
+
+import (
+	"errors"
+	"syscall"
+)
+
+// processAlive reports whether a process with this pid runs on this host
+// (one we may not signal runs too).
+func processAlive(pid int) bool {
+	return !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
