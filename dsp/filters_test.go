@@ -1,6 +1,7 @@
 package dsp
 
 import (
+	"errors"
 	"math"
 	"sort"
 	"testing"
@@ -342,4 +343,30 @@ func BenchmarkCascadeStereo(b *testing.B) {
 		f.run2(l, r)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(l)*len(sec)), "ns/section-frame")
+}
+
+// NewFilter builds every method: each removes the rumble under the voice
+// and keeps the frame count; off is the source itself; an unknown method
+// is refused.
+func TestNewFilter(t *testing.T) {
+	in := withRumble(speechLike(testFS, 6, 130, 5), testFS)
+	an := analyse(t, mono(in), testFS)
+	for m := FilterHighPass; m <= FilterStudioVoice; m++ {
+		f, err := NewFilter(audio.NewBufferSource(mono(in), testFS), an, m)
+		if err != nil {
+			t.Fatalf("%v: %v", m, err)
+		}
+		out := readAll(t, f)[0]
+		drop := bandDB(in, testFS, 25, 35) - bandDB(out, testFS, 25, 35)
+		if len(out) != len(in) || drop < 20 {
+			t.Errorf("%v: %d frames of %d, rumble down %.1f dB (want at least 20)", m, len(out), len(in), drop)
+		}
+	}
+	src := audio.NewBufferSource(mono(in), testFS)
+	if f, err := NewFilter(src, an, FilterOff); err != nil || f != audio.Source(src) {
+		t.Errorf("FilterOff: %v, %v; want the source itself", f, err)
+	}
+	if _, err := NewFilter(src, an, FilterStudioVoice+1); !errors.Is(err, ErrInvalidParameter) {
+		t.Errorf("unknown method: %v, want ErrInvalidParameter", err)
+	}
 }

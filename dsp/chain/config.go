@@ -19,34 +19,6 @@ import (
 	"github.com/audiopost/audiopost/loudness"
 )
 
-// FilterMethod selects the filter stage.
-type FilterMethod int
-
-// The filter stages.
-const (
-	// FilterOff skips filtering.
-	FilterOff FilterMethod = iota
-	// FilterHighPass is the adaptive high-pass below the voice.
-	FilterHighPass
-	// FilterAutoEQ is the high-pass plus an equalizer toward a neutral
-	// speech spectrum.
-	FilterAutoEQ
-	// FilterBWE is the high-pass plus bandwidth extension of band-limited
-	// input.
-	FilterBWE
-	// FilterStudioVoice is the auto-EQ plus gentle voice compression.
-	FilterStudioVoice
-)
-
-var filterNames = [...]string{"off", "high-pass", "auto-EQ", "bandwidth extension", "studio voice"}
-
-func (m FilterMethod) String() string {
-	if m < 0 || int(m) >= len(filterNames) {
-		return fmt.Sprintf("FilterMethod(%d)", int(m))
-	}
-	return filterNames[m]
-}
-
 // Compression selects the compressor of one class of material (speech or
 // music).
 type Compression int
@@ -91,7 +63,7 @@ func (c Compression) kind() dsp.CompressorKind {
 // DefaultConfig.
 type Config struct {
 	// Filter is the filter stage.
-	Filter FilterMethod
+	Filter dsp.FilterMethod
 	// Leveler switches the adaptive leveler.
 	Leveler bool
 	// SpeechStrength and MusicStrength scale the leveler's correction of
@@ -173,7 +145,7 @@ func (c Cutting) active() bool {
 // programme loudness with a 0 dBTP ceiling.
 func DefaultConfig() Config {
 	return Config{
-		Filter: FilterHighPass, Leveler: true, SpeechStrength: 1, MusicStrength: 0.5,
+		Filter: dsp.FilterHighPass, Leveler: true, SpeechStrength: 1, MusicStrength: 0.5,
 		Normalize: true, TargetLUFS: -16, Method: loudness.Program,
 	}
 }
@@ -186,7 +158,7 @@ func (c Config) Validate() error {
 	}
 	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	switch {
-	case c.Filter < FilterOff || c.Filter > FilterStudioVoice:
+	case c.Filter < dsp.FilterOff || c.Filter > dsp.FilterStudioVoice:
 		return bad("unknown filter method %d", int(c.Filter))
 	case c.SpeechCompression < CompressionAuto || c.SpeechCompression > CompressionHard,
 		c.MusicCompression < CompressionAuto || c.MusicCompression > CompressionHard:

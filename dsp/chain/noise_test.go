@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/dsp"
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
@@ -35,7 +36,7 @@ func TestLevelerKeepsSpeechToPauseRatio(t *testing.T) {
 	pauses := testaudio.Complement(spans, len(x), fs/5)
 	ratio := func(y []float64) float64 { return testaudio.SpanDB(y, spans) - testaudio.SpanDB(y, pauses) }
 	cfg := DefaultConfig()
-	cfg.Filter = FilterAutoEQ // the API's default
+	cfg.Filter = dsp.FilterAutoEQ // the API's default
 	y := renderMono(t, x, cfg)
 	in, out := ratio(x), ratio(y)
 	t.Logf("speech-to-pause ratio %.2f dB in, %.2f dB out", in, out)
@@ -66,7 +67,7 @@ func TestLevelerKeepsHumConstant(t *testing.T) {
 	}
 	x = testaudio.Add(x, testaudio.Hum(len(x), fs, 50, 300, math.Pow(10, -50.0/20)))
 	cfg := DefaultConfig()
-	cfg.Filter = FilterAutoEQ
+	cfg.Filter = dsp.FilterAutoEQ
 	y := renderMono(t, x, cfg)
 	q, l := testaudio.SpanDB(y, quietPauses), testaudio.SpanDB(y, loudPauses)
 	t.Logf("hum in pauses: %.2f dB after the quiet speaker, %.2f dB after the loud one (input %.2f / %.2f)",

@@ -69,13 +69,13 @@ func (pr *processing) plan() {
 		pr.compRef = 10 * math.Log10(s/float64(n))
 	}
 	pr.settings = Settings{Filter: c.Filter, SpeechCompression: pr.comp, MusicCompression: pr.compMusic}
-	if c.Filter != FilterOff {
+	if c.Filter != dsp.FilterOff {
 		pr.settings.CornerHz = dsp.HighPassCorner(an)
 	}
 	switch c.Filter {
-	case FilterAutoEQ, FilterStudioVoice:
+	case dsp.FilterAutoEQ, dsp.FilterStudioVoice:
 		pr.settings.EQBands = len(dsp.AutoEQBands(an))
-	case FilterBWE:
+	case dsp.FilterBWE:
 		if an.BandLimited() {
 			pr.settings.BWECutoffHz = an.Bandwidth()
 		}
@@ -96,20 +96,8 @@ func (pr *processing) build(src audio.Source, st *stages) (audio.Source, error) 
 	c, an := pr.cfg, pr.an
 	var err error
 	s := src
-	if c.Filter != FilterOff {
-		switch c.Filter {
-		case FilterHighPass:
-			s, err = dsp.NewHighPass(s, an)
-		case FilterAutoEQ:
-			s, err = dsp.NewAutoEQ(s, an)
-		case FilterBWE:
-			if s, err = dsp.NewHighPass(s, an); err == nil {
-				s, err = dsp.NewBWE(s, an)
-			}
-		case FilterStudioVoice:
-			s, err = dsp.NewStudioVoice(s, an)
-		}
-		if err != nil {
+	if c.Filter != dsp.FilterOff {
+		if s, err = dsp.NewFilter(s, an, c.Filter); err != nil {
 			return nil, err
 		}
 		s = st.split(s)

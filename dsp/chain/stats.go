@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"github.com/audiopost/audiopost/dsp"
 	"github.com/audiopost/audiopost/dsp/classify"
 	"github.com/audiopost/audiopost/dsp/spectral"
 	"github.com/audiopost/audiopost/loudness"
@@ -11,7 +12,7 @@ type Settings struct {
 	// Filter is the filter stage that ran; CornerHz its high-pass corner,
 	// EQBands the number of equalizer bands and BWECutoffHz the cutoff
 	// above which bandwidth was extended (0 when not extended).
-	Filter      FilterMethod
+	Filter      dsp.FilterMethod
 	CornerHz    float64
 	EQBands     int
 	BWECutoffHz float64

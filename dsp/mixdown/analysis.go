@@ -8,6 +8,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/dsp"
+	"github.com/audiopost/audiopost/dsp/classify"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -90,6 +91,9 @@ type Track struct {
 	// Role is the track's backforeground; RoleAuto is resolved by the
 	// analysis.
 	Role Role
+	// Classifier labels the track's material (classify.Auto: by
+	// analysis; SpeechOnly and MusicOnly force the label).
+	Classifier classify.Mode
 }
 
 // AnalyzeOptions tune the activity decisions. The zero value is the
@@ -206,7 +210,7 @@ func Analyze(ctx context.Context, tracks []Track, o AnalyzeOptions) (*Analysis, 
 	}
 	a := &Analysis{SampleRate: rate, FrameLen: FrameLen(rate)}
 	for i, t := range tracks {
-		s, err := newTrackSink(t.Source.Format(), a.FrameLen)
+		s, err := newTrackSink(t.Source.Format(), a.FrameLen, t.Classifier)
 		if err != nil {
 			return nil, err
 		}
@@ -342,8 +346,8 @@ type trackSink struct {
 // detectorHighPass is the corner of the level detector's high-pass.
 const detectorHighPass = 100.0
 
-func newTrackSink(f audio.Format, flen int) (*trackSink, error) {
-	b, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Spectrum: true, Loudness: loudness.Options{Mode: loudness.ModeI}})
+func newTrackSink(f audio.Format, flen int, mode classify.Mode) (*trackSink, error) {
+	b, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Spectrum: true, Loudness: loudness.Options{Mode: loudness.ModeI}, Classifier: mode})
 	if err != nil {
 		return nil, err
 	}

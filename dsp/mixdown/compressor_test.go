@@ -20,7 +20,7 @@ func TestTrackCompressor(t *testing.T) {
 	testaudio.Scale(x[loud[0].Start:loud[0].End], dbAmp(10))
 	gap := func(kind dsp.CompressorKind) float64 {
 		ts := mixdown.DefaultTrack(opener(audio.Buffer{x}))
-		ts.Role, ts.HighPass, ts.Compressor = mixdown.RoleForeground, false, kind
+		ts.Role, ts.Filter, ts.Compressor = mixdown.RoleForeground, dsp.FilterOff, kind
 		md := must(mixdown.New(context.Background(), mixdown.Settings{Tracks: []mixdown.TrackSettings{ts}}))
 		out := readAll(t, must(md.Open(context.Background())))[0]
 		return spansDB(out, loud) - spansDB(out, quiet)

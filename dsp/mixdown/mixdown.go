@@ -10,6 +10,8 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/dsp"
+	"github.com/audiopost/audiopost/dsp/classify"
+	"github.com/audiopost/audiopost/dsp/spectral"
 )
 
 // TrackSettings are one track's settings: the API's multitrack track
@@ -39,9 +41,18 @@ type TrackSettings struct {
 	Pan float64
 	// LoopTrim is the API's loop_trim.
 	LoopTrim bool
-	// HighPass is the API's hipfilter: dsp's adaptive high-pass on a
-	// foreground track (music beds keep their bass).
-	HighPass bool
+	// Filter is the API's hipfilter and filtermethod: dsp.NewFilter on a
+	// foreground track (music beds keep their bass), tuned by the track's
+	// analysis.
+	Filter dsp.FilterMethod
+	// Classifier is the API's msclassifier: how the track's material is
+	// labelled (speech, music), which decides RoleAuto and the compressor's
+	// choice.
+	Classifier classify.Mode
+	// Restoration, when not nil, is the API's denoise family for this
+	// track: a spectral.Denoiser (and dehum) learnt from the track's own
+	// pauses, ahead of the filter's output.
+	Restoration *Restoration
 	// Compressor is the API's compressor for a foreground track: a
 	// dsp.CompressorPreset relative to the track's speech level after the
 	// balance, "auto" to let dsp.AutoCompressor choose from its dynamics,
@@ -49,14 +60,23 @@ type TrackSettings struct {
 	Compressor dsp.CompressorKind
 }
 
+// Restoration is a track's noise, hum, reverb and breath reduction.
+type Restoration struct {
+	// Settings are the denoiser's method and amounts.
+	Settings spectral.Settings
+	// Dehum, when not nil, removes mains hum first (its Profile is set
+	// by New).
+	Dehum *spectral.DehumOptions
+}
+
 // AutoCompression asks New to choose the preset from the track.
 const AutoCompression dsp.CompressorKind = "auto"
 
 // DefaultTrack returns the API's defaults for a track: auto role, -18 dB
 // background gain, 500 ms fades, full leveler strength, no gain, no pan,
-// no loop/trim, the high-pass on.
+// no loop/trim, the high-pass filter, the classifier on, no restoration.
 func DefaultTrack(open audio.Opener) TrackSettings {
-	return TrackSettings{Open: open, BackgroundGainDB: -18, FadeTime: 500 * time.Millisecond, LevelerStrength: 1, HighPass: true}
+	return TrackSettings{Open: open, BackgroundGainDB: -18, FadeTime: 500 * time.Millisecond, LevelerStrength: 1, Filter: dsp.FilterHighPass}
 }
 
 // ParsePan maps the API's pan ("L100" ... "L05", "C", "R05" ... "R100",
@@ -117,6 +137,7 @@ type Mixdown struct {
 	balance []dsp.GainPlan
 	duck    []dsp.GainPlan
 	comp    []*dsp.CompressorParams // per track, nil for none
+	profile []*spectral.Profile     // per track with Restoration
 }
 
 // New analyses the tracks (one pass over each) and plans every gain.
@@ -141,7 +162,7 @@ func New(ctx context.Context, s Settings) (*Mixdown, error) {
 			return nil, fmt.Errorf("track %d: %w", i, err)
 		}
 		srcs = append(srcs, src)
-		tracks[i] = Track{Source: src, Role: t.Role}
+		tracks[i] = Track{Source: src, Role: t.Role, Classifier: t.Classifier}
 	}
 	rate := srcs[0].Format().SampleRate
 	m := &Mixdown{s: s}
@@ -205,7 +226,40 @@ func New(ctx context.Context, s Settings) (*Mixdown, error) {
 		}
 		m.comp = append(m.comp, cp)
 	}
+	m.profile = make([]*spectral.Profile, len(s.Tracks))
+	for i, t := range s.Tracks {
+		if t.Restoration == nil {
+			continue
+		}
+		if m.profile[i], err = m.learnNoise(ctx, i); err != nil {
+			return nil, fmt.Errorf("track %d noise profile: %w", i, err)
+		}
+	}
 	return m, nil
+}
+
+// learnNoise reads track i once more to learn its noise profile, from the
+// blocks where no voice is heard (the other speakers' bleed is not noise
+// either).
+func (m *Mixdown) learnNoise(ctx context.Context, i int) (*spectral.Profile, error) {
+	src, err := m.s.Tracks[i].Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll(src)
+	f := src.Format()
+	var vad []bool
+	if spectral.BlockFrames(f.SampleRate) == m.an.Tracks[i].Block.BlockLen {
+		vad = m.an.Tracks[i].Block.Voiced
+	}
+	a, err := spectral.NewAnalyzer(f, spectral.AnalyzerOptions{VAD: vad})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := audio.Copy(ctx, a, src); err != nil {
+		return nil, err
+	}
+	return a.Finish(), nil
 }
 
 // Analysis returns the joint analysis of the tracks.
@@ -285,13 +339,27 @@ func (m *Mixdown) trackChain(ctx context.Context, i int) (audio.Source, error) {
 		closeAll(src)
 		return nil, fmt.Errorf("%w: track %d opened as %+v, analysed as %+v", audio.ErrFormatMismatch, i, f, ta.Format)
 	}
-	if m.s.Tracks[i].HighPass && ta.Role == RoleForeground {
-		hp, err := dsp.NewHighPass(src, ta.Block)
+	if t := m.s.Tracks[i]; t.Filter != dsp.FilterOff && ta.Role == RoleForeground {
+		f, err := dsp.NewFilter(src, ta.Block, t.Filter)
 		if err != nil {
 			closeAll(src)
 			return nil, err
 		}
-		src = hp
+		src = f
+	}
+	if r := m.s.Tracks[i].Restoration; r != nil {
+		o := spectral.DenoiserOptions{Settings: r.Settings, Profile: m.profile[i]}
+		if r.Dehum != nil {
+			d := *r.Dehum
+			d.Profile = m.profile[i]
+			o.Dehum = &d
+		}
+		d, err := spectral.NewDenoiser(src, o)
+		if err != nil {
+			closeAll(src)
+			return nil, err
+		}
+		src = d
 	}
 	for _, p := range []dsp.GainPlan{m.gate[i], m.balance[i]} {
 		if len(p.DB) == 0 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/audiopost/audiopost/dsp"
 	"github.com/audiopost/audiopost/production"
 
 	"github.com/audiopost/audiopost/audio"
@@ -98,8 +99,8 @@ func (ChainProcessor) Process(ctx context.Context, open audio.Opener, job Proces
 
 // The API's choices as the DSP's types.
 var (
-	chainFilters = map[string]chain.FilterMethod{"hipfilter": chain.FilterHighPass, "autoeq": chain.FilterAutoEQ,
-		"bwe": chain.FilterBWE, "studiovoice": chain.FilterStudioVoice}
+	chainFilters = map[string]dsp.FilterMethod{"hipfilter": dsp.FilterHighPass, "autoeq": dsp.FilterAutoEQ,
+		"bwe": dsp.FilterBWE, "studiovoice": dsp.FilterStudioVoice}
 	chainCompressions = map[string]chain.Compression{"auto": chain.CompressionAuto, "off": chain.CompressionOff,
 		"soft": chain.CompressionSoft, "medium": chain.CompressionMedium, "hard": chain.CompressionHard}
 	classifierModes = map[string]classify.Mode{"on": classify.Auto, "speech": classify.SpeechOnly, "music": classify.MusicOnly}
@@ -115,7 +116,7 @@ var (
 // algorithm table and a line here.
 func ChainConfig(a production.AlgorithmView) chain.Config {
 	c := chain.DefaultConfig()
-	c.Filter = chain.FilterOff
+	c.Filter = dsp.FilterOff
 	if a.Bool("hipfilter") {
 		c.Filter = chainFilters[a.String("filtermethod")]
 	}
