@@ -262,9 +262,9 @@ var algorithmTable = []Algorithm{
 		DisplayName: "Maximum Short-term Loudness", Description: "Upper limit of short-term loudness above the target; 0 chooses automatically."},
 	{Key: "maxm", Kind: KindInt, Default: 0, BelongsTo: "normloudness", Options: ints("LU", autoLU, 0, 8, 9, 10, 11, 12, 15, 18, 20), Scopes: singleMaster,
 		DisplayName: "Maximum Momentary Loudness", Description: "Upper limit of momentary loudness above the target; 0 chooses automatically."},
-	{Key: "gate", Pending: multitrackPending, Kind: KindBool, Default: true, Scopes: ScopeMaster,
+	{Key: "gate", Kind: KindBool, Default: true, Scopes: ScopeMaster,
 		DisplayName: "Adaptive Noise Gate", Description: "Attenuates tracks while their speaker is silent."},
-	{Key: "crossgate", Pending: multitrackPending, Kind: KindBool, Default: true, Scopes: ScopeMaster,
+	{Key: "crossgate", Kind: KindBool, Default: true, Scopes: ScopeMaster,
 		DisplayName: "Crossgate", Description: "Reduces crosstalk and bleed between the microphones of the tracks."},
 	{Key: "denoise", Kind: KindBool, Default: false, Scopes: singleTrack,
 		DisplayName: "Noise Reduction", Description: "Removes noise, hum, reverb and breathing according to the settings below."},
@@ -297,25 +297,21 @@ var algorithmTable = []Algorithm{
 		DisplayName: "Cut Mode", Description: "Remove the cuts, silence them (the length stays), or keep the audio uncut and export the cut list (a cutlist output file, and the statistics)."},
 	{Key: "fadetime", Kind: KindInt, Default: 100, BelongsTo: "cutter", Options: ints("ms", map[int]string{0: "0 ms (hard cut)"}, 0, 10, 25, 50, 100, 150, 200, 300, 500), Scopes: ScopeSingletrack,
 		DisplayName: "Cut Fade Time", Description: "Crossfade at each cut."},
-	{Key: "backforeground", Pending: multitrackPending, Kind: KindString, Default: "auto", Options: strs("auto", "Auto", "foreground", "Foreground Track", "background", "Background Track", "unchanged", "Unchanged (Foreground)", "ducking", "Ducking"), Scopes: ScopeTrack,
+	{Key: "backforeground", Kind: KindString, Default: "auto", Options: strs("auto", "Auto", "foreground", "Foreground Track", "background", "Background Track", "unchanged", "Unchanged (Foreground)", "ducking", "Ducking"), Scopes: ScopeTrack,
 		DisplayName: "Fore/Background", Description: "Whether the track is foreground speech, background music, ducked under the others, or left unchanged."},
-	{Key: "backgroundgain", Pending: multitrackPending, Kind: KindInt, Default: -18, BelongsTo: "backforeground", Options: ints("dB", nil, -3, -6, -8, -10, -12, -14, -16, -18, -20, -22, -24, -26), Scopes: ScopeTrack,
+	{Key: "backgroundgain", Kind: KindInt, Default: -18, BelongsTo: "backforeground", Options: ints("dB", nil, -3, -6, -8, -10, -12, -14, -16, -18, -20, -22, -24, -26), Scopes: ScopeTrack,
 		DisplayName: "Background Level", Description: "Level of a background or ducked track below the foreground."},
-	{Key: "ducking_fadetime", Pending: multitrackPending, Kind: KindInt, Default: 500, BelongsTo: "backforeground", Options: ints("ms", nil, 125, 250, 375, 500, 750, 1000, 1500, 2000), Scopes: ScopeTrack,
+	{Key: "ducking_fadetime", Kind: KindInt, Default: 500, BelongsTo: "backforeground", Options: ints("ms", nil, 125, 250, 375, 500, 750, 1000, 1500, 2000), Scopes: ScopeTrack,
 		DisplayName: "Ducking Fade Time", Description: "Fade time of ducking."},
-	{Key: "gain", Pending: multitrackPending, Kind: KindInt, Default: 0, Options: ints("dB", nil, -30, -23, -18, -15, -12, -8, -6, -5, -4, -3, -2, 0, 2, 3, 4, 5, 6), Scopes: ScopeTrack,
+	{Key: "gain", Kind: KindInt, Default: 0, Options: ints("dB", nil, -30, -23, -18, -15, -12, -8, -6, -5, -4, -3, -2, 0, 2, 3, 4, 5, 6), Scopes: ScopeTrack,
 		DisplayName: "Track Gain", Description: "Gain applied to the track before mixing."},
-	{Key: "pan", Pending: multitrackPending, Kind: KindString, Default: "", Options: panOptions(), Scopes: ScopeTrack,
+	{Key: "pan", Kind: KindString, Default: "", Options: panOptions(), Scopes: ScopeTrack,
 		DisplayName: "Pan", Description: "Stereo position of the track; empty keeps the track's stereo image."},
 	{Key: "msclassifier", Kind: KindString, Default: "on", Options: strs("on", "On (Automatic)", "speech", "Speech Only", "music", "Music Only"), Scopes: singleTrack,
 		DisplayName: "Music/Speech Classifier", Description: "Automatic speech/music classification, or treat the whole recording as speech or as music."},
-	{Key: "loop_trim", Pending: multitrackPending, Kind: KindBool, Default: false, Scopes: ScopeTrack,
+	{Key: "loop_trim", Kind: KindBool, Default: false, Scopes: ScopeTrack,
 		DisplayName: "Loop / Trim", Description: "Loops or trims the track to the length of the longest track without loop_trim."},
 }
-
-// multitrackPending marks the keys of multitrack processing while the
-// engine cannot mix tracks.
-const multitrackPending = "multitrack processing"
 
 func panOptions() []Option {
 	o := []Option{{DisplayName: "No Panning", Value: ""}}

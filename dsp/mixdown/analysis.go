@@ -343,11 +343,16 @@ type trackSink struct {
 	block  *dsp.Analyzer
 }
 
+// trackLoudness are the measurements of a track's Block analysis: the
+// levels a production reports per track (no true peak, whose
+// oversampling would cost more than the rest of the analysis).
+const trackLoudness = loudness.ModeM | loudness.ModeS | loudness.ModeI | loudness.ModeLRA | loudness.ModeLevels
+
 // detectorHighPass is the corner of the level detector's high-pass.
 const detectorHighPass = 100.0
 
 func newTrackSink(f audio.Format, flen int, mode classify.Mode) (*trackSink, error) {
-	b, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Spectrum: true, Loudness: loudness.Options{Mode: loudness.ModeI}, Classifier: mode})
+	b, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Spectrum: true, Loudness: loudness.Options{Mode: trackLoudness}, Classifier: mode})
 	if err != nil {
 		return nil, err
 	}

@@ -268,6 +268,35 @@ func (m *Mixdown) Analysis() *Analysis { return m.an }
 // Offset returns track i's offset in frames.
 func (m *Mixdown) Offset(i int) int64 { return m.offsets[i] }
 
+// Frames is the length of the mix: where the last track ends, looped or
+// trimmed ones at their new length.
+func (m *Mixdown) Frames() int64 {
+	var n int64
+	for i, ta := range m.an.Tracks {
+		n = max(n, ta.Offset+m.TrackFrames(i))
+	}
+	return n
+}
+
+// TrackFrames is the length of track i as OpenTrack yields it.
+func (m *Mixdown) TrackFrames(i int) int64 {
+	if m.lengths[i] >= 0 {
+		return m.lengths[i]
+	}
+	return m.an.Tracks[i].Frames
+}
+
+// Plans are the gains New planned for one track, on the track's own
+// timeline; a plan without blocks is not applied.
+type Plans struct {
+	Gate, Balance, Duck dsp.GainPlan
+}
+
+// Plans returns the gains planned for track i.
+func (m *Mixdown) Plans(i int) Plans {
+	return Plans{Gate: m.gate[i], Balance: m.balance[i], Duck: m.duck[i]}
+}
+
 // Open builds the render graph over fresh decoders: per track the
 // high-pass, gate and crossgate, balance, loop/trim and ducking
 // (OpenTrack), then a dsp.Mix with each track's gain, pan and offset.

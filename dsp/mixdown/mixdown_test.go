@@ -47,6 +47,9 @@ func TestMixdownOffsets(t *testing.T) {
 			}
 		}
 		out := readAll(t, must(md.Open(context.Background())))
+		if int64(out.Frames()) != md.Frames() {
+			t.Errorf("processing %v: the mix has %d frames, Frames says %d", all, out.Frames(), md.Frames())
+		}
 		for c := range out {
 			peak, second := 0, 0.0
 			for i, v := range out[c] {

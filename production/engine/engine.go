@@ -38,10 +38,11 @@ type Engine struct {
 
 // Inputs are the local files of a production.
 type Inputs struct {
-	// Main is the path of the main input file.
+	// Main is the path of the main input file (none for a multitrack
+	// production).
 	Main string
-	// Multi maps the ID of each intro and outro (MultiInputFile.ID) to
-	// the path of its file.
+	// Multi maps the ID of each intro, outro and multitrack track
+	// (MultiInputFile.ID) to the path of its file.
 	Multi map[string]string
 	// Cover is the path of the cover image (PNG or JPEG); "" uses the
 	// picture embedded in the input, if any.
@@ -91,9 +92,6 @@ type WrittenFile struct {
 var (
 	// ErrNoInput means the production has no input file to process.
 	ErrNoInput = errors.New("production: no input file")
-	// ErrMultitrack means a multitrack production was given to the
-	// single-track engine.
-	ErrMultitrack = fmt.Errorf("%w: multitrack productions need the multitrack engine", audio.ErrUnsupported)
 )
 
 // maxCoverBytes bounds a cover image file.
@@ -119,8 +117,19 @@ type run struct {
 	status   production.Status
 	lastFrac float64
 
-	info  audio.Info
-	cover *audio.Picture
+	info audio.Info
+	// coverFrom is the input an embedded cover is extracted from: the
+	// main input, or a multitrack production's first track.
+	coverFrom string
+	// mt is the multitrack processing (nil for single-track).
+	mt *multitrack
+	// process renders the processed audio (the Processor's, or the
+	// multitrack mixdown's), once and again for the lossy verification.
+	process func(context.Context, ProcessJob) (*Processed, error)
+	// introGain is the gain in dB that brings each intro and outro, by
+	// ID, to the production's loudness target.
+	introGain map[string]float64
+	cover     *audio.Picture
 	// chapterPics are the loaded Inputs.ChapterImages, by chapter image.
 	chapterPics map[string]*audio.Picture
 	decoders    []audio.Decoder
@@ -248,10 +257,7 @@ func (r *run) do(ctx context.Context) error {
 	p.ErrorMessage, p.ErrorStatus = "", nil
 	p.WarningMessage, p.WarningStatus = "", nil
 	p.RefreshPendingWarning(production.StatusAudioProcessing)
-	switch {
-	case p.IsMultitrack:
-		return ErrMultitrack
-	case r.in.Main == "":
+	if !p.IsMultitrack && r.in.Main == "" {
 		return ErrNoInput
 	}
 	if errs := production.Validate(p, production.ValidateOptions{}); errs != nil {
@@ -260,17 +266,27 @@ func (r *run) do(ctx context.Context) error {
 	if err := r.probe(ctx); err != nil {
 		return err
 	}
-	alg := p.Algorithms.In(production.ScopeSingletrack)
-	proc := r.e.Processor
-	if proc == nil {
-		proc = ChainProcessor{}
+	var alg production.AlgorithmView
+	if p.IsMultitrack {
+		alg = p.Algorithms.In(production.ScopeMaster)
+		r.process = r.mt.process
+		r.normalize = true // a mix is always normalised
+	} else {
+		alg = p.Algorithms.In(production.ScopeSingletrack)
+		proc := r.e.Processor
+		if proc == nil {
+			proc = ChainProcessor{}
+		}
+		r.process = func(ctx context.Context, job ProcessJob) (*Processed, error) {
+			return proc.Process(ctx, r.openMain, job)
+		}
+		r.normalize = alg.Bool("normloudness")
 	}
 	job := ProcessJob{Algorithms: alg, CutStart: p.CutStart, CutEnd: p.CutEnd}
 	if lossyOutputs(p) {
 		job.Headroom = lossyHeadroom
 	}
-	r.normalize = alg.Bool("normloudness")
-	processed, err := proc.Process(ctx, r.openMain, job)
+	processed, err := r.process(ctx, job)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -279,7 +295,7 @@ func (r *run) do(ctx context.Context) error {
 	}
 	r.closeLater(processed.Source)
 	p.Cuts = processed.Cuts
-	src, err := r.withIntroOutro(ctx, processed.Source, job.ceiling())
+	src, err := r.withIntroOutro(ctx, processed.Source, job)
 	if err != nil {
 		return err
 	}
@@ -287,7 +303,7 @@ func (r *run) do(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := r.verifyLossy(ctx, proc, job, src.Format()); err != nil {
+	if err := r.verifyLossy(ctx, job, src.Format()); err != nil {
 		return err
 	}
 	r.result.Frames = frames
@@ -299,29 +315,23 @@ func (r *run) do(ctx context.Context) error {
 	return r.publish()
 }
 
-// probe reads the input's properties and tags, and the cover.
+// probe reads the inputs' properties and tags, and the cover.
 func (r *run) probe(ctx context.Context) error {
 	p := r.p
-	d, err := r.open(ctx, r.in.Main, "input file")
-	if err != nil {
-		return err
+	var credits float64
+	if p.IsMultitrack {
+		seconds, err := r.probeTracks(ctx)
+		if err != nil {
+			return err
+		}
+		credits = seconds
+	} else {
+		seconds, err := r.probeMain(ctx)
+		if err != nil {
+			return err
+		}
+		credits = seconds
 	}
-	r.info = d.Info()
-	info := r.info
-	if info.Format == "" {
-		info.Format = info.Container
-	}
-	p.Format = info.Format
-	p.Channels = d.Format().Channels
-	p.SampleRate = d.Format().SampleRate
-	p.Bitrate = info.Bitrate
-	p.HasVideo = info.HasVideo
-	p.Metadata.ImportTags(info.Tags)
-	r.expected = info.Frames
-	if r.expected < 0 {
-		r.expected = int64(info.Length * float64(p.SampleRate))
-	}
-	credits := info.Length
 	for i := range p.MultiInputFiles {
 		m := &p.MultiInputFiles[i]
 		if m.Type != production.InputIntro && m.Type != production.InputOutro {
@@ -342,6 +352,7 @@ func (r *run) probe(ctx context.Context) error {
 	}
 	p.UsedCredits = creditsFor(credits)
 	r.loadChapterImages(p)
+	var err error
 	r.cover, err = r.loadCover(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -362,6 +373,32 @@ func (r *run) probe(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// probeMain reads the main input's properties and tags and returns its
+// length in seconds.
+func (r *run) probeMain(ctx context.Context) (float64, error) {
+	p := r.p
+	d, err := r.open(ctx, r.in.Main, "input file")
+	if err != nil {
+		return 0, err
+	}
+	r.info, r.coverFrom = d.Info(), r.in.Main
+	info := r.info
+	if info.Format == "" {
+		info.Format = info.Container
+	}
+	p.Format = info.Format
+	p.Channels = d.Format().Channels
+	p.SampleRate = d.Format().SampleRate
+	p.Bitrate = info.Bitrate
+	p.HasVideo = info.HasVideo
+	p.Metadata.ImportTags(info.Tags)
+	r.expected = info.Frames
+	if r.expected < 0 {
+		r.expected = int64(info.Length * float64(p.SampleRate))
+	}
+	return info.Length, nil
 }
 
 // loadChapterImages reads the pictures of Inputs.ChapterImages that a
@@ -423,7 +460,7 @@ func (r *run) loadCover(ctx context.Context) (*audio.Picture, error) {
 		return nil, nil
 	}
 	if len(c.Data) == 0 {
-		pic, err := ffmpeg.ExtractCoverFile(ctx, r.in.Main)
+		pic, err := ffmpeg.ExtractCoverFile(ctx, r.coverFrom)
 		if errors.Is(err, ffmpeg.ErrNoCover) {
 			return nil, nil
 		}
@@ -494,6 +531,14 @@ type progressSource struct {
 	audio.Source
 	r      *run
 	frames int64
+}
+
+// Close closes the source read, when it holds resources.
+func (s *progressSource) Close() error {
+	if c, ok := s.Source.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }
 
 func (s *progressSource) Read(dst audio.Buffer) (int, error) {
@@ -643,8 +688,8 @@ const (
 	lossyHeadroom = 1.0
 )
 
-func (r *run) verifyLossy(ctx context.Context, proc Processor, job ProcessJob, f audio.Format) error {
-	if job.Headroom == 0 || !job.Algorithms.Bool("normloudness") {
+func (r *run) verifyLossy(ctx context.Context, job ProcessJob, f audio.Format) error {
+	if job.Headroom == 0 || !r.normalize {
 		return nil
 	}
 	promise := job.Algorithms.Float("maxpeak")
@@ -703,7 +748,7 @@ func (r *run) verifyLossy(ctx context.Context, proc Processor, job ProcessJob, f
 			headroom += worst + 0.1
 			job.Headroom = headroom
 		}
-		processed, err := proc.Process(ctx, r.openMain, job)
+		processed, err := r.process(ctx, job)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -711,7 +756,7 @@ func (r *run) verifyLossy(ctx context.Context, proc Processor, job ProcessJob, f
 			return fmt.Errorf("audio processing: %w", err)
 		}
 		r.closeLater(processed.Source)
-		src, err := r.withIntroOutro(ctx, processed.Source, job.ceiling())
+		src, err := r.withIntroOutro(ctx, processed.Source, job)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/audiopost/audiopost/loudness"
 	"github.com/audiopost/audiopost/production"
 
 	"github.com/audiopost/audiopost/audio"
@@ -17,20 +18,33 @@ import (
 // in list order before it, outros after it. An intro's offset is how much
 // of its end overlaps (is mixed with) the start of the audio after it; an
 // outro's offset how much of its start overlaps the end of the audio
-// before it. Intros and outros are not processed; their channels are
-// mapped to the main input's (mono is copied to every channel, more
-// channels are averaged to mono). One at another sample rate goes through
-// dsp's resampler to the main input's rate.
+// before it. Intros and outros are not otherwise processed, but when the
+// production normalises its loudness each is brought to the target by
+// one gain (measured once per file with the production's loudness
+// method), so a jingle mastered at -9 LUFS does not jump out of a -16
+// LUFS programme. Their channels are mapped to the processed audio's
+// (mono is copied to every channel, more channels are averaged to mono).
+// One at another sample rate goes through dsp's resampler to the
+// processed audio's rate.
 
-// withIntroOutro returns main with the production's intros and outros. The
-// intros and outros are not processed and overlaps add up, so the series
-// goes through a true-peak limiter at the processed audio's ceiling: the
+// withIntroOutro returns main with the production's intros and outros.
+// Their peaks are not controlled and overlaps add up, so the series goes
+// through a true-peak limiter at the processed audio's ceiling: the
 // maxpeak promise holds for the whole output.
-func (r *run) withIntroOutro(ctx context.Context, main audio.Source, ceilingDB float64) (audio.Source, error) {
+func (r *run) withIntroOutro(ctx context.Context, main audio.Source, job ProcessJob) (audio.Source, error) {
 	var segs []audio.Source
 	var overlaps []int
 	f := main.Format()
 	add := func(m production.MultiInputFile, src audio.Source, what string) error {
+		if r.normalize {
+			g, err := r.introLevel(ctx, m, job.Algorithms, what)
+			if err != nil {
+				return err
+			}
+			if src, err = dsp.NewGain(src, g); err != nil {
+				return err
+			}
+		}
 		if sf := src.Format(); sf.SampleRate != f.SampleRate {
 			rs, err := dsp.NewResampler(src, f.SampleRate, dsp.ResampleOptions{})
 			if err != nil {
@@ -76,7 +90,40 @@ func (r *run) withIntroOutro(ctx context.Context, main audio.Source, ceilingDB f
 	if len(segs) == 1 {
 		return main, nil
 	}
-	return dsp.NewLimiter(newSeries(f, segs, overlaps), ceilingDB)
+	return dsp.NewLimiter(newSeries(f, segs, overlaps), job.ceiling())
+}
+
+// introLevel returns the gain that brings an intro or outro to the
+// production's loudness target, measured by its loudness method (dialog
+// loudness falls back to the programme's on a jingle without speech).
+// Silence gets no gain.
+func (r *run) introLevel(ctx context.Context, m production.MultiInputFile, alg production.AlgorithmView, what string) (float64, error) {
+	if g, ok := r.introGain[m.ID]; ok {
+		return g, nil
+	}
+	d, err := r.open(ctx, r.in.Multi[m.ID], what)
+	if err != nil {
+		return 0, err
+	}
+	res, err := loudness.Measure(ctx, d, loudness.Options{Mode: loudness.ModeI | loudness.ModeRMS})
+	d.Close()
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", what, err)
+	}
+	method := loudness.Method(alg.String("loudnessmethod"))
+	if method == loudness.Dialog {
+		method = loudness.Program
+	}
+	level, err := res.Loudness(method)
+	g := float64(alg.Int("loudnesstarget")) - level
+	if err != nil || math.IsInf(g, 0) || math.IsNaN(g) {
+		g = 0
+	}
+	if r.introGain == nil {
+		r.introGain = map[string]float64{}
+	}
+	r.introGain[m.ID] = g
+	return g, nil
 }
 
 // introOutroFrames estimates the frames intros and outros add (their

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/dsp/chain"
 	"github.com/audiopost/audiopost/dsp/classify"
+	"github.com/audiopost/audiopost/dsp/mixdown"
 	"github.com/audiopost/audiopost/dsp/spectral"
 	"github.com/audiopost/audiopost/loudness"
 )
@@ -68,6 +70,9 @@ type ProcessStats struct {
 	OutputNoise, OutputSNR *production.Level
 	// Warnings name every setting the processor could not honour.
 	Warnings []string
+	// Tracks are a multitrack production's per-track statistics; with
+	// them the output levels become the master's.
+	Tracks []production.TrackStatistics
 }
 
 // ChainProcessor is the Processor of package dsp/chain: filtering,
@@ -150,16 +155,9 @@ func ChainConfig(a production.AlgorithmView) chain.Config {
 // deverb), -1 off, 3..100 a cap in dB. Dehum runs with every method, not
 // only classic: hum is as unwanted under the other methods.
 func restoration(a production.AlgorithmView) *chain.Restoration {
-	method := denoiseMethods[a.String("denoisemethod")]
-	settings := spectral.Settings{Method: method, ReductionDB: float64(a.Int("denoiseamount")),
-		DeverbDB: float64(a.Int("deverbamount")), DebreathDB: float64(a.Int("debreathamount"))}
-	if method == spectral.Classic {
-		settings.DeverbDB = -1 // classic has no reverb reduction (0, "full", is tolerated there)
-	}
-	r := &chain.Restoration{Settings: settings}
-	if amount := a.Int("dehumamount"); amount != -1 {
-		r.Dehum = &spectral.DehumOptions{Base: a.Int("dehum"), ReductionDB: float64(amount)}
-	}
+	settings, dehum := denoiseSettings(a)
+	method := settings.Method
+	r := &chain.Restoration{Settings: settings, Dehum: dehum}
 	for _, sg := range a.Segments("segments") {
 		s := settings
 		switch sg.DenoiseMethod {
@@ -186,6 +184,80 @@ func restoration(a production.AlgorithmView) *chain.Restoration {
 		r.Segments = append(r.Segments, chain.RestorationSegment{Start: sg.Start, Settings: s})
 	}
 	return r
+}
+
+// denoiseSettings maps the keys a single-track production and a
+// multitrack track share: method, amounts and dehum.
+func denoiseSettings(a production.AlgorithmView) (spectral.Settings, *spectral.DehumOptions) {
+	method := denoiseMethods[a.String("denoisemethod")]
+	settings := spectral.Settings{Method: method, ReductionDB: float64(a.Int("denoiseamount")),
+		DeverbDB: float64(a.Int("deverbamount")), DebreathDB: float64(a.Int("debreathamount"))}
+	if method == spectral.Classic {
+		settings.DeverbDB = -1 // classic has no reverb reduction (0, "full", is tolerated there)
+	}
+	var dehum *spectral.DehumOptions
+	if amount := a.Int("dehumamount"); amount != -1 {
+		dehum = &spectral.DehumOptions{Base: a.Int("dehum"), ReductionDB: float64(amount)}
+	}
+	return settings, dehum
+}
+
+// MasterConfig maps a multitrack production's master algorithms onto the
+// chain that finishes the mix: loudness control, normalisation and the
+// true-peak limit. Filtering, leveling and compression happened per track
+// in the mixdown, so they are off here.
+func MasterConfig(a production.AlgorithmView) chain.Config {
+	c := chain.DefaultConfig()
+	c.Filter = dsp.FilterOff
+	c.Leveler = false
+	c.SpeechCompression, c.MusicCompression = chain.CompressionOff, chain.CompressionOff
+	c.Normalize = true
+	c.TargetLUFS = float64(a.Int("loudnesstarget"))
+	c.Method = loudness.Method(a.String("loudnessmethod"))
+	c.DualMono = a.Bool("dualmono")
+	c.MaxLRA = float64(a.Int("maxlra"))
+	c.MaxShortTerm = float64(a.Int("maxs"))
+	c.MaxMomentary = float64(a.Int("maxm"))
+	c.MaxTruePeak = a.Float("maxpeak")
+	return c
+}
+
+// MixdownSettings maps a multitrack production's master algorithms and
+// its tracks (the multitrack inputs, in order, with the opener of each)
+// onto the mixdown's settings.
+func MixdownSettings(master production.AlgorithmView, tracks []production.MultiInputFile, open []audio.Opener) (mixdown.Settings, error) {
+	s := mixdown.Settings{Leveler: master.Bool("leveler"), Gate: master.Bool("gate"), Crossgate: master.Bool("crossgate")}
+	for i, m := range tracks {
+		a := m.Algorithms.In(production.ScopeTrack)
+		t := mixdown.DefaultTrack(open[i])
+		t.Offset = time.Duration(m.Offset * float64(time.Second))
+		t.Filter = dsp.FilterOff
+		if a.Bool("hipfilter") {
+			t.Filter = chainFilters[a.String("filtermethod")]
+		}
+		t.Classifier = classifierModes[a.String("msclassifier")]
+		if a.Bool("denoise") {
+			settings, dehum := denoiseSettings(a)
+			t.Restoration = &mixdown.Restoration{Settings: settings, Dehum: dehum}
+		}
+		var err error
+		if t.Role, err = mixdown.ParseRole(a.String("backforeground")); err != nil {
+			return s, fmt.Errorf("track %s: %w", m.ID, err)
+		}
+		if t.Pan, err = mixdown.ParsePan(a.String("pan")); err != nil {
+			return s, fmt.Errorf("track %s: %w", m.ID, err)
+		}
+		t.BackgroundGainDB = float64(a.Int("backgroundgain"))
+		t.FadeTime = time.Duration(a.Int("ducking_fadetime")) * time.Millisecond
+		t.GainDB = float64(a.Int("gain"))
+		t.LevelerStrength = float64(a.Int("levelerstrength")) / 100
+		t.LoopTrim = a.Bool("loop_trim")
+		if c := a.String("compressor"); c != "off" {
+			t.Compressor = dsp.CompressorKind(c) // auto, soft, medium, hard: the same names
+		}
+		s.Tracks = append(s.Tracks, t)
+	}
+	return s, nil
 }
 
 // cutting maps the cutters. cutter on takes every cutter's own setting
@@ -295,6 +367,13 @@ func (pr *Processed) statistics(out loudness.Result, method string) (production.
 			Loudness: loud, GainMin: ps.GainMin, GainMean: ps.GainMean, GainMax: ps.GainMax,
 			NoiseLevel: ps.OutputNoise, SNR: ps.OutputSNR,
 		},
+	}
+	if ps.Tracks != nil {
+		// A multitrack production reports its tracks and the master.
+		o := lv.Output
+		return production.Statistics{Tracks: ps.Tracks, Master: &production.MasterStatistics{Levels: production.MasterLevels{
+			LRA: o.LRA, MaxMomentary: o.MaxMomentary, Peak: o.Peak, MaxShortterm: o.MaxShortterm, Loudness: o.Loudness,
+		}}}, ps
 	}
 	var ms []production.MusicSpeechSegment
 	for _, s := range ps.MusicSpeech {

@@ -34,8 +34,11 @@ import (
 //   - waveform: the PNG of the output audio.
 //   - input: an unchanged copy of the input file.
 //
-// Outputs this engine cannot make (tracks for multitrack, the speech
-// recognition outputs, image without a cover) are skipped with a warning.
+//   - tracks: a multitrack production's processed tracks, zipped (see
+//     multitrack.writeTracks).
+//
+// Outputs this engine cannot make (the speech recognition outputs, image
+// without a cover) are skipped with a warning.
 
 func (r *run) sideFiles(ctx context.Context) error {
 	p := r.p
@@ -55,7 +58,20 @@ func (r *run) sideFiles(ctx context.Context) error {
 		var err error
 		switch of.Name {
 		case "input":
+			if r.mt != nil {
+				skipped = append(skipped, name+" (a multitrack production has no single input file; the tracks output holds its tracks)")
+				continue
+			}
 			if err := r.copyInput(i, name); err != nil {
+				return err
+			}
+			continue
+		case "tracks":
+			if r.mt == nil {
+				skipped = append(skipped, name+" (needs a multitrack production)")
+				continue
+			}
+			if err := r.mt.writeTracks(ctx, i, name, ending); err != nil {
 				return err
 			}
 			continue

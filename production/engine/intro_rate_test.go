@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/audiopost/audiopost/loudness"
 	"github.com/audiopost/audiopost/production/engine"
 
 	"github.com/audiopost/audiopost/audio"
@@ -25,7 +26,7 @@ func goertzelDB(x []float64, f, fs float64) float64 {
 
 // An outro recorded at 44.1 kHz under a 48 kHz main input is resampled,
 // not played 9 % fast: its 1 kHz tone stays at 1 kHz and its length at
-// one second of output.
+// one second of output; its level is brought to the loudness target.
 func TestEngineOutroOtherSampleRate(t *testing.T) {
 	needTools(t, "ffmpeg")
 	const rate, outroRate = 48000, 44100
@@ -65,9 +66,13 @@ func TestEngineOutroOtherSampleRate(t *testing.T) {
 	if at-fast < 40 {
 		t.Errorf("1 kHz tone only %.1f dB above 1088 Hz: not resampled", at-fast)
 	}
-	// Outros are not processed: Goertzel's normalized power of a sine of
-	// amplitude a is a^2/4.
-	if want := 10 * math.Log10(0.1*0.1/4); math.Abs(at-want) > 0.5 {
-		t.Errorf("outro tone at %.2f dB, want %.2f (unchanged level)", at, want)
+	// The production normalises its loudness, so the outro is brought
+	// to the target (-16 LUFS) too, by one gain.
+	res, err := loudness.MeasureBuffer(audio.Buffer{out[0][6*rate+rate/10 : 7*rate], out[1][6*rate+rate/10 : 7*rate]}, rate, loudness.Options{Mode: loudness.ModeI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(res.Integrated+16) > 0.5 {
+		t.Errorf("outro at %.2f LUFS, want the target -16", res.Integrated)
 	}
 }

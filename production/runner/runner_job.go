@@ -158,25 +158,24 @@ type cancelKey struct{}
 // local files for the engine.
 func (j *jobRun) inputs(ctx context.Context, p *production.Production) (engine.Inputs, error) {
 	var in engine.Inputs
-	if p.IsMultitrack {
-		return in, engine.ErrMultitrack
-	}
 	// An input named on an incoming service was copied into the blob
 	// store when the production was saved (as an upload or URL is), so
 	// it is found the same way.
-	if p.InputFile == "" {
-		return in, engine.ErrNoInput
-	}
-	key, err := j.findBlob(ctx, production.InputKey(p.UUID, inputName(p.InputFile)), production.InputPrefix(p.UUID))
-	if err != nil {
-		return in, err
-	}
-	if in.Main, err = j.local(ctx, key); err != nil {
-		return in, err
+	if !p.IsMultitrack {
+		if p.InputFile == "" {
+			return in, engine.ErrNoInput
+		}
+		key, err := j.findBlob(ctx, production.InputKey(p.UUID, inputName(p.InputFile)), production.InputPrefix(p.UUID))
+		if err != nil {
+			return in, err
+		}
+		if in.Main, err = j.local(ctx, key); err != nil {
+			return in, err
+		}
 	}
 	for _, m := range p.MultiInputFiles {
-		if m.Type != production.InputIntro && m.Type != production.InputOutro {
-			continue
+		if m.Type == production.InputMultitrack && (!p.IsMultitrack || m.InputFile == "") {
+			continue // a track without a file is left out of the mix (the engine says so)
 		}
 		key, err := j.findBlob(ctx, production.IntroKey(p.UUID, m.ID, inputName(m.InputFile)), production.IntroPrefix(p.UUID, m.ID))
 		if err != nil {
