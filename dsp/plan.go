@@ -23,8 +23,11 @@ type PlanGain struct {
 	ch    int
 	half  int
 	block int
-	lin   []float64
-	pos   int64 // absolute frame index of the next frame
+	// db is the plan's curve; gains are converted per block as the
+	// render reaches it (two per block of 10-100 ms cost nothing), so a
+	// node holds no copy of an hour-long plan.
+	db  []float64
+	pos int64 // absolute frame index of the next frame
 }
 
 // NewPlanGain returns src with plan applied. Frames past the end of the
@@ -33,15 +36,12 @@ func NewPlanGain(src audio.Source, plan GainPlan) (*PlanGain, error) {
 	if plan.BlockLen < 1 && len(plan.DB) > 0 {
 		return nil, fmt.Errorf("%w: gain plan block length %d", ErrInvalidParameter, plan.BlockLen)
 	}
-	lin := make([]float64, len(plan.DB))
-	for i, db := range plan.DB {
-		lin[i] = DBToGain(db)
-	}
-	if len(lin) == 0 {
-		lin = []float64{1}
+	db := plan.DB
+	if len(db) == 0 {
+		db = []float64{0}
 		plan.BlockLen = 1
 	}
-	return &PlanGain{src: src, ch: src.Format().Channels, half: plan.BlockLen / 2, block: plan.BlockLen, lin: lin}, nil
+	return &PlanGain{src: src, ch: src.Format().Channels, half: plan.BlockLen / 2, block: plan.BlockLen, db: db}, nil
 }
 
 // Format implements audio.Source.
@@ -96,11 +96,6 @@ func (p *PlanGain) Read(dst audio.Buffer) (int, error) {
 }
 
 func (p *PlanGain) at(k int64) float64 {
-	switch {
-	case k < 0:
-		return p.lin[0]
-	case k >= int64(len(p.lin)):
-		return p.lin[len(p.lin)-1]
-	}
-	return p.lin[k]
+	k = min(max(k, 0), int64(len(p.db)-1))
+	return DBToGain(p.db[k])
 }

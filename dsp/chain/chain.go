@@ -94,6 +94,9 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 	p.spans = speechSpans(an)
 	p.stats.Input = an.Loudness
 	p.stats.Segments = an.Classes.Segments
+	if !cfg.Cutting.active() {
+		an.Classes.DropFeatures() // only the cutters read them
+	}
 	p.stats.InputSteps = an.Energy
 
 	pr := &processing{an: an, cfg: cfg, control: make([]float64, len(an.Energy))}

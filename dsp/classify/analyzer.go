@@ -3,6 +3,7 @@ package classify
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/audiopost/audiopost/audio"
 )
@@ -241,7 +242,9 @@ func (a *Analyzer) Finish() *Result {
 	if len(a.bflux)*SubBlocks < len(a.feats) {
 		a.bflux = append(a.bflux, a.spec.endBlock())
 	}
-	return newResult(a.format.SampleRate, a.inPos, a.blockLen, a.mode, a.feats, a.bflux)
+	// The features grew by appending: keep them at their length, not
+	// at the capacity doubling left (up to twice the 5 MB an hour takes).
+	return newResult(a.format.SampleRate, a.inPos, a.blockLen, a.mode, slices.Clone(a.feats), a.bflux)
 }
 
 // biquad is a second-order section in transposed direct form II.

@@ -245,6 +245,9 @@ func (r *Result) islands(minLen, maxLen int) []subSpan {
 // same pitch, so steady stretches that continue each other's pitch are
 // taken together.
 func (r *Result) fillers() []subSpan {
+	if r.feats == nil {
+		return nil // DropFeatures
+	}
 	var out []subSpan
 	for _, is := range r.islands(fillerMin, fillerMax) {
 		if r.isFiller(is) {
@@ -440,6 +443,9 @@ func stddev(x []float64) float64 {
 // little periodicity) and decay. Speech between pauses has voiced parts;
 // a breath rises slowly.
 func (r *Result) coughs() []subSpan {
+	if r.feats == nil {
+		return nil // DropFeatures
+	}
 	var out []subSpan
 	for _, is := range r.islands(coughMin, coughMax) {
 		if r.isCough(is) {

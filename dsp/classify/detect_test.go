@@ -376,3 +376,30 @@ func TestCoughCutterNoise(t *testing.T) {
 		t.Errorf("want >= 90%% of coughs cut, no speech, no false cuts")
 	}
 }
+
+// DropFeatures keeps every decision but the filler and cough detection,
+// which then find nothing instead of failing.
+func TestDropFeatures(t *testing.T) {
+	h := makeHesitant(t, testaudio.Sentences[:6], testaudio.Voices[0], 1, fillerPhonemes)
+	r := analyse(t, h.x, Auto)
+	opts := CutOptions{Silence: true, Filler: true, Cough: true}
+	count := func(cuts Cuts) (silence, other int) {
+		for _, c := range cuts {
+			if c.Reason&CutSilence != 0 {
+				silence++
+			}
+			if c.Reason&(CutFiller|CutCough) != 0 {
+				other++
+			}
+		}
+		return
+	}
+	silences, fillers := count(r.Cuts(CutOptions{Silence: true}))
+	_, found := count(r.Cuts(opts))
+	segs := len(r.Segments)
+	r.DropFeatures()
+	s2, f2 := count(r.Cuts(opts))
+	if found == 0 || fillers != 0 || f2 != 0 || s2 < silences || len(r.Segments) != segs {
+		t.Errorf("fillers found %d before, %d after DropFeatures; silences %d then %d; segments %d then %d", found, f2, silences, s2, segs, len(r.Segments))
+	}
+}

@@ -218,6 +218,9 @@ func Analyze(ctx context.Context, tracks []Track, o AnalyzeOptions) (*Analysis, 
 			return nil, fmt.Errorf("track %d: %w", i, err)
 		}
 		ta := s.finish()
+		if ta.Block.Classes != nil {
+			ta.Block.Classes.DropFeatures() // a mixdown does not cut
+		}
 		ta.Offset, ta.Role = t.Offset, t.Role
 		a.Tracks = append(a.Tracks, ta)
 	}
