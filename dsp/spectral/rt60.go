@@ -31,6 +31,11 @@ const (
 	rtMinDrop  = 15.0
 	rtMinLen   = 6
 	rtAbove    = 25.0 // a run starts this far above the floor
+	// Fewer runs than this say nothing. A room with more reverberation
+	// than direct sound (DRR -5 dB) fills the pauses, so a dozen seconds
+	// of speech hold only three or four free decays of 15 dB; they agree
+	// within 50 ms, as the lowest percentile of them needs.
+	rtMinRuns = 3
 )
 
 func newRT60Estimator(sampleRate int) *rt60Estimator {
@@ -110,7 +115,7 @@ func (r *rt60Estimator) result() float64 {
 	if r.inRun {
 		r.endRun()
 	}
-	if r.nRuns < 5 {
+	if r.nRuns < rtMinRuns {
 		return 0
 	}
 	target := 0.1 * float64(r.nRuns)
