@@ -65,7 +65,7 @@ type Dehum struct {
 	blocks        int64
 	delay         [][]float64 // per channel, (M+1)*B ring of raw input
 	dpos          int
-	dec           []float64 // decimated block
+	dec           []float64   // decimated block
 	tabR, tabI    [][]float64 // per harmonic, its phasor over a block from phase 0
 	active        bool
 }
