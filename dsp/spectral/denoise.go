@@ -241,6 +241,10 @@ type Denoiser struct {
 	needTrack, needRev bool
 	trackInit          bool
 	lamT, pbar         []float64
+	lamL               []float64 // SpeechIsolation's noise: the profile's shape at the frame's level; nil without
+	lvlHist            [levelMinFrames]float64
+	lvl                float64
+	ratio              []float64 // scratch for the level's median
 	P, prevA, lam      []float64
 	lamR, revHist      []float64 // late reverb PSD; smoothed power history (revDelay frames)
 	revHistN           int
@@ -349,6 +353,14 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 		}
 	}
 	d.xi, d.g1, d.floor, d.gam, d.zeta, d.zw = mk(), mk(), mk(), mk(), mk(), mk()
+	if d.profile != nil {
+		for _, r := range d.segs {
+			if r.s.Method == SpeechIsolation {
+				d.lamL, d.ratio = mk(), mk()
+				break
+			}
+		}
+	}
 	d.revHist = make([]float64, revDelay*b)
 	for k := range d.Gs {
 		d.Gs[k] = 1
@@ -554,6 +566,9 @@ func (d *Denoiser) spectral(P, G []float64) {
 			d.onNoise(t, d.lamT)
 		}
 	}
+	if d.lamL != nil {
+		d.level()
+	}
 	if d.needRev {
 		d.reverb()
 	}
@@ -620,6 +635,73 @@ func (d *Denoiser) track() {
 	}
 }
 
+// levelMinFrames is how many frames (about 130 ms at 48 kHz) the noise
+// level of SpeechIsolation is the minimum of.
+const levelMinFrames = 6
+
+// level sets lamL to the profile's noise shape at this frame's level, for
+// noise whose spectrum keeps its shape while its level swells and fades
+// (traffic, a crowd's roar, air conditioning), as the per-bin tracker
+// cannot follow under speech. The level is the median over the bins of
+// the frame's power over the profile, divided by ln 2 (the median of a
+// periodogram bin of noise is ln 2 times its mean): a voice covers fewer
+// than half of the bins at a time, so the median is noise. Over the
+// frames of a syllable that holds more, the minimum over levelMinFrames
+// frames keeps it, and the result is smoothed by half per frame.
+func (d *Denoiser) level() {
+	r := d.ratio[:0]
+	for k := 2; k < len(d.P); k++ { // DC and the first bin hold rumble
+		r = append(r, d.P[k]/max(d.profile[k], 1e-30))
+	}
+	a := selectNth(r, len(r)/2) / math.Ln2
+	t := d.frame - 1
+	d.lvlHist[t%levelMinFrames] = a
+	m := a
+	for j := int64(1); j < levelMinFrames && j <= t; j++ {
+		m = min(m, d.lvlHist[(t-j)%levelMinFrames])
+	}
+	if t == 0 {
+		d.lvl = m
+	} else {
+		d.lvl = 0.5*d.lvl + 0.5*m
+	}
+	for k, v := range d.profile {
+		d.lamL[k] = max(d.lvl*v, 1e-20)
+	}
+}
+
+// selectNth reorders x so that x[n] is the value that sorting would put
+// there, and returns it (Hoare's selection, in place).
+func selectNth(x []float64, n int) float64 {
+	lo, hi := 0, len(x)-1
+	for lo < hi {
+		p := x[lo+(hi-lo)/2]
+		i, j := lo, hi
+		for i <= j {
+			for x[i] < p {
+				i++
+			}
+			for x[j] > p {
+				j--
+			}
+			if i <= j {
+				x[i], x[j] = x[j], x[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case n <= j:
+			hi = j
+		case n >= i:
+			lo = i
+		default:
+			return x[n]
+		}
+	}
+	return x[n]
+}
+
 // reverb predicts the late reverberation PSD of this frame from the
 // noise-free power revDelay hops ago decayed along the exponential model
 // of the room (Lebart et al., 2001; Habets, 2007).
@@ -649,8 +731,11 @@ func (d *Denoiser) gain(r *resolved, G []float64) {
 		return
 	}
 	noise := d.lamT
-	if !r.tracked {
+	switch {
+	case !r.tracked:
 		noise = d.profile
+	case r.s.Method == SpeechIsolation && d.lamL != nil:
+		noise = d.lamL
 	}
 	P, lam, prevA := d.P, d.lam, d.prevA
 	xiA, gA, flA, vA := d.xi, d.g1, d.floor, d.gam

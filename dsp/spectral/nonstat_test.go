@@ -49,7 +49,9 @@ func traffic(length int, seed uint64) []float64 {
 }
 
 // Speech under non-stationary noise at 5 dB SNR: SpeechIsolation must
-// gain 6 dB SI-SDR.
+// gain 6 dB SI-SDR on one of them (the issue accepts either): traffic,
+// whose level swells under the voice while its spectrum keeps its shape.
+// Babble changes its spectrum with every syllable and is only logged.
 func TestNonStationaryNoise(t *testing.T) {
 	if testing.Short() {
 		t.Skip("synthesizes babble")
@@ -60,7 +62,7 @@ func TestNonStationaryNoise(t *testing.T) {
 		noise []float64
 		want  float64
 	}{
-		{"traffic", traffic(len(clean), 3), 3.5},
+		{"traffic", traffic(len(clean), 3), 6},
 		{"babble", babble(t, len(clean), 4), 0},
 	} {
 		mix, _ := testaudio.MixAtSNR(clean, tc.noise, 5)
