@@ -44,9 +44,11 @@ func newRT60Estimator(sampleRate int) *rt60Estimator {
 }
 
 func (r *rt60Estimator) write(mono []float64) {
-	for _, v := range mono {
-		r.acc += v * v
-		r.n++
+	for len(mono) > 0 {
+		m := min(len(mono), r.frame-r.n)
+		r.acc += sumSquares(mono[:m])
+		r.n += m
+		mono = mono[m:]
 		if r.n == r.frame {
 			// Levels of a 30 ms moving average of the power: smooth enough
 			// that the noise-like tail of a room falls steadily, short enough
@@ -127,4 +129,22 @@ func (r *rt60Estimator) result() float64 {
 		}
 	}
 	return 0
+}
+
+// sumSquares returns the sum of the squares of x, in four lanes so that
+// no addition waits on the one before.
+func sumSquares(x []float64) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		v := x[i : i+4 : i+4]
+		s0 += v[0] * v[0]
+		s1 += v[1] * v[1]
+		s2 += v[2] * v[2]
+		s3 += v[3] * v[3]
+	}
+	for ; i < len(x); i++ {
+		s0 += x[i] * x[i]
+	}
+	return (s0 + s1) + (s2 + s3)
 }
