@@ -236,6 +236,7 @@ type Denoiser struct {
 	segs                 []resolved
 	xf                   int64
 	profile              []float64
+	invProfile           []float64 // 1/profile, for the gains against it
 	frame                int64
 
 	needTrack, needRev bool
@@ -287,6 +288,10 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 		}
 		if p.Frames > 0 && !math.IsInf(p.NoiseDB, -1) {
 			d.profile = p.Noise
+			d.invProfile = make([]float64, len(p.Noise))
+			for k, v := range p.Noise {
+				d.invProfile[k] = 1 / max(v, 1e-30)
+			}
 		}
 	}
 	snr := math.NaN()
@@ -749,16 +754,27 @@ func (d *Denoiser) gain(r *resolved, G []float64) {
 	gmin := r.gmin
 	rev := r.rmin < 1
 	wiener := r.s.Method == Classic || r.s.Method == Music
+	// Against the fixed profile and no reverberation, 1/(over*noise) needs
+	// no division per frame.
+	inv := d.invProfile
+	if rev || r.tracked {
+		inv = nil
+	}
+	invOver := 1 / over
 	for k, v := range P {
 		ln := noise[k] * over
 		l := ln
 		floor := gmin
-		if rev {
+		var il float64
+		switch {
+		case inv != nil:
+			il = min(inv[k]*invOver, 1e30)
+		case rev:
 			l += d.lamR[k]
-		}
-		il := 1 / max(l, 1e-30)
-		if rev {
+			il = 1 / max(l, 1e-30)
 			floor = (ln*gmin + d.lamR[k]*r.rmin) * il
+		default:
+			il = 1 / max(l, 1e-30)
 		}
 		lam[k] = noise[k]
 		gamma := min(v*il, 1e4)
