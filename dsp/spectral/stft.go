@@ -106,16 +106,12 @@ func newRFFT(n int) rfft {
 	return r
 }
 
-// cfft transforms z in place, forward or (unnormalized) inverse.
-func (s *rfft) cfft(z []complex128, inverse bool) {
-	switch {
-	case s.radix4 && inverse:
-		fourier.SequenceRadix4(z)
-	case s.radix4:
+// cfft transforms z in place (forward; the inverse is the forward
+// transform of the reversed sequence, which the inverse's merge stores).
+func (s *rfft) cfft(z []complex128) {
+	if s.radix4 {
 		fourier.CoefficientsRadix4(z)
-	case inverse:
-		fourier.SequenceRadix2(z)
-	default:
+	} else {
 		fourier.CoefficientsRadix2(z)
 	}
 }
@@ -135,7 +131,7 @@ func (s *rfft) forwardPow(spec []complex128, pow []float64, x, win []float64) {
 	for i := range z {
 		z[i] = complex(x[2*i]*win[2*i], x[2*i+1]*win[2*i+1])
 	}
-	s.cfft(z, false)
+	s.cfft(z)
 	// With E and O the spectra of the even and odd samples,
 	// Z[k] = E[k] + iO[k] and conj(Z[m-k]) = E[k] - iO[k], so
 	// X[k] = E[k] + W^k O[k].
@@ -199,12 +195,17 @@ func (s *rfft) inverseGain(acc []float64, spec []complex128, g, swin []float64) 
 			w := tw[k]
 			wr, wi := real(w), -imag(w)
 			or, oi := dr*wr-di*wi, dr*wi+di*wr
-			// Bin m-k has E' = conj E and O' = conj O.
-			z[k] = complex(er-oi, ei+or)
-			z[m-k] = complex(er+oi, -ei+or)
+			// Bin m-k has E' = conj E and O' = conj O. Stored reversed
+			// (Z[k] at m-k), see below.
+			z[m-k] = complex(er-oi, ei+or)
+			z[k] = complex(er+oi, -ei+or)
 		}
 	}
-	s.cfft(z, true)
+	// The inverse transform is the forward one of the sequence reversed
+	// (z[0], z[m-1], ..., z[1]), which is what gonum's Sequence functions
+	// do first; the merges above store it reversed already, which saves
+	// that pass.
+	s.cfft(z)
 	acc = acc[:2*m]
 	swin = swin[:2*m]
 	for i, v := range z {
@@ -229,8 +230,8 @@ func (s *rfft) inverseScaled(spec []complex128, g []float64, tw []complex128) {
 		w := tw[k]
 		wr, wi := real(w), -imag(w)
 		or, oi := dr*wr-di*wi, dr*wi+di*wr
-		z[k] = complex(er-oi, ei+or)
-		z[m-k] = complex(er+oi, -ei+or)
+		z[m-k] = complex(er-oi, ei+or) // reversed, as in inverseGain
+		z[k] = complex(er+oi, -ei+or)
 	}
 }
 
