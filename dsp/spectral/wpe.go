@@ -29,7 +29,7 @@ import (
 const (
 	wpeDelay    = 2   // hops between a frame and the first one predicting it
 	wpeTaps     = 12  // frames in the prediction
-	wpeIters    = 3   // estimates of the dry variance
+	wpeIters    = 2   // estimates of the dry variance
 	wpeContext  = 6   // frames either side averaged for the dry variance
 	wpeBlockSec = 2.0 // block length
 	wpeForget   = 0.9 // weight of the previous blocks' statistics
@@ -174,19 +174,24 @@ func (w *wpe) block() {
 			w.weights(H)
 			copy(w.R, Rh)
 			copy(w.r, rh)
-			R, r := w.R, w.r
+			R := (*[wpeTaps * wpeTaps]complex128)(w.R)
+			r := (*[wpeTaps]complex128)(w.r)
+			var v, vc [wpeTaps]complex128 // the frame's past, newest first, and its conjugate
 			for t := H; t < W; t++ {
 				wt := w.lam[t]
 				past := ym[t-wpeDelay-K+1 : t-wpeDelay+1] // oldest first
+				for i := range v {
+					p := past[K-1-i]
+					v[i], vc[i] = p, complex(real(p), -imag(p))
+				}
 				y := ym[t]
-				for i := 0; i < K; i++ {
-					pi := past[K-1-i]
-					a := complex(wt*real(pi), wt*imag(pi))
-					r[i] += a * complex(real(y), -imag(y))
-					row := R[i*K : (i+1)*K]
-					for j := i; j < K; j++ {
-						pj := past[K-1-j]
-						row[j] += a * complex(real(pj), -imag(pj))
+				yc := complex(real(y), -imag(y))
+				for i := range v {
+					a := complex(wt*real(v[i]), wt*imag(v[i]))
+					r[i] += a * yc
+					// The upper triangle: R is Hermitian.
+					for j := i; j < wpeTaps; j++ {
+						R[i*wpeTaps+j] += a * vc[j]
 					}
 				}
 			}
@@ -200,6 +205,9 @@ func (w *wpe) block() {
 			}
 			if !w.solve() {
 				clear(w.g)
+			}
+			if it == wpeIters-1 {
+				break // the mean's error only weighs the next iteration
 			}
 			for t := H; t < W; t++ {
 				w.dm[t] = ym[t] - w.predict(ym, t)
