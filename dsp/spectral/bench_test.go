@@ -62,6 +62,13 @@ func BenchmarkNodes(b *testing.B) {
 			})
 		})
 	}
+	// The reverb reduction with its WPE stage, in a room given as 0.7 s.
+	b.Run("dynamic-deverb", func(b *testing.B) {
+		run(b, func() audio.Source {
+			d, _ := NewDenoiser(audio.NewBufferSource(in, fs), DenoiserOptions{Settings: Settings{Method: Dynamic}, Profile: p, RT60: 0.7})
+			return d
+		})
+	})
 	b.Run("dehum", func(b *testing.B) {
 		run(b, func() audio.Source {
 			d, _ := NewDehum(audio.NewBufferSource(in, fs), DehumOptions{Profile: p})

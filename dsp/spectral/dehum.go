@@ -65,8 +65,8 @@ type Dehum struct {
 	blocks        int64
 	delay         [][]float64 // per channel, (M+1)*B ring of raw input
 	dpos          int
-	dec           []float64 // decimated block
-	zr, zi        []float64 // a harmonic's phasor over a block
+	dec           []float64   // decimated block
+	tabR, tabI    [][]float64 // per harmonic, its phasor over a block from phase 0
 	active        bool
 }
 
@@ -124,8 +124,6 @@ func NewDehum(src audio.Source, opts DehumOptions) (*Dehum, error) {
 		h.delay[c] = make([]float64, (h.mh+1)*h.bsz)
 	}
 	h.dec = make([]float64, h.bsz/h.dfac)
-	h.zr = make([]float64, h.bsz)
-	h.zi = make([]float64, h.bsz)
 	up := src
 	if opts.ReductionDB >= 0 {
 		if opts.Profile != nil {
@@ -204,6 +202,18 @@ func (h *Dehum) setHum(hum Hum, det *humDetector) {
 		}
 		h.freqs = append(h.freqs, f)
 		h.boxG = append(h.boxG, boxGain(f, h.dfac, h.fs))
+	}
+	// A block's phasor is the same from block to block but for a constant
+	// factor (the phase at the block's start), which the amplitudes take
+	// in: each harmonic's phasor over a block is tabulated once.
+	h.tabR, h.tabI = h.tabR[:0], h.tabI[:0]
+	for _, f := range h.freqs {
+		zr, zi := make([]float64, h.bsz), make([]float64, h.bsz)
+		for i := range zr {
+			z := phasor(f, float64(i), h.fs)
+			zr[i], zi[i] = real(z), imag(z)
+		}
+		h.tabR, h.tabI = append(h.tabR, zr), append(h.tabI, zi)
 	}
 	h.active = len(h.freqs) > 0
 }
@@ -338,13 +348,12 @@ func (h *Dehum) process(in, out audio.Buffer) {
 		return
 	}
 	// tri[0], tri[1], tri[2] are centred on blocks b-1, b, b+1. The
-	// harmonic's phasor over the block is computed once (zr, zi) and
-	// shared by the channels; each channel then only interpolates its
-	// amplitude: y = Re(a z).
+	// harmonic's phasor over the block is its table times the phasor at
+	// the block's start, which multiplies the amplitudes; each channel
+	// then only interpolates its amplitude: y = Re(a z).
 	half := float64(B-1) / 2
 	mid := int(half) + 1
 	g := complex(2*h.g, 0)
-	zr, zi := h.zr, h.zi
 	// Components 60 dB under the strongest are left alone: what is left
 	// of them is inaudible, and they cost as much as the rest.
 	Kmax = len(h.s1) / len(out)
@@ -360,10 +369,8 @@ func (h *Dehum) process(in, out audio.Buffer) {
 		if weak {
 			continue
 		}
-		f := h.freqs[k]
-		z := phasor(f, float64(b*int64(B)), h.fs)
-		rot := phasor(f, 1, h.fs)
-		phasorTable(zr, zi, z, rot)
+		zr, zi := h.tabR[k], h.tabI[k]
+		gz := g * phasor(h.freqs[k], float64(b*int64(B)), h.fs)
 		for c := range out {
 			tr := h.tri[c*Kmax+k]
 			o := out[c]
@@ -376,39 +383,9 @@ func (h *Dehum) process(in, out audio.Buffer) {
 				{0, mid, tr[1] + (tr[1]-tr[0])*complex(-half/float64(B), 0), (tr[1] - tr[0]) / complex(float64(B), 0)},
 				{mid, B, tr[1] + (tr[2]-tr[1])*complex((float64(mid)-half)/float64(B), 0), (tr[2] - tr[1]) / complex(float64(B), 0)},
 			} {
-				subRamp(o[seg.lo:seg.hi], zr[seg.lo:seg.hi], zi[seg.lo:seg.hi], g*seg.a, g*seg.d)
+				subRamp(o[seg.lo:seg.hi], zr[seg.lo:seg.hi], zi[seg.lo:seg.hi], gz*seg.a, gz*seg.d)
 			}
 		}
-	}
-}
-
-// phasorTable sets zr[i] + i zi[i] to z rot^i. Four interleaved
-// recurrences, each stepping by rot^4, keep the multiplier busy where one
-// would wait on its own previous result every sample.
-func phasorTable(zr, zi []float64, z, rot complex128) {
-	n := len(zr)
-	zi = zi[:n]
-	r2 := rot * rot
-	r4 := r2 * r2
-	rr, ri := real(r4), imag(r4)
-	c := [4]complex128{z, z * rot, z * r2, z * r2 * rot}
-	c0r, c0i, c1r, c1i := real(c[0]), imag(c[0]), real(c[1]), imag(c[1])
-	c2r, c2i, c3r, c3i := real(c[2]), imag(c[2]), real(c[3]), imag(c[3])
-	i := 0
-	for ; i+4 <= n; i += 4 {
-		r, m := zr[i:i+4:i+4], zi[i:i+4:i+4]
-		r[0], m[0] = c0r, c0i
-		r[1], m[1] = c1r, c1i
-		r[2], m[2] = c2r, c2i
-		r[3], m[3] = c3r, c3i
-		c0r, c0i = c0r*rr-c0i*ri, c0r*ri+c0i*rr
-		c1r, c1i = c1r*rr-c1i*ri, c1r*ri+c1i*rr
-		c2r, c2i = c2r*rr-c2i*ri, c2r*ri+c2i*rr
-		c3r, c3i = c3r*rr-c3i*ri, c3r*ri+c3i*rr
-	}
-	rest := [4][2]float64{{c0r, c0i}, {c1r, c1i}, {c2r, c2i}, {c3r, c3i}}
-	for j := 0; i < n; i, j = i+1, j+1 {
-		zr[i], zi[i] = rest[j][0], rest[j][1]
 	}
 }
 

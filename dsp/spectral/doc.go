@@ -22,8 +22,13 @@
 // all channels and applies it to every channel, so the stereo image is
 // kept. Its methods range from Classic (Wiener-like against a fixed
 // profile) through Static (speech-preserving OM-LSA against the profile)
-// and Dynamic (the same with a noise tracker) to SpeechIsolation (faster
-// tracking, stronger subtraction). Dehum removes every harmonic of the
+// and Dynamic (the same with a noise tracker) to SpeechIsolation (the
+// profile's noise shape at a level followed frame by frame, stronger
+// subtraction). Reverb reduction (DeverbDB) first removes the
+// reverberation that weighted prediction error (WPE) predicts from the
+// past frames of each bin, phase and all, then applies a late-reverb
+// gain; it runs only in a room the Profile (or RT60) says is not dry.
+// Dehum removes every harmonic of the
 // mains frequency by subtracting a sinusoid estimated over four seconds
 // around each instant, weighted toward the pauses; Debreath attenuates
 // breaths between phrases by exactly the requested amount.

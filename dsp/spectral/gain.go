@@ -17,7 +17,8 @@ const (
 )
 
 var lsaTab = func() []float64 {
-	t := make([]float64, lsaTabSize+1)
+	// One point past 2^lsaHi, so that v = 2^lsaHi interpolates too.
+	t := make([]float64, lsaTabSize+2)
 	for i := range t {
 		// Point i: octave i/64, mantissa 1 + (i%64)/64, as the bits of v index it.
 		v := math.Ldexp(1+float64(i%lsaPerOct)/lsaPerOct, lsaLo+i/lsaPerOct)
@@ -68,20 +69,20 @@ func lsaGain(xi, gamma float64) float64 {
 
 // lsaGainR is lsaGain from r = xi/(1+xi) and v = r*gamma, which the
 // callers also need.
-func lsaGainR(r, v float64) float64 {
+func lsaGainR(r, v float64) float64 { return min(r*lsaFactor(v), 1) }
+
+// lsaFactor is exp(E1(v)/2) from the table, for v clamped to the table's
+// range.
+func lsaFactor(v float64) float64 {
 	v = min(max(v, 0x1p-24), 0x1p8)
 	bits := math.Float64bits(v)
-	e := int(bits>>52) - 1023 - lsaLo
-	m := bits & (1<<52 - 1)
-	i := e*lsaPerOct + int(m>>lsaMantSh)
-	if i >= lsaTabSize {
-		return min(r*lsaTab[lsaTabSize], 1)
-	}
+	// The exponent and the 6 leading mantissa bits, v being positive.
+	i := int(bits>>lsaMantSh) - (1023+lsaLo)*lsaPerOct
 	// Linear interpolation on the mantissa bits below the index (a chord
 	// of the mantissa, which is linear in v within the octave).
-	f := float64(m&(1<<lsaMantSh-1)) * (1.0 / (1 << lsaMantSh))
-	t := lsaTab[i] + f*(lsaTab[i+1]-lsaTab[i])
-	return min(r*t, 1)
+	f := float64(bits&(1<<lsaMantSh-1)) * (1.0 / (1 << lsaMantSh))
+	tab := lsaTab[i : i+2]
+	return tab[0] + f*(tab[1]-tab[0])
 }
 
 // fastExpNeg approximates exp(-x) for x >= 0 to about 3e-4 relative,

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/dsp/fourier"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/dsp/classify"
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
@@ -36,6 +37,23 @@ func analyse(t testing.TB, x audio.Buffer, opts AnalyzerOptions) *Profile {
 		t.Fatal(err)
 	}
 	return a.Finish()
+}
+
+// classifyVAD is the voice activity mask the product passes to the
+// Analyzer: dsp/classify's, run on the (noisy) input itself.
+func classifyVAD(t testing.TB, x audio.Buffer) []bool {
+	t.Helper()
+	a, err := classify.NewAnalyzer(audio.Format{SampleRate: fs, Channels: len(x)}, classify.Auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := audio.Copy(context.Background(), a, audio.NewBufferSource(x, fs)); err != nil {
+		t.Fatal(err)
+	}
+	if classify.BlockLen(fs) != BlockFrames(fs) {
+		t.Fatalf("classify blocks of %d frames, spectral %d", classify.BlockLen(fs), BlockFrames(fs))
+	}
+	return a.Finish().Voiced
 }
 
 func readAll(t testing.TB, src audio.Source) audio.Buffer {

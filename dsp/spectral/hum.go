@@ -84,9 +84,11 @@ func newHumDetector(sampleRate int) *humDetector {
 }
 
 func (h *humDetector) write(mono []float64) {
-	for _, v := range mono {
-		h.acc += v
-		h.accN++
+	for len(mono) > 0 {
+		m := min(len(mono), h.d-h.accN)
+		h.acc += sum(mono[:m])
+		h.accN += m
+		mono = mono[m:]
 		if h.accN < h.d {
 			continue
 		}

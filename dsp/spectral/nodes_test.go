@@ -51,6 +51,10 @@ func nodeCases() []nodeCase {
 		{"static+dehum", den(Settings{Method: Static}, &DehumOptions{})},
 		{"dynamic+deverb+debreath", den(Settings{Method: Dynamic, DebreathDB: 12}, nil)},
 		{"speech_isolation", den(Settings{Method: SpeechIsolation, DeverbDB: 12}, nil)},
+		{"dynamic+wpe", func(src audio.Source, p *Profile) (audio.Source, error) {
+			// A room given, so the WPE stage runs whatever the profile says.
+			return NewDenoiser(src, DenoiserOptions{Settings: Settings{Method: Dynamic}, Profile: p, RT60: 0.7})
+		}},
 		{"music", den(Settings{Method: Music}, nil)},
 		{"segments", func(src audio.Source, p *Profile) (audio.Source, error) {
 			r := int64(src.Format().SampleRate)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
@@ -49,29 +50,58 @@ func traffic(length int, seed uint64) []float64 {
 }
 
 // Speech under non-stationary noise at 5 dB SNR: SpeechIsolation must
-// gain 6 dB SI-SDR.
+// gain 6 dB SI-SDR on one of them (the issue accepts either): traffic,
+// whose level swells under the voice while its spectrum keeps its shape.
+// Babble changes its spectrum with every syllable and is only logged.
 func TestNonStationaryNoise(t *testing.T) {
 	if testing.Short() {
 		t.Skip("synthesizes babble")
 	}
-	clean, _ := speech(t, 5, 0.6)
+	clean, spans := speech(t, 5, 0.6)
 	for _, tc := range []struct {
 		name  string
 		noise []float64
 		want  float64
 	}{
-		{"traffic", traffic(len(clean), 3), 3.5},
+		{"traffic", traffic(len(clean), 3), 6},
 		{"babble", babble(t, len(clean), 4), 0},
 	} {
 		mix, _ := testaudio.MixAtSNR(clean, tc.noise, 5)
 		in := testaudio.SISDR(clean, mix)
-		for _, m := range []Method{Static, Dynamic, SpeechIsolation} {
-			y, _ := denoise(t, mix, DenoiserOptions{Settings: Settings{Method: m, DeverbDB: -1}})
-			got := sisdr(clean, y) - in
-			t.Logf("%-8s %-16s SI-SDR %.2f -> %.2f dB (%+.2f)", tc.name, m, in, in+got, got)
-			if m == SpeechIsolation && got < tc.want {
-				t.Errorf("%s: speech isolation gains %+.2f dB, want %+.1f", tc.name, got, tc.want)
+		// The profile as the product makes it, with the classifier's voice
+		// activity on the noisy input, and with the phrases' true spans
+		// widened by a block either side.
+		for _, v := range []struct {
+			name string
+			vad  []bool
+		}{{"classifier VAD", classifyVAD(t, audio.Buffer{mix})}, {"true VAD", truthVAD(spans, len(mix), BlockFrames(fs))}} {
+			p := analyse(t, audio.Buffer{mix}, AnalyzerOptions{VAD: v.vad})
+			free := 0
+			for _, b := range v.vad {
+				if !b {
+					free++
+				}
+			}
+			t.Logf("%s, %s: %d of %d blocks free of voice, profile from the VAD: %v", tc.name, v.name, free, len(v.vad), p.FromVAD)
+			for _, m := range []Method{Static, Dynamic, SpeechIsolation} {
+				y, _ := denoise(t, mix, DenoiserOptions{Settings: Settings{Method: m, DeverbDB: -1}, Profile: p})
+				got := sisdr(clean, y) - in
+				t.Logf("%-8s %-16s SI-SDR %.2f -> %.2f dB (%+.2f)", tc.name, m, in, in+got, got)
+				if m == SpeechIsolation && got < tc.want {
+					t.Errorf("%s, %s: speech isolation gains %+.2f dB, want %+.1f", tc.name, v.name, got, tc.want)
+				}
 			}
 		}
 	}
+}
+
+// truthVAD marks the blocks of the spans, widened by a block either side.
+func truthVAD(spans []testaudio.Span, n, blk int) []bool {
+	vad := make([]bool, (n+blk-1)/blk)
+	for _, sp := range spans {
+		for b := max(0, sp.Start-blk) / blk; b <= min(n-1, sp.End+blk)/blk; b++ {
+			vad[b] = true
+		}
+	}
+	return vad
 }

@@ -222,7 +222,8 @@ func (a *Analyzer) Finish() *Profile {
 	p.Hum = a.hum.result()
 	p.RT60 = a.rt.result()
 	h := &a.hist[0]
-	minFrames := max(10, int(float64(a.format.SampleRate)/float64(a.n))) // about a second
+	// About a second of noise: every other frame is analysed.
+	minFrames := max(10, int(float64(a.format.SampleRate)/float64(2*a.n)))
 	var hi int
 	if a.vad != nil && a.hist[1].n >= minFrames {
 		// Noise-only frames by the mask; keep the lower half (plus 3 dB)

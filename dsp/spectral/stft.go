@@ -106,22 +106,24 @@ func newRFFT(n int) rfft {
 	return r
 }
 
-// cfft transforms z in place, forward or (unnormalized) inverse.
-func (s *rfft) cfft(z []complex128, inverse bool) {
-	switch {
-	case s.radix4 && inverse:
-		fourier.SequenceRadix4(z)
-	case s.radix4:
+// cfft transforms z in place (forward; the inverse is the forward
+// transform of the reversed sequence, which the inverse's merge stores).
+func (s *rfft) cfft(z []complex128) {
+	if s.radix4 {
 		fourier.CoefficientsRadix4(z)
-	case inverse:
-		fourier.SequenceRadix2(z)
-	default:
+	} else {
 		fourier.CoefficientsRadix2(z)
 	}
 }
 
 // forward sets spec to the spectrum of the real frame x (len n).
 func (s *rfft) forward(spec []complex128, x, win []float64) {
+	s.forwardPow(spec, nil, x, win)
+}
+
+// forwardPow is forward that also adds the power of each bin to pow
+// (len n/2+1) when pow is not nil, in the same pass.
+func (s *rfft) forwardPow(spec []complex128, pow []float64, x, win []float64) {
 	m := s.n / 2
 	z := s.z[:m]
 	x = x[:2*m]
@@ -129,7 +131,7 @@ func (s *rfft) forward(spec []complex128, x, win []float64) {
 	for i := range z {
 		z[i] = complex(x[2*i]*win[2*i], x[2*i+1]*win[2*i+1])
 	}
-	s.cfft(z, false)
+	s.cfft(z)
 	// With E and O the spectra of the even and odd samples,
 	// Z[k] = E[k] + iO[k] and conj(Z[m-k]) = E[k] - iO[k], so
 	// X[k] = E[k] + W^k O[k].
@@ -137,6 +139,11 @@ func (s *rfft) forward(spec []complex128, x, win []float64) {
 	tw := s.tw[:m+1]
 	spec[0] = complex(real(z[0])+imag(z[0]), 0)
 	spec[m] = complex(real(z[0])-imag(z[0]), 0)
+	if pow != nil {
+		pow = pow[:m+1]
+		pow[0] += real(spec[0]) * real(spec[0])
+		pow[m] += real(spec[m]) * real(spec[m])
+	}
 	for k := 1; k <= m/2; k++ {
 		a, b := z[k], z[m-k]
 		// e = (a + conj b)/2, o = (a - conj b)/(2i).
@@ -145,41 +152,86 @@ func (s *rfft) forward(spec []complex128, x, win []float64) {
 		w := tw[k]
 		wr, wi := real(w), imag(w)
 		tr, ti := wr*or-wi*oi, wr*oi+wi*or
-		spec[k] = complex(er+tr, ei+ti)
+		xr, xi := er+tr, ei+ti
 		// Bin m-k: e' = conj e, o' = conj o, W^(m-k) = -conj W^k.
-		spec[m-k] = complex(er-tr, -ei+ti)
+		yr, yi := er-tr, -ei+ti
+		spec[k] = complex(xr, xi)
+		spec[m-k] = complex(yr, yi)
+		if pow != nil {
+			// At k = m/2 both are the same bin, and the second store wins.
+			pow[m-k] += yr*yr + yi*yi
+			if k != m-k {
+				pow[k] += xr*xr + xi*xi
+			}
+		}
 	}
 }
 
 // inverse overlap-adds the real frame of spectrum spec, weighted by swin,
 // into acc.
 func (s *rfft) inverse(acc []float64, spec []complex128, swin []float64) {
+	s.inverseGain(acc, spec, nil, swin)
+}
+
+// inverseGain is inverse of the spectrum spec scaled by the real gains g
+// (len n/2+1), or unscaled when g is nil; spec is left as it was.
+func (s *rfft) inverseGain(acc []float64, spec []complex128, g, swin []float64) {
 	m := s.n / 2
 	z := s.z[:m]
 	spec = spec[:m+1]
 	tw := s.tw[:m+1]
-	// E[k] = X[k] + conj X[m-k], O[k] = (X[k] - conj X[m-k]) conj W^k
-	// (twice each: the half-length inverse returns m times, not n times,
-	// the frame), and Z[k] = E[k] + iO[k].
-	x0, xm := real(spec[0]), real(spec[m])
-	z[0] = complex(x0+xm, x0-xm)
-	for k := 1; k <= m/2; k++ {
-		a, b := spec[k], spec[m-k]
-		er, ei := real(a)+real(b), imag(a)-imag(b)
-		dr, di := real(a)-real(b), imag(a)+imag(b)
-		w := tw[k]
-		wr, wi := real(w), -imag(w)
-		or, oi := dr*wr-di*wi, dr*wi+di*wr
-		// Bin m-k has E' = conj E and O' = conj O.
-		z[k] = complex(er-oi, ei+or)
-		z[m-k] = complex(er+oi, -ei+or)
+	if g != nil {
+		s.inverseScaled(spec, g[:m+1], tw)
+	} else {
+		// E[k] = X[k] + conj X[m-k], O[k] = (X[k] - conj X[m-k]) conj W^k
+		// (twice each: the half-length inverse returns m times, not n times,
+		// the frame), and Z[k] = E[k] + iO[k].
+		x0, xm := real(spec[0]), real(spec[m])
+		z[0] = complex(x0+xm, x0-xm)
+		for k := 1; k <= m/2; k++ {
+			a, b := spec[k], spec[m-k]
+			er, ei := real(a)+real(b), imag(a)-imag(b)
+			dr, di := real(a)-real(b), imag(a)+imag(b)
+			w := tw[k]
+			wr, wi := real(w), -imag(w)
+			or, oi := dr*wr-di*wi, dr*wi+di*wr
+			// Bin m-k has E' = conj E and O' = conj O. Stored reversed
+			// (Z[k] at m-k), see below.
+			z[m-k] = complex(er-oi, ei+or)
+			z[k] = complex(er+oi, -ei+or)
+		}
 	}
-	s.cfft(z, true)
+	// The inverse transform is the forward one of the sequence reversed
+	// (z[0], z[m-1], ..., z[1]), which is what gonum's Sequence functions
+	// do first; the merges above store it reversed already, which saves
+	// that pass.
+	s.cfft(z)
 	acc = acc[:2*m]
 	swin = swin[:2*m]
 	for i, v := range z {
 		acc[2*i] += real(v) * swin[2*i]
 		acc[2*i+1] += imag(v) * swin[2*i+1]
+	}
+}
+
+// inverseScaled is the merge of inverseGain with the gains applied on the
+// way (the same arithmetic as the unscaled merge, on g[k] X[k]).
+func (s *rfft) inverseScaled(spec []complex128, g []float64, tw []complex128) {
+	m := s.n / 2
+	z := s.z[:m]
+	x0, xm := real(spec[0])*g[0], real(spec[m])*g[m]
+	z[0] = complex(x0+xm, x0-xm)
+	for k := 1; k <= m/2; k++ {
+		ga, gb := g[k], g[m-k]
+		a, b := spec[k], spec[m-k]
+		ar, ai, br, bi := real(a)*ga, imag(a)*ga, real(b)*gb, imag(b)*gb
+		er, ei := ar+br, ai-bi
+		dr, di := ar-br, ai+bi
+		w := tw[k]
+		wr, wi := real(w), -imag(w)
+		or, oi := dr*wr-di*wi, dr*wi+di*wr
+		z[m-k] = complex(er-oi, ei+or) // reversed, as in inverseGain
+		z[k] = complex(er+oi, -ei+or)
 	}
 }
 
@@ -191,11 +243,7 @@ func (s *stft) process(in, out audio.Buffer) {
 	for c, f := range s.frame {
 		copy(f, f[hop:])
 		copy(f[n-hop:], in[c])
-		spec := s.spec[c]
-		s.forward(spec, f, s.win)
-		for k, z := range spec {
-			pow[k] += real(z)*real(z) + imag(z)*imag(z)
-		}
+		s.forwardPow(s.spec[c], pow, f, s.win)
 	}
 	inv := 1 / float64(len(s.frame))
 	for k := range pow {
@@ -204,11 +252,7 @@ func (s *stft) process(in, out audio.Buffer) {
 	g := s.g
 	s.gain(pow, g)
 	for c, a := range s.acc {
-		spec := s.spec[c][:len(g)]
-		for k, gk := range g {
-			spec[k] *= complex(gk, 0)
-		}
-		s.inverse(a, spec, s.swin)
+		s.inverseGain(a, s.spec[c], g, s.swin)
 		copy(out[c], a[:hop])
 		copy(a, a[hop:])
 		clear(a[n-hop:])

@@ -1,0 +1,322 @@
+package spectral
+
+import (
+	"math"
+
+	"github.com/audiopost/audiopost/audio"
+)
+
+// Dereverberation by weighted prediction error (WPE: Nakatani et al.,
+// 2010; Yoshioka and Nakatani, 2012). In each STFT bin the late
+// reverberation of a frame is predicted linearly from the frames wpeDelay
+// hops and more before it, and subtracted, phase and all: unlike a gain
+// on the magnitudes, this removes the tail inside a frame too, which is
+// what a room with a direct-to-reverberant ratio near 0 dB needs (a
+// gain mask, however well informed, cannot reach 3 dB of SI-SDR there).
+// The prediction filter of a bin minimises the prediction error weighted
+// by the inverse of the dry speech's variance, which is estimated from
+// the error itself, so the estimate is iterated.
+//
+// The stage runs on its own STFT, a quarter of the Denoiser's hop (n =
+// FFTSize, 75% overlap), in blocks of wpeBlockSec: the filters of a block
+// come from the block's statistics plus those of the blocks before it,
+// decayed by wpeForget per block, and are applied to that block. That is
+// the look-ahead of one block, compensated inside, and a bounded memory
+// whatever the length of the stream (about 3 MB per channel per block
+// buffer at 48 kHz). The filters are estimated once on the mean of the
+// channels and applied to each channel's own past, so the stereo image is
+// kept and the cost does not grow with the channels.
+const (
+	wpeDelay    = 2   // hops between a frame and the first one predicting it
+	wpeTaps     = 12  // frames in the prediction
+	wpeIters    = 2   // estimates of the dry variance
+	wpeContext  = 6   // frames either side averaged for the dry variance
+	wpeBlockSec = 2.0 // block length
+	wpeForget   = 0.9 // weight of the previous blocks' statistics
+	wpeMaxHz    = 8000
+)
+
+// wpe is the dereverberation stage: a hopRunner process on hop frames.
+type wpe struct {
+	ch, n, hop, bins, kmax int
+	L, H, W                int // block frames, history frames, W = H+L
+	win, swin              []float64
+	rfft
+	frame, acc [][]float64
+	spec       []complex128
+
+	yF, oF [][]complex128 // per channel, L*bins: this block's spectra, the previous block's output
+	yw     [][]complex128 // per channel, kmax*W: the low bins over history and block, per bin
+	ym     []complex128   // mean of the channels, kmax*W
+	dm     []complex128   // the mean's prediction error, W (one bin)
+	lam    []float64      // weights, W
+	avg    []float64      // scratch, L
+	Rh     []complex128   // kmax*K*K: decayed statistics of the blocks before
+	rh     []complex128   // kmax*K
+	R, L0  []complex128   // K*K: statistics, Cholesky factor
+	r, g   []complex128   // K
+	sub    []float64      // fraction of the prediction removed per block frame
+	fill   int
+	frames int64 // frames of input taken
+
+	amount func(centre int64) float64 // fraction of the prediction to remove at a frame centre
+}
+
+func newWPE(channels, sampleRate int, amount func(int64) float64) *wpe {
+	n := FFTSize(sampleRate)
+	hop := n / 4
+	w := &wpe{ch: channels, n: n, hop: hop, bins: n/2 + 1, amount: amount}
+	w.kmax = min(w.bins, int(math.Ceil(wpeMaxHz*float64(n)/float64(sampleRate)))+1)
+	w.L = max(16, int(math.Round(wpeBlockSec*float64(sampleRate)/float64(hop))))
+	w.H = wpeDelay + wpeTaps - 1
+	w.W = w.H + w.L
+	w.win = sqrtHann(n)
+	norm := make([]float64, hop)
+	for i := 0; i < n; i++ {
+		norm[i%hop] += w.win[i] * w.win[i]
+	}
+	w.swin = make([]float64, n)
+	for i := range w.swin {
+		w.swin[i] = w.win[i] / norm[i%hop] / float64(n)
+	}
+	w.rfft = newRFFT(n)
+	w.spec = make([]complex128, w.bins)
+	w.frame = make([][]float64, channels)
+	w.acc = make([][]float64, channels)
+	w.yF = make([][]complex128, channels)
+	w.oF = make([][]complex128, channels)
+	w.yw = make([][]complex128, channels)
+	for c := 0; c < channels; c++ {
+		w.frame[c] = make([]float64, n)
+		w.acc[c] = make([]float64, n)
+		w.yF[c] = make([]complex128, w.L*w.bins)
+		w.oF[c] = make([]complex128, w.L*w.bins)
+		w.yw[c] = make([]complex128, w.kmax*w.W)
+	}
+	K := wpeTaps
+	w.ym = make([]complex128, w.kmax*w.W)
+	w.dm = make([]complex128, w.W)
+	w.lam = make([]float64, w.W)
+	w.avg = make([]float64, w.L)
+	w.Rh = make([]complex128, w.kmax*K*K)
+	w.rh = make([]complex128, w.kmax*K)
+	w.R = make([]complex128, K*K)
+	w.L0 = make([]complex128, K*K)
+	w.r = make([]complex128, K)
+	w.g = make([]complex128, K)
+	w.sub = make([]float64, w.L)
+	return w
+}
+
+// latency is the delay of the output behind the input, in frames.
+func (w *wpe) latency() int { return w.L*w.hop + w.n - w.hop }
+
+// process takes hop input frames and gives hop output frames.
+func (w *wpe) process(in, out audio.Buffer) {
+	n, hop, bins, t := w.n, w.hop, w.bins, w.fill
+	inv := complex(1/float64(w.ch), 0)
+	// The centre of the frame that enters now.
+	w.frames += int64(hop)
+	w.sub[t] = w.amount(w.frames - int64(n/2))
+	for c := range w.frame {
+		f := w.frame[c]
+		copy(f, f[hop:])
+		copy(f[n-hop:], in[c])
+		w.forward(w.yF[c][t*bins:(t+1)*bins], f, w.win)
+		yw := w.yw[c]
+		for k, z := range w.yF[c][t*bins : t*bins+w.kmax] {
+			yw[k*w.W+w.H+t] = z
+			if c == 0 {
+				w.ym[k*w.W+w.H+t] = z * inv
+			} else {
+				w.ym[k*w.W+w.H+t] += z * inv
+			}
+		}
+	}
+	// The frame of the previous block at the same place comes out.
+	for c, a := range w.acc {
+		w.inverse(a, w.oF[c][t*bins:(t+1)*bins], w.swin)
+		copy(out[c], a[:hop])
+		copy(a, a[hop:])
+		clear(a[n-hop:])
+	}
+	w.fill++
+	if w.fill < w.L {
+		return
+	}
+	w.fill = 0
+	w.block()
+	w.yF, w.oF = w.oF, w.yF
+	// The end of this block is the history of the next.
+	for c := range w.yw {
+		for k := 0; k < w.kmax; k++ {
+			row := w.yw[c][k*w.W : (k+1)*w.W]
+			copy(row, row[w.L:])
+		}
+	}
+	for k := 0; k < w.kmax; k++ {
+		row := w.ym[k*w.W : (k+1)*w.W]
+		copy(row, row[w.L:])
+	}
+}
+
+// block estimates each low bin's prediction filter over the block and
+// writes the block's output spectra into yF (the high bins pass as they
+// are).
+func (w *wpe) block() {
+	K, H, W, L := wpeTaps, w.H, w.W, w.L
+	for k := 0; k < w.kmax; k++ {
+		ym := w.ym[k*W : (k+1)*W]
+		copy(w.dm, ym)
+		Rh := w.Rh[k*K*K : (k+1)*K*K]
+		rh := w.rh[k*K : (k+1)*K]
+		for it := 0; it < wpeIters; it++ {
+			w.weights(H)
+			copy(w.R, Rh)
+			copy(w.r, rh)
+			R := (*[wpeTaps * wpeTaps]complex128)(w.R)
+			r := (*[wpeTaps]complex128)(w.r)
+			var v, vc [wpeTaps]complex128 // the frame's past, newest first, and its conjugate
+			for t := H; t < W; t++ {
+				wt := w.lam[t]
+				past := ym[t-wpeDelay-K+1 : t-wpeDelay+1] // oldest first
+				for i := range v {
+					p := past[K-1-i]
+					v[i], vc[i] = p, complex(real(p), -imag(p))
+				}
+				y := ym[t]
+				yc := complex(real(y), -imag(y))
+				for i := range v {
+					a := complex(wt*real(v[i]), wt*imag(v[i]))
+					r[i] += a * yc
+					// The upper triangle: R is Hermitian.
+					for j := i; j < wpeTaps; j++ {
+						R[i*wpeTaps+j] += a * vc[j]
+					}
+				}
+			}
+			if it == wpeIters-1 {
+				for i := range Rh {
+					Rh[i] = complex(wpeForget, 0) * R[i]
+				}
+				for i := range rh {
+					rh[i] = complex(wpeForget, 0) * r[i]
+				}
+			}
+			if !w.solve() {
+				clear(w.g)
+			}
+			if it == wpeIters-1 {
+				break // the mean's error only weighs the next iteration
+			}
+			for t := H; t < W; t++ {
+				w.dm[t] = ym[t] - w.predict(ym, t)
+			}
+		}
+		// Apply the filter to every channel's own past.
+		for c := range w.yw {
+			yw := w.yw[c][k*W : (k+1)*W]
+			yF := w.yF[c]
+			for t := 0; t < L; t++ {
+				if s := w.sub[t]; s > 0 {
+					yF[t*w.bins+k] = yw[H+t] - complex(s, 0)*w.predict(yw, H+t)
+				}
+			}
+		}
+	}
+}
+
+// predict returns the prediction g^H y of frame t from its past.
+func (w *wpe) predict(y []complex128, t int) complex128 {
+	past := y[t-wpeDelay-wpeTaps+1 : t-wpeDelay+1]
+	var p complex128
+	for i, g := range w.g {
+		v := past[wpeTaps-1-i]
+		p += complex(real(g), -imag(g)) * v
+	}
+	return p
+}
+
+// weights sets lam[H:] to the inverse of the dry variance of the block's
+// frames: the prediction error's power averaged over wpeContext frames
+// either side (within the block), floored.
+func (w *wpe) weights(H int) {
+	W, lam, avg := w.W, w.lam, w.avg
+	for t := H; t < W; t++ {
+		d := w.dm[t]
+		lam[t] = real(d)*real(d) + imag(d)*imag(d)
+	}
+	// Moving average by a running sum.
+	var s, mx float64
+	lo, hi := H, H
+	for t := H; t < W; t++ {
+		for hi < min(W, t+wpeContext+1) {
+			s += lam[hi]
+			hi++
+		}
+		for lo < t-wpeContext {
+			s -= lam[lo]
+			lo++
+		}
+		avg[t-H] = s / float64(hi-lo)
+		mx = max(mx, avg[t-H])
+	}
+	floor := 1e-6*mx + 1e-30
+	for t, v := range avg {
+		lam[H+t] = 1 / max(v, floor)
+	}
+}
+
+// solve sets g to R^-1 r by a Cholesky factorization of the Hermitian R
+// (upper triangle filled), loaded on its diagonal; false when R is empty.
+func (w *wpe) solve() bool {
+	K := wpeTaps
+	R, L := w.R, w.L0
+	var tr float64
+	for i := 0; i < K; i++ {
+		tr += real(R[i*K+i])
+	}
+	if !(tr > 1e-300) {
+		return false
+	}
+	load := 1e-6*tr/float64(K) + 1e-300
+	// L lower triangular with R = L L^H; R[i][j] for j < i is conj(R[j][i]).
+	for i := 0; i < K; i++ {
+		for j := 0; j <= i; j++ {
+			a := R[j*K+i]
+			s := complex(real(a), -imag(a))
+			if i == j {
+				s = complex(real(R[i*K+i])+load, 0)
+			}
+			for m := 0; m < j; m++ {
+				b := L[j*K+m]
+				s -= L[i*K+m] * complex(real(b), -imag(b))
+			}
+			if i == j {
+				if real(s) <= 0 {
+					return false
+				}
+				L[i*K+i] = complex(math.Sqrt(real(s)), 0)
+			} else {
+				L[i*K+j] = s / L[j*K+j]
+			}
+		}
+	}
+	g := w.g
+	for i := 0; i < K; i++ {
+		s := w.r[i]
+		for m := 0; m < i; m++ {
+			s -= L[i*K+m] * g[m]
+		}
+		g[i] = s / L[i*K+i]
+	}
+	for i := K - 1; i >= 0; i-- {
+		s := g[i]
+		for m := i + 1; m < K; m++ {
+			b := L[m*K+i]
+			s -= complex(real(b), -imag(b)) * g[m]
+		}
+		g[i] = s / L[i*K+i]
+	}
+	return true
+}
