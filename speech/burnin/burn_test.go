@@ -84,7 +84,9 @@ func TestWriteASS(t *testing.T) {
 			[]string{"&H00332211,&H00332211,&H00FFFFFF,&H00FFFFFF,0,0,0,0,100,100,0,0,3,6,"}, 6},
 		{"light color_bg", func(s *burnin.Style) { s.Color = "#ffee00" }, // black text on yellow
 			[]string{"&H00000000,&H00000000,&H0000EEFF,&H0000EEFF,"}, 6},
-		{"flags", func(s *burnin.Style) { s.Bold, s.Italic, s.Underline, s.Uppercase, s.FontSize = true, true, true, true, 40 },
+		{"flags", func(s *burnin.Style) {
+			s.Bold, s.Italic, s.Underline, s.Uppercase, s.FontSize = true, true, true, true, 40
+		},
 			[]string{",40,", ",-1,-1,-1,0,100,100", "HELLO BRAVE NEW"}, 6},
 		{"font", func(s *burnin.Style) { s.Font = "alfa" }, []string{"Style: Default,Roboto Slab,22,", ",-1,0,0,0,100"}, 6},
 		{"top left", func(s *burnin.Style) { s.HAlign, s.VAlign = "left", "top" }, []string{",0,7,24,24,24,1\n"}, 6},

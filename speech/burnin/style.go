@@ -166,24 +166,24 @@ var Fonts = map[string]FontFace{
 	"mono":       {"DejaVu Sans Mono", false, "fonts-dejavu-core"},
 	"serif":      {"DejaVu Serif", false, "fonts-dejavu-core"},
 	"bebas":      {"Bebas Neue", false, "fonts-bebas-neue"},
-	"anton":      {"Liberation Sans Narrow", true, "fonts-liberation"},     // heavy condensed sans
-	"bangers":    {"Comic Neue", true, "fonts-comic-neue"},                 // comic display
-	"montserrat": {"League Spartan", false, "fonts-league-spartan"},        // geometric sans
-	"poppins":    {"Comfortaa", false, "fonts-comfortaa"},                  // round geometric sans
-	"inter":      {"Inter", false, "fonts-inter"},                          // the same family
-	"oswald":     {"Liberation Sans Narrow", false, "fonts-liberation"},    // condensed gothic
-	"archivo":    {"Liberation Sans", false, "fonts-liberation"},           // grotesque sans
-	"lobster":    {"Lobster Two", false, "fonts-lobster"},                  // Lobster's own sibling
-	"sigmar":     {"Comfortaa", true, "fonts-comfortaa"},                   // heavy rounded display
-	"titan":      {"League Spartan", true, "fonts-league-spartan"},         // heavy display sans
-	"caveat":     {"Dancing Script", false, "fonts-dancingscript"},         // handwriting
-	"fjalla":     {"DejaVu Sans Condensed", true, "fonts-dejavu-extra"},    // bold condensed sans
-	"bungee":     {"Rampart One", false, "fonts-rampart"},                  // blocky signage display
-	"space":      {"Liberation Mono", false, "fonts-liberation"},           // quirky mono-derived sans
-	"playfair":   {"Liberation Serif", true, "fonts-liberation"},           // high-contrast display serif
-	"alfa":       {"Roboto Slab", true, "fonts-roboto-slab"},               // heavy slab serif
-	"monoton":    {"Bebas Neue", false, "fonts-bebas-neue"},                // tall all-caps display
-	"quicksand":  {"Quicksand", false, "fonts-quicksand"},                  // the same family
+	"anton":      {"Liberation Sans Narrow", true, "fonts-liberation"},  // heavy condensed sans
+	"bangers":    {"Comic Neue", true, "fonts-comic-neue"},              // comic display
+	"montserrat": {"League Spartan", false, "fonts-league-spartan"},     // geometric sans
+	"poppins":    {"Comfortaa", false, "fonts-comfortaa"},               // round geometric sans
+	"inter":      {"Inter", false, "fonts-inter"},                       // the same family
+	"oswald":     {"Liberation Sans Narrow", false, "fonts-liberation"}, // condensed gothic
+	"archivo":    {"Liberation Sans", false, "fonts-liberation"},        // grotesque sans
+	"lobster":    {"Lobster Two", false, "fonts-lobster"},               // Lobster's own sibling
+	"sigmar":     {"Comfortaa", true, "fonts-comfortaa"},                // heavy rounded display
+	"titan":      {"League Spartan", true, "fonts-league-spartan"},      // heavy display sans
+	"caveat":     {"Dancing Script", false, "fonts-dancingscript"},      // handwriting
+	"fjalla":     {"DejaVu Sans Condensed", true, "fonts-dejavu-extra"}, // bold condensed sans
+	"bungee":     {"Rampart One", false, "fonts-rampart"},               // blocky signage display
+	"space":      {"Liberation Mono", false, "fonts-liberation"},        // quirky mono-derived sans
+	"playfair":   {"Liberation Serif", true, "fonts-liberation"},        // high-contrast display serif
+	"alfa":       {"Roboto Slab", true, "fonts-roboto-slab"},            // heavy slab serif
+	"monoton":    {"Bebas Neue", false, "fonts-bebas-neue"},             // tall all-caps display
+	"quicksand":  {"Quicksand", false, "fonts-quicksand"},               // the same family
 }
 
 // FontPackages returns the Debian packages that provide every mapped
