@@ -65,3 +65,44 @@ func FillerCuts(words []Word, sampleRate int, opts FillerOptions) classify.Cuts 
 	}
 	return classify.Normalize(cuts, 1)
 }
+
+// ApplyCuts returns the transcript as it is after the cuts were rendered
+// (classify.Cutter): words whose middle lies in a cut are dropped (the
+// fillers, and words in cut music or trimmed ends), the others move with
+// classify.TimeMap to their place in the output, and the duration
+// shrinks by what the cuts remove. Recognise the input once, use
+// FillerCuts for the filler cutter, and ApplyCuts for the subtitles,
+// transcripts and burn-in of the cut output. cuts must be a valid list
+// at sampleRate. t is not changed.
+func ApplyCuts(t *Transcript, cuts classify.Cuts, sampleRate int) (*Transcript, error) {
+	m, err := classify.NewTimeMap(cuts, sampleRate)
+	if err != nil {
+		return nil, err
+	}
+	fs := float64(sampleRate)
+	frame := func(d time.Duration) int64 { return int64(math.Round(d.Seconds() * fs)) }
+	back := func(f int64) time.Duration { return time.Duration(math.Round(float64(f) / fs * float64(time.Second))) }
+	inCut := func(f int64) bool {
+		for _, c := range cuts {
+			if f >= c.Start && f < c.End {
+				return true
+			}
+			if c.Start > f {
+				break
+			}
+		}
+		return false
+	}
+	out := *t
+	out.Words = nil
+	for _, w := range t.Words {
+		if inCut(frame((w.Start + w.End) / 2)) {
+			continue
+		}
+		w.Start, w.End = back(m.Frame(frame(w.Start))), back(m.Frame(frame(w.End)))
+		out.Words = append(out.Words, w)
+	}
+	total := frame(t.Duration)
+	out.Duration = back(total - cuts.Clip(total).Removed())
+	return &out, nil
+}

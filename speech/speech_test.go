@@ -294,3 +294,28 @@ func TestRegistry(t *testing.T) {
 		t.Error("BaseLanguage")
 	}
 }
+
+func TestApplyCuts(t *testing.T) {
+	tr := &speech.Transcript{Duration: 5 * time.Second, Words: words("So@0-200", "um@300-600", "well@1000-1300", "yes@2450-2700")}
+	cuts := speech.FillerCuts(tr.Words, 1000, speech.FillerOptions{})
+	cuts = append(cuts, classify.Cut{Start: 1500, End: 2000, Reason: classify.CutSilence})
+	out, err := speech.ApplyCuts(tr, cuts, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := words("So@0-200", "well@700-1000", "yes@1650-1900")
+	if len(out.Words) != 3 || out.Duration != 4200*time.Millisecond {
+		t.Fatalf("%+v", out)
+	}
+	for i := range want {
+		if out.Words[i].Text != want[i].Text || out.Words[i].Start != want[i].Start || out.Words[i].End != want[i].End {
+			t.Errorf("word %d %+v, want %+v", i, out.Words[i], want[i])
+		}
+	}
+	if len(tr.Words) != 4 {
+		t.Error("input changed")
+	}
+	if _, err := speech.ApplyCuts(tr, classify.Cuts{{Start: 5, End: 1}}, 1000); err == nil {
+		t.Error("invalid cuts accepted")
+	}
+}
