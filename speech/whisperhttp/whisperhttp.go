@@ -50,6 +50,10 @@ var Types = []string{"whisper", "openai"}
 // DefaultModel is the model asked for when the configuration names none.
 const DefaultModel = "whisper-1"
 
+// OpenAIBaseURL is the base URL of type "openai" when the configuration
+// names none: OpenAI's own service, which needs an api_key.
+const OpenAIBaseURL = "https://api.openai.com/v1"
+
 // DefaultChunk is the longest audio sent in one request.
 const DefaultChunk = 10 * time.Minute
 
@@ -87,8 +91,16 @@ type Client struct {
 }
 
 // New returns the client a service configuration describes. BaseURL is
-// required (see EndpointURL); Model defaults to DefaultModel.
+// required for type "whisper" (see EndpointURL); type "openai" without
+// one means OpenAIBaseURL and then needs an APIKey. Model defaults to
+// DefaultModel.
 func New(cfg speech.Config) (*Client, error) {
+	if cfg.Type == "openai" && strings.TrimSpace(cfg.BaseURL) == "" {
+		if cfg.APIKey == "" {
+			return nil, &speech.ConfigError{Field: "api_key", Msg: "is required for OpenAI's service (or set base_url to an OpenAI-compatible server)"}
+		}
+		cfg.BaseURL = OpenAIBaseURL
+	}
 	ep, err := EndpointURL(cfg.BaseURL)
 	if err != nil {
 		return nil, &speech.ConfigError{Field: "base_url", Msg: err.Error()}

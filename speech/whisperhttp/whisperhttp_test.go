@@ -329,7 +329,8 @@ func TestConfig(t *testing.T) {
 		cfg   speech.Config
 		field string
 	}{
-		{speech.Config{Type: "openai"}, "base_url"},
+		{speech.Config{Type: "whisper"}, "base_url"},
+		{speech.Config{Type: "openai"}, "api_key"},
 		{speech.Config{Type: "whisper", BaseURL: "ftp://x"}, "base_url"},
 		{speech.Config{Type: "whisper", BaseURL: "http://user:pw@x"}, "base_url"},
 		{speech.Config{Type: "whisper", BaseURL: "http://x", Model: "a\nb"}, "model"},
@@ -340,11 +341,11 @@ func TestConfig(t *testing.T) {
 			t.Errorf("%+v: %v, want an error on %s", tc.cfg, errs, tc.field)
 		}
 	}
-	r, err := speech.New(speech.Config{Type: "openai", BaseURL: "https://api.openai.com/v1", APIKey: "k"})
+	r, err := speech.New(speech.Config{Type: "openai", APIKey: "k"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := r.(*whisperhttp.Client); c.Model != whisperhttp.DefaultModel || c.Type != "openai" {
+	if c := r.(*whisperhttp.Client); c.Model != whisperhttp.DefaultModel || c.Type != "openai" || c.Endpoint != "https://api.openai.com/v1/audio/transcriptions" {
 		t.Errorf("client %+v", c)
 	}
 }
