@@ -34,7 +34,7 @@ func Example() {
 	}
 	rate := src.Format().SampleRate
 	cuts := speech.FillerCuts(tr.Words, rate, speech.FillerOptions{}) // for the filler cutter
-	out, _ := speech.ApplyCuts(tr, cuts, rate)                          // the words of the cut output
+	out, _ := speech.ApplyCuts(tr, cuts, rate)                        // the words of the cut output
 	speech.Write(os.Stdout, "subtitle", "srt", out, speech.WriteOptions{})
 	speech.Write(os.Stdout, "transcript", "html", out, speech.WriteOptions{Title: "Episode 1"})
 
