@@ -168,6 +168,9 @@ func WriteASS(w io.Writer, cues []speech.Cue, s Style, width, height int) (Font,
 		fmt.Fprintf(bw, "Dialogue: 0,%s,%s,Default,,0,0,0,,%s\n", assTime(start), assTime(end), text)
 	}
 	for _, c := range cues {
+		if len(c.Words) == 0 {
+			continue // nothing to lay out (Cues never makes such a cue)
+		}
 		words := cueWords(c, s.Uppercase)
 		switch s.WordHighlight {
 		case "none", "":

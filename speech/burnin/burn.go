@@ -65,6 +65,9 @@ func Burn(ctx context.Context, dst, src string, words []speech.Word, s Style, op
 	if err != nil {
 		return res, err
 	}
+	if absDst == absSrc {
+		return res, fmt.Errorf("burnin: the output %s would overwrite the input", dst)
+	}
 	res.Width, res.Height, err = videoSize(ctx, absSrc)
 	if err != nil {
 		return res, err

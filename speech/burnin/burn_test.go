@@ -419,6 +419,14 @@ func TestBurnErrors(t *testing.T) {
 	if _, err := burnin.Burn(context.Background(), filepath.Join(dir, "o.mp4"), "in.mp4", testWords(), s, burnin.Options{}); err == nil || !strings.Contains(err.Error(), "subtitle_word_highlight") {
 		t.Errorf("invalid style: %v", err)
 	}
+	in := filepath.Join(dir, "same.mp4")
+	if _, err := burnin.Burn(context.Background(), in, in, testWords(), burnin.DefaultStyle(), burnin.Options{}); err == nil || !strings.Contains(err.Error(), "overwrite") {
+		t.Errorf("output over input: %v", err)
+	}
+	var b bytes.Buffer
+	if _, err := burnin.WriteASS(&b, []speech.Cue{{Start: 0, End: time.Second}}, burnin.DefaultStyle(), 0, 0); err != nil || strings.Contains(b.String(), "Dialogue") {
+		t.Errorf("cue without words: %v\n%s", err, b.String())
+	}
 	// Audio only: no video to burn into.
 	wav := filepath.Join(dir, "a.wav")
 	if msg, err := exec.Command("ffmpeg", "-v", "error", "-f", "lavfi", "-i", "sine=d=0.5", wav).CombinedOutput(); err != nil {
