@@ -14,7 +14,9 @@
 package speech
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -216,6 +218,20 @@ func New(cfg Config) (Recognizer, error) {
 		return nil, &ConfigError{Field: "type", Msg: msg}
 	}
 	return f(cfg)
+}
+
+// ParseConfig reads a Config from a stored service: its type and its
+// JSON settings (base_url, model, api_key; other keys are ignored, an
+// empty config is allowed). A malformed config is a *ConfigError on "".
+func ParseConfig(typ string, raw []byte) (Config, error) {
+	var cfg Config
+	if len(bytes.TrimSpace(raw)) > 0 {
+		if err := json.Unmarshal(raw, &cfg); err != nil {
+			return Config{}, &ConfigError{Field: "", Msg: "config is not a JSON object of strings: " + err.Error()}
+		}
+	}
+	cfg.Type = typ
+	return cfg, nil
 }
 
 // ValidateConfig checks cfg as New would and returns the problems keyed by

@@ -319,3 +319,16 @@ func TestApplyCuts(t *testing.T) {
 		t.Error("invalid cuts accepted")
 	}
 }
+
+func TestParseConfig(t *testing.T) {
+	cfg, err := speech.ParseConfig("whisper", []byte(`{"base_url":"http://h:8000/v1","model":"base.en","api_key":"k","other":1,"type":"ignored"}`))
+	if err != nil || cfg != (speech.Config{Type: "whisper", BaseURL: "http://h:8000/v1", Model: "base.en", APIKey: "k"}) {
+		t.Errorf("%+v %v", cfg, err)
+	}
+	if cfg, err := speech.ParseConfig("pocketsphinx", nil); err != nil || cfg.Type != "pocketsphinx" {
+		t.Errorf("empty: %+v %v", cfg, err)
+	}
+	if _, err := speech.ParseConfig("whisper", []byte(`{"model":1}`)); !errors.Is(err, speech.ErrConfig) {
+		t.Errorf("bad json: %v", err)
+	}
+}
