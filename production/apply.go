@@ -89,6 +89,7 @@ func (p *Production) Apply(in *Input, opts ApplyOptions) error {
 	}
 	q.ChangeTime = now
 	q.refreshIdleStatus()
+	q.refreshErrorKind()
 	q.RefreshPendingWarning(q.Status)
 	*p = *q
 	return nil

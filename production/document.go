@@ -17,12 +17,16 @@ type storedProduction Production
 // EncodeDocument returns the document to store for p. Use it, never
 // json.Marshal, when writing a production to storage.
 func EncodeDocument(p *Production) ([]byte, error) {
-	return json.Marshal((*storedProduction)(p))
+	sp := storedProduction(*p)
+	// Not the document's: the row holds the progress, the outbox the
+	// deliveries.
+	sp.Progress, sp.WebhookDeliveries = 0, nil
+	return json.Marshal(&sp)
 }
 
-// DecodeDocument reads a stored production. The status comes from the
-// resource row, not the document: the pipeline reports progress with
-// Resources.SetStatus, which changes only that column.
+// DecodeDocument reads a stored production. The status and the progress
+// come from the resource row, not the document: the pipeline reports them
+// with Resources.SetStatus and SetProgress, which change only the row.
 func DecodeDocument(r storage.Resource) (*Production, error) {
 	var sp storedProduction
 	if err := json.Unmarshal(r.Doc, &sp); err != nil {
@@ -31,6 +35,7 @@ func DecodeDocument(r storage.Resource) (*Production, error) {
 	p := (*Production)(&sp)
 	p.UUID = r.UUID
 	p.Status = Status(r.Status)
+	p.Progress = r.Progress
 	if p.CreationTime.IsZero() {
 		p.CreationTime = Time{Time: r.Created.UTC().Truncate(time.Millisecond)}
 	}

@@ -60,6 +60,56 @@ type Production struct {
 	WarningStatus  *Status     `json:"warning_status"`
 	UsedCredits    UsedCredits `json:"used_credits"`
 	Statistics     Statistics  `json:"statistics"`
+	// ErrorKind classifies the error of a production in Error, which
+	// decides what can fix it (see RestartBlocked; not in the original
+	// interface).
+	ErrorKind ErrorKind `json:"error_kind,omitempty"`
+	// FailedInputs identifies the input files an input error was about
+	// (stored, never in responses).
+	FailedInputs string `json:"failed_inputs,omitempty"`
+	// Progress is the percentage of processing done (not in the original
+	// interface): see ShownProgress. It comes from the resource row
+	// (storage.Resource.Progress), as the status does, not the document.
+	Progress int `json:"progress"`
+	// WebhookDeliveries are the calls of the production's webhook, newest
+	// first, as the API lists them from its outbox (not stored in the
+	// document; not in the original interface).
+	WebhookDeliveries []WebhookDelivery `json:"webhook_deliveries,omitzero"`
+}
+
+// WebhookDelivery is one webhook call of a production: the status it
+// reports and how sending it went.
+type WebhookDelivery struct {
+	// Status is the production status the call reports.
+	Status Status `json:"status"`
+	// State is pending (to be sent, or sent again after a failed
+	// attempt), delivered or failed (given up).
+	State    string `json:"state"`
+	Attempts int    `json:"attempts"`
+	Created  Time   `json:"created"`
+	// LastAttempt is when the last attempt ended (nil before the first).
+	LastAttempt *Time `json:"last_attempt"`
+	// NextAttempt is when a pending delivery is sent (again).
+	NextAttempt *Time `json:"next_attempt"`
+	// HTTPStatus is the receiver's last answer (0: none, as after a
+	// network error or a refused address).
+	HTTPStatus int `json:"http_status"`
+	// Error says why the last attempt failed ("" after success).
+	Error string `json:"error"`
+}
+
+// ShownProgress is the progress percentage of a production in status s
+// whose runner last stored the estimate stored: 100 when Done, the
+// estimate (at most 99, as 100 means Done) while a worker processes it,
+// 0 otherwise.
+func ShownProgress(s Status, stored int) int {
+	switch {
+	case s == StatusDone:
+		return 100
+	case s.Processing():
+		return min(max(stored, 0), 99)
+	}
+	return 0
 }
 
 // Cut is a removed range of the main input, in seconds.
@@ -97,10 +147,12 @@ func (p *Production) CanStart() bool { return p.HasInput() && !p.Status.Processi
 func (p *Production) CanChange() bool { return p.Status.ChangeAllowed() }
 
 // SetError records a failure at status at (Error, error_status, message).
+// The error is not classified: ErrorKind is cleared (see Fail).
 func (p *Production) SetError(at Status, msg string) {
 	p.ErrorStatus = &at
 	p.ErrorMessage = msg
 	p.Status = StatusError
+	p.ErrorKind, p.FailedInputs = "", ""
 }
 
 // SetWarning records a warning raised at status at; processing goes on.
@@ -128,6 +180,11 @@ func (p Production) MarshalJSON() ([]byte, error) {
 	type plain Production
 	q := plain(p)
 	q.StatusString = p.Status.String()
+	q.Progress = ShownProgress(p.Status, p.Progress)
+	q.FailedInputs = ""
+	if p.Status != StatusError {
+		q.ErrorKind = ""
+	}
 	q.StartAllowed = p.CanStart()
 	q.ChangeAllowed = p.CanChange()
 	q.LengthTimestring = FormatTimestamp(seconds(p.Length))

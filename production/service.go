@@ -136,6 +136,28 @@ func (s Service) Stop(ctx context.Context, owner, id string) error {
 	})
 }
 
+// Warn adds msg to the warning of production id of owner (see
+// AddWarning), at its current status, for what happened after processing
+// (a webhook that could not be delivered). A production being processed
+// again is left alone: its run starts with a fresh warning and ends with
+// its own webhook.
+func (s Service) Warn(ctx context.Context, owner, id, msg string) error {
+	return s.Store.WithTx(ctx, func(tx storage.Tx) error {
+		p, r, err := Load(ctx, tx, owner, id)
+		if err != nil {
+			return err
+		}
+		if p.Status.Processing() || p.Status == StatusWaiting {
+			return nil
+		}
+		p.AddWarning(p.Status, msg)
+		if r.Doc, err = EncodeDocument(p); err != nil {
+			return err
+		}
+		return tx.UpdateResource(ctx, &r)
+	})
+}
+
 // Delete deletes production id of owner and cancels its waiting job in the
 // same transaction; a production being processed is ErrProcessing (stop
 // it first). The caller removes the blobs under ProductionPrefix(id).

@@ -252,6 +252,10 @@ type Resource struct {
 	// Version increases with every change; UpdateResource succeeds only
 	// when it matches the stored one (optimistic concurrency).
 	Version int64
+	// Progress is the job runner's estimate of how much of a production's
+	// processing is done, in percent (SetProgress); SetStatus resets it
+	// to 0.
+	Progress int
 }
 
 // Resources stores productions and presets. Every method is scoped by
@@ -270,6 +274,10 @@ type Resources interface {
 	// SetStatus changes only the status (and Changed, Version), whatever the
 	// version: the pipeline reports progress while users may edit.
 	SetStatus(ctx context.Context, owner string, kind Kind, uuid string, status int) error
+	// SetProgress stores the progress of a production in percent (0-100),
+	// leaving everything else, Changed and Version included, as it is:
+	// it is no change of the production.
+	SetProgress(ctx context.Context, owner string, uuid string, percent int) error
 	DeleteResource(ctx context.Context, owner string, kind Kind, uuid string) error
 }
 
@@ -409,6 +417,12 @@ type Delivery struct {
 	LastError   string
 	Created     time.Time
 	Updated     time.Time
+	// Worker is the sender holding the current claim ("" when none does).
+	Worker string
+	// HTTPStatus is the receiver's answer to the last finished attempt (0:
+	// none, as after a network error or a refused address). The sender
+	// sets it before DeliverySucceeded or DeliveryFailed.
+	HTTPStatus int
 }
 
 // Deliveries is the webhook outbox. EnqueueDelivery goes in the same
@@ -418,15 +432,26 @@ type Deliveries interface {
 	// EnqueueDelivery stores a pending delivery due at d.NextAttempt (now
 	// when zero).
 	EnqueueDelivery(ctx context.Context, d *Delivery) error
-	// ClaimDelivery takes the oldest due delivery, counts an attempt and
-	// postpones it by lease, so that a sender that dies does not lose it
-	// and two senders never send it at once. ErrNoJob when none is due.
-	ClaimDelivery(ctx context.Context, lease time.Duration) (Delivery, error)
-	// DeliverySucceeded marks a claimed delivery delivered. ErrLeaseLost
-	// when it was claimed again meanwhile.
+	// ClaimDelivery takes the oldest due delivery for worker, counts an
+	// attempt and postpones it by lease, so that a sender that dies does
+	// not lose it and two senders never send it at once. ErrNoJob when
+	// none is due.
+	ClaimDelivery(ctx context.Context, worker string, lease time.Duration) (Delivery, error)
+	// DeliveryHolders lists the distinct senders that hold claimed
+	// deliveries, for a sender to find the claims of dead ones.
+	DeliveryHolders(ctx context.Context) ([]string, error)
+	// ExpireDeliveries makes the deliveries these senders hold due now,
+	// so that the next ClaimDelivery takes them again (counting the
+	// interrupted attempt), and reports how many. Only for senders known
+	// to be dead.
+	ExpireDeliveries(ctx context.Context, workers ...string) (int, error)
+	// DeliverySucceeded marks a claimed delivery delivered, recording
+	// d.HTTPStatus (LastError stays: why an earlier attempt failed).
+	// ErrLeaseLost when it was claimed again meanwhile.
 	DeliverySucceeded(ctx context.Context, d Delivery) error
-	// DeliveryFailed records reason and schedules the next attempt at next,
-	// or fails the delivery for good when next is zero.
+	// DeliveryFailed records reason and d.HTTPStatus and schedules the
+	// next attempt at next, or fails the delivery for good when next is
+	// zero.
 	DeliveryFailed(ctx context.Context, d Delivery, reason string, next time.Time) error
 	// GetDelivery returns a delivery by id (not owner-scoped).
 	GetDelivery(ctx context.Context, id int64) (Delivery, error)

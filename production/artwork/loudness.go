@@ -17,19 +17,19 @@ const (
 )
 
 // Colors of the loudness chart: the grid, the input, the output and the
-// target line, on a transparent background.
+// target line, on a transparent background (a page's legend uses them).
 var (
-	chartGrid   = color.NRGBA{R: 0xdd, G: 0xdd, B: 0xdd, A: 0xff}
-	chartInput  = color.NRGBA{R: 0x99, G: 0x99, B: 0x99, A: 0xff}
-	chartOutput = WaveformColor
-	chartTarget = color.NRGBA{R: 0x2e, G: 0x9e, B: 0x44, A: 0xff}
+	ChartGridColor   = color.NRGBA{R: 0xdd, G: 0xdd, B: 0xdd, A: 0xff}
+	ChartInputColor  = color.NRGBA{R: 0x99, G: 0x99, B: 0x99, A: 0xff}
+	ChartOutputColor = WaveformColor
+	ChartTargetColor = color.NRGBA{R: 0x2e, G: 0x9e, B: 0x44, A: 0xff}
 )
 
-// ChartRangeLU is the loudness span of the chart, ChartGridLU its grid: from
-// 30 LU below the target to 10 LU above it, a line every 6 LU.
+// The loudness span of the chart, ChartBelowLU below the target to
+// ChartAboveLU above it, and ChartGridLU its grid: a line every 6 LU.
 const (
-	chartBelowLU = 30
-	chartAboveLU = 10
+	ChartBelowLU = 30
+	ChartAboveLU = 10
 	ChartGridLU  = 6
 )
 
@@ -41,20 +41,28 @@ const (
 // and normalization did: a ragged grey line become an even blue one on the
 // target. Either series may be empty. The result is a PNG of width x height.
 func LoudnessChart(input, output []float64, targetLUFS float64, width, height int) ([]byte, error) {
-	pal := color.Palette{color.Transparent, chartGrid, chartInput, chartOutput, chartTarget}
+	pal := color.Palette{color.Transparent, ChartGridColor, ChartInputColor, ChartOutputColor, ChartTargetColor}
 	img := image.NewPaletted(image.Rect(0, 0, width, height), pal)
-	top := targetLUFS + chartAboveLU
-	span := float64(chartAboveLU + chartBelowLU)
+	top := targetLUFS + ChartAboveLU
+	span := float64(ChartAboveLU + ChartBelowLU)
 	row := func(lufs float64) int {
 		return int(math.Round((top - lufs) / span * float64(height-1)))
 	}
-	for lu := -chartBelowLU; lu <= chartAboveLU; lu += ChartGridLU {
+	for lu := -ChartBelowLU; lu <= ChartAboveLU; lu += ChartGridLU {
 		y := row(targetLUFS + float64(lu))
 		for x := 0; x < width; x++ {
 			img.SetColorIndex(x, y, 1)
 		}
 	}
 	n := max(len(input), len(output))
+	// Lines are a pixel thick per 400 of width, so that the chart scaled
+	// down to a page column still shows them.
+	half := max(width/400, 1) / 2
+	mark := func(x, y int, idx uint8) {
+		for yy := max(y-half, 0); yy <= min(y+half, height-1); yy++ {
+			img.SetColorIndex(x, yy, idx)
+		}
+	}
 	plot := func(steps []float64, idx uint8) {
 		st := loudness.WindowLoudness(steps, loudness.ShortTermSteps)
 		if len(st) == 0 {
@@ -84,15 +92,17 @@ func LoudnessChart(input, output []float64, targetLUFS float64, width, height in
 				lo, hi = min(prev, y), max(prev, y)
 			}
 			for yy := lo; yy <= hi; yy++ {
-				img.SetColorIndex(x, yy, idx)
+				mark(x, yy, idx)
 			}
 			prev = y
 		}
 	}
 	plot(input, 2)
 	y := row(targetLUFS)
-	for x := 0; x < width; x += 2 { // dashed
-		img.SetColorIndex(x, y, 4)
+	for x := 0; x < width; x++ {
+		if (x/(2*half+1))%2 == 0 { // dashed
+			mark(x, y, 4)
+		}
 	}
 	plot(output, 3)
 	var buf bytes.Buffer
@@ -100,4 +110,14 @@ func LoudnessChart(input, output []float64, targetLUFS float64, width, height in
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// CSSColor is c as a CSS hex color, for a legend beside a picture.
+func CSSColor(c color.NRGBA) string {
+	const hex = "0123456789abcdef"
+	b := []byte{'#', 0, 0, 0, 0, 0, 0}
+	for i, v := range []uint8{c.R, c.G, c.B} {
+		b[1+2*i], b[2+2*i] = hex[v>>4], hex[v&15]
+	}
+	return string(b)
 }

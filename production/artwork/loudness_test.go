@@ -33,16 +33,16 @@ func TestLoudnessChartRows(t *testing.T) {
 		return r1 == r2 && g1 == g2 && b1 == b2 && a1 == a2
 	}
 	rowOf := func(lufs float64) int {
-		return int(math.Round((target + chartAboveLU - lufs) / (chartAboveLU + chartBelowLU) * 119))
+		return int(math.Round((target + ChartAboveLU - lufs) / (ChartAboveLU + ChartBelowLU) * 119))
 	}
 	x := 200
-	if c := img.At(x, rowOf(target-12)); !same(c, chartInput) {
+	if c := img.At(x, rowOf(target-12)); !same(c, ChartInputColor) {
 		t.Errorf("input row %d: %v, want the input color", rowOf(target-12), c)
 	}
-	if c := img.At(x, rowOf(target)); !same(c, chartOutput) {
+	if c := img.At(x, rowOf(target)); !same(c, ChartOutputColor) {
 		t.Errorf("output row %d: %v, want the output color", rowOf(target), c)
 	}
-	if c := img.At(x, rowOf(target-6)); !same(c, chartGrid) {
+	if c := img.At(x, rowOf(target-6)); !same(c, ChartGridColor) {
 		t.Errorf("grid row %d: %v, want the grid color", rowOf(target-6), c)
 	}
 	if _, err := LoudnessChart(nil, nil, target, 10, 10); err != nil {

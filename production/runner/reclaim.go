@@ -2,9 +2,8 @@ package runner
 
 import (
 	"context"
-	"os"
-	"strconv"
-	"strings"
+
+	"github.com/audiopost/audiopost/internal/workerid"
 )
 
 // Reclaim takes back, at once, the jobs whose lease holder is known to be
@@ -24,20 +23,19 @@ import (
 // which the next Claim of any worker then runs again from scratch (the
 // crashed attempt counts, as for a lease that ran out).
 //
-// The process check assumes one process namespace per host name: two
-// containers that share a host name but not their processes would see
-// each other's workers as dead. Such a worker loses its job at its next
-// heartbeat (the lease guards every write), so nothing is done twice, but
-// work is repeated; give them distinct host names or WorkerIDs.
+// The process check assumes one process namespace per host name (see
+// package workerid): a worker wrongly taken for dead loses its job at its
+// next heartbeat (the lease guards every write), so nothing is done twice,
+// but work is repeated; give such workers distinct host names or
+// WorkerIDs.
 func (r *Runner) Reclaim(ctx context.Context) (int, error) {
 	holders, err := r.cfg.Store.LeaseHolders(ctx)
 	if err != nil {
 		return 0, err
 	}
-	host := hostName()
 	var dead []string
 	for _, w := range holders {
-		if r.deadHolder(w, host) {
+		if r.deadHolder(w) {
 			dead = append(dead, w)
 		}
 	}
@@ -56,41 +54,11 @@ func (r *Runner) Reclaim(ctx context.Context) (int, error) {
 }
 
 // deadHolder reports whether worker (a lease holder's id) is known dead.
-func (r *Runner) deadHolder(worker, host string) bool {
-	base, _, _ := strings.Cut(worker, "/") // "/<n>": one of several worker goroutines
-	if base == r.cfg.WorkerID {
+func (r *Runner) deadHolder(worker string) bool {
+	if workerid.Base(worker) == r.cfg.WorkerID {
 		// Ours: this runner has not claimed anything yet, so a holder
 		// under its id is a previous instance.
 		return !r.running.Load()
 	}
-	h, pid, ok := parseWorkerID(base)
-	if !ok || h != host {
-		return false
-	}
-	if pid == os.Getpid() {
-		return true // a previous instance that had our pid (a container's pid 1)
-	}
-	return !processAlive(pid)
-}
-
-// parseWorkerID splits a generated worker id host-pid-random.
-func parseWorkerID(id string) (host string, pid int, ok bool) {
-	i := strings.LastIndexByte(id, '-')
-	if i <= 0 {
-		return "", 0, false
-	}
-	j := strings.LastIndexByte(id[:i], '-')
-	if j <= 0 {
-		return "", 0, false
-	}
-	pid, err := strconv.Atoi(id[j+1 : i])
-	if err != nil || pid <= 0 {
-		return "", 0, false
-	}
-	return id[:j], pid, true
-}
-
-func hostName() string {
-	h, _ := os.Hostname()
-	return h
+	return workerid.Dead(worker, r.cfg.WorkerID)
 }

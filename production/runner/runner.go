@@ -2,8 +2,6 @@ package runner
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/audiopost/audiopost/internal/workerid"
 	"github.com/audiopost/audiopost/production/engine"
 
 	"github.com/audiopost/audiopost/production"
@@ -171,10 +170,7 @@ func New(cfg Config) (*Runner, error) {
 		cfg.RetryBackoff = DefaultRetryBackoff
 	}
 	if cfg.WorkerID == "" {
-		host, _ := os.Hostname()
-		var b [4]byte
-		rand.Read(b[:])
-		cfg.WorkerID = host + "-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
+		cfg.WorkerID = workerid.New()
 	}
 	if cfg.TempDir == "" {
 		cfg.TempDir = os.TempDir()

@@ -265,8 +265,17 @@ func TestRunnerCorruptInputIsNotRetried(t *testing.T) {
 	if p.Status != production.StatusError || p.ErrorStatus == nil || p.ErrorMessage == "" {
 		t.Fatalf("status %v, error_status %v, error_message %q; want Error with both fields", p.Status, p.ErrorStatus, p.ErrorMessage)
 	}
-	if !strings.Contains(p.ErrorMessage, "input file") {
-		t.Errorf("error_message %q does not name the input file", p.ErrorMessage)
+	if !strings.HasPrefix(p.ErrorMessage, "Input file: ") || strings.Contains(p.ErrorMessage, "audio:") {
+		t.Errorf("error_message %q does not name the input file in plain words", p.ErrorMessage)
+	}
+	// Starting again with the same input would fail the same way; another
+	// input may not.
+	if p.ErrorKind != production.ErrorInput || p.RestartBlocked(time.Hour) == "" {
+		t.Errorf("error_kind %q, restart blocked %q; want an input error that blocks a restart", p.ErrorKind, p.RestartBlocked(time.Hour))
+	}
+	p.InputFile = "another.wav"
+	if b := p.RestartBlocked(time.Hour); b != "" {
+		t.Errorf("another input still blocks a restart: %q", b)
 	}
 	j, _ := e.store.GetJob(context.Background(), job.ID)
 	if j.State != storage.JobDone || j.Attempts != 1 {
@@ -293,8 +302,14 @@ func TestRunnerInsufficientCredits(t *testing.T) {
 	}
 	p := e.production(uuid)
 	if p.Status != production.StatusError || p.ErrorStatus == nil || *p.ErrorStatus != production.StatusWaiting ||
-		!strings.Contains(p.ErrorMessage, "not enough credits") {
-		t.Fatalf("status %v at %v: %q; want Error at Waiting about credits", p.Status, p.ErrorStatus, p.ErrorMessage)
+		!strings.HasPrefix(p.ErrorMessage, "Not enough credits") || p.ErrorKind != production.ErrorCredits {
+		t.Fatalf("status %v at %v: %q (%s); want Error at Waiting about credits", p.Status, p.ErrorStatus, p.ErrorMessage, p.ErrorKind)
+	}
+	// The API probed the input's length at upload: more credits than that
+	// unblock a restart, what is left does not.
+	p.Length = 3
+	if p.RestartBlocked(2*time.Second) == "" || p.RestartBlocked(3*time.Second) != "" {
+		t.Errorf("restart blocked with 2 s: %q, with 3 s: %q", p.RestartBlocked(2*time.Second), p.RestartBlocked(3*time.Second))
 	}
 	if _, err := e.blobs.Stat(context.Background(), production.OutputKey(uuid, p.OutputFilename(0))); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("an output was written for a refused production: %v", err)

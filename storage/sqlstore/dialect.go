@@ -23,7 +23,7 @@ type dialect struct {
 	// columns.
 	claimJob string
 	// claimDelivery postpones the oldest due delivery and counts an attempt.
-	// Parameters: next_attempt_at, now (updated_at), now (due).
+	// Parameters: worker, next_attempt_at, now (updated_at), now (due).
 	claimDelivery string
 	// isUnique reports a unique or primary key violation.
 	isUnique func(error) bool
@@ -53,7 +53,7 @@ WHERE id = (SELECT id FROM jobs
 	ORDER BY run_at, id LIMIT 1 %s)
 RETURNING ` + jobColumns
 
-const claimDeliveryTemplate = `UPDATE webhook_deliveries SET next_attempt_at = ?, attempts = attempts + 1, updated_at = ?
+const claimDeliveryTemplate = `UPDATE webhook_deliveries SET worker = ?, next_attempt_at = ?, attempts = attempts + 1, updated_at = ?
 WHERE id = (SELECT id FROM webhook_deliveries
 	WHERE state = 'pending' AND next_attempt_at <= ?
 	ORDER BY next_attempt_at, id LIMIT 1 %s)

@@ -202,7 +202,7 @@ func (r *repo) ListJobs(ctx context.Context, owner, production string) ([]storag
 }
 
 const deliveryColumns = `id, COALESCE(owner_id, ''), production, url, payload, state, attempts, next_attempt_at,
-	last_error, created_at, updated_at`
+	last_error, created_at, updated_at, worker, http_status`
 
 func scanDelivery(row interface{ Scan(...any) error }) (storage.Delivery, error) {
 	var (
@@ -211,7 +211,7 @@ func scanDelivery(row interface{ Scan(...any) error }) (storage.Delivery, error)
 		next, created, updated sql.NullInt64
 	)
 	if err := row.Scan(&d.ID, &d.Owner, &d.Production, &d.URL, &d.Payload, &state, &d.Attempts, &next,
-		&d.LastError, &created, &updated); err != nil {
+		&d.LastError, &created, &updated, &d.Worker, &d.HTTPStatus); err != nil {
 		return storage.Delivery{}, err
 	}
 	d.State = storage.DeliveryState(state)
@@ -230,6 +230,7 @@ func (r *repo) EnqueueDelivery(ctx context.Context, d *storage.Delivery) error {
 	}
 	d.NextAttempt = d.NextAttempt.UTC().Truncate(time.Microsecond)
 	d.State, d.Attempts, d.LastError, d.Created, d.Updated = storage.DeliveryPending, 0, "", t, t
+	d.Worker, d.HTTPStatus = "", 0
 	return r.begin(ctx, func(tx *repo) error {
 		err := tx.w.QueryRowContext(ctx, tx.d.rebind(`INSERT INTO webhook_deliveries (owner_id, production, url, payload,
 			state, attempts, next_attempt_at, last_error, created_at, updated_at)
@@ -244,16 +245,16 @@ func (r *repo) EnqueueDelivery(ctx context.Context, d *storage.Delivery) error {
 }
 
 // ClaimDelivery implements storage.Deliveries.
-func (r *repo) ClaimDelivery(ctx context.Context, lease time.Duration) (storage.Delivery, error) {
-	if lease <= 0 {
-		return storage.Delivery{}, fmt.Errorf("sqlstore: claim delivery for %v: %w", lease, storage.ErrInvalid)
+func (r *repo) ClaimDelivery(ctx context.Context, worker string, lease time.Duration) (storage.Delivery, error) {
+	if lease <= 0 || worker == "" {
+		return storage.Delivery{}, fmt.Errorf("sqlstore: claim delivery for %q, %v: %w", worker, lease, storage.ErrInvalid)
 	}
 	var d storage.Delivery
 	err := r.begin(ctx, func(t *repo) error {
 		at := r.now()
 		var err error
 		d, err = scanDelivery(t.w.QueryRowContext(ctx, t.d.rebind(t.d.claimDelivery),
-			at.Add(lease).UnixMicro(), at.UnixMicro(), at.UnixMicro()))
+			worker, at.Add(lease).UnixMicro(), at.UnixMicro(), at.UnixMicro()))
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("sqlstore: claim delivery: %w", storage.ErrNoJob)
 		}
@@ -263,10 +264,10 @@ func (r *repo) ClaimDelivery(ctx context.Context, lease time.Duration) (storage.
 }
 
 // deliveryCond matches the claim that d came from.
-const deliveryCond = ` WHERE id = ? AND attempts = ? AND state = 'pending'`
+const deliveryCond = ` WHERE id = ? AND attempts = ? AND worker = ? AND state = 'pending'`
 
 func (r *repo) onDelivery(ctx context.Context, what string, d storage.Delivery, set string, args ...any) error {
-	args = append(args, d.ID, d.Attempts)
+	args = append(args, d.ID, d.Attempts, d.Worker)
 	res, err := r.exec(ctx, `UPDATE webhook_deliveries SET `+set+deliveryCond, args...)
 	if err != nil {
 		return r.wrap(what, err)
@@ -283,18 +284,61 @@ func (r *repo) onDelivery(ctx context.Context, what string, d storage.Delivery, 
 
 // DeliverySucceeded implements storage.Deliveries.
 func (r *repo) DeliverySucceeded(ctx context.Context, d storage.Delivery) error {
-	return r.onDelivery(ctx, "mark delivered", d, `state = 'delivered', updated_at = ?`, r.now().UnixMicro())
+	return r.onDelivery(ctx, "mark delivered", d, `state = 'delivered', worker = '', http_status = ?, updated_at = ?`,
+		d.HTTPStatus, r.now().UnixMicro())
 }
 
 // DeliveryFailed implements storage.Deliveries.
 func (r *repo) DeliveryFailed(ctx context.Context, d storage.Delivery, reason string, next time.Time) error {
 	t := r.now()
 	if next.IsZero() {
-		return r.onDelivery(ctx, "mark delivery failed", d, `state = 'failed', last_error = ?, updated_at = ?`,
-			reason, t.UnixMicro())
+		return r.onDelivery(ctx, "mark delivery failed", d, `state = 'failed', worker = '', http_status = ?, last_error = ?, updated_at = ?`,
+			d.HTTPStatus, reason, t.UnixMicro())
 	}
-	return r.onDelivery(ctx, "reschedule delivery", d, `next_attempt_at = ?, last_error = ?, updated_at = ?`,
-		next.UnixMicro(), reason, t.UnixMicro())
+	return r.onDelivery(ctx, "reschedule delivery", d, `next_attempt_at = ?, worker = '', http_status = ?, last_error = ?, updated_at = ?`,
+		next.UnixMicro(), d.HTTPStatus, reason, t.UnixMicro())
+}
+
+// DeliveryHolders implements storage.Deliveries.
+func (r *repo) DeliveryHolders(ctx context.Context) ([]string, error) {
+	rows, err := r.query(ctx, `SELECT DISTINCT worker FROM webhook_deliveries WHERE state = 'pending' AND worker <> '' ORDER BY worker`)
+	if err != nil {
+		return nil, r.wrap("list delivery holders", err)
+	}
+	return collect(rows, "list delivery holders", func(row interface{ Scan(...any) error }) (string, error) {
+		var w string
+		return w, row.Scan(&w)
+	})
+}
+
+// ExpireDeliveries implements storage.Deliveries. The claim stays
+// counted; a late outcome of it finds the delivery claimed again
+// (ErrLeaseLost) or no longer claimed and is ignored the same way.
+func (r *repo) ExpireDeliveries(ctx context.Context, workers ...string) (int, error) {
+	if len(workers) == 0 {
+		return 0, nil
+	}
+	if len(workers) > maxThrottleKeys {
+		return 0, fmt.Errorf("sqlstore: expire deliveries of %d senders: %w", len(workers), storage.ErrInvalid)
+	}
+	var n int64
+	err := r.begin(ctx, func(t *repo) error {
+		ts := t.now().UnixMicro()
+		res, err := t.exec(ctx, `UPDATE webhook_deliveries SET next_attempt_at = ?, worker = '', updated_at = ?
+			WHERE state = 'pending' AND worker IN (`+placeholders(len(workers))+`)`,
+			append([]any{ts, ts}, anys(workers)...)...)
+		if err != nil {
+			return t.wrap("expire deliveries", err)
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return fmt.Errorf("sqlstore: expire deliveries: %w", err)
+		}
+		if n > 0 {
+			return t.ready(ctx, TopicDeliveries)
+		}
+		return nil
+	})
+	return int(n), err
 }
 
 // GetDelivery implements storage.Deliveries.

@@ -252,36 +252,63 @@ func testDeliveries(t *testing.T, e engine) {
 	if err := st.EnqueueDelivery(ctx, &d); err != nil {
 		t.Fatal(err)
 	}
-	c, err := st.ClaimDelivery(ctx, 200*time.Millisecond)
-	if err != nil || c.ID != d.ID || c.Attempts != 1 || string(c.Payload) != "uuid=p&status=3" {
+	c, err := st.ClaimDelivery(ctx, "s1", 200*time.Millisecond)
+	if err != nil || c.ID != d.ID || c.Attempts != 1 || string(c.Payload) != "uuid=p&status=3" || c.Worker != "s1" {
 		t.Fatalf("claim: %+v, %v", c, err)
 	}
-	_, err = st.ClaimDelivery(ctx, time.Minute)
+	_, err = st.ClaimDelivery(ctx, "s2", time.Minute)
 	wantErr(t, err, storage.ErrNoJob) // in flight
+	c.HTTPStatus = 500
 	if err := st.DeliveryFailed(ctx, c, "HTTP 500", clock.Now()); err != nil {
 		t.Fatal(err)
 	}
-	c2, err := st.ClaimDelivery(ctx, 100*time.Millisecond)
-	if err != nil || c2.Attempts != 2 || c2.LastError != "HTTP 500" {
+	if h, err := st.DeliveryHolders(ctx); err != nil || len(h) != 0 {
+		t.Errorf("holders of a rescheduled delivery: %q, %v", h, err)
+	}
+	c2, err := st.ClaimDelivery(ctx, "s2", 100*time.Millisecond)
+	if err != nil || c2.Attempts != 2 || c2.LastError != "HTTP 500" || c2.HTTPStatus != 500 {
 		t.Fatalf("second claim: %+v, %v", c2, err)
 	}
 	// The sender dies; the claim runs out and another sender takes it.
 	clock.Advance(150 * time.Millisecond)
-	c3, err := st.ClaimDelivery(ctx, time.Minute)
+	c3, err := st.ClaimDelivery(ctx, "s3", time.Minute)
 	if err != nil || c3.Attempts != 3 {
 		t.Fatalf("reclaim: %+v, %v", c3, err)
 	}
 	wantErr(t, st.DeliverySucceeded(ctx, c2), storage.ErrLeaseLost)
+	c3.HTTPStatus = 204
 	if err := st.DeliverySucceeded(ctx, c3); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := st.GetDelivery(ctx, d.ID); got.State != storage.DeliveryDelivered {
-		t.Errorf("state %s", got.State)
+	if got, _ := st.GetDelivery(ctx, d.ID); got.State != storage.DeliveryDelivered || got.HTTPStatus != 204 || got.LastError != "HTTP 500" || got.Worker != "" {
+		t.Errorf("delivered: %+v", got)
+	}
+	// A dead sender's claim is made due at once, and its late outcome
+	// is refused.
+	dead := storage.Delivery{Owner: u.ID, Production: "q", URL: "https://hook"}
+	st.EnqueueDelivery(ctx, &dead)
+	c4, err := st.ClaimDelivery(ctx, "dead", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err := st.DeliveryHolders(ctx); err != nil || len(h) != 1 || h[0] != "dead" {
+		t.Errorf("holders: %q, %v", h, err)
+	}
+	if n, err := st.ExpireDeliveries(ctx, "dead", "other"); err != nil || n != 1 {
+		t.Errorf("ExpireDeliveries = %d, %v; want 1", n, err)
+	}
+	c5, err := st.ClaimDelivery(ctx, "s4", time.Minute)
+	if err != nil || c5.ID != dead.ID || c5.Attempts != 2 {
+		t.Fatalf("claim after expiry: %+v, %v", c5, err)
+	}
+	wantErr(t, st.DeliverySucceeded(ctx, c4), storage.ErrLeaseLost)
+	if err := st.DeliverySucceeded(ctx, c5); err != nil {
+		t.Fatal(err)
 	}
 	// Giving up is final.
 	gone := storage.Delivery{Owner: u.ID, Production: "p", URL: "https://hook"}
 	st.EnqueueDelivery(ctx, &gone)
-	c, _ = st.ClaimDelivery(ctx, time.Minute)
+	c, _ = st.ClaimDelivery(ctx, "s1", time.Minute)
 	if err := st.DeliveryFailed(ctx, c, "gone", time.Time{}); err != nil {
 		t.Fatal(err)
 	}

@@ -163,6 +163,12 @@ var migrations = []migration{
 		`CREATE INDEX throttles_updated ON throttles(updated_at)`,
 		`CREATE INDEX jobs_worker ON jobs(state, worker)`,
 	}},
+	{3, "production progress; webhook delivery holders and answers", []string{
+		`ALTER TABLE resources ADD COLUMN progress INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE webhook_deliveries ADD COLUMN worker TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE webhook_deliveries ADD COLUMN http_status INTEGER NOT NULL DEFAULT 0`,
+		`CREATE INDEX webhook_deliveries_worker ON webhook_deliveries(state, worker)`,
+	}},
 }
 
 // SchemaVersion is the schema version this package migrates to.

@@ -10,13 +10,17 @@ import (
 
 const resourceColumns = `uuid, owner_id, kind, doc, status, created_at, changed_at, version`
 
+// resourceRead is what reads select: the columns CreateResource writes and
+// the progress, which only SetStatus and SetProgress write.
+const resourceRead = resourceColumns + `, progress`
+
 func scanResource(row interface{ Scan(...any) error }) (storage.Resource, error) {
 	var (
 		res              storage.Resource
 		kind             string
 		created, changed sql.NullInt64
 	)
-	if err := row.Scan(&res.UUID, &res.Owner, &kind, &res.Doc, &res.Status, &created, &changed, &res.Version); err != nil {
+	if err := row.Scan(&res.UUID, &res.Owner, &kind, &res.Doc, &res.Status, &created, &changed, &res.Version, &res.Progress); err != nil {
 		return storage.Resource{}, err
 	}
 	res.Kind = storage.Kind(kind)
@@ -59,7 +63,7 @@ func (r *repo) CreateResource(ctx context.Context, res *storage.Resource) error 
 
 // GetResource implements storage.Resources.
 func (r *repo) GetResource(ctx context.Context, owner string, kind storage.Kind, uuid string) (storage.Resource, error) {
-	res, err := scanResource(r.queryRow(ctx, `SELECT `+resourceColumns+` FROM resources
+	res, err := scanResource(r.queryRow(ctx, `SELECT `+resourceRead+` FROM resources
 		WHERE uuid = ? AND owner_id = ? AND kind = ?`+r.lockRow(), uuid, owner, string(kind)))
 	return res, r.wrap("get "+string(kind)+" "+uuid, err)
 }
@@ -71,7 +75,7 @@ func (r *repo) ListResources(ctx context.Context, owner string, kind storage.Kin
 	if err != nil {
 		return nil, err
 	}
-	rows, err := r.query(ctx, `SELECT `+resourceColumns+` FROM resources WHERE owner_id = ? AND kind = ?
+	rows, err := r.query(ctx, `SELECT `+resourceRead+` FROM resources WHERE owner_id = ? AND kind = ?
 		ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?`, owner, string(kind), limit, offset)
 	if err != nil {
 		return nil, r.wrap("list "+string(kind)+"s", err)
@@ -109,8 +113,17 @@ func (r *repo) UpdateResource(ctx context.Context, res *storage.Resource) error 
 
 // SetStatus implements storage.Resources.
 func (r *repo) SetStatus(ctx context.Context, owner string, kind storage.Kind, uuid string, status int) error {
-	return r.execOne(ctx, "set status of "+string(kind)+" "+uuid, `UPDATE resources SET status = ?, changed_at = ?, version = version + 1
+	return r.execOne(ctx, "set status of "+string(kind)+" "+uuid, `UPDATE resources SET status = ?, progress = 0, changed_at = ?, version = version + 1
 		WHERE uuid = ? AND owner_id = ? AND kind = ?`, status, r.now().UnixMicro(), uuid, owner, string(kind))
+}
+
+// SetProgress implements storage.Resources.
+func (r *repo) SetProgress(ctx context.Context, owner string, uuid string, percent int) error {
+	if percent < 0 || percent > 100 {
+		return fmt.Errorf("sqlstore: progress %d%% of production %s: %w", percent, uuid, storage.ErrInvalid)
+	}
+	return r.execOne(ctx, "set progress of production "+uuid, `UPDATE resources SET progress = ?
+		WHERE uuid = ? AND owner_id = ? AND kind = ?`, percent, uuid, owner, string(storage.KindProduction))
 }
 
 // DeleteResource implements storage.Resources.

@@ -453,6 +453,34 @@ func testResourcesScopingAndPaging(t *testing.T, e engine) {
 	if string(got.Doc) != `{"edit":1}` || got.Status != 4 || got.Version != 3 || got.Changed.Before(got.Created) {
 		t.Errorf("after edit and status: %+v", got)
 	}
+	// Progress is no change of the production: the version and change
+	// time stay, and the next status change resets it.
+	if err := st.SetProgress(ctx, a.ID, r.UUID, 42); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, st.SetProgress(ctx, b.ID, r.UUID, 43), storage.ErrNotFound)
+	wantErr(t, st.SetProgress(ctx, a.ID, r.UUID, 101), storage.ErrInvalid)
+	before := got
+	got, _ = st.GetResource(ctx, a.ID, storage.KindProduction, r.UUID)
+	if got.Progress != 42 || got.Version != before.Version || !got.Changed.Equal(before.Changed) {
+		t.Errorf("after progress: %+v", got)
+	}
+	listed := 0
+	all, _ := st.ListResources(ctx, a.ID, storage.KindProduction, 0, 0)
+	for _, l := range all {
+		if l.UUID == r.UUID {
+			listed = l.Progress
+		}
+	}
+	if listed != 42 {
+		t.Errorf("the list has progress %d", listed)
+	}
+	if err := st.SetStatus(ctx, a.ID, storage.KindProduction, r.UUID, 5); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ = st.GetResource(ctx, a.ID, storage.KindProduction, r.UUID); got.Progress != 0 {
+		t.Errorf("progress %d after a status change", got.Progress)
+	}
 	if err := st.DeleteResource(ctx, a.ID, storage.KindProduction, r.UUID); err != nil {
 		t.Fatal(err)
 	}

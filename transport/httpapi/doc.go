@@ -26,7 +26,7 @@
 //	                                                   speech_recognition, webhook
 //	POST   /api/production/{uuid}/start.json           start (409 start_not_allowed unless start_allowed)
 //	POST   /api/production/{uuid}/stop.json            stop
-//	GET    /api/production/{uuid}/status.json          {uuid, status, status_string}
+//	GET    /api/production/{uuid}/status.json          {uuid, status, status_string, progress (0-100)}
 //	POST   /api/simple/productions.json                simple API (multipart)
 //	GET    /api/services.json                          the user's external services (no secrets)
 //	GET    /api/service/{uuid}/ls.json                 audio/video file names on an incoming ftp, sftp or webdav
@@ -76,6 +76,14 @@
 // (download_url, image, thumbnail, waveform_image, chapter images,
 // status_page {base}/production/{uuid}/status/, edit_page
 // {base}/production/{uuid}/edit/) are built from Config.BaseURL.
+//
+// Additions to the original interface in production responses: progress
+// (0-100, the job runner's estimate while processing, 100 when Done),
+// error_kind (what can fix an Error: input, settings, credits, internal,
+// processing) and, in GET /api/production/{uuid}.json only,
+// webhook_deliveries (the webhook calls with their state, attempts, HTTP
+// status and error; a call that fails for good also adds a warning to
+// warning_message). openapi.json describes them.
 //
 // # Errors
 //

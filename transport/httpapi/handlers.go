@@ -145,7 +145,11 @@ func (s *server) getProduction(w http.ResponseWriter, r *http.Request, u storage
 	if err != nil {
 		return err
 	}
-	ok(w, s.productionView(p))
+	v := s.productionView(p)
+	if err := s.withDeliveries(r.Context(), u.ID, v); err != nil {
+		return err
+	}
+	ok(w, v)
 	return nil
 }
 
@@ -431,7 +435,8 @@ func (s *server) productionQuery(w http.ResponseWriter, r *http.Request, u stora
 		return err
 	}
 	st := production.Status(res.Status)
-	ok(w, map[string]any{"uuid": res.UUID, "status": st, "status_string": st.String()})
+	ok(w, map[string]any{"uuid": res.UUID, "status": st, "status_string": st.String(),
+		"progress": production.ShownProgress(st, res.Progress)})
 	return nil
 }
 

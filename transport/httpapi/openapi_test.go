@@ -719,6 +719,14 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 	}
 	check("Production", p)
 	check("Production", &production.Production{})
+	now := production.Now()
+	failed := *p
+	failed.Fail(production.StatusAudioProcessing, production.ErrorInput, "audio: malformed data")
+	failed.WebhookDeliveries = []production.WebhookDelivery{
+		{Status: production.StatusError, State: "failed", Attempts: 1, Created: now, LastAttempt: &now, Error: "refused"},
+		{Status: production.StatusDone, State: "pending", Created: now, NextAttempt: &now, HTTPStatus: 503},
+	}
+	check("Production", &failed)
 	pr := &preset.Preset{UUID: "p", PresetName: "P", OutputFiles: p.OutputFiles, OutgoingServices: p.OutgoingServices,
 		Algorithms: p.Algorithms, MultiInputFiles: p.MultiInputFiles, SpeechRecognition: p.SpeechRecognition, Image: &page, CreationTime: production.Now()}
 	check("Preset", pr)

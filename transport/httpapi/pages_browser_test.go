@@ -62,16 +62,13 @@ func newBrowser(t *testing.T) context.Context {
 	return bctx
 }
 
-// screenshot saves the page as PNG into $AUDIOPOST_SCREENSHOTS, when set,
-// to look at the pages while working on them.
+// screenshot saves the page as PNG into the test's artifact directory:
+// go test -artifacts -outputdir DIR keeps them (the test's log names the
+// folder), to look at the pages.
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	dir := os.Getenv("AUDIOPOST_SCREENSHOTS")
-	if dir == "" {
-		return
-	}
 	png := run(t, ctx, "screenshot", chromedp.FullScreenshot(100))
-	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(t.ArtifactDir(), name), png, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -83,6 +80,23 @@ func run[T any](t *testing.T, ctx context.Context, what string, a chromedp.Actio
 		t.Fatalf("%s: %v", what, err)
 	}
 	return v
+}
+
+// waitReloaded waits until the page, which reloads itself meanwhile,
+// satisfies the expression cond: a navigation interrupts a poll, which
+// then starts over on the new document.
+func waitReloaded(t *testing.T, ctx context.Context, cond string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingTimeout(time.Until(deadline))))
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: %v", cond, err)
+		}
+	}
 }
 
 func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
@@ -192,14 +206,24 @@ func TestPagesBrowser(t *testing.T) {
 		t.Errorf("status shows %q", s)
 	}
 
-	// The page polls: when a worker finishes the production, the status
-	// text changes without a reload and the reload hint appears.
+	// The page polls: while a worker processes, the progress moves
+	// without a reload; when it finishes, the page reloads itself to show
+	// the results.
+	if err := e.store.SetStatus(context.Background(), e.userA.ID, storage.KindProduction, newID, int(production.StatusAudioEncoding)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.SetProgress(context.Background(), e.userA.ID, newID, 63); err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, "live progress", chromedp.Poll[chromedp.Void](
+		`document.getElementById("status").textContent === "Audio Encoding" && document.getElementById("progress-text").textContent === "63 %" &&
+		document.getElementById("progress-bar").value === 63`,
+		chromedp.WithPollingTimeout(20*time.Second)))
+	do(t, ctx, "mark the page", chromedp.Evaluate[chromedp.Void](`window.notReloaded = true`))
 	if err := e.store.SetStatus(context.Background(), e.userA.ID, storage.KindProduction, newID, int(production.StatusDone)); err != nil {
 		t.Fatal(err)
 	}
-	run(t, ctx, "live status", chromedp.Poll[chromedp.Void](
-		`document.getElementById("status").textContent === "Done" && !document.getElementById("reload").hidden`,
-		chromedp.WithPollingTimeout(20*time.Second)))
+	waitReloaded(t, ctx, `!window.notReloaded && document.getElementById("status").textContent === "Done"`, 20*time.Second)
 	if loc2 := run(t, ctx, "location", chromedp.Location()); loc2 != loc {
 		t.Errorf("the page navigated to %s", loc2)
 	}

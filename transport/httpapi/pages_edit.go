@@ -12,14 +12,18 @@ import (
 
 // editView is the edit form of one production.
 type editView struct {
-	UUID          string
-	Action        string
-	StatusURL     string
-	Fields        []formField
-	Append        bool
-	Groups        []algGroup
-	StartAllowed  bool
-	ChangeAllowed bool
+	UUID      string
+	Action    string
+	StatusURL string
+	Fields    []formField
+	Append    bool
+	Groups    []algGroup
+	// StartAllowed shows "Start without saving changes"; SaveStartAllowed
+	// "Save and start", which a settings error also allows (saving a
+	// change may remove its cause).
+	StartAllowed     bool
+	SaveStartAllowed bool
+	ChangeAllowed    bool
 }
 
 // formField is one metadata input.
@@ -146,8 +150,12 @@ func current(p *production.Production, row algRow) any {
 func (pg *pages) editViewOf(pr *pageReq, p *production.Production, form map[string][]string, errs production.FieldErrors) *editView {
 	ev := &editView{
 		UUID: p.UUID, Action: pg.editURL(pr, p.UUID), StatusURL: pg.statusURL(pr, p.UUID),
-		StartAllowed: p.CanStart(), ChangeAllowed: p.CanChange(), Append: p.Metadata.AppendChapters,
+		ChangeAllowed: p.CanChange(), Append: p.Metadata.AppendChapters,
 	}
+	// No start where starting again would fail the same way.
+	blocked := p.RestartBlocked(pr.user.Credits())
+	ev.StartAllowed = p.CanStart() && blocked == ""
+	ev.SaveStartAllowed = p.CanStart() && (blocked == "" || p.ErrorKind == production.ErrorSettings)
 	get := func(name, def string) string {
 		if form == nil {
 			return def

@@ -29,7 +29,9 @@ type listRow struct {
 	Title, StatusURL, Created, Length, Loudness, Peak string
 	Status                                            int
 	StatusString                                      string
-	Download, DownloadName                            string
+	// Progress is the percentage done while a worker processes it.
+	Progress               string
+	Download, DownloadName string
 }
 
 // listPage serves GET {base}/productions/: the user's productions, newest
@@ -72,6 +74,9 @@ func (pg *pages) listRowOf(pr *pageReq, p *production.Production) listRow {
 		Status: int(v.Status), StatusString: v.Status.String(),
 		Created: v.CreationTime.UTC().Format("2006-01-02 15:04"),
 	}
+	if v.Status.Processing() {
+		row.Progress = strconv.Itoa(production.ShownProgress(v.Status, v.Progress)) + " %"
+	}
 	if row.Title == "" {
 		row.Title = v.InputFile
 	}
@@ -84,6 +89,9 @@ func (pg *pages) listRowOf(pr *pageReq, p *production.Production) listRow {
 	if lv := v.Statistics.Levels; lv != nil {
 		row.Loudness = levelText(lv.Output.Loudness)
 		row.Peak = levelText(lv.Output.Peak)
+	} else if m := v.Statistics.Master; m != nil {
+		row.Loudness = levelText(m.Levels.Loudness)
+		row.Peak = levelText(m.Levels.Peak)
 	}
 	for i, o := range v.OutputFiles {
 		if o.DownloadURL != "" {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"html"
 	"io"
+	"math"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -17,6 +18,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/transport/webhook"
 )
 
 const testPassword = "correct horse battery staple"
@@ -554,11 +556,68 @@ func TestPagesUpload(t *testing.T) {
 	}
 }
 
+// TestPagesStatusError: errors read in plain words, with what to do, and
+// no "Start again" where starting again would fail the same way.
 func TestPagesStatusError(t *testing.T) {
 	e := newEnv(t)
+	b := e.browser()
+	b.login(e.userA)
+	fail := func(title string, f func(p *production.Production)) string {
+		t.Helper()
+		id := e.create(e.keyA, map[string]any{"metadata": map[string]any{"title": title}})
+		e.modify(e.userA.ID, id, f)
+		return id
+	}
+
+	id := fail("Broken", func(p *production.Production) {
+		p.SetError(production.StatusAudioEncoding, "production: storage: the encoder ran out of disk space")
+	})
+	sp := b.get("/production/" + id + "/status/")
+	wantContains(t, sp, `class="status error"`, ">Error<", `id="error-message"`, "<strong>Error:</strong> The encoder ran out of disk space", "No output files are requested.")
+	if strings.Contains(sp.body, "<script") || strings.Contains(sp.body, "production: storage:") {
+		t.Error("a finished production's page still polls, or shows Go's prefixes")
+	}
+
+	// An unreadable input: replacing it is the way out, not a restart.
+	id = fail("Unreadable", func(p *production.Production) {
+		p.InputFile, p.OutputFiles = "talk.wav", []production.OutputFile{{Format: "mp3"}}
+		p.Fail(production.StatusAudioProcessing, production.ErrorInput, "input file: audio: malformed data")
+	})
+	sp = b.get("/production/" + id + "/status/")
+	wantContains(t, sp, "Input file: malformed data", `id="error-hint"`, "replace it with another recording")
+	if strings.Contains(sp.body, "Start again") {
+		t.Error("an input error offers Start again")
+	}
+	ep := b.get("/production/" + id + "/edit/")
+	if strings.Contains(ep.body, `id="start"`) || strings.Contains(ep.body, `id="save-start"`) {
+		t.Error("the edit page of an input error offers a start")
+	}
+
+	// A settings error: the edit page may save and start, not start as is.
+	id = fail("Bad settings", func(p *production.Production) {
+		p.InputFile, p.OutputFiles = "talk.wav", []production.OutputFile{{Format: "mp3"}}
+		p.Fail(production.StatusAudioEncoding, production.ErrorSettings, "production: invalid request: output name")
+	})
+	ep = b.get("/production/" + id + "/edit/")
+	if strings.Contains(ep.body, `id="start"`) || !strings.Contains(ep.body, `id="save-start"`) {
+		t.Error("a settings error: want Save and start only")
+	}
+
+	// The service failed: starting again may well succeed.
+	id = fail("Internal", func(p *production.Production) {
+		p.InputFile, p.OutputFiles = "talk.wav", []production.OutputFile{{Format: "mp3"}}
+		p.Fail(production.StatusAudioEncoding, production.ErrorInternal, "the service failed (its storage): sqlstore: database is locked")
+	})
+	sp = b.get("/production/" + id + "/status/")
+	wantContains(t, sp, "The service failed (its storage): database is locked", "The server failed, not the recording", "Start again")
+}
+
+// modify changes a stored production as a worker would.
+func (e *env) modify(owner, id string, f func(p *production.Production)) {
+	t := e.t
+	t.Helper()
 	ctx := context.Background()
-	id := e.create(e.keyA, map[string]any{"metadata": map[string]any{"title": "Broken"}})
-	res, err := e.store.GetResource(ctx, e.userA.ID, storage.KindProduction, id)
+	res, err := e.store.GetResource(ctx, owner, storage.KindProduction, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -566,7 +625,7 @@ func TestPagesStatusError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.SetError(production.StatusAudioEncoding, "the encoder ran out of disk space")
+	f(p)
 	if res.Doc, err = production.EncodeDocument(p); err != nil {
 		t.Fatal(err)
 	}
@@ -574,11 +633,82 @@ func TestPagesStatusError(t *testing.T) {
 	if err := e.store.UpdateResource(ctx, &res); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestPagesStatusLevels: the status page shows the progress while a
+// worker processes, and afterwards the levels: input beside output for a
+// single track, per track and for the mixdown for a multitrack
+// production, and the loudness chart.
+func TestPagesStatusLevels(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
 	b := e.browser()
 	b.login(e.userA)
-	sp := b.get("/production/" + id + "/status/")
-	wantContains(t, sp, `class="status error"`, ">Error<", `id="error-message"`, "the encoder ran out of disk space", "No output files are requested.")
-	if strings.Contains(sp.body, "<script") {
-		t.Error("a finished production's page still polls")
+	id := e.create(e.keyA, map[string]any{"metadata": map[string]any{"title": "Levels"}})
+	if err := e.store.SetStatus(ctx, e.userA.ID, storage.KindProduction, id, int(production.StatusAudioEncoding)); err != nil {
+		t.Fatal(err)
 	}
+	if err := e.store.SetProgress(ctx, e.userA.ID, id, 42); err != nil {
+		t.Fatal(err)
+	}
+	sp := b.get("/production/" + id + "/status/")
+	wantContains(t, sp, `<progress id="progress-bar" max="100" value="42"`, `<span id="progress-text">42 %</span>`, "<script nonce=")
+	wantContains(t, b.get("/productions/"), "Audio Encoding</span> <span class=\"hint\">42 %</span>")
+
+	lv := func(v float64, u string) production.Level { return production.Level{Value: v, Unit: u} }
+	snr := lv(52.5, "dB")
+	e.modify(e.userA.ID, id, func(p *production.Production) {
+		p.Status = production.StatusDone
+		p.LoudnessImage = "_loudness.png"
+		p.Statistics.Levels = &production.Levels{
+			Input: production.InputLevels{Loudness: lv(-25.7, "LUFS"), LRA: lv(14.2, "LU"), NoiseLevel: lv(-62.1, "dB"), SNR: lv(37.8, "dB"),
+				MaxShortterm: lv(-13.4, "LUFS"), MaxMomentary: lv(-9.8, "LUFS")},
+			Output: production.OutputLevels{Loudness: lv(-16, "LUFS"), LRA: lv(5.1, "LU"), Peak: lv(-1, "dBTP"), SNR: &snr,
+				GainMin: lv(-3.2, "dB"), GainMean: lv(9.4, "dB"), GainMax: lv(18.7, "dB")},
+		}
+	})
+	sp = b.get("/production/" + id + "/status/")
+	wantContains(t, sp, `id="levels"`, `id="loudness-chart"`, "/files/audio-result/"+id+"/_loudness.png",
+		`Loudness <span class="hint">integrated over the whole file</span></th><td class="num">-25.7 LUFS</td><td class="num">-16.0 LUFS</td>`,
+		`<td class="num"></td><td class="num">-1.0 dBTP</td>`, `<td class="num">37.8 dB</td><td class="num">52.5 dB</td>`,
+		"-3.2 / 9.4 / 18.7 dB")
+	if strings.Contains(sp.body, "progress-bar") || strings.Contains(sp.body, "Max. momentary loudness <span class=\"hint\">loudest 0.4 s</span></th><td class=\"num\"></td><td class=\"num\"></td>") {
+		t.Error("a Done production shows a progress bar or an empty row")
+	}
+
+	mt := e.create(e.keyA, map[string]any{"metadata": map[string]any{"title": "Multitrack"}})
+	e.modify(e.userA.ID, mt, func(p *production.Production) {
+		p.Status, p.IsMultitrack = production.StatusDone, true
+		p.Statistics.Tracks = []production.TrackStatistics{
+			{Identifier: "host", Levels: production.TrackLevels{Loudness: lv(-23, "LUFS"), LRA: lv(8, "LU"), NoiseLevel: lv(-70, "dB"), SNR: lv(48, "dB"),
+				GainMin: lv(-2, "dB"), GainMean: lv(6, "dB"), GainMax: lv(12, "dB")}},
+			{Identifier: "music", Levels: production.TrackLevels{Loudness: lv(math.Inf(-1), "LUFS")}},
+		}
+		p.Statistics.Master = &production.MasterStatistics{Levels: production.MasterLevels{Loudness: lv(-16, "LUFS"), LRA: lv(4.5, "LU"), Peak: lv(-1, "dBTP")}}
+	})
+	sp = b.get("/production/" + mt + "/status/")
+	wantContains(t, sp, `id="tracks"`, `<td>host</td><td class="num">-23.0 LUFS</td><td class="num">8.0 LU</td><td class="num">-70.0 dB</td><td class="num">48.0 dB</td><td class="num">-2.0 / 6.0 / 12.0 dB</td>`,
+		`<td>music</td><td class="num">silent</td>`, `id="master"`, `<th>True peak</th><td class="num">-1.0 dBTP</td>`)
+	wantContains(t, b.get("/productions/"), "-16.0 LUFS", "-1.0 dBTP")
+
+	// The webhook calls, and why one failed.
+	wh := e.create(e.keyA, map[string]any{"metadata": map[string]any{"title": "Hooked"}, "webhook": "https://hook.example.org/x"})
+	err := e.store.WithTx(ctx, func(tx storage.Tx) error {
+		if err := tx.SetStatus(ctx, e.userA.ID, storage.KindProduction, wh, int(production.StatusDone)); err != nil {
+			return err
+		}
+		return webhook.Enqueue(ctx, tx, e.userA.ID, wh, "https://hook.example.org/x", 3, "Done")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := e.store.ClaimDelivery(ctx, "sender", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.DeliveryFailed(ctx, d, "form request: refusing to connect to 10.0.0.1", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	wantContains(t, b.get("/production/"+wh+"/status/"), `id="webhooks"`, "<td>Done</td><td>failed</td><td class=\"num\">1</td>",
+		"form request: refusing to connect to 10.0.0.1")
 }

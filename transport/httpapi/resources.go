@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -173,6 +174,44 @@ func (s *server) productionView(p *production.Production) *production.Production
 		}
 	}
 	return q
+}
+
+// withDeliveries lists the webhook calls of the production v (a view)
+// from the outbox into v.WebhookDeliveries, newest first.
+func (s *server) withDeliveries(ctx context.Context, owner string, v *production.Production) error {
+	ds, err := s.store.ListDeliveries(ctx, owner, v.UUID)
+	if err != nil {
+		return err
+	}
+	v.WebhookDeliveries = make([]production.WebhookDelivery, 0, len(ds))
+	for _, d := range ds {
+		v.WebhookDeliveries = append(v.WebhookDeliveries, deliveryView(d))
+	}
+	return nil
+}
+
+// deliveryView is a delivery as the API shows it to the production's
+// owner: no URL (the production has it) and no payload but its status.
+func deliveryView(d storage.Delivery) production.WebhookDelivery {
+	at := func(t time.Time) *production.Time {
+		pt := production.Time{Time: t.UTC().Truncate(time.Millisecond)}
+		return &pt
+	}
+	w := production.WebhookDelivery{State: string(d.State), Attempts: d.Attempts, Created: *at(d.Created),
+		HTTPStatus: d.HTTPStatus, Error: d.LastError}
+	if vals, err := url.ParseQuery(string(d.Payload)); err == nil {
+		if n, err := strconv.Atoi(vals.Get("status")); err == nil {
+			w.Status = production.Status(n)
+		}
+	}
+	if d.Attempts > 0 {
+		w.LastAttempt = at(d.Updated)
+	}
+	// A claimed delivery's next_attempt_at is its lease, not a schedule.
+	if d.State == storage.DeliveryPending && d.Worker == "" {
+		w.NextAttempt = at(d.NextAttempt)
+	}
+	return w
 }
 
 // presetView is the response form of a preset.

@@ -17,7 +17,14 @@
 // retried later with capped, jittered exponential backoff; the schedule is
 // in the store, so it survives restarts. Any other 4xx to the multipart
 // request, a refused address (see package outbound) and an unusable URL
-// fail the delivery for good, as does running out of attempts.
+// fail the delivery for good, as does running out of attempts; OnFailed
+// then lets the server tell the production's owner.
+//
+// Each attempt's outcome (the HTTP status, or why there was none) is kept
+// on the delivery, which the API lists with the production. A sender
+// claims under its WorkerID; the claims of senders of this host whose
+// process died are taken back at once (Reclaim) rather than after the
+// lease.
 package webhook
 
 import (
@@ -36,8 +43,10 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/audiopost/audiopost/internal/workerid"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/transport/outbound"
 )
@@ -50,6 +59,9 @@ const (
 	DefaultBackoffBase  = 30 * time.Second
 	DefaultBackoffMax   = 2 * time.Hour
 	DefaultPollInterval = 2 * time.Second
+	// DefaultReclaimInterval is how often a running sender looks for the
+	// claims of dead senders of its host.
+	DefaultReclaimInterval = 10 * time.Second
 )
 
 // ErrInvalidURL: a webhook URL is not an absolute http or https URL.
@@ -89,14 +101,26 @@ type Config struct {
 	// Logger receives one record per delivery outcome (default
 	// slog.Default()).
 	Logger *slog.Logger
+	// WorkerID names this sender in its claims (default a fresh
+	// workerid.New()); each worker goroutine appends "/n". A fixed
+	// WorkerID must not be used by two live senders.
+	WorkerID string
+	// ReclaimInterval is how often Run takes back the claims of senders
+	// known dead (default DefaultReclaimInterval; see Reclaim).
+	ReclaimInterval time.Duration
+	// OnFailed, when set, is called after a delivery failed for good,
+	// with a sentence for the production's owner saying which webhook
+	// failed and why; serve records it as the production's warning.
+	OnFailed func(ctx context.Context, d storage.Delivery, msg string)
 }
 
 // Sender sends due webhook deliveries from the outbox.
 type Sender struct {
-	cfg  Config
-	hc   *http.Client
-	ua   string
-	wake chan struct{}
+	cfg     Config
+	hc      *http.Client
+	ua      string
+	wake    chan struct{}
+	running atomic.Bool // Run has begun claiming
 }
 
 // New checks cfg, fills in defaults and returns a Sender.
@@ -138,6 +162,12 @@ func New(cfg Config) (*Sender, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.WorkerID == "" {
+		cfg.WorkerID = workerid.New()
+	}
+	if cfg.ReclaimInterval <= 0 {
+		cfg.ReclaimInterval = DefaultReclaimInterval
+	}
 	return &Sender{
 		cfg: cfg,
 		// The response body is read 4 KiB at most, so the client's
@@ -160,19 +190,76 @@ func (s *Sender) Wake() {
 
 // Run sends deliveries with Config.Workers workers until ctx is done, then
 // waits for them and returns nil. A request interrupted by ctx is
-// rescheduled to be sent again at once by the next sender.
+// rescheduled to be sent again at once by the next sender. It takes back
+// the claims of dead senders first and then every ReclaimInterval.
 func (s *Sender) Run(ctx context.Context) error {
-	var wg sync.WaitGroup
-	for range s.cfg.Workers {
-		wg.Go(func() { s.work(ctx) })
+	if _, err := s.Reclaim(ctx); err != nil && ctx.Err() == nil {
+		s.cfg.Logger.Warn("webhook: taking back the deliveries of dead senders", "err", err)
 	}
+	s.running.Store(true)
+	var wg sync.WaitGroup
+	for i := range s.cfg.Workers {
+		worker := s.cfg.WorkerID + "/" + strconv.Itoa(i)
+		wg.Go(func() { s.work(ctx, worker) })
+	}
+	wg.Go(func() {
+		t := time.NewTicker(s.cfg.ReclaimInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if _, err := s.Reclaim(ctx); err != nil && ctx.Err() == nil {
+				s.cfg.Logger.Warn("webhook: taking back the deliveries of dead senders", "err", err)
+			}
+		}
+	})
 	wg.Wait()
 	return nil
 }
 
-func (s *Sender) work(ctx context.Context) {
+// Reclaim makes the deliveries that senders known dead hold due at once,
+// instead of after their lease, and reports how many: those of this
+// sender's own WorkerID before Run begins claiming (a fixed id reused by
+// the next instance), and those of generated ids of this host whose
+// process is gone (see package workerid). The interrupted attempt counts,
+// and the next claim sends the delivery again: delivery is at least once.
+func (s *Sender) Reclaim(ctx context.Context) (int, error) {
+	holders, err := s.cfg.Store.DeliveryHolders(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var dead []string
+	for _, h := range holders {
+		if workerid.Base(h) == s.cfg.WorkerID {
+			if !s.running.Load() {
+				dead = append(dead, h)
+			}
+			continue
+		}
+		if workerid.Dead(h, s.cfg.WorkerID) {
+			dead = append(dead, h)
+		}
+	}
+	if len(dead) == 0 {
+		return 0, nil
+	}
+	n, err := s.cfg.Store.ExpireDeliveries(ctx, dead...)
+	if err != nil {
+		return 0, err
+	}
+	if n > 0 {
+		s.cfg.Logger.Info("webhook: took back the deliveries of dead senders", "deliveries", n, "senders", dead)
+		s.Wake()
+	}
+	return n, nil
+}
+
+func (s *Sender) work(ctx context.Context, worker string) {
 	for ctx.Err() == nil {
-		d, err := s.cfg.Store.ClaimDelivery(ctx, s.cfg.Lease)
+		d, err := s.cfg.Store.ClaimDelivery(ctx, worker, s.cfg.Lease)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -207,7 +294,8 @@ const (
 )
 
 func (s *Sender) deliver(ctx context.Context, d storage.Delivery) {
-	res, reason := s.attempt(ctx, d)
+	res, reason, code := s.attempt(ctx, d)
+	d.HTTPStatus = code
 	log := s.cfg.Logger.With("delivery", d.ID, "production", d.Production, "url", redact(d.URL), "attempt", d.Attempts)
 	// Record the outcome even when ctx was canceled meanwhile: the store
 	// must learn what happened.
@@ -231,6 +319,9 @@ func (s *Sender) deliver(ctx context.Context, d storage.Delivery) {
 		err = s.cfg.Store.DeliveryFailed(rctx, d, reason, time.Time{})
 		if err == nil {
 			log.Warn("webhook failed", "reason", reason)
+			if s.cfg.OnFailed != nil {
+				s.cfg.OnFailed(rctx, d, fmt.Sprintf("webhook to %s not delivered: %s", redact(d.URL), reason))
+			}
 		}
 	default:
 		wait := s.backoff(d.Attempts)
@@ -259,46 +350,47 @@ func (s *Sender) backoff(attempt int) time.Duration {
 }
 
 // attempt makes one delivery attempt: form-encoded, then multipart if the
-// receiver answered 4xx or 5xx. reason says why it did not succeed.
-func (s *Sender) attempt(ctx context.Context, d storage.Delivery) (outcome, string) {
+// receiver answered 4xx or 5xx. reason says why it did not succeed; code
+// is the receiver's last HTTP status (0 when it did not answer).
+func (s *Sender) attempt(ctx context.Context, d storage.Delivery) (res outcome, reason string, code int) {
 	u, err := ParseURL(d.URL)
 	if err != nil {
-		return final, err.Error()
+		return final, err.Error(), 0
 	}
 	vals, err := url.ParseQuery(string(d.Payload))
 	if err != nil {
-		return final, fmt.Sprintf("malformed stored payload: %v", err)
+		return final, fmt.Sprintf("malformed stored payload: %v", err), 0
 	}
-	code, err := s.post(ctx, u, "application/x-www-form-urlencoded", []byte(vals.Encode()))
+	code, err = s.post(ctx, u, "application/x-www-form-urlencoded", []byte(vals.Encode()))
 	if err != nil {
-		return errOutcome(err), "form request: " + describe(err, s.cfg.Timeout)
+		return errOutcome(err), "form request: " + describe(err, s.cfg.Timeout), 0
 	}
 	switch {
 	case code >= 200 && code <= 299:
-		return delivered, ""
+		return delivered, "", code
 	case code < 400:
-		return retry, fmt.Sprintf("form request: unexpected HTTP %d", code)
+		return retry, fmt.Sprintf("form request: unexpected HTTP %d", code), code
 	}
 	formReason := fmt.Sprintf("form request: HTTP %d", code)
 
 	body, ctype, err := multipartBody(vals)
 	if err != nil {
-		return final, err.Error()
+		return final, err.Error(), code
 	}
 	code, err = s.post(ctx, u, ctype, body)
 	if err != nil {
-		return errOutcome(err), formReason + "; multipart request: " + describe(err, s.cfg.Timeout)
+		return errOutcome(err), formReason + "; multipart request: " + describe(err, s.cfg.Timeout), 0
 	}
-	reason := fmt.Sprintf("%s; multipart request: HTTP %d", formReason, code)
+	reason = fmt.Sprintf("%s; multipart request: HTTP %d", formReason, code)
 	switch {
 	case code >= 200 && code <= 299:
-		return delivered, ""
+		return delivered, "", code
 	case code == http.StatusRequestTimeout || code == http.StatusTooManyRequests:
-		return retry, reason
+		return retry, reason, code
 	case code >= 400 && code <= 499:
-		return final, reason + " (rejected by the receiver)"
+		return final, reason + " (rejected by the receiver)", code
 	}
-	return retry, reason
+	return retry, reason, code
 }
 
 // post sends one request and returns the status code.

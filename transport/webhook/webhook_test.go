@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -239,13 +241,27 @@ func TestMultipart4xxIsFinal(t *testing.T) {
 		return http.StatusInternalServerError
 	})
 	id := enqueue(t, st, owner, "p-3", rc.URL, 3, "Done")
-	start(t, testConfig(st))
+	var mu sync.Mutex
+	var told []string
+	cfg := testConfig(st)
+	cfg.OnFailed = func(_ context.Context, d storage.Delivery, msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		told = append(told, d.Production+": "+msg)
+	}
+	start(t, cfg)
 	d := waitState(t, st, id, storage.DeliveryFailed)
-	if d.Attempts != 1 || len(rc.requests()) != 2 {
-		t.Errorf("attempts %d, requests %d, want 1 and 2", d.Attempts, len(rc.requests()))
+	if d.Attempts != 1 || len(rc.requests()) != 2 || d.HTTPStatus != http.StatusForbidden {
+		t.Errorf("attempts %d, requests %d, HTTP %d, want 1, 2 and 403", d.Attempts, len(rc.requests()), d.HTTPStatus)
 	}
 	if !strings.Contains(d.LastError, "HTTP 500") || !strings.Contains(d.LastError, "HTTP 403") || !strings.Contains(d.LastError, "rejected") {
 		t.Errorf("last error %q", d.LastError)
+	}
+	// The owner is told once, which hook failed and why.
+	mu.Lock()
+	defer mu.Unlock()
+	if len(told) != 1 || !strings.HasPrefix(told[0], "p-3: webhook to "+rc.URL+" not delivered: ") || !strings.HasSuffix(told[0], d.LastError) {
+		t.Errorf("OnFailed calls %q", told)
 	}
 }
 
@@ -280,8 +296,8 @@ func TestTimeoutRetriedWithBackoff(t *testing.T) {
 	if gap := reqs[1].at.Sub(reqs[0].at); gap < cfg.Timeout+cfg.BackoffBase/2 {
 		t.Errorf("retried after %v, want at least %v", gap, cfg.Timeout+cfg.BackoffBase/2)
 	}
-	if !strings.Contains(d.LastError, "no response within 100ms") {
-		t.Errorf("last error %q", d.LastError)
+	if !strings.Contains(d.LastError, "no response within 100ms") || d.HTTPStatus != http.StatusOK {
+		t.Errorf("last error %q, HTTP %d", d.LastError, d.HTTPStatus)
 	}
 }
 
@@ -422,6 +438,43 @@ func TestConcurrentWorkersDeliverEachOnce(t *testing.T) {
 		if c != 1 {
 			t.Errorf("%s notified %d times", uuid, c)
 		}
+	}
+}
+
+// TestReclaim: the claim of a sender of this host whose process is gone
+// is taken back at once, not after its lease; a live sender's is not.
+func TestReclaim(t *testing.T) {
+	st, owner := newStore(t)
+	ctx := context.Background()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	deadID := fmt.Sprintf("%s-%d-abcd/0", host, cmd.Process.Pid)
+	liveID := fmt.Sprintf("%s-%d-abcd/0", host, os.Getppid())
+	rc := newReceiver(t, always(http.StatusOK))
+	ids := map[string]int64{}
+	for _, w := range []string{deadID, liveID} {
+		ids[w] = enqueue(t, st, owner, "p-"+w, rc.URL, 3, "Done")
+		if _, err := st.ClaimDelivery(ctx, w, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := New(testConfig(st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Reclaim(ctx); n != 1 || err != nil {
+		t.Fatalf("Reclaim = %d, %v; want 1", n, err)
+	}
+	start(t, testConfig(st))
+	d := waitState(t, st, ids[deadID], storage.DeliveryDelivered)
+	if d.Attempts != 2 || d.HTTPStatus != http.StatusOK {
+		t.Errorf("taken back: %d attempts, HTTP %d; want 2 and 200", d.Attempts, d.HTTPStatus)
+	}
+	if d, _ := st.GetDelivery(ctx, ids[liveID]); d.State != storage.DeliveryPending || d.Worker != liveID {
+		t.Errorf("a live sender's claim: %+v", d)
 	}
 }
 

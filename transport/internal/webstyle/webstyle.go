@@ -14,11 +14,11 @@ nav{display:flex;gap:1rem;align-items:center;padding:.6rem 0;border-bottom:1px s
 nav .brand{font-weight:700;margin-right:auto;color:#222;text-decoration:none}
 nav form{margin:0}
 a{color:#0b5cad}
-h1{font-size:1.6rem;margin:.5rem 0}h2{font-size:1.15rem;margin:1.5rem 0 .5rem}
+h1{font-size:1.6rem;margin:.5rem 0}h2{font-size:1.15rem;margin:1.5rem 0 .5rem}h3{font-size:1rem;margin:1rem 0 .4rem}
 table{border-collapse:collapse;width:100%;background:#fff}td,th{border-bottom:1px solid #e3e3e3;padding:.35rem .5rem;text-align:left;vertical-align:top}
-th{font-weight:600;color:#555}
+th{font-weight:600;color:#555}th .hint{display:block;font-weight:400}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
-.errors,.error{background:#fee;border:1px solid #c33;padding:.5rem 1rem;border-radius:4px}
+.errors,.error{background:#fee;border:1px solid #c33;padding:.5rem 1rem;border-radius:4px}.errors p{margin:.3rem 0}
 .warning{background:#fff6dd;border:1px solid #d9a400;padding:.5rem 1rem;border-radius:4px}
 .secret{background:#efe;border:1px solid #3a3;padding:.5rem 1rem;border-radius:4px}
 .status{display:inline-block;padding:.15rem .6rem;border-radius:1rem;background:#e8eef7;font-weight:600;white-space:nowrap}
@@ -41,6 +41,8 @@ button{font:inherit;padding:.4rem 1rem;border-radius:4px;border:1px solid #0b5ca
 button.secondary,nav button{background:#fff;color:#0b5cad}
 .actions{display:flex;gap:.6rem;margin:1rem 0;align-items:center;flex-wrap:wrap}
 progress{width:100%;max-width:34rem;height:1.2rem}
+.progress-line{display:flex;gap:.6rem;align-items:center}.progress-line progress{flex:1}
+.legend{margin:.3rem 0 .8rem}
 .pager{display:flex;gap:1rem;margin:1rem 0}
 .hero{background:#fff;border:1px solid #ddd;border-radius:6px;padding:1rem 1.5rem;margin:1rem 0}
 `

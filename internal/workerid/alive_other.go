@@ -1,7 +1,7 @@
 //go:build !unix
 
-package runner
+package workerid
 
 // processAlive cannot tell here: every other process counts as alive, and
-// its jobs are claimed again when their leases run out.
+// its work comes back when its lease runs out.
 func processAlive(pid int) bool { return true }
