@@ -237,13 +237,15 @@ func (r *Result) islands(minLen, maxLen int) []subSpan {
 }
 
 // fillers finds filled pauses: islands of activity (bounded by pauses)
-// from 200 ms to 1.5 s that are mostly one held, voiced sound: periodic
-// throughout, with a pitch that may glide but never jumps, a spectrum
-// that barely changes and a flat envelope. A word is a string of different sounds, each with its
-// transitions; a hesitation is one vowel (and perhaps a nasal) held while
-// the speaker thinks. The nasal of "um" is a second steady part at the
-// same pitch, so steady stretches that continue each other's pitch are
-// taken together.
+// from 200 ms to 1.5 s that are one syllable, mostly one held, voiced
+// sound: periodic throughout, with a pitch that may glide but never
+// jumps, a spectrum that barely changes and a flat envelope. A word is a
+// string of different sounds, each with its transitions, and two words
+// are two syllables with a dip of the level between them; a hesitation
+// is one vowel (and perhaps a nasal) held while the speaker thinks. The
+// nasal of "um" is a second steady part at the same pitch and a lower
+// level, so steady stretches that continue each other's pitch are taken
+// together and the envelope may step down once.
 func (r *Result) fillers() []subSpan {
 	if r.feats == nil {
 		return nil // DropFeatures
@@ -268,22 +270,33 @@ const (
 	fillerCover        = 0.7   // share of the island the held sound covers
 	fillerBridge       = 15    // longest break inside a held sound, sub-blocks
 	fillerBridgeCent   = 300.0 // pitch change across such a break
-	fillerLevelSD      = 6.0   // dB, standard deviation of the band level
+	fillerLevelSD      = 3.0   // dB, standard deviation of the band level around one step down
+	fillerDip          = 6.0   // dB, deepest dip of the level between two louder parts
 	fillerCentroidRate = 0.2   // octaves per 30 ms: 75th percentile of the centroid movement
+	fillerMedian       = 2     // half width of the pitch track's median filter, sub-blocks
 )
 
 func (r *Result) isFiller(is subSpan) bool {
 	st := r.fillerStats(is)
 	return st.held >= fillerMin && float64(st.held) >= fillerCover*float64(st.n) &&
-		st.meanCents <= fillerMeanCent && st.levelSD <= fillerLevelSD && st.centroidRate <= fillerCentroidRate
+		st.meanCents <= fillerMeanCent && st.levelSD <= fillerLevelSD && st.dip <= fillerDip &&
+		st.centroidRate <= fillerCentroidRate
 }
 
 // fillerStats are the measurements isFiller decides on.
 type fillerStats struct {
-	n         int     // sub-blocks in the island
+	n         int     // sub-blocks in the island's core
 	held      int     // sub-blocks in its longest held sound
 	meanCents float64 // median pitch step over the held sound
-	levelSD   float64 // standard deviation of its band level, dB
+	// levelSD is the standard deviation of the band level over the held
+	// sound around its best fit by two constant levels, the second lower
+	// (dB): a vowel and the quieter nasal that closes it each hold their
+	// own level.
+	levelSD float64
+	// dip is the deepest dip of the band level below the lower of the
+	// loudest levels before and after it, over the core (dB): the
+	// boundary of two syllables.
+	dip float64
 	// centroidRate is how fast the centroid of the loud part moves,
 	// octaves per 30 ms (75th percentile).
 	centroidRate float64
@@ -293,13 +306,14 @@ func (r *Result) fillerStats(is subSpan) fillerStats {
 	f := r.island(is)
 	is = r.core(is)
 	n := is.hi - is.lo
+	pitch := heldPitch(f, is)
 	steady := make([]bool, n)
 	for i := range steady {
 		j := is.lo + i
 		if f(j).voicing < fillerVoicing || f(j).flux > fillerFlux {
 			continue
 		}
-		if j > is.lo && f(j-1).voicing >= fillerVoicing && pitchStep(f(j).pitch, f(j-1).pitch) > fillerStepCent {
+		if i > 0 && pitch[i-1] > 0 && pitchStep(pitch[i], pitch[i-1]) > fillerStepCent {
 			continue
 		}
 		steady[i] = true
@@ -313,7 +327,7 @@ func (r *Result) fillerStats(is subSpan) fillerStats {
 			continue
 		}
 		if last >= 0 && i-last > 1 && i-last <= fillerBridge &&
-			pitchStep(f(is.lo+i).pitch, f(is.lo+last).pitch) < fillerBridgeCent {
+			pitchStep(pitch[i], pitch[last]) < fillerBridgeCent {
 			for k := last + 1; k < i; k++ {
 				steady[k] = true
 			}
@@ -340,17 +354,17 @@ func (r *Result) fillerStats(is subSpan) fillerStats {
 	// Over that run: the pitch holds and the envelope is flat.
 	var steps, lv []float64
 	for i := bestLo; i < bestLo+bestLen; i++ {
-		j := is.lo + i
-		lv = append(lv, float64(f(j).band))
-		if i > bestLo && f(j).voicing >= fillerVoicing && f(j-1).voicing >= fillerVoicing {
-			steps = append(steps, pitchStep(f(j).pitch, f(j-1).pitch))
+		lv = append(lv, float64(f(is.lo+i).band))
+		if i > bestLo && pitch[i] > 0 && pitch[i-1] > 0 {
+			steps = append(steps, pitchStep(pitch[i], pitch[i-1]))
 		}
 	}
 	if len(steps) > 0 {
 		slices.Sort(steps)
 		st.meanCents = steps[len(steps)/2]
 	}
-	st.levelSD = stddev(lv)
+	st.levelSD = stepSD(lv)
+	st.dip = dip(f, is)
 	// The loud part (within 8 dB of the peak) is one vowel, perhaps
 	// followed by a nasal: its formants, and with them the spectral
 	// centroid, hardly move, except at the one transition. A phrase's
@@ -373,6 +387,90 @@ func (r *Result) fillerStats(is subSpan) fillerStats {
 		st.centroidRate = rates[len(rates)*3/4]
 	}
 	return st
+}
+
+// heldPitch returns the pitch of the sub-blocks of is, 0 where they are
+// not voiced, each voiced one replaced by the median over the voiced
+// sub-blocks within fillerMedian of it. The tracker sometimes takes one
+// or two sub-blocks of a low voice at a lag that is no multiple of the
+// period (one sub-block in two of a voice at 83 Hz came out at 472 Hz):
+// such a glitch breaks the held sound and makes steps of thousands of
+// cents. The median removes outliers up to two sub-blocks long and keeps
+// real jumps, which last.
+func heldPitch(f func(int) feature, is subSpan) []float32 {
+	n := is.hi - is.lo
+	raw := make([]float32, 2*n)
+	for i := range n {
+		if v := f(is.lo + i); v.voicing >= fillerVoicing {
+			raw[i] = v.pitch
+		}
+	}
+	out := raw[n:]
+	var win [2*fillerMedian + 1]float32
+	for i := range n {
+		if raw[i] == 0 {
+			continue
+		}
+		w := win[:0]
+		for _, p := range raw[max(0, i-fillerMedian):min(n, i+fillerMedian+1)] {
+			if p > 0 {
+				w = append(w, p)
+			}
+		}
+		slices.Sort(w)
+		out[i] = w[len(w)/2]
+	}
+	return out
+}
+
+// stepSD returns the standard deviation of x around its best fit by one
+// constant up to some index and a lower constant after it (or one
+// constant throughout).
+func stepSD(x []float64) float64 {
+	m := len(x)
+	if m < 2 {
+		return 0
+	}
+	var s, ss float64
+	for _, v := range x {
+		s += v
+		ss += v * v
+	}
+	best := ss - s*s/float64(m)
+	var ls, lss float64
+	for k := 1; k < m; k++ {
+		ls += x[k-1]
+		lss += x[k-1] * x[k-1]
+		a, b := ls/float64(k), (s-ls)/float64(m-k)
+		if b > a {
+			continue
+		}
+		best = min(best, lss-ls*a+(ss-lss)-(s-ls)*b)
+	}
+	return math.Sqrt(max(0, best) / float64(m))
+}
+
+// dip returns how far the band level of is falls, at its deepest, below
+// the lower of its loudest levels before and after that point, dB.
+func dip(f func(int) feature, is subSpan) float64 {
+	n := is.hi - is.lo
+	if n == 0 {
+		return 0
+	}
+	// after[i] is the loudest level from i to the end.
+	after := make([]float32, n)
+	after[n-1] = f(is.hi - 1).band
+	for i := n - 2; i >= 0; i-- {
+		after[i] = max(after[i+1], f(is.lo+i).band)
+	}
+	before := float32(math.Inf(-1))
+	var d float32
+	for i := range n {
+		b := f(is.lo + i).band
+		before = max(before, b)
+		d = max(d, min(before, after[i])-b)
+	}
+	return float64(d)
 }
 
 // coreDB is how far below its loudest sub-block an island's core ends:
@@ -420,21 +518,6 @@ func pitchStep(a, b float32) float64 {
 		best = min(best, math.Abs(c-h))
 	}
 	return best
-}
-
-func stddev(x []float64) float64 {
-	if len(x) < 2 {
-		return 0
-	}
-	var s, ss float64
-	for _, v := range x {
-		s += v
-	}
-	m := s / float64(len(x))
-	for _, v := range x {
-		ss += (v - m) * (v - m)
-	}
-	return math.Sqrt(ss / float64(len(x)))
 }
 
 // coughs finds coughs: islands of activity from 80 to 700 ms that start

@@ -39,5 +39,6 @@
 // a switching cost turns that evidence into segments that do not flip
 // inside a sentence, and each switch moves to the change point of the
 // dips, which puts it on the music's edge. Fillers are islands of activity
-// that are one held voiced sound; coughs are noisy bursts that decay.
+// that are one syllable, one held voiced sound (perhaps closing into a
+// quieter nasal at the same pitch); coughs are noisy bursts that decay.
 package classify
