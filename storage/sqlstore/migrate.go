@@ -163,6 +163,13 @@ var migrations = []migration{
 		`CREATE INDEX throttles_updated ON throttles(updated_at)`,
 		`CREATE INDEX jobs_worker ON jobs(state, worker)`,
 	}},
+	{3, "sealed service credentials", []string{
+		// The credentials of a service (storage.CredentialKeys), sealed
+		// with the store's secret key, and the id of that key, so that a
+		// process started with another key can say so at once.
+		`ALTER TABLE services ADD COLUMN credentials {{bytes}}`,
+		`ALTER TABLE services ADD COLUMN credentials_key TEXT NOT NULL DEFAULT ''`,
+	}},
 }
 
 // SchemaVersion is the schema version this package migrates to.
