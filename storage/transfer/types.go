@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,19 +127,37 @@ func TypeNames() []string {
 	return out
 }
 
+// DefaultName names a service of type typ after its type and where it
+// is: the host, the WebDAV URL's host or the bucket.
+func DefaultName(typ string, settings map[string]any) string {
+	t, _ := LookupType(typ)
+	where := ""
+	switch typ {
+	case "webdav":
+		if u, err := url.Parse(fmt.Sprint(settings["url"])); err == nil {
+			where = u.Host
+		}
+	case "s3":
+		where, _ = settings["bucket"].(string)
+	default:
+		where, _ = settings["host"].(string)
+	}
+	return strings.TrimSpace(t.DisplayName + " " + where)
+}
+
 // hostedPlatforms are the spec's other service kinds: accounts of hosted
 // platforms (OAuth logins and their APIs) this package has no connector
 // for. Registering one is refused with that reason.
 var hostedPlatforms = map[string]string{
-	"dropbox": "file-sync storage", "soundcloud": "audio hosting", "spreaker": "audio hosting", "mixcloud": "audio hosting",
-	"youtube": "video hosting", "libsyn": "podcast hosting", "archiveorg": "internet archive", "podtrac": "podcast statistics hosting",
+	"dropbox": "a file-sync storage", "soundcloud": "an audio hosting", "spreaker": "an audio hosting", "mixcloud": "an audio hosting",
+	"youtube": "a video hosting", "libsyn": "a podcast hosting", "archiveorg": "an internet archive", "podtrac": "a podcast statistics hosting",
 }
 
 // UnsupportedTypeError explains why a type cannot be registered; it
 // wraps ErrUnsupportedType.
 func UnsupportedTypeError(typ string) error {
 	if kind, ok := hostedPlatforms[typ]; ok {
-		return fmt.Errorf("%w: %q is a %s platform, which this server has no connector for; it supports %s",
+		return fmt.Errorf("%w: %q is %s platform, which this server has no connector for; it supports %s",
 			ErrUnsupportedType, typ, kind, strings.Join(TypeNames(), ", "))
 	}
 	return fmt.Errorf("%w: unknown service type %q; this server supports %s", ErrUnsupportedType, typ, strings.Join(TypeNames(), ", "))

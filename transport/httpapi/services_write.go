@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -210,7 +209,7 @@ func (s *server) saveService(ctx context.Context, owner string, old *storage.Ser
 		return svc, err
 	}
 	if svc.DisplayName == "" {
-		svc.DisplayName = defaultServiceName(svc.Type, clean)
+		svc.DisplayName = transfer.DefaultName(svc.Type, clean)
 	}
 	if svc.Config, err = json.Marshal(clean); err != nil {
 		return svc, err
@@ -259,23 +258,6 @@ func connectionFormError(typ string, err error) error {
 		msg = "could not connect and list the directory: " + err.Error()
 	}
 	return fieldError(field, msg+` (send "test": false to save without testing)`)
-}
-
-// defaultServiceName names a service after its type and address.
-func defaultServiceName(typ string, settings map[string]any) string {
-	t, _ := transfer.LookupType(typ)
-	where := ""
-	switch typ {
-	case "webdav":
-		if u, err := url.Parse(fmt.Sprint(settings["url"])); err == nil {
-			where = u.Host
-		}
-	case "s3":
-		where = fmt.Sprint(settings["bucket"])
-	default:
-		where, _ = settings["host"].(string)
-	}
-	return strings.TrimSpace(t.DisplayName + " " + where)
 }
 
 // createService: POST /api/services.json.
