@@ -67,6 +67,8 @@
 //	GET       /production/{uuid}/status.json           the status call for the page's script
 //	GET, POST /production/{uuid}/edit/                 metadata and algorithm form; action=start starts
 //	GET       /files/{kind}/{uuid}/{filename}          the downloads, for page links
+//	GET, POST /services/                               external services: list, add (the API's checks and
+//	                                                   connection test), test, remove
 //
 // External services (services*.go): the types are the catalogue of
 // storage/transfer (ftp, sftp, webdav, s3); any other type is refused at

@@ -383,12 +383,17 @@ func (s *server) serviceCommand(w http.ResponseWriter, r *http.Request, u storag
 // spec's type-specific fields and every parameter of its type that is no
 // credential.
 func publicServiceKeys(typ string) []string {
-	keys := slices.Clone(publicServiceFields)
+	var keys []string
 	if t, ok := transfer.LookupType(typ); ok {
 		for _, p := range t.Parameters {
-			if !storage.IsCredentialKey(p.Name) && !slices.Contains(keys, p.Name) {
+			if !storage.IsCredentialKey(p.Name) {
 				keys = append(keys, p.Name)
 			}
+		}
+	}
+	for _, k := range publicServiceFields {
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
 		}
 	}
 	return keys
