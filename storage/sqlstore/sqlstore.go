@@ -16,6 +16,10 @@
 // behind it, and LISTEN/NOTIFY wakes idle workers in every process when
 // work is committed (Store.Subscribe).
 //
+// Service credentials (storage.CredentialKeys) are sealed with the key
+// SetSecretKey gives the store (AES-256-GCM, storage.SecretKey), in a
+// column of their own; without a key the store refuses them.
+//
 // The schema is one set of numbered migrations, applied on Open inside a
 // transaction and recorded in schema_migrations; on PostgreSQL the
 // transaction first takes an advisory lock, so processes starting together
