@@ -18,5 +18,9 @@
 // Secrets: the store never sees a clear-text secret. API keys, OAuth codes,
 // access tokens and client secrets are high-entropy random strings
 // ([NewToken]) stored as their SHA-256 ([HashToken]); passwords are stored
-// as a salted PBKDF2 hash ([HashPassword], [CheckPassword]).
+// as a salted PBKDF2 hash ([HashPassword], [CheckPassword]). The
+// credentials of external services must be given back to log in with, so
+// they cannot be hashed: stores keep them sealed with AES-256-GCM under a
+// [SecretKey] the operator provides ([CredentialKeys] names them), and
+// refuse to write them without one ([ErrNoSecretKey]).
 package storage

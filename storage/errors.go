@@ -33,4 +33,11 @@ var (
 	ErrInvalid = errors.New("storage: invalid record")
 	// ErrSchemaTooNew: the database was migrated by a newer program version.
 	ErrSchemaTooNew = errors.New("storage: database schema is newer than this program")
+	// ErrNoSecretKey: a service with credentials was to be written or read,
+	// and the store has no SecretKey to seal or open them with.
+	ErrNoSecretKey = errors.New("storage: no secret key configured for service credentials")
+	// ErrSecretKey: a secret key is malformed, or sealed credentials do not
+	// open with the store's key (another key sealed them, or they were
+	// tampered with).
+	ErrSecretKey = errors.New("storage: secret key")
 )

@@ -290,11 +290,17 @@ type Service struct {
 	DisplayName string
 	Incoming    bool
 	Outgoing    bool
-	Config      []byte // provider settings, JSON
-	Created     time.Time
+	// Config is the provider settings, a JSON object, credentials
+	// included. The store keeps the keys named in CredentialKeys apart,
+	// sealed with its SecretKey, and merges them back when reading.
+	Config  []byte
+	Created time.Time
 }
 
-// Services stores external service accounts, scoped by owner.
+// Services stores external service accounts, scoped by owner. Writing a
+// service whose Config holds credentials (CredentialKeys) without a
+// secret key is ErrNoSecretKey; reading one whose sealed credentials the
+// store cannot open is ErrNoSecretKey or ErrSecretKey.
 type Services interface {
 	CreateService(ctx context.Context, s *Service) error
 	GetService(ctx context.Context, owner, uuid string) (Service, error)

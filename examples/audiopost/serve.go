@@ -82,6 +82,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	bodyTimeout := fs.Duration("body-timeout", httpapi.DefaultBodyTimeout, "a request body must arrive within this plus its length at the minimum rate (4 KiB/s)")
 	addrFile := fs.String("addr-file", "", "write the listening address (host:port) to this file once ready")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	keyFile := secretKeyFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -115,6 +116,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer st.Close()
+	if err := useSecretKey(ctx, st, *dbURL, *keyFile, log, stdout); err != nil {
+		return err
+	}
 	blobs, err := blob.OpenURL(ctx, *blobsURL)
 	if err != nil {
 		return err

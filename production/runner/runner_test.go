@@ -44,6 +44,13 @@ func openRunnerEnv(t testing.TB, dir string) *runnerEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	// One key per directory, as serve keeps it: a reopened environment
+	// opens the services it stored.
+	key, _, err := storage.EnsureSecretKeyFile(filepath.Join(dir, "secret.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.SetSecretKey(key)
 	b, err := blob.OpenDir(filepath.Join(dir, "blobs"))
 	if err != nil {
 		t.Fatal(err)

@@ -38,7 +38,7 @@ func TestRunnerOutgoingTransfers(t *testing.T) {
 		}
 	}
 	req := fmt.Sprintf(`{"input_file": "https://example.org/in.wav", "output_basename": "out", "webhook": "http://example.invalid/hook",
-		"outgoing_services": [{"uuid": %q}, {"uuid": %q}, {"uuid": %q}],
+		"outgoing_services": [{"uuid": %q}, {"uuid": %q, "sharing": "private", "track_type": "episode"}, {"uuid": %q}],
 		"output_files": [{"format": "wav"}, {"format": "flac", "outgoing_services": [%q]}]}`,
 		sftpSvc.UUID, davSvc.UUID, badSvc.UUID, sftpSvc.UUID)
 	const rate = 44100
@@ -93,6 +93,11 @@ func TestRunnerOutgoingTransfers(t *testing.T) {
 	}
 	if p.WarningStatus == nil || *p.WarningStatus != production.StatusOutgoingTransfer || !strings.Contains(p.WarningMessage, "outgoing file transfer failed") {
 		t.Errorf("warning %v %q", p.WarningStatus, p.WarningMessage)
+	}
+	// WebDAV has no permissions: sharing is named as ignored, like the
+	// hosting platforms' track_type.
+	if !strings.Contains(p.WarningMessage, "track_type, sharing of webdav test server (webdav)") {
+		t.Errorf("warning %q does not name the ignored parameters", p.WarningMessage)
 	}
 	if n := e.deliveries(uuid); n != 1 {
 		t.Errorf("%d webhook deliveries, want 1", n)

@@ -169,6 +169,13 @@ var migrations = []migration{
 		`ALTER TABLE webhook_deliveries ADD COLUMN http_status INTEGER NOT NULL DEFAULT 0`,
 		`CREATE INDEX webhook_deliveries_worker ON webhook_deliveries(state, worker)`,
 	}},
+	{4, "sealed service credentials", []string{
+		// The credentials of a service (storage.CredentialKeys), sealed
+		// with the store's secret key, and the id of that key, so that a
+		// process started with another key can say so at once.
+		`ALTER TABLE services ADD COLUMN credentials {{bytes}}`,
+		`ALTER TABLE services ADD COLUMN credentials_key TEXT NOT NULL DEFAULT ''`,
+	}},
 }
 
 // SchemaVersion is the schema version this package migrates to.

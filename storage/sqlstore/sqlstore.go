@@ -16,6 +16,10 @@
 // behind it, and LISTEN/NOTIFY wakes idle workers in every process when
 // work is committed (Store.Subscribe).
 //
+// Service credentials (storage.CredentialKeys) are sealed with the key
+// SetSecretKey gives the store (AES-256-GCM, storage.SecretKey), in a
+// column of their own; without a key the store refuses them.
+//
 // The schema is one set of numbered migrations, applied on Open inside a
 // transaction and recorded in schema_migrations; on PostgreSQL the
 // transaction first takes an advisory lock, so processes starting together
@@ -35,6 +39,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/audiopost/audiopost/storage"
@@ -55,6 +60,7 @@ type Store struct {
 	repo
 	wdb, rdb *sql.DB
 	hub      hub
+	keys     keyRef
 
 	// PostgreSQL listener (Subscribe).
 	pgDSN      string
@@ -180,7 +186,7 @@ func redactDSN(err error, dsn string) error {
 func (s *Store) Engine() string { return s.d.name }
 
 func (s *Store) init(ctx context.Context, d *dialect) error {
-	s.repo = repo{d: d, r: s.rdb, w: s.wdb, begin: s.inTx, hub: &s.hub}
+	s.repo = repo{d: d, r: s.rdb, w: s.wdb, begin: s.inTx, hub: &s.hub, keys: &s.keys}
 	if err := s.wdb.PingContext(ctx); err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
@@ -283,7 +289,7 @@ func (s *Store) tryTx(ctx context.Context, fn func(r *repo) error) (err error) {
 	if err != nil {
 		return fmt.Errorf("sqlstore: begin: %w", err)
 	}
-	r := &repo{d: s.d, r: tx, w: tx, pending: map[string]bool{}, clock: s.clock}
+	r := &repo{d: s.d, r: tx, w: tx, pending: map[string]bool{}, clock: s.clock, keys: &s.keys}
 	r.begin = func(_ context.Context, fn func(*repo) error) error { return fn(r) }
 	committed := false
 	defer func() {
@@ -325,7 +331,12 @@ type repo struct {
 	pending map[string]bool
 	// clock, when set, replaces time.Now (tests).
 	clock func() time.Time
+	// keys holds the Store's secret key for service credentials.
+	keys *keyRef
 }
+
+// keyRef is the secret key of a Store, shared with its transactions.
+type keyRef = atomic.Pointer[storage.SecretKey]
 
 func (r *repo) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	return r.w.ExecContext(ctx, r.d.rebind(q), args...)

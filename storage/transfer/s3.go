@@ -31,7 +31,8 @@ type s3Conn struct {
 // openS3 checks that the bucket exists and the keys may see it. The
 // settings: endpoint (host[:port], or an http:// or https:// URL; empty:
 // AWS), region, bucket, key_prefix, access_key, secret_key, canned_acl
-// (private or public-read) and base_url.
+// (private or public-read), downloadable (Content-Disposition:
+// attachment on uploads) and base_url.
 func openS3(ctx context.Context, cfg config, opt Options) (Conn, error) {
 	var rt http.RoundTripper = &http.Transport{DialContext: opt.Dial, Proxy: nil, TLSClientConfig: opt.TLSConfig.Clone(),
 		ResponseHeaderTimeout: opt.Timeout, TLSHandshakeTimeout: opt.Timeout}
@@ -44,7 +45,7 @@ func openS3(ctx context.Context, cfg config, opt Options) (Conn, error) {
 	}
 	c, err := minio.New(cfg.Endpoint, &minio.Options{Creds: creds, Secure: cfg.TLS, Region: cfg.Region, Transport: rt, MaxRetries: 3})
 	if err != nil {
-		return nil, fmt.Errorf("%w: endpoint %q: %v", ErrConfig, cfg.Endpoint, err)
+		return nil, settingsError("endpoint", "%q: %v", cfg.Endpoint, err)
 	}
 	s := &s3Conn{c: c, core: minio.Core{Client: c}, cfg: cfg, prefix: cfg.KeyPrefix}
 	ok, err := c.BucketExists(ctx, cfg.Bucket)
@@ -52,7 +53,7 @@ func openS3(ctx context.Context, cfg config, opt Options) (Conn, error) {
 		return nil, s3Err("open", "", err)
 	}
 	if !ok {
-		return nil, fmt.Errorf("%w: bucket %q does not exist at %s", ErrConfig, cfg.Bucket, cfg.Endpoint)
+		return nil, settingsError("bucket", "%q does not exist at %s", cfg.Bucket, cfg.Endpoint)
 	}
 	return s, nil
 }
@@ -104,6 +105,9 @@ func (s *s3Conn) Put(ctx context.Context, name string, r io.Reader) error {
 		return err
 	}
 	opts := minio.PutObjectOptions{PartSize: s3PartSize, ContentType: mime.TypeByExtension(path.Ext(name))}
+	if s.cfg.Downloadable {
+		opts.ContentDisposition = mime.FormatMediaType("attachment", map[string]string{"filename": name})
+	}
 	if s.cfg.ACL != "" && s.cfg.ACL != "private" {
 		opts.UserMetadata = map[string]string{"x-amz-acl": s.cfg.ACL}
 	}

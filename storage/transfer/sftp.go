@@ -31,9 +31,9 @@ func openSFTP(ctx context.Context, cfg config, opt Options) (Conn, error) {
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
 	var auth []ssh.AuthMethod
 	if cfg.PrivateKey != "" {
-		signer, err := ssh.ParsePrivateKey([]byte(cfg.PrivateKey))
+		signer, err := sshSigner(cfg.PrivateKey)
 		if err != nil {
-			return nil, fmt.Errorf("%w: private_key: %v", ErrConfig, err)
+			return nil, settingsError("private_key", "is not a private key in PEM or OpenSSH format: %v", err)
 		}
 		auth = append(auth, ssh.PublicKeys(signer))
 	}
@@ -77,6 +77,9 @@ func openSFTP(ctx context.Context, cfg config, opt Options) (Conn, error) {
 	}
 	return &sftpConn{ssh: client, c: c, cfg: cfg, base: cfg.Path}, nil
 }
+
+// sshSigner parses a private key in PEM or OpenSSH format.
+func sshSigner(key string) (ssh.Signer, error) { return ssh.ParsePrivateKey([]byte(key)) }
 
 // isAuthError recognises x/crypto/ssh's refusal of every auth method,
 // which has no exported type.

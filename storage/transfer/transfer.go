@@ -4,6 +4,13 @@
 // an incoming service and writes a production's outputs to its outgoing
 // services. For S3 the directory is a key prefix of a bucket.
 //
+// Types is the catalogue of service types (what users can register, with
+// each type's parameters); CheckSettings validates what a user sends for
+// one, Test connects and lists as registration does, and ForPublish maps
+// the parameters of a production's outgoing service reference (sharing,
+// privacy, downloadable, ...) onto the settings where the protocol has
+// something they mean.
+//
 // Every connection goes through Options.Dial, so the server's policy on
 // which addresses may be reached (transport/outbound) covers transfers
 // as it covers input URLs and webhooks.
@@ -93,13 +100,11 @@ var (
 	ErrHostKey = errors.New("transfer: SFTP host key does not match")
 )
 
-// Supported reports whether Open handles the service type.
+// Supported reports whether Open handles the service type (one of
+// Types).
 func Supported(serviceType string) bool {
-	switch serviceType {
-	case "ftp", "sftp", "webdav", "s3":
-		return true
-	}
-	return false
+	_, ok := LookupType(serviceType)
+	return ok
 }
 
 // Open connects and logs in to the service.
@@ -110,6 +115,9 @@ func Open(ctx context.Context, svc storage.Service, opt Options) (Conn, error) {
 	if opt.Dial == nil {
 		d := &net.Dialer{Timeout: opt.Timeout}
 		opt.Dial = d.DialContext
+	}
+	if !Supported(svc.Type) {
+		return nil, UnsupportedTypeError(svc.Type)
 	}
 	cfg, err := parseConfig(svc.Type, svc.Config)
 	if err != nil {
@@ -125,7 +133,7 @@ func Open(ctx context.Context, svc storage.Service, opt Options) (Conn, error) {
 	case "s3":
 		return openS3(ctx, cfg, opt)
 	}
-	return nil, fmt.Errorf("%w: %q", ErrUnsupportedType, svc.Type)
+	return nil, UnsupportedTypeError(svc.Type)
 }
 
 // checkName refuses names that could leave the directory or are not

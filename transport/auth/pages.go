@@ -118,7 +118,7 @@ func (d *pageData) pageNav() {
 	p := d.Prefix
 	d.Nav = webstyle.Links{Home: p + "/", Account: p + "/account/", User: d.User}
 	if d.User != "" {
-		d.Nav.Productions, d.Nav.Upload = p+"/productions/", p+"/upload/"
+		d.Nav.Productions, d.Nav.Upload, d.Nav.Services = p+"/productions/", p+"/upload/", p+"/services/"
 		d.Nav.LogoutURL, d.Nav.CSRF = p+"/account/logout/", d.CSRF
 	}
 }

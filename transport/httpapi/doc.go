@@ -29,8 +29,16 @@
 //	GET    /api/production/{uuid}/status.json          {uuid, status, status_string, progress (0-100)}
 //	POST   /api/simple/productions.json                simple API (multipart)
 //	GET    /api/services.json                          the user's external services (no secrets)
-//	GET    /api/service/{uuid}/ls.json                 audio/video file names on an incoming ftp, sftp or webdav
-//	                                                   service; 501 service_type_not_supported for other types
+//	POST   /api/services.json                          register one: {type, display_name, incoming, outgoing,
+//	                                                   the type's settings (info/service_types), test}; tested
+//	                                                   (connect, log in, list) unless test is false
+//	GET    /api/service/{uuid}.json                    one service
+//	POST   /api/service/{uuid}.json                    change it: keys sent replace theirs, null or "" removes,
+//	                                                   the rest (credentials too) stays; tested again
+//	DELETE /api/service/{uuid}.json                    delete it
+//	POST   /api/service/{uuid}/test.json               connect, log in and list: {uuid, files}
+//	GET    /api/service/{uuid}/ls.json                 audio/video file names on an incoming ftp, sftp, webdav or
+//	                                                   s3 service; 501 service_type_not_supported for other types
 //	GET    /api/info.json, /api/info/{service_types,algorithms,output_files,production_status}.json
 //	                                                   public: no credentials needed, as on the hosted service
 //	GET    /api/user.json                              the account; credits in hours
@@ -59,6 +67,18 @@
 //	GET       /production/{uuid}/status.json           the status call for the page's script
 //	GET, POST /production/{uuid}/edit/                 metadata and algorithm form; action=start starts
 //	GET       /files/{kind}/{uuid}/{filename}          the downloads, for page links
+//	GET, POST /services/                               external services: list, add (the API's checks and
+//	                                                   connection test), test, remove
+//
+// External services (services*.go): the types are the catalogue of
+// storage/transfer (ftp, sftp, webdav, s3); any other type is refused at
+// registration with a form error on type. A create or update names each
+// bad setting in form_errors, and a failed connection test the field it
+// concerns (password for a refused login, host, url or endpoint for an
+// unreachable server, host_key for a mismatched key). Credentials
+// (username, password, private_key, access_key, secret_key) are stored
+// sealed with the store's secret key (storage.SecretKey, AES-256-GCM) and
+// never shown; GET shows the other settings.
 //
 // Downloads: audio-result serves output files, audio-upload the input
 // file, the cover image and its thumbnail, chapter images (named
@@ -108,6 +128,8 @@
 //	501   service_type_not_supported  service ls or input: the service type has no file transfer here
 //	400   service_misconfigured       the service's settings lack a value its type needs
 //	502   service_failed              the service refused the login or could not be reached
+//	503   credentials_unavailable     service credentials cannot be sealed or opened: the operator
+//	                                  configured no secret key
 //
 // # Processing
 //

@@ -32,6 +32,9 @@ const (
 	// CodeServiceFailed: the external service refused the login or could
 	// not be reached (502).
 	CodeServiceFailed = "service_failed"
+	// CodeCredentialsUnavailable: service credentials cannot be sealed or
+	// opened, because the operator configured no secret key (503).
+	CodeCredentialsUnavailable = "credentials_unavailable"
 )
 
 // envelope is the JSON object every API response is.
@@ -142,6 +145,9 @@ func (s *server) classify(err error) *apiError {
 		return newError(http.StatusBadRequest, CodeMalformedJSON, err.Error())
 	case errors.Is(err, storage.ErrNotFound):
 		return errNotFound
+	case errors.Is(err, storage.ErrNoSecretKey):
+		return newError(http.StatusServiceUnavailable, CodeCredentialsUnavailable,
+			"this server cannot store or use service credentials: its operator has configured no secret key for them")
 	case errors.Is(err, storage.ErrConflict):
 		return newError(http.StatusConflict, CodeConflict, "the resource was changed concurrently; reload and retry")
 	}

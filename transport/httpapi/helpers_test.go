@@ -49,6 +49,11 @@ func newEnv(t *testing.T, mod ...func(*httpapi.Config)) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	key, err := storage.ParseSecretKey(storage.NewSecretKeyText())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.SetSecretKey(key)
 	bl, err := blob.OpenDir(dir + "/blobs")
 	if err != nil {
 		t.Fatal(err)

@@ -381,6 +381,11 @@ var sampleBodies = map[string]any{
 	"listPresets":                      nil,
 	"listServices":                     nil,
 	"listServiceFiles":                 nil,
+	"createService":                    map[string]any{"type": "webdav", "url": "https://dav.example.org/pod/", "username": "u", "password": "p", "test": false},
+	"updateService":                    map[string]any{"display_name": "Renamed", "password": nil, "test": false},
+	"getService":                       nil,
+	"deleteService":                    nil,
+	"testService":                      nil,
 	"getInfo":                          nil,
 	"getInfoServiceTypes":              nil,
 	"getInfoAlgorithms":                nil,
@@ -405,7 +410,8 @@ func (e *env) makeFixtures(t *testing.T, wav []byte) fixtures {
 	f.production = e.create(e.keyA, map[string]any{"output_files": []any{map[string]any{"format": "mp3"}}})
 	e.must(e.upload("/api/production/"+f.production+"/upload.json", e.keyA, part{field: "input_file", name: "in.wav", data: wav}))
 	f.preset = e.must(e.req("POST", "/api/presets.json", e.keyA, map[string]any{"preset_name": "F"})).obj(t)["uuid"].(string)
-	svc := storage.Service{Owner: e.userA.ID, Type: "http", DisplayName: "Web", Incoming: true}
+	svc := storage.Service{Owner: e.userA.ID, Type: "webdav", DisplayName: "Web", Incoming: true,
+		Config: []byte(`{"url":"http://127.0.0.1:1/dav/","username":"u","password":"p"}`)}
 	if err := e.store.CreateService(ctx, &svc); err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,7 @@ import (
 //	GET       {base}/production/{uuid}/status.json     the API's status call for the page's script
 //	GET, POST {base}/production/{uuid}/edit/           edit form; action=start starts
 //	GET       {base}/files/{kind}/{uuid}/{filename}    the API's downloads for page links
+//	GET, POST {base}/services/                         the user's external services: list, add, test, remove
 //
 // Pages accept the browser session of package auth (logging in through
 // its login form) and, like the API, a bearer_token query parameter, which
@@ -42,7 +43,7 @@ var templateFS embed.FS
 // pageTemplates are parsed once; a template error is a programming error.
 var pageTemplates = func() map[string]*template.Template {
 	m := map[string]*template.Template{}
-	for _, name := range []string{"status", "edit", "upload", "error", "list", "home"} {
+	for _, name := range []string{"status", "edit", "upload", "error", "list", "home", "services"} {
 		t := template.Must(template.New("layout.html").Funcs(template.FuncMap{
 			"join": strings.Join,
 		}).Parse(webstyle.Nav))
@@ -90,6 +91,8 @@ func (s *server) pageRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+p+"/production/{uuid}/edit/{$}", pg.withUser(false, pg.editForm))
 	mux.HandleFunc("POST "+p+"/production/{uuid}/edit/{$}", pg.withUser(false, pg.editPost))
 	mux.HandleFunc("GET "+p+"/files/{kind}/{uuid}/{name...}", pg.withUser(false, pg.file))
+	mux.HandleFunc("GET "+p+"/services/{$}", pg.withUser(false, pg.servicesPage))
+	mux.HandleFunc("POST "+p+"/services/{$}", pg.withUser(false, pg.servicesPost))
 }
 
 // withUser authenticates a page request: the browser session first, else
@@ -208,6 +211,7 @@ type pageData struct {
 	Upload *uploadView
 	List   *listView
 	Home   *homeView
+	Svc    *servicesView // the services page
 }
 
 func (pg *pages) data(pr *pageReq, title string) pageData {
@@ -219,6 +223,7 @@ func (pg *pages) data(pr *pageReq, title string) pageData {
 		d.CSRF = pg.csrfToken(pr)
 		d.Nav.Productions = pg.link(pr, p+"/productions/")
 		d.Nav.Upload = pg.link(pr, p+"/upload/")
+		d.Nav.Services = pg.link(pr, p+"/services/")
 	}
 	if pr.bearer == "" {
 		d.Nav.Account = p + "/account/"

@@ -50,8 +50,9 @@ func (s *server) routes() http.Handler {
 	handle("/api/preset/{uuid}/{cmd}", methods{"POST": s.presetCommand, "DELETE": s.presetDeleteList})
 
 	// Services, info, user.
-	handle("/api/services.json", methods{"GET": s.listServices})
-	handle("/api/service/{uuid}/{cmd}", methods{"GET": s.serviceLs})
+	handle("/api/services.json", methods{"GET": s.listServices, "POST": s.createService})
+	handle("/api/service/{file}", methods{"GET": s.getService, "POST": s.updateService, "DELETE": s.deleteService})
+	handle("/api/service/{uuid}/{cmd}", methods{"GET": s.serviceLs, "POST": s.serviceCommand})
 	handle("/api/info.json", methods{"GET": s.info})
 	handle("/api/info/{what}", methods{"GET": s.infoOne})
 	handle("/api/user.json", methods{"GET": s.user})

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/audiopost/audiopost/preset"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/storage/transfer"
 )
 
 // serviceChecker resolves the service uuids a request names, for one
@@ -137,7 +137,7 @@ func serviceJSON(svc storage.Service) map[string]any {
 		"incoming": svc.Incoming, "outgoing": svc.Outgoing}
 	var cfg map[string]any
 	if len(svc.Config) > 0 && json.Unmarshal(svc.Config, &cfg) == nil {
-		for _, k := range publicServiceFields {
+		for _, k := range publicServiceKeys(svc.Type) {
 			if v, ok := cfg[k]; ok {
 				m[k] = v
 			}
@@ -181,45 +181,24 @@ type ServiceType struct {
 	Parameters  map[string]ServiceParameter `json:"parameters"`
 }
 
-func text(name string, def any) ServiceParameter {
-	return ServiceParameter{DefaultValue: def, Type: "text", DisplayName: name}
-}
-
-// ServiceTypes returns the service types accounts can be registered for,
-// with the parameters each takes. ftp, sftp and webdav transfer files
-// (storage/transfer); s3 and http have no transfer in this server yet.
+// ServiceTypes returns the service types accounts can be registered for
+// (the catalogue of storage/transfer: ftp, s3, sftp and webdav, which
+// all transfer files in both directions), with the parameters each
+// takes. HTTP inputs need no service: input_file takes an http(s) URL.
 func ServiceTypes() map[string]ServiceType {
-	port := func(def int) ServiceParameter {
-		return ServiceParameter{DefaultValue: strconv.Itoa(def), Type: "number", DisplayName: "Port"}
+	out := map[string]ServiceType{}
+	for _, t := range transfer.Types() {
+		params := map[string]ServiceParameter{}
+		for _, p := range t.Parameters {
+			sp := ServiceParameter{DefaultValue: p.Default, Type: p.Kind, DisplayName: p.DisplayName}
+			for _, o := range p.Options {
+				sp.Options = append(sp.Options, ServiceOption{DisplayName: o.DisplayName, Value: o.Value})
+			}
+			params[p.Name] = sp
+		}
+		out[t.Name] = ServiceType{DisplayName: t.DisplayName, Parameters: params}
 	}
-	secret := func(name string) ServiceParameter {
-		return ServiceParameter{DefaultValue: "", Type: "password", DisplayName: name}
-	}
-	return map[string]ServiceType{
-		"ftp": {DisplayName: "FTP", Parameters: map[string]ServiceParameter{
-			"host": text("Host", ""), "port": port(21), "username": text("Username", ""), "password": secret("Password"),
-			"path": text("Directory", "/"), "base_url": text("Public base URL of the directory", ""),
-			"permissions": text("File permissions (octal)", "644"),
-			"tls":         {DefaultValue: true, Type: "checkbox", DisplayName: "Use explicit TLS (FTPS)"},
-		}},
-		"sftp": {DisplayName: "SFTP", Parameters: map[string]ServiceParameter{
-			"host": text("Host", ""), "port": port(22), "username": text("Username", ""), "password": secret("Password"),
-			"private_key": secret("Private key (PEM)"), "host_key": text("Host key fingerprint (SHA256:...)", ""),
-			"path": text("Directory", "/"), "base_url": text("Public base URL of the directory", ""),
-			"permissions": text("File permissions (octal)", "644"),
-		}},
-		"webdav": {DisplayName: "WebDAV", Parameters: map[string]ServiceParameter{
-			"url": text("Collection URL", ""), "username": text("Username", ""), "password": secret("Password"),
-			"base_url": text("Public base URL", ""),
-		}},
-		"s3": {DisplayName: "S3-compatible object storage", Parameters: map[string]ServiceParameter{
-			"endpoint": text("Endpoint (empty: AWS)", ""), "region": text("Region", "us-east-1"), "bucket": text("Bucket", ""),
-			"key_prefix": text("Key prefix", ""), "access_key": text("Access key ID", ""), "secret_key": secret("Secret access key"),
-			"canned_acl": {DefaultValue: "private", Type: "select", DisplayName: "Access of uploaded files", Options: []ServiceOption{
-				{DisplayName: "Private", Value: "private"}, {DisplayName: "Public read", Value: "public-read"}}},
-		}},
-		"http": {DisplayName: "HTTP(S) download (incoming only)", Parameters: nil},
-	}
+	return out
 }
 
 // infoData returns the data of one info call.

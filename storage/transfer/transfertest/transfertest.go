@@ -199,13 +199,25 @@ func (s *Server) Config(extra map[string]any) []byte {
 	return b
 }
 
+// Settings are the settings of Config as a map, the way a client sends
+// them to register the server as a service.
+func (s *Server) Settings(extra map[string]any) map[string]any {
+	m := map[string]any{}
+	json.Unmarshal(s.Config(extra), &m)
+	return m
+}
+
+// Type is the service type of the server ("ftp" for ftps).
+func (s *Server) Type() string {
+	if s.Protocol == "ftps" {
+		return "ftp"
+	}
+	return s.Protocol
+}
+
 // Service is a storage.Service of the server for owner, both directions.
 func (s *Server) Service(owner string, extra map[string]any) storage.Service {
-	typ := s.Protocol
-	if typ == "ftps" {
-		typ = "ftp"
-	}
-	return storage.Service{Owner: owner, Type: typ, DisplayName: s.Protocol + " test server",
+	return storage.Service{Owner: owner, Type: s.Type(), DisplayName: s.Protocol + " test server",
 		Incoming: true, Outgoing: true, Config: s.Config(extra)}
 }
 

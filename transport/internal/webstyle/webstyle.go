@@ -50,17 +50,18 @@ progress{width:100%;max-width:34rem;height:1.2rem}
 // Links are the destinations of the navigation bar; empty ones are left
 // out.
 type Links struct {
-	Home, Productions, Upload, Account, Login string
+	Home, Productions, Upload, Services, Account, Login string
 	// User is the logged-in user's name; Logout posts to LogoutURL with
 	// CSRF when set.
 	User, LogoutURL, CSRF string
 }
 
 // Nav is the navigation bar: the brand, the productions list, a new
-// production, and the account (or a login link).
+// production, the external services, and the account (or a login link).
 const Nav = `{{define "nav"}}<nav><a class="brand" href="{{.Home}}">audiopost</a>` +
 	`{{if .Productions}}<a href="{{.Productions}}">Productions</a>{{end}}` +
 	`{{if .Upload}}<a href="{{.Upload}}">New production</a>{{end}}` +
+	`{{if .Services}}<a href="{{.Services}}">Services</a>{{end}}` +
 	`{{if .Account}}<a href="{{.Account}}">Account{{if .User}} ({{.User}}){{end}}</a>{{else if .User}}<span>{{.User}}</span>{{end}}` +
 	`{{if .LogoutURL}}<form method="post" action="{{.LogoutURL}}"><input type="hidden" name="csrf_token" value="{{.CSRF}}"><button>Log out</button></form>{{end}}` +
 	`{{if .Login}}<a href="{{.Login}}">Log in</a>{{end}}</nav>{{end}}`
