@@ -13,13 +13,13 @@ import (
 )
 
 func init() {
-	register("client", "manage OAuth clients: client add|list|delete -data DIR ...", runClient)
+	register("client", "manage OAuth clients: client add|list|delete [-data DIR] ...", runClient)
 }
 
 var clientVerbs = map[string]acctVerb{
-	"add":    {"add -data DIR [-user U] -name N [-redirect-uri URI]... [-public]", clientAdd},
-	"list":   {"list -data DIR [-user U]", clientList},
-	"delete": {"delete -data DIR [-user U] ID", clientDelete},
+	"add":    {"add [-data DIR] [-user U] -name N [-redirect-uri URI]... [-public]", clientAdd},
+	"list":   {"list [-data DIR] [-user U]", clientList},
+	"delete": {"delete [-data DIR] [-user U] ID", clientDelete},
 }
 
 func runClient(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -13,13 +13,13 @@ import (
 )
 
 func init() {
-	register("key", "manage API keys: key create|list|revoke -data DIR -user U ...", runKey)
+	register("key", "manage API keys: key create|list|revoke [-data DIR] -user U ...", runKey)
 }
 
 var keyVerbs = map[string]acctVerb{
-	"create": {"create -data DIR -user U -name N [-expires 720h]", keyCreate},
-	"list":   {"list -data DIR -user U", keyList},
-	"revoke": {"revoke -data DIR -user U ID", keyRevoke},
+	"create": {"create [-data DIR] -user U -name N [-expires 720h]", keyCreate},
+	"list":   {"list [-data DIR] -user U", keyList},
+	"revoke": {"revoke [-data DIR] -user U ID", keyRevoke},
 }
 
 func runKey(ctx context.Context, args []string, stdout, stderr io.Writer) error {

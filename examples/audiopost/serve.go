@@ -62,7 +62,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address (role api and all): this machine only by default; :8080 opens it to the network")
-	data := fs.String("data", "./audiopost-data", "data directory: the SQLite database and blob folder unless -db and -blobs say otherwise, and the workers' temporary files")
+	data := fs.String("data", defaultData, "data directory: the SQLite database and blob folder unless -db and -blobs say otherwise, and the workers' temporary files")
 	dbURL := fs.String("db", "", "metadata store: an SQLite file, or postgres://user:password@host:port/database (default <data>/"+sqlstore.DataDirDB+")")
 	blobsURL := fs.String("blobs", "", "blob store: a folder (several processes may share it, also on a network file system), or s3://bucket/prefix?endpoint=host:port&region=REGION&insecure=1 with the keys in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (default <data>/"+sqlstore.DataDirBlobs+")")
 	role := fs.String("role", roleAll, "api (HTTP only), worker (job runner and webhook sender, no listener) or all")
@@ -260,6 +260,10 @@ func defaultBaseURL(a *net.TCPAddr) string {
 	}
 	return "http://" + net.JoinHostPort(host, fmt.Sprint(a.Port))
 }
+
+// defaultData is serve's data directory, which the account commands use
+// too when it exists in the working directory.
+const defaultData = "./audiopost-data"
 
 // ensureAdmin creates the admin account when the store has no user yet.
 // Without a password one is generated and printed, once.

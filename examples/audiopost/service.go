@@ -23,7 +23,7 @@ import (
 )
 
 func init() {
-	register("service", "manage users' external services: service add|ls|test|rm -data DIR -user U ...", runService)
+	register("service", "manage users' external services: service add|ls|test|rm [-data DIR] -user U ...", runService)
 }
 
 // Secret key of service credentials. Stored services keep their
@@ -142,13 +142,13 @@ func useSecretKey(ctx context.Context, st *sqlstore.Store, dsn, keyFile string, 
 	return nil
 }
 
-const serviceAddUsage = "add -data DIR -user U -type ftp|sftp|webdav|s3 [-name N] [-incoming=false] [-outgoing=false] [-no-test] -set key=value... [-set-file key=FILE]"
+const serviceAddUsage = "add [-data DIR] -user U -type ftp|sftp|webdav|s3 [-name N] [-incoming=false] [-outgoing=false] [-no-test] -set key=value... [-set-file key=FILE]"
 
 var serviceVerbs = map[string]acctVerb{
 	"add":  {serviceAddUsage, serviceAdd},
-	"ls":   {"ls -data DIR -user U", serviceList},
-	"test": {"test -data DIR -user U UUID", serviceTest},
-	"rm":   {"rm -data DIR -user U UUID", serviceRemove},
+	"ls":   {"ls [-data DIR] -user U", serviceList},
+	"test": {"test [-data DIR] -user U UUID", serviceTest},
+	"rm":   {"rm [-data DIR] -user U UUID", serviceRemove},
 }
 
 func runService(ctx context.Context, args []string, stdout, stderr io.Writer) error {

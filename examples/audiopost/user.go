@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,7 +17,7 @@ import (
 )
 
 func init() {
-	register("user", "manage accounts: user add|list|passwd|credits -data DIR ...", runUser)
+	register("user", "manage accounts: user add|list|passwd|credits [-data DIR] ...", runUser)
 }
 
 // acctVerb is one verb of the user, key and client subcommands.
@@ -84,13 +85,20 @@ type acctLoc struct{ data, db *string }
 // acctFlags defines -data and -db on fs.
 func acctFlags(fs *flag.FlagSet) acctLoc {
 	return acctLoc{
-		data: fs.String("data", "", "data directory of the embedded deployment (its SQLite database)"),
+		data: fs.String("data", "", "data directory of the embedded deployment (its SQLite database; default "+defaultData+", as serve, when it exists)"),
 		db:   fs.String("db", "", "the store serve was given with -db (an SQLite file or postgres://...), instead of -data"),
 	}
 }
 
-// acctOpen opens the store that -db or -data names.
+// acctOpen opens the store that -db or -data names, or serve's default
+// data directory when it exists here. A missing default is an error, not a
+// new empty store: an account made in the wrong folder helps nobody.
 func acctOpen(ctx context.Context, fs *flag.FlagSet, loc acctLoc) (*sqlstore.Store, error) {
+	if *loc.db == "" && *loc.data == "" {
+		if fi, err := os.Stat(defaultData); err == nil && fi.IsDir() {
+			*loc.data = defaultData
+		}
+	}
 	switch {
 	case *loc.db != "":
 		return sqlstore.Open(ctx, *loc.db)
@@ -103,7 +111,7 @@ func acctOpen(ctx context.Context, fs *flag.FlagSet, loc acctLoc) (*sqlstore.Sto
 		return d.Store, nil
 	}
 	fs.Usage()
-	return nil, errors.New("-data DIR or -db URL is required")
+	return nil, errors.New("no " + defaultData + " here (start serve in this folder first) and no -data DIR or -db URL given")
 }
 
 // acctUserID resolves a username to the user's id; "" stays "" (the
@@ -127,10 +135,10 @@ func acctTime(t time.Time, zero string) string {
 }
 
 var userVerbs = map[string]acctVerb{
-	"add":     {"add -data DIR -username U [-email E] -password P", userAdd},
-	"list":    {"list -data DIR", userList},
-	"passwd":  {"passwd -data DIR -username U -password P", userPasswd},
-	"credits": {"credits -data DIR -username U -add 10h [-recurring]", userCredits},
+	"add":     {"add [-data DIR] -username U [-email E] -password P", userAdd},
+	"list":    {"list [-data DIR]", userList},
+	"passwd":  {"passwd [-data DIR] -username U -password P", userPasswd},
+	"credits": {"credits [-data DIR] -username U -add 10h [-recurring]", userCredits},
 }
 
 func runUser(ctx context.Context, args []string, stdout, stderr io.Writer) error {
