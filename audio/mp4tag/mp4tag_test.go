@@ -128,7 +128,9 @@ func TestAdd(t *testing.T) {
 				}
 			}
 			if c.name == "chapters" {
-				var p struct{ Chapters []struct{ Tags map[string]string } }
+				var p struct {
+					Chapters []struct{ Tags map[string]string }
+				}
 				json.Unmarshal(run(t, "ffprobe", "-v", "error", "-show_chapters", "-of", "json", out), &p)
 				if len(p.Chapters) != 2 || p.Chapters[1].Tags["title"] != "Two" {
 					t.Errorf("chapters after tagging: %+v", p.Chapters)
