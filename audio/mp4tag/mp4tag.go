@@ -1,7 +1,9 @@
 // Package mp4tag adds iTunes metadata items to an MP4 (or QuickTime) file:
-// the freeform items ("----", mean "com.apple.iTunes") that hold the tags
-// ffmpeg's MP4 muxer has no atom for, such as a subtitle, a publisher or
-// URLs. Items go into moov/udta/meta/ilst, which is created when missing;
+// text atoms ffmpeg's muxer writes in some modes only (desc, ldes, keyw
+// are left out of QuickTime files) and the freeform items ("----", mean
+// "com.apple.iTunes") that hold the tags ffmpeg has no atom for, such as
+// a subtitle, a publisher or URLs. Items go into moov/udta/meta/ilst,
+// which is created when missing;
 // when the moov box precedes the media data (a "faststart" file), every
 // chunk offset (stco, co64) is moved by the growth of moov, so the file
 // stays playable.
@@ -37,16 +39,18 @@ const MaxMoovSize = 256 << 20
 // Mean is the namespace of the freeform items Add writes.
 const Mean = "com.apple.iTunes"
 
-// Item is one freeform metadata item: Name (for example "SUBTITLE") with
-// Value as UTF-8 text. ffprobe lists it under Name.
+// Item is one metadata item holding Value as UTF-8 text: the ilst atom
+// Atom (four characters, for example "desc"), or, when Atom is empty, the
+// freeform item Name (for example "SUBTITLE"), which ffprobe lists under
+// Name.
 type Item struct {
-	Name, Value string
+	Atom, Name, Value string
 }
 
 // Add copies the MP4 file src of size bytes to dst with items added to
-// its iTunes metadata, replacing freeform items of the same names (in the
-// same namespace). Items with an empty value are left out; without any,
-// the file is copied unchanged.
+// its iTunes metadata, replacing items of the same atom, or freeform items
+// of the same name in the same namespace. Items with an empty value are
+// left out; without any, the file is copied unchanged.
 func Add(dst io.Writer, src io.ReaderAt, size int64, items []Item) error {
 	var keep []Item
 	for _, it := range items {
@@ -90,7 +94,10 @@ func Add(dst io.Writer, src io.ReaderAt, size int64, items []Item) error {
 		return err
 	}
 	for _, it := range keep {
-		ilst.setFreeform(it.Name, it.Value)
+		if it.Atom != "" && len(it.Atom) != 4 {
+			return fmt.Errorf("mp4tag: atom %q is not four bytes", it.Atom)
+		}
+		ilst.set(it)
 	}
 	out := root.bytes()
 	if delta := int64(len(out)) - moov.size; delta != 0 {
@@ -308,22 +315,28 @@ func (x *box) ilst() (*box, error) {
 	return meta.child("ilst", nil), nil
 }
 
-// setFreeform puts a freeform text item in the ilst box x, replacing one
-// of the same name.
-func (x *box) setFreeform(name, value string) {
+// set puts a text item in the ilst box x, replacing one of the same atom
+// or freeform name.
+func (x *box) set(it Item) {
+	typ := it.Atom
+	if typ == "" {
+		typ = "----"
+	}
 	kids := x.kids[:0]
 	for _, k := range x.kids {
-		if k.typ == "----" && freeformName(k.data) == name {
+		if k.typ == typ && (typ != "----" || freeformName(k.data) == it.Name) {
 			continue
 		}
 		kids = append(kids, k)
 	}
 	var body []byte
-	body = append(body, frame("mean", append(make([]byte, 4), Mean...))...)
-	body = append(body, frame("name", append(make([]byte, 4), name...))...)
+	if it.Atom == "" {
+		body = append(body, frame("mean", append(make([]byte, 4), Mean...))...)
+		body = append(body, frame("name", append(make([]byte, 4), it.Name...))...)
+	}
 	// Type 1 (UTF-8 text), locale 0.
-	body = append(body, frame("data", append([]byte{0, 0, 0, 1, 0, 0, 0, 0}, value...))...)
-	x.kids = append(kids, &box{typ: "----", data: body})
+	body = append(body, frame("data", append([]byte{0, 0, 0, 1, 0, 0, 0, 0}, it.Value...))...)
+	x.kids = append(kids, &box{typ: typ, data: body})
 }
 
 // freeformName returns the name of a freeform item in our namespace, or

@@ -66,7 +66,10 @@ func TestAdd(t *testing.T) {
 		{"video", []string{"-c:a", "aac", "-c:v", "libx264", "-preset", "ultrafast", "-metadata", "title=Old title", "-movflags", "+faststart", "-f", "mp4"}},
 		{"quicktime", []string{"-c:a", "aac", "-c:v", "libx264", "-preset", "ultrafast", "-metadata", "title=Old title", "-movflags", "+faststart", "-f", "mov"}},
 	}
-	items := []mp4tag.Item{{"SUBTITLE", "A subtitle"}, {"PUBLISHER", "Pub & Co"}, {"URL", "https://example.org/ep?a=1"}, {"EMPTY", ""}}
+	items := []mp4tag.Item{{Name: "SUBTITLE", Value: "A subtitle"}, {Name: "PUBLISHER", Value: "Pub & Co"},
+		{Name: "URL", Value: "https://example.org/ep?a=1"}, {Atom: "desc", Value: "About this"}, {Atom: "keyw", Value: "a, b"}, {Name: "EMPTY"}}
+	want := map[string]string{"SUBTITLE": "A subtitle", "PUBLISHER": "Pub & Co", "URL": "https://example.org/ep?a=1",
+		"description": "About this", "keywords": "a, b"}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			in := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".mp4")
@@ -98,13 +101,13 @@ func TestAdd(t *testing.T) {
 			}
 			// Again over the tagged file: the items are replaced, not doubled.
 			again := bytes.Buffer{}
-			if err := mp4tag.Add(&again, bytes.NewReader(b.Bytes()), int64(b.Len()), []mp4tag.Item{{"SUBTITLE", "Second"}}); err != nil {
+			if err := mp4tag.Add(&again, bytes.NewReader(b.Bytes()), int64(b.Len()), []mp4tag.Item{{Name: "SUBTITLE", Value: "Second"}, {Atom: "desc", Value: "Other"}}); err != nil {
 				t.Fatal(err)
 			}
 			tags := probeTags(t, out)
-			for _, it := range items[:3] {
-				if tags[it.Name] != it.Value {
-					t.Errorf("%s = %q, want %q (tags %v)", it.Name, tags[it.Name], it.Value, tags)
+			for k, v := range want {
+				if tags[k] != v {
+					t.Errorf("%s = %q, want %q (tags %v)", k, tags[k], v, tags)
 				}
 			}
 			if _, ok := tags["EMPTY"]; ok {
@@ -113,8 +116,10 @@ func TestAdd(t *testing.T) {
 			if c.name != "no tags" && tags["title"] != "Old title" {
 				t.Errorf("title %q lost", tags["title"])
 			}
-			if n := bytes.Count(again.Bytes(), []byte("SUBTITLE")); n != 1 {
-				t.Errorf("retagged file holds SUBTITLE %d times", n)
+			for _, s := range []string{"SUBTITLE", "desc"} {
+				if n := bytes.Count(again.Bytes(), []byte(s)); n != 1 {
+					t.Errorf("retagged file holds %s %d times", s, n)
+				}
 			}
 			for _, sel := range []string{"a", "v"} {
 				if sel == "v" && c.name != "video" && c.name != "quicktime" {
@@ -141,7 +146,7 @@ func TestAdd(t *testing.T) {
 }
 
 func TestAddRejects(t *testing.T) {
-	items := []mp4tag.Item{{"SUBTITLE", "x"}}
+	items := []mp4tag.Item{{Name: "SUBTITLE", Value: "x"}}
 	for name, data := range map[string][]byte{
 		"empty":          {},
 		"stray bytes":    {0, 0, 0},
@@ -162,12 +167,12 @@ func FuzzAdd(f *testing.F) {
 	f.Add([]byte("\x00\x00\x00\x24moov\x00\x00\x00\x1cudta\x00\x00\x00\x14meta\x00\x00\x00\x00\x00\x00\x00\x08ilst"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var b bytes.Buffer
-		if err := mp4tag.Add(&b, bytes.NewReader(data), int64(len(data)), []mp4tag.Item{{"URL", "u"}}); err != nil {
+		if err := mp4tag.Add(&b, bytes.NewReader(data), int64(len(data)), []mp4tag.Item{{Name: "URL", Value: "u"}, {Atom: "desc", Value: "d"}}); err != nil {
 			return
 		}
 		// What was accepted is accepted again, with the item once.
 		var c bytes.Buffer
-		if err := mp4tag.Add(&c, bytes.NewReader(b.Bytes()), int64(b.Len()), []mp4tag.Item{{"URL", "u"}}); err != nil {
+		if err := mp4tag.Add(&c, bytes.NewReader(b.Bytes()), int64(b.Len()), []mp4tag.Item{{Name: "URL", Value: "u"}, {Atom: "desc", Value: "d"}}); err != nil {
 			t.Fatalf("retagging our own output: %v", err)
 		}
 		if c.Len() != b.Len() {
