@@ -38,15 +38,15 @@ func (i Info) StreamFormat() Format { return Format{SampleRate: i.SampleRate, Ch
 // Tags are the descriptive metadata embedded in a file. Empty strings are
 // absent tags.
 type Tags struct {
-	Title     string   `json:"title,omitempty"`
-	Artist    string   `json:"artist,omitempty"`
-	Album     string   `json:"album,omitempty"`
-	Subtitle  string   `json:"subtitle,omitempty"`
-	Summary   string   `json:"summary,omitempty"`
-	Genre     string   `json:"genre,omitempty"`
-	Publisher string   `json:"publisher,omitempty"`
-	URL       string   `json:"url,omitempty"`
-	License   string   `json:"license,omitempty"`
+	Title     string `json:"title,omitempty"`
+	Artist    string `json:"artist,omitempty"`
+	Album     string `json:"album,omitempty"`
+	Subtitle  string `json:"subtitle,omitempty"`
+	Summary   string `json:"summary,omitempty"`
+	Genre     string `json:"genre,omitempty"`
+	Publisher string `json:"publisher,omitempty"`
+	URL       string `json:"url,omitempty"`
+	License   string `json:"license,omitempty"`
 	// LicenseURL is where the license is stated in full.
 	LicenseURL string `json:"license_url,omitempty"`
 	Track      string `json:"track,omitempty"`
