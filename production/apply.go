@@ -172,6 +172,7 @@ func (p *Production) Clone() *Production {
 		o := &q.OutputFiles[i]
 		o.OutgoingServices = slices.Clone(o.OutgoingServices)
 		o.OutgoingServiceURLs = slices.Clone(o.OutgoingServiceURLs)
+		o.Parts = slices.Clone(o.Parts)
 		if o.Subtitles != nil {
 			s := *o.Subtitles
 			o.Subtitles = &s

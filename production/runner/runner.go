@@ -299,9 +299,13 @@ func (r *Runner) handle(ctx context.Context, job storage.Job) error {
 	defer cancel(nil)
 	jctx = context.WithValue(jctx, cancelKey{}, cancel)
 	hbDone := make(chan struct{})
+	// Taken before the run: a CheckLeases from now on is seen. One
+	// before it is covered by the run's first status change, which
+	// renews the lease too.
+	check := r.checked()
 	go func() {
 		defer close(hbDone)
-		r.heartbeat(jctx, lease, cancel)
+		r.heartbeat(jctx, lease, cancel, check)
 	}()
 	j := &jobRun{r: r, job: job, lease: lease, log: log}
 	err := j.run(jctx)
@@ -314,7 +318,7 @@ func (r *Runner) handle(ctx context.Context, job storage.Job) error {
 // and at each CheckLeases; losing it cancels ctx with ErrLeaseLost. Other
 // errors are retried at the next beat: the lease outlives a few missed
 // beats.
-func (r *Runner) heartbeat(ctx context.Context, l storage.Lease, cancel context.CancelCauseFunc) {
+func (r *Runner) heartbeat(ctx context.Context, l storage.Lease, cancel context.CancelCauseFunc, check <-chan struct{}) {
 	t := time.NewTicker(r.cfg.Heartbeat)
 	defer t.Stop()
 	for {
@@ -322,8 +326,10 @@ func (r *Runner) heartbeat(ctx context.Context, l storage.Lease, cancel context.
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-r.checked():
+		case <-check:
 		}
+		// Before the beat: a CheckLeases during it makes another.
+		check = r.checked()
 		err := r.cfg.Store.Heartbeat(ctx, l, r.cfg.Lease)
 		if errors.Is(err, storage.ErrLeaseLost) {
 			cancel(err)
