@@ -38,19 +38,27 @@ func (i Info) StreamFormat() Format { return Format{SampleRate: i.SampleRate, Ch
 // Tags are the descriptive metadata embedded in a file. Empty strings are
 // absent tags.
 type Tags struct {
-	Title     string   `json:"title,omitempty"`
-	Artist    string   `json:"artist,omitempty"`
-	Album     string   `json:"album,omitempty"`
-	Subtitle  string   `json:"subtitle,omitempty"`
-	Summary   string   `json:"summary,omitempty"`
-	Genre     string   `json:"genre,omitempty"`
-	Publisher string   `json:"publisher,omitempty"`
-	URL       string   `json:"url,omitempty"`
-	License   string   `json:"license,omitempty"`
-	Track     string   `json:"track,omitempty"`
-	Year      string   `json:"year,omitempty"`
-	Comment   string   `json:"comment,omitempty"`
-	Cover     *Picture `json:"cover,omitempty"`
+	Title     string `json:"title,omitempty"`
+	Artist    string `json:"artist,omitempty"`
+	Album     string `json:"album,omitempty"`
+	Subtitle  string `json:"subtitle,omitempty"`
+	Summary   string `json:"summary,omitempty"`
+	Genre     string `json:"genre,omitempty"`
+	Publisher string `json:"publisher,omitempty"`
+	URL       string `json:"url,omitempty"`
+	License   string `json:"license,omitempty"`
+	// LicenseURL is where the license is stated in full.
+	LicenseURL string `json:"license_url,omitempty"`
+	Track      string `json:"track,omitempty"`
+	Year       string `json:"year,omitempty"`
+	Comment    string `json:"comment,omitempty"`
+	// Keywords is a comma-separated list ("news, science"): a production's
+	// tags.
+	Keywords string `json:"keywords,omitempty"`
+	// Location is where the recording was made, as an ISO 6709 point
+	// ("+48.2082+016.3738/"; see ISO6709).
+	Location string   `json:"location,omitempty"`
+	Cover    *Picture `json:"cover,omitempty"`
 }
 
 // IsZero reports whether no tag is set.

@@ -51,7 +51,7 @@ func presetOutputFile(o production.OutputFile) (json.RawMessage, error) {
 	if urls == nil {
 		urls = []string{}
 	}
-	o.Size, o.SizeString, o.DownloadURL, o.Checksum = nil, "", "", ""
+	o.Size, o.SizeString, o.DownloadURL, o.Checksum, o.Parts = nil, "", "", "", nil
 	b, err := json.Marshal(o)
 	if err != nil {
 		return nil, err

@@ -2,7 +2,10 @@ package production
 
 import (
 	"errors"
+	"math"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/audiopost/audiopost/audio"
@@ -173,6 +176,7 @@ func (p *Production) Clone() *Production {
 		o := &q.OutputFiles[i]
 		o.OutgoingServices = slices.Clone(o.OutgoingServices)
 		o.OutgoingServiceURLs = slices.Clone(o.OutgoingServiceURLs)
+		o.Parts = slices.Clone(o.Parts)
 		if o.Subtitles != nil {
 			s := *o.Subtitles
 			o.Subtitles = &s
@@ -360,6 +364,36 @@ func (m *Metadata) ImportTags(t audio.Tags) {
 			m.Year = y
 		}
 	}
+	fill(&m.LicenseURL, t.LicenseURL)
+	if len(m.Tags) == 0 {
+		for _, k := range SplitTags(t.Keywords) {
+			if validText(k) && len(k) <= 255 {
+				m.Tags = append(m.Tags, k)
+			}
+		}
+	}
+	if m.Location == nil {
+		m.Location = parseISO6709(t.Location)
+	}
+}
+
+// iso6709 matches an ISO 6709 point in decimal degrees ("+48.2082+016.3738/",
+// with an optional altitude): two digits of latitude, three of longitude
+// before the point. The forms in minutes and seconds are not imported.
+var iso6709 = regexp.MustCompile(`^([+-]\d{2}(?:\.\d+)?)([+-]\d{3}(?:\.\d+)?)(?:[+-][\d.]+)?(?:CRS[^/]*)?/?$`)
+
+// parseISO6709 returns the location of an ISO 6709 point, or nil.
+func parseISO6709(s string) *Location {
+	m := iso6709.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return nil
+	}
+	lat, err1 := strconv.ParseFloat(m[1], 64)
+	lon, err2 := strconv.ParseFloat(m[2], 64)
+	if err1 != nil || err2 != nil || math.Abs(lat) > 90 || math.Abs(lon) > 180 {
+		return nil
+	}
+	return &Location{Latitude: strconv.FormatFloat(lat, 'f', -1, 64), Longitude: strconv.FormatFloat(lon, 'f', -1, 64)}
 }
 
 func leadingDigits(s string) string {

@@ -190,11 +190,7 @@ func (p Production) MarshalJSON() ([]byte, error) {
 	q.LengthTimestring = FormatTimestamp(seconds(p.Length))
 	q.Metadata = p.Metadata.normalized()
 	q.Chapters = p.ChapterPositions()
-	q.OutputFiles = make([]OutputFile, len(p.OutputFiles))
-	for i, o := range p.OutputFiles {
-		o.Filename = p.OutputFilename(i)
-		q.OutputFiles[i] = o
-	}
+	q.OutputFiles = p.ListedOutputFiles()
 	q.OutgoingServices = nonNil(p.OutgoingServices)
 	q.MultiInputFiles = nonNil(p.MultiInputFiles)
 	if q.Algorithms == nil {
@@ -286,7 +282,8 @@ func JoinTags(tags []string) string { return strings.Join(tags, ", ") }
 // OutputFile is one requested output. Filename holds the name the client
 // chose, if any; responses carry the resolved name (see
 // Production.OutputFilename). Size, DownloadURL and Checksum are set after
-// encoding.
+// encoding; an output split on chapters has no file of its own, its files
+// are its Parts.
 type OutputFile struct {
 	Format           string   `json:"format"`
 	Bitrate          int      `json:"bitrate"`
@@ -302,9 +299,48 @@ type OutputFile struct {
 	SizeString          string   `json:"size_string"`
 	DownloadURL         string   `json:"download_url"`
 	Checksum            string   `json:"checksum"`
+	// Parts are the files of an output split on chapters, in chapter
+	// order, as the engine wrote them. They are stored with the output;
+	// responses list each part as an output file of its own instead (see
+	// ListedOutputFiles), so the field never appears in them.
+	Parts []OutputPart `json:"parts,omitempty"`
 	// Subtitles is set on video outputs with burn-in subtitles; its keys
 	// appear flat in the output file object.
 	*Subtitles
+}
+
+// OutputPart is one file of an output split on chapters.
+type OutputPart struct {
+	Filename string `json:"filename"`
+	Size     int64  `json:"size"`
+	Checksum string `json:"checksum"`
+}
+
+// ListedOutputFiles returns the output files as responses list them, each
+// with its resolved file name in Filename. An output split on chapters
+// whose parts were written is listed as its parts: one entry per part, in
+// chapter order, each a copy of the output (format, bitrate,
+// split_on_chapters, ...) with the part's filename, size and checksum.
+// So every entry with a size is one file, with its own download URL and
+// checksum. The list is longer than OutputFiles then; the stored output
+// files are not changed.
+func (p *Production) ListedOutputFiles() []OutputFile {
+	out := make([]OutputFile, 0, len(p.OutputFiles))
+	for i, o := range p.OutputFiles {
+		if len(o.Parts) == 0 {
+			o.Filename = p.OutputFilename(i)
+			out = append(out, o)
+			continue
+		}
+		for _, part := range o.Parts {
+			e := o
+			e.Parts = nil
+			size := part.Size
+			e.Filename, e.Size, e.Checksum, e.DownloadURL = part.Filename, &size, part.Checksum, ""
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // MarshalJSON writes size_string from size and lists as arrays.

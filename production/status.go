@@ -8,23 +8,34 @@ import (
 // Status is the processing state of a production. The codes and names are
 // the original service's (see GET info/production_status); only 2 (Error)
 // and 3 (Done) are fixed by the API spec, the rest follow DESIGN.md.
+//
+// Who sets each code: 9, 10 and 11 are set when a production is saved
+// (Apply); 1 by Service.Start, 13 by Service.Stop; 4, 5, 7 and 8 by the
+// engine as it works (Engine.Run), which ends in 3, 2 or, stopped, 10; 6 by
+// the job runner during outgoing transfers. Two codes are never set by
+// this implementation, because what they report never outlasts the
+// request that causes it: 0 (File Upload: an upload is stored within its
+// request, before the production is saved with it) and 12 (Incoming File
+// Transfer: inputs given by URL or on an incoming service are fetched and
+// checked when the production is saved, before it can be started). 14
+// belongs to the speech recognition step, which sets it while it runs.
 type Status int
 
 // Status codes.
 const (
-	StatusFileUpload        Status = 0  // input is being uploaded
+	StatusFileUpload        Status = 0  // input is being uploaded (not used, see Status)
 	StatusWaiting           Status = 1  // queued for a worker
 	StatusError             Status = 2  // processing failed
 	StatusDone              Status = 3  // processing finished
 	StatusAudioProcessing   Status = 4  // analysis and the processing chain
 	StatusAudioEncoding     Status = 5  // writing the output files
 	StatusOutgoingTransfer  Status = 6  // copying outputs to external services
-	StatusMonoMixdown       Status = 7  // creating mono mixdowns
-	StatusSplitChapters     Status = 8  // splitting outputs on chapter marks
+	StatusMonoMixdown       Status = 7  // finishing mono_mixdown outputs
+	StatusSplitChapters     Status = 8  // finishing the parts of split_on_chapters outputs
 	StatusIncomplete        Status = 9  // created but something needed is missing
-	StatusNotStarted        Status = 10 // complete, not started yet
+	StatusNotStarted        Status = 10 // complete, not started yet (or stopped)
 	StatusOutdated          Status = 11 // changed after processing; results are stale
-	StatusIncomingTransfer  Status = 12 // fetching the input from a service or URL
+	StatusIncomingTransfer  Status = 12 // fetching the input (not used, see Status)
 	StatusStopping          Status = 13 // a stop was requested
 	StatusSpeechRecognition Status = 14 // speech recognition running
 )

@@ -3,8 +3,11 @@ package production
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"testing"
 	"time"
+
+	"github.com/audiopost/audiopost/audio"
 )
 
 func TestTimeJSON(t *testing.T) {
@@ -149,5 +152,36 @@ func TestFormatSize(t *testing.T) {
 		if got := FormatSize(n); got != want {
 			t.Errorf("FormatSize(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// File tags fill the empty metadata, keywords and the position included;
+// set values win, and malformed positions are not imported.
+func TestImportTags(t *testing.T) {
+	tags := audio.Tags{Title: "File title", LicenseURL: "https://example.org/l", Keywords: "news, science,news",
+		Location: "+48.2082+016.3738/", Year: "2024-05-01", Track: "03/12"}
+	var m Metadata
+	m.ImportTags(tags)
+	want := Metadata{Title: "File title", LicenseURL: "https://example.org/l", Tags: []string{"news", "science"},
+		Location: &Location{Latitude: "48.2082", Longitude: "16.3738"}, Year: "2024", Track: "3"}
+	if !reflect.DeepEqual(m, want) {
+		t.Errorf("imported %+v, want %+v", m, want)
+	}
+	set := Metadata{Title: "Mine", Tags: []string{"own"}, Location: &Location{Latitude: "1", Longitude: "2"}}
+	set.ImportTags(tags)
+	if set.Title != "Mine" || !reflect.DeepEqual(set.Tags, []string{"own"}) || set.Location.Latitude != "1" {
+		t.Errorf("set values overwritten: %+v", set)
+	}
+	for _, bad := range []string{"", "+4812.49+01622.43/", "+91.0+010.0/", "48.2,16.3", "+48.2+16.3/"} {
+		var m Metadata
+		m.ImportTags(audio.Tags{Location: bad})
+		if m.Location != nil {
+			t.Errorf("location %q imported as %+v", bad, m.Location)
+		}
+	}
+	var alt Metadata
+	alt.ImportTags(audio.Tags{Location: "-33.8688+151.2093+012.5/"})
+	if alt.Location == nil || alt.Location.Latitude != "-33.8688" || alt.Location.Longitude != "151.2093" {
+		t.Errorf("location with altitude: %+v", alt.Location)
 	}
 }

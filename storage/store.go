@@ -383,7 +383,8 @@ type Jobs interface {
 	Release(ctx context.Context, l Lease) error
 	// CancelJobs cancels the owner's live jobs of a production (the stop
 	// command) and reports how many; a running worker notices at its next
-	// Heartbeat (ErrLeaseLost).
+	// Heartbeat (ErrLeaseLost). A store may signal the cancellation to
+	// workers (sqlstore.TopicCanceled) so that they beat at once.
 	CancelJobs(ctx context.Context, owner, production string) (int, error)
 	// GetJob returns a job by id (operators and tests; not owner-scoped).
 	GetJob(ctx context.Context, id int64) (Job, error)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/id3"
+	"github.com/audiopost/audiopost/audio/mp4tag"
 )
 
 // outputFormat describes how one API output format is made.
@@ -33,20 +34,37 @@ type outputFormat struct {
 	// seekable formats (MP4) must be written to a file: the muxer goes
 	// back to write the index (and moves it to the front for streaming).
 	seekable bool
-	// ogg carries tags, chapters and the cover as Vorbis comments.
-	ogg bool
+	// tags is how the container keeps tags (see tagPairs).
+	tags tagStyle
 	// vbr maps the kbps of EncodeOptions.Bitrate to a LAME quality.
 	vbr bool
 }
 
+// tagStyle is how a container keeps tags, chapters and the cover.
+type tagStyle uint8
+
+const (
+	// styleID3: ffmpeg's ID3v2.3 text frames, APIC and CHAP; package id3
+	// adds the URL frames and the chapters' URLs and pictures.
+	styleID3 tagStyle = iota
+	// styleMP4: ffmpeg's iTunes atoms, covr and a chapter track; package
+	// mp4tag adds the atoms ffmpeg leaves out and freeform items.
+	styleMP4
+	// styleVorbis: Vorbis comments (audio.VorbisComments), the cover as
+	// METADATA_BLOCK_PICTURE and the chapters as CHAPTERnnn comments.
+	styleVorbis
+	// styleMatroska: any key is a tag.
+	styleMatroska
+)
+
 // outputFormats are the encoders this package registers, by API name.
 var outputFormats = map[string]outputFormat{
-	"mp3":     {codec: []string{"libmp3lame"}, muxer: "mp3", ext: ".mp3", defaultKbps: 96, maxChannels: 2},
-	"mp3-vbr": {codec: []string{"libmp3lame"}, muxer: "mp3", ext: ".mp3", defaultKbps: 96, maxChannels: 2, vbr: true},
-	"aac":     {codec: []string{"aac"}, muxer: "ipod", ext: ".m4a", defaultKbps: 64, maxChannels: 8, seekable: true},
-	"alac":    {codec: []string{"alac"}, muxer: "ipod", ext: ".m4a", maxChannels: 8, seekable: true},
-	"opus":    {codec: []string{"libopus"}, muxer: "ogg", ext: ".opus", defaultKbps: 48, maxChannels: 8, ogg: true},
-	"vorbis":  {codec: []string{"libvorbis"}, muxer: "ogg", ext: ".ogg", defaultKbps: 80, maxChannels: 8, ogg: true},
+	"mp3":     {codec: []string{"libmp3lame"}, muxer: "mp3", ext: ".mp3", defaultKbps: 96, maxChannels: 2, tags: styleID3},
+	"mp3-vbr": {codec: []string{"libmp3lame"}, muxer: "mp3", ext: ".mp3", defaultKbps: 96, maxChannels: 2, vbr: true, tags: styleID3},
+	"aac":     {codec: []string{"aac"}, muxer: "ipod", ext: ".m4a", defaultKbps: 64, maxChannels: 8, seekable: true, tags: styleMP4},
+	"alac":    {codec: []string{"alac"}, muxer: "ipod", ext: ".m4a", maxChannels: 8, seekable: true, tags: styleMP4},
+	"opus":    {codec: []string{"libopus"}, muxer: "ogg", ext: ".opus", defaultKbps: 48, maxChannels: 8, tags: styleVorbis},
+	"vorbis":  {codec: []string{"libvorbis"}, muxer: "ogg", ext: ".ogg", defaultKbps: 80, maxChannels: 8, tags: styleVorbis},
 }
 
 // lameVBR are LAME's -V presets with their typical average bitrate (kbps,
@@ -108,12 +126,15 @@ type Encoder struct {
 	// output does not stream to w.
 	temps []string
 	out   string
+	// scene is the picture of a video rendered from the audio (nil: none).
+	scene *Scene
 	// metaLater applies tags, cover and chapters in a copy pass at Close,
 	// when the chapter ends need the length that only Close knows.
 	metaLater bool
-	// id3Extras are the chapter URLs and pictures ffmpeg's mp3 muxer
-	// cannot write; Close adds them to its ID3 tag (nil: none).
-	id3Extras []id3.ChapterExtra
+	// id3Extras are the frames ffmpeg's mp3 muxer cannot write (URLs,
+	// the chapters' URLs and pictures); Close adds them to its ID3 tag
+	// (nil: none).
+	id3Extras *id3.Extras
 	err       error
 	closed    bool
 	closeErr  error
@@ -123,12 +144,12 @@ type Encoder struct {
 // aac, alac, opus or vorbis) from PCM of format f into w. opts.Bitrate 0
 // selects the format's default (mp3-vbr maps it to the nearest LAME -V
 // preset, see VBRQuality). opts.Tags, opts.Tags.Cover and opts.Chapters are
-// embedded as the container allows: ID3v2.3 frames, APIC and CHAP in MP3,
-// each CHAP with its chapter's URL (WXXX) and picture (APIC); iTunes
-// atoms, covr and chapter tracks in MP4; Vorbis comments with
-// METADATA_BLOCK_PICTURE and CHAPTERnnn (with CHAPTERnnnURL) in Ogg. MP4
-// has no atom for the subtitle, publisher and URL tags and drops them, and
-// no chapter URLs or pictures; Ogg has no chapter pictures.
+// embedded as the container allows (see tagPairs for where each tag goes):
+// ID3v2.3 frames, APIC and CHAP in MP3, each CHAP with its chapter's URL
+// (WXXX) and picture (APIC); iTunes atoms, freeform items, covr and
+// chapter tracks in MP4; Vorbis comments with METADATA_BLOCK_PICTURE and
+// CHAPTERnnn (with CHAPTERnnnURL) in Ogg. MP4 has no chapter URLs or
+// pictures, Ogg no chapter pictures.
 func NewEncoder(ctx context.Context, name string, w io.Writer, f audio.Format, opts audio.EncodeOptions) (*Encoder, error) {
 	of, ok := outputFormats[name]
 	if !ok {
@@ -163,19 +184,28 @@ func (e *Encoder) start() error {
 		}
 	}
 	hasMeta := !e.opts.Tags.IsZero() || len(e.opts.Chapters) > 0
-	e.metaLater = len(e.opts.Chapters) > 0 && e.opts.Length <= 0 && !e.of.ogg
-	e.id3Extras = e.chapterExtras()
+	e.metaLater = len(e.opts.Chapters) > 0 && e.opts.Length <= 0 && e.of.tags != styleVorbis
+	e.id3Extras = e.extrasID3()
 	toTemp := e.of.seekable || isFile || e.metaLater || e.id3Extras != nil
 
 	args := append(baseArgs(),
 		"-f", "f64le", "-ar", strconv.Itoa(e.format.SampleRate), "-ac", strconv.Itoa(e.format.Channels), "-i", "pipe:0")
 	next := 1
 	var maps []string
-	if e.video != "" {
+	switch {
+	case e.video != "":
 		// The original's video streams (V: not its cover pictures) are
 		// copied untouched, and its metadata unless tags replace it.
 		args = append(args, "-i", e.video)
 		maps = append(maps, "-map", "1:V", "-c:v", "copy")
+		next = 2
+	case e.scene != nil:
+		in, m, err := e.sceneArgs()
+		if err != nil {
+			return err
+		}
+		args = append(args, in...)
+		maps = append(maps, m...)
 		next = 2
 	}
 	maps = append(maps, "-map", "0:a")
@@ -263,7 +293,8 @@ func (e *Encoder) muxerArgs() []string {
 	case "mp3":
 		// ID3v2.3 is what most podcast players and tag editors read.
 		args = append(args, "-id3v2_version", "3")
-	case "ipod":
+	case "ipod", "mp4", "mov":
+		// The index first, so players stream the file at once.
 		args = append(args, "-movflags", "+faststart")
 	}
 	return args
@@ -283,14 +314,14 @@ func (e *Encoder) metadataInputs(length time.Duration, first int) (inputs, maps 
 	}
 	inputs = []string{"-f", "ffmetadata", "-i", "file:" + mf}
 	maps = []string{"-map_metadata", strconv.Itoa(first)}
-	if e.of.ogg {
+	if e.of.tags == styleVorbis {
 		// Ogg chapters are written as comments by ffmetadata above; ffmpeg
 		// versions differ in whether they add their own for Vorbis.
 		maps = append(maps, "-map_chapters", "-1")
 	} else {
 		maps = append(maps, "-map_chapters", strconv.Itoa(first))
 	}
-	if c := e.opts.Tags.Cover; c != nil && len(c.Data) > 0 && !e.of.ogg && e.video == "" {
+	if c := e.opts.Tags.Cover; c != nil && len(c.Data) > 0 && e.of.tags != styleVorbis && e.video == "" && e.scene == nil {
 		ext, err := coverExt(c)
 		if err != nil {
 			return nil, nil, err
@@ -340,11 +371,11 @@ func coverExt(p *audio.Picture) (string, error) {
 func (e *Encoder) ffmetadata(length time.Duration) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(";FFMETADATA1\n")
-	for _, kv := range tagPairs(e.opts.Tags, e.of.ogg) {
+	for _, kv := range tagPairs(e.opts.Tags, e.of.tags) {
 		writeMeta(&b, kv[0], kv[1])
 	}
 	chapters := sortedChapters(e.opts.Chapters)
-	if e.of.ogg {
+	if e.of.tags == styleVorbis {
 		if c := e.opts.Tags.Cover; c != nil && len(c.Data) > 0 {
 			block, err := pictureBlock(c)
 			if err != nil {
@@ -352,14 +383,8 @@ func (e *Encoder) ffmetadata(length time.Duration) ([]byte, error) {
 			}
 			writeMeta(&b, "METADATA_BLOCK_PICTURE", base64.StdEncoding.EncodeToString(block))
 		}
-		// Vorbis comment chapter extension: CHAPTERnnn=HH:MM:SS.mmm.
-		for i, c := range chapters {
-			key := fmt.Sprintf("CHAPTER%03d", i+1)
-			writeMeta(&b, key, clock(c.Start))
-			writeMeta(&b, key+"NAME", c.Title)
-			if c.URL != "" {
-				writeMeta(&b, key+"URL", c.URL)
-			}
+		for _, kv := range audio.VorbisChapters(chapters) {
+			writeMeta(&b, kv[0], kv[1])
 		}
 		return b.Bytes(), nil
 	}
@@ -385,10 +410,22 @@ func sortedChapters(cs []audio.Chapter) []audio.Chapter {
 	return out
 }
 
-// tagPairs lists the tags under ffmpeg's generic names, which each muxer
-// maps to its own frames or atoms (ID3 TIT2, MP4 ©nam, Vorbis TITLE).
-// MP4 drops keys it has no atom for (subtitle, publisher, url).
-func tagPairs(t audio.Tags, ogg bool) [][2]string {
+// tagPairs lists the tags ffmpeg writes, under the keys its muxer of
+// style maps to its own frames or atoms:
+//
+//   - ID3: TIT2, TPE1, TALB, TIT3 (subtitle), TCON, TPUB, TCOP (license),
+//     TRCK, TYER, COMM, and TXXX frames "description" (summary),
+//     "keywords" and "location"; the URL and the license URL are URL
+//     frames ffmpeg cannot write (see extrasID3).
+//   - MP4: ©nam, ©ART, ©alb, ©gen, cprt (license), trkn, ©day, ©cmt and
+//     the location (loci, or ©xyz in QuickTime); the rest is added
+//     afterwards (see mp4Items).
+//   - Vorbis: the comments of audio.VorbisComments.
+//   - Matroska: every tag, under its own name.
+func tagPairs(t audio.Tags, style tagStyle) [][2]string {
+	if style == styleVorbis {
+		return audio.VorbisComments(t)
+	}
 	var out [][2]string
 	add := func(k, v string) {
 		if v != "" {
@@ -398,22 +435,39 @@ func tagPairs(t audio.Tags, ogg bool) [][2]string {
 	add("title", t.Title)
 	add("artist", t.Artist)
 	add("album", t.Album)
-	add("subtitle", t.Subtitle)
-	if ogg {
-		// ffmpeg writes "description" as Vorbis DESCRIPTION, which is the
-		// comment; SUMMARY keeps the two apart.
-		add("summary", t.Summary)
-	} else {
-		add("description", t.Summary)
-	}
 	add("genre", t.Genre)
-	add("publisher", t.Publisher)
-	add("url", t.URL)
 	add("copyright", t.License)
 	add("track", t.Track)
 	add("date", t.Year)
 	add("comment", t.Comment)
+	add("location", t.Location)
+	switch style {
+	case styleID3:
+		add("TIT3", t.Subtitle)
+		add("description", t.Summary)
+		add("publisher", t.Publisher)
+		add("keywords", t.Keywords)
+	case styleMatroska:
+		add("subtitle", t.Subtitle)
+		add("summary", t.Summary)
+		add("publisher", t.Publisher)
+		add("url", t.URL)
+		add("license_url", t.LicenseURL)
+		add("keywords", t.Keywords)
+	}
 	return out
+}
+
+// mp4Items are the MP4 tags ffmpeg's muxer leaves out (in QuickTime files
+// the description and keywords too): the summary as desc (the short
+// description podcast apps show) and ldes (the long one), the keywords as
+// keyw, and freeform items SUBTITLE, PUBLISHER, URL and LICENSE_URL.
+func mp4Items(t audio.Tags) []mp4tag.Item {
+	return []mp4tag.Item{
+		{Atom: "desc", Value: t.Summary}, {Atom: "ldes", Value: t.Summary}, {Atom: "keyw", Value: t.Keywords},
+		{Name: "SUBTITLE", Value: t.Subtitle}, {Name: "PUBLISHER", Value: t.Publisher},
+		{Name: "URL", Value: t.URL}, {Name: "LICENSE_URL", Value: t.LicenseURL},
+	}
 }
 
 // writeMeta writes one key=value line, escaping what ffmetadata treats as
@@ -437,12 +491,6 @@ func escapeMeta(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// clock formats d as HH:MM:SS.mmm.
-func clock(d time.Duration) string {
-	ms := d.Milliseconds()
-	return fmt.Sprintf("%02d:%02d:%02d.%03d", ms/3600000, ms/60000%60, ms/1000%60, ms%1000)
 }
 
 // pictureBlock builds a FLAC PICTURE block (front cover), the payload of a
@@ -545,9 +593,19 @@ func (e *Encoder) finish() error {
 		return fmt.Errorf("ffmpeg: reading encoded %s: %w", e.name, err)
 	}
 	defer f.Close()
-	if e.id3Extras != nil {
-		if err := id3.AddChapterExtras(e.w, f, e.id3Extras); err != nil {
-			return fmt.Errorf("ffmpeg: adding chapter URLs and images to %s: %w", e.name, err)
+	switch {
+	case e.id3Extras != nil:
+		if err := id3.AddExtras(e.w, f, *e.id3Extras); err != nil {
+			return fmt.Errorf("ffmpeg: adding URLs and chapter images to %s: %w", e.name, err)
+		}
+		return nil
+	case e.of.tags == styleMP4:
+		st, err := f.Stat()
+		if err != nil {
+			return fmt.Errorf("ffmpeg: reading encoded %s: %w", e.name, err)
+		}
+		if err := mp4tag.Add(e.w, f, st.Size(), mp4Items(e.opts.Tags)); err != nil {
+			return fmt.Errorf("ffmpeg: adding tags to %s: %w", e.name, err)
 		}
 		return nil
 	}
@@ -557,13 +615,15 @@ func (e *Encoder) finish() error {
 	return nil
 }
 
-// chapterExtras returns, for an MP3 output, the URL and picture of every
-// chapter in the order ffmpeg writes its CHAP frames (by start), or nil
-// when no chapter has either.
-func (e *Encoder) chapterExtras() []id3.ChapterExtra {
-	if e.of.muxer != "mp3" {
+// extrasID3 returns, for an MP3 output, what package id3 adds to ffmpeg's
+// tag: the URL and license URL, and the URL and picture of every chapter
+// in the order ffmpeg writes its CHAP frames (by start); nil when there
+// is none of these.
+func (e *Encoder) extrasID3() *id3.Extras {
+	if e.of.tags != styleID3 {
 		return nil
 	}
+	x := &id3.Extras{URL: e.opts.Tags.URL, LicenseURL: e.opts.Tags.LicenseURL}
 	cs := sortedChapters(e.opts.Chapters)
 	extras := make([]id3.ChapterExtra, len(cs))
 	needed := false
@@ -574,10 +634,13 @@ func (e *Encoder) chapterExtras() []id3.ChapterExtra {
 		}
 		needed = needed || c.URL != "" || extras[i].Image != nil
 	}
-	if !needed {
+	if needed {
+		x.Chapters = extras
+	}
+	if x.Chapters == nil && x.URL == "" && x.LicenseURL == "" {
 		return nil
 	}
-	return extras
+	return x
 }
 
 // addMetadata remuxes the finished output without re-encoding, adding tags,

@@ -387,6 +387,9 @@ var tagSources = []struct {
 	{[]string{"track", "tracknumber"}, func(t *audio.Tags, v string) { t.Track = trackNumber(v) }},
 	{[]string{"date", "year", "tdrc", "tyer", "creation_time"}, func(t *audio.Tags, v string) { t.Year = year(v) }},
 	{[]string{"comment"}, func(t *audio.Tags, v string) { t.Comment = v }},
+	{[]string{"license_url", "licenseurl"}, func(t *audio.Tags, v string) { t.LicenseURL = v }},
+	{[]string{"keywords"}, func(t *audio.Tags, v string) { t.Keywords = v }},
+	{[]string{"location", "location-eng"}, func(t *audio.Tags, v string) { t.Location = v }},
 }
 
 // mapTags reads the API's tags from the container's tags, falling back to

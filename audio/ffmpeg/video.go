@@ -16,10 +16,10 @@ import (
 // default audio bitrate of the API's "video" output: same container as the
 // input, the video copied, the audio re-encoded.
 var videoContainers = map[string]outputFormat{
-	"mp4":      {codec: []string{"aac"}, muxer: "mp4", ext: ".mp4", defaultKbps: 128, maxChannels: 8, seekable: true},
-	"mov":      {codec: []string{"aac"}, muxer: "mov", ext: ".mov", defaultKbps: 128, maxChannels: 8, seekable: true},
-	"matroska": {codec: []string{"aac"}, muxer: "matroska", ext: ".mkv", defaultKbps: 128, maxChannels: 8, seekable: true},
-	"webm":     {codec: []string{"libopus"}, muxer: "webm", ext: ".webm", defaultKbps: 96, maxChannels: 8, seekable: true},
+	"mp4":      {codec: []string{"aac"}, muxer: "mp4", ext: ".mp4", defaultKbps: 128, maxChannels: 8, seekable: true, tags: styleMP4},
+	"mov":      {codec: []string{"aac"}, muxer: "mov", ext: ".mov", defaultKbps: 128, maxChannels: 8, seekable: true, tags: styleMP4},
+	"matroska": {codec: []string{"aac"}, muxer: "matroska", ext: ".mkv", defaultKbps: 128, maxChannels: 8, seekable: true, tags: styleMatroska},
+	"webm":     {codec: []string{"libopus"}, muxer: "webm", ext: ".webm", defaultKbps: 96, maxChannels: 8, seekable: true, tags: styleMatroska},
 }
 
 // NewVideoEncoder returns an Encoder for the API's "video" output: the

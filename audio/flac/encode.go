@@ -23,7 +23,8 @@ const BlockSize = 4096
 var ErrClosed = errors.New("flac: encoder closed")
 
 // Encoder writes a FLAC stream: 16-bit by default, 24-bit when
-// EncodeOptions.BitDepth is 24, with Vorbis comments and a front-cover
+// EncodeOptions.BitDepth is 24, with Vorbis comments (audio.VorbisComments
+// and, for EncodeOptions.Chapters, audio.VorbisChapters) and a front-cover
 // PICTURE block from EncodeOptions.Tags. Frames of BlockSize samples are
 // written as they fill, so memory does not grow with the length.
 //
@@ -73,7 +74,7 @@ func NewEncoder(ctx context.Context, w io.Writer, f audio.Format, opts audio.Enc
 	default:
 		return nil, fmt.Errorf("%w: %d-bit output (want 16 or 24)", ErrBitDepth, bits)
 	}
-	blocks, err := blocksFromTags(opts.Tags)
+	blocks, err := blocksFromTags(opts.Tags, opts.Chapters)
 	if err != nil {
 		return nil, err
 	}

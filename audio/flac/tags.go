@@ -31,6 +31,9 @@ var vorbisFields = []struct {
 	{[]string{"TRACKNUMBER", "TRACK"}, func(t *audio.Tags) *string { return &t.Track }},
 	{[]string{"DATE", "YEAR"}, func(t *audio.Tags) *string { return &t.Year }},
 	{[]string{"COMMENT", "DESCRIPTION"}, func(t *audio.Tags) *string { return &t.Comment }},
+	{[]string{"LICENSE_URL", "LICENSEURL"}, func(t *audio.Tags) *string { return &t.LicenseURL }},
+	{[]string{"KEYWORDS"}, func(t *audio.Tags) *string { return &t.Keywords }},
+	{[]string{"LOCATION"}, func(t *audio.Tags) *string { return &t.Location }},
 }
 
 // coverFrontType is the ID3/FLAC picture type of a front cover.
@@ -81,28 +84,12 @@ func fillVorbis(t *audio.Tags, comments [][2]string) {
 	}
 }
 
-// blocksFromTags returns the VORBIS_COMMENT and PICTURE blocks that carry t.
+// blocksFromTags returns the VORBIS_COMMENT and PICTURE blocks that carry t
+// and the chapters (as the Vorbis chapter comments Ogg outputs have too).
 // The vendor string is always written, so even an untagged file has the
 // comment block that players expect.
-func blocksFromTags(t audio.Tags) ([]*meta.Block, error) {
-	vc := &meta.VorbisComment{Vendor: "audiopost"}
-	add := func(name, value string) {
-		if value != "" {
-			vc.Tags = append(vc.Tags, [2]string{name, value})
-		}
-	}
-	add("TITLE", t.Title)
-	add("SUBTITLE", t.Subtitle)
-	add("ARTIST", t.Artist)
-	add("ALBUM", t.Album)
-	add("TRACKNUMBER", t.Track)
-	add("DATE", t.Year)
-	add("GENRE", t.Genre)
-	add("COMMENT", t.Comment)
-	add("SUMMARY", t.Summary)
-	add("ORGANIZATION", t.Publisher)
-	add("URL", t.URL)
-	add("LICENSE", t.License)
+func blocksFromTags(t audio.Tags, chapters []audio.Chapter) ([]*meta.Block, error) {
+	vc := &meta.VorbisComment{Vendor: "audiopost", Tags: append(audio.VorbisComments(t), audio.VorbisChapters(chapters)...)}
 	if n := vorbisLength(vc); n > maxBlockLength {
 		return nil, fmt.Errorf("%w: %d bytes of tags exceed the FLAC metadata block limit", audio.ErrUnsupported, n)
 	}

@@ -101,13 +101,30 @@ func ReadChapters(r io.Reader) ([]Chapter, error) {
 	return out, nil
 }
 
-// AddChapterExtras copies src to dst with the ID3v2 tag at its start
-// rewritten: the i-th CHAP frame (in tag order) gets extras[i]'s URL and
-// picture as sub-frames, replacing any WXXX or APIC it had. Other frames
-// and the padding are kept byte for byte, and everything after the tag
-// (the audio) is copied unchanged, streaming. More extras than CHAP
-// frames is an error.
+// AddChapterExtras is AddExtras with chapter extras only.
 func AddChapterExtras(dst io.Writer, src io.Reader, extras []ChapterExtra) error {
+	return AddExtras(dst, src, Extras{Chapters: extras})
+}
+
+// Extras are what AddExtras adds to a tag: what ffmpeg's mp3 muxer
+// cannot write, since it writes text frames only.
+type Extras struct {
+	// Chapters go to the CHAP frames: the i-th CHAP frame (in tag order)
+	// gets Chapters[i]'s URL and picture as sub-frames, replacing any
+	// WXXX or APIC it had. More extras than CHAP frames is an error.
+	Chapters []ChapterExtra
+	// URL becomes the WXXX frame with an empty description (the
+	// episode's web page), replacing one; "" adds none.
+	URL string
+	// LicenseURL becomes the WCOP frame (copyright and legal
+	// information), replacing one; "" adds none.
+	LicenseURL string
+}
+
+// AddExtras copies src to dst with the ID3v2 tag at its start rewritten
+// to hold e. Other frames and the padding are kept byte for byte, and
+// everything after the tag (the audio) is copied unchanged, streaming.
+func AddExtras(dst io.Writer, src io.Reader, e Extras) error {
 	t, err := readTag(src)
 	if err != nil {
 		return err
@@ -118,19 +135,24 @@ func AddChapterExtras(dst io.Writer, src io.Reader, extras []ChapterExtra) error
 	body := make([]byte, 0, 4096)
 	n := 0
 	for _, f := range t.frames {
-		if f.id != "CHAP" {
+		switch {
+		case f.id == "WXXX" && e.URL != "" && len(f.data) > 1 && f.plain(t.version) && emptyDescription(f.data):
+			continue // replaced below
+		case f.id == "WCOP" && e.LicenseURL != "":
+			continue
+		case f.id != "CHAP":
 			body = append(body, f.raw...)
 			continue
 		}
 		if !f.plain(t.version) {
 			return fmt.Errorf("%w: compressed or encrypted CHAP frame", ErrUnsupported)
 		}
-		if n >= len(extras) {
+		if n >= len(e.Chapters) {
 			body = append(body, f.raw...)
 			n++
 			continue
 		}
-		data, err := extendChapter(f.data, t.version, extras[n])
+		data, err := extendChapter(f.data, t.version, e.Chapters[n])
 		if err != nil {
 			return err
 		}
@@ -139,8 +161,19 @@ func AddChapterExtras(dst io.Writer, src io.Reader, extras []ChapterExtra) error
 		}
 		n++
 	}
-	if len(extras) > n {
-		return fmt.Errorf("id3: %d chapter extras for %d CHAP frames", len(extras), n)
+	if len(e.Chapters) > n {
+		return fmt.Errorf("id3: %d chapter extras for %d CHAP frames", len(e.Chapters), n)
+	}
+	if e.URL != "" {
+		// Encoding 0 (Latin-1), empty description, then the URL.
+		if body, err = appendFrame(body, t.version, "WXXX", append([]byte{0, 0}, asciiURL(e.URL)...)); err != nil {
+			return err
+		}
+	}
+	if e.LicenseURL != "" {
+		if body, err = appendFrame(body, t.version, "WCOP", []byte(asciiURL(e.LicenseURL))); err != nil {
+			return err
+		}
 	}
 	size := len(body) + t.padding
 	if size > maxSyncsafe {
@@ -161,6 +194,12 @@ func AddChapterExtras(dst io.Writer, src io.Reader, extras []ChapterExtra) error
 	}
 	_, err = io.Copy(dst, src)
 	return err
+}
+
+// emptyDescription reports whether a WXXX frame's description is empty.
+func emptyDescription(data []byte) bool {
+	desc, _ := splitText(data[0], data[1:])
+	return len(desc) == 0
 }
 
 // extendChapter returns a CHAP frame's data with e's sub-frames in place

@@ -258,6 +258,43 @@ func TestAddChapterExtrasReplaces(t *testing.T) {
 	}
 }
 
+// TestAddExtrasURLs adds the episode URL (WXXX) and the license URL
+// (WCOP) to ffmpeg's tag, twice: ParseTags reads them back, the second
+// rewrite replaces rather than doubles them, and the chapters and the
+// audio are untouched.
+func TestAddExtrasURLs(t *testing.T) {
+	orig := ffmpegMP3(t, 3, false)
+	var once, twice bytes.Buffer
+	e := id3.Extras{URL: "https://example.org/ep1", LicenseURL: "https://creativecommons.org/licenses/by/4.0/",
+		Chapters: []id3.ChapterExtra{{URL: "https://example.org/intro"}}}
+	if err := id3.AddExtras(&once, bytes.NewReader(orig), e); err != nil {
+		t.Fatal(err)
+	}
+	e.URL, e.Chapters = "https://example.org/ep2", nil
+	if err := id3.AddExtras(&twice, bytes.NewReader(once.Bytes()), e); err != nil {
+		t.Fatal(err)
+	}
+	out := twice.Bytes()
+	tags, err := id3.ParseTags(out[:tagLen(out)])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tags.URL != "https://example.org/ep2" || tags.LicenseURL != e.LicenseURL || tags.Title != "Show" {
+		t.Errorf("tags read back: %+v", tags)
+	}
+	// One WXXX in the first chapter, one for the episode.
+	if n, m := bytes.Count(out, []byte("WXXX")), bytes.Count(out, []byte("WCOP")); n != 2 || m != 1 {
+		t.Errorf("%d WXXX and %d WCOP frames, want 2 and 1", n, m)
+	}
+	chs, err := id3.ReadChapters(bytes.NewReader(out))
+	if err != nil || len(chs) != 3 || chs[0].URL != "https://example.org/intro" {
+		t.Errorf("chapters after the rewrites: %+v, %v", chs, err)
+	}
+	if !bytes.Equal(orig[tagLen(orig):], out[tagLen(out):]) {
+		t.Error("the bytes after the tag changed")
+	}
+}
+
 // v23 builds an ID3v2.3 tag of frames (id, data pairs) and padding.
 func v23(padding int, frames ...string) []byte {
 	var body []byte

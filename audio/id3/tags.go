@@ -30,7 +30,8 @@ func TagSize(p []byte) int {
 
 // ParseTags parses a complete ID3v2.2, 2.3 or 2.4 tag (header included)
 // and returns the tags it knows: TIT2, TPE1, TALB, TRCK, TYER/TDRC, TCON,
-// COMM, APIC (the front cover preferred) and a few more. Unknown,
+// COMM, APIC (the front cover preferred), TIT3, TPUB, TCOP, WXXX, WCOP,
+// TXXX keywords and location, and a few more. Unknown,
 // compressed or encrypted frames are skipped; a damaged frame ends the
 // parse with the tags found so far and an error wrapping ErrMalformed.
 func ParseTags(tag []byte) (audio.Tags, error) {
@@ -110,11 +111,23 @@ func (p *tagPicker) frame(id string, data []byte) {
 			p.set(&t.URL, val)
 		case "license":
 			p.set(&t.License, val)
+		case "license_url":
+			p.set(&t.LicenseURL, val)
+		case "keywords":
+			p.set(&t.Keywords, val)
+		case "location":
+			p.set(&t.Location, val)
+		case "subtitle":
+			p.set(&t.Subtitle, val)
 		case "comment": // how ffmpeg writes a comment
 			p.set(&p.commentAny, val)
 		}
 	case "WOAS", "WOAF", "WAS", "WAF":
 		p.set(&t.URL, latin1(trimNul(data)))
+	case "WCOP", "WCP":
+		p.set(&t.LicenseURL, latin1(trimNul(data)))
+	case "TKWD": // iTunes podcast keywords
+		p.set(&t.Keywords, textFrame(data))
 	case "WXXX", "WXX":
 		p.set(&t.URL, urlFrame(data))
 	case "COMM", "COM":

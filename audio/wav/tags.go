@@ -3,6 +3,7 @@ package wav
 import (
 	"bytes"
 	"encoding/binary"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/audiopost/audiopost/audio"
@@ -13,20 +14,31 @@ import (
 const maxListSize = 1 << 20
 
 // infoFields maps RIFF INFO ids to tags. Decoding reads every id listed;
-// encoding writes the first id of each tag.
+// encoding writes the first id of each tag. INFO has no place for a
+// publisher, URLs or a position (IARL is where the file is archived, not
+// where it was recorded); those tags are not written to WAV files.
 var infoFields = []struct {
 	id  string
 	tag func(*audio.Tags) *string
 }{
 	{"INAM", func(t *audio.Tags) *string { return &t.Title }},
+	{"ISBJ", func(t *audio.Tags) *string { return &t.Subtitle }},
 	{"IART", func(t *audio.Tags) *string { return &t.Artist }},
 	{"IPRD", func(t *audio.Tags) *string { return &t.Album }},
 	{"ICRD", func(t *audio.Tags) *string { return &t.Year }},
 	{"IGNR", func(t *audio.Tags) *string { return &t.Genre }},
 	{"ICMT", func(t *audio.Tags) *string { return &t.Comment }},
+	{"ICOP", func(t *audio.Tags) *string { return &t.License }},
+	{"IKEY", func(t *audio.Tags) *string { return &t.Keywords }},
 	{"ITRK", func(t *audio.Tags) *string { return &t.Track }},
 	{"IPRT", func(t *audio.Tags) *string { return &t.Track }},
 }
+
+// INFO's IKEY separates keywords with "; ", Tags.Keywords with ", ".
+var (
+	keywordsToInfo   = strings.NewReplacer(", ", "; ", ",", "; ")
+	keywordsFromInfo = strings.NewReplacer("; ", ", ", ";", ", ")
+)
 
 // parseInfo reads the sub-chunks of a LIST/INFO body (after "INFO") into t.
 // The first non-empty value of a tag wins. Damaged sub-chunks end the parse:
@@ -47,6 +59,9 @@ func parseInfo(body []byte, t *audio.Tags) {
 			}
 			if p := f.tag(t); *p == "" {
 				*p = infoText(val)
+				if f.id == "IKEY" {
+					*p = keywordsFromInfo.Replace(*p)
+				}
 			}
 			break
 		}
@@ -71,8 +86,13 @@ func infoText(b []byte) string {
 }
 
 // appendInfo appends a LIST/INFO chunk holding t to dst, or nothing when t
-// has no tag a WAV file can carry.
+// has no tag a WAV file can carry. ICMT, the only free text, carries the
+// summary, or the comment when there is no summary.
 func appendInfo(dst []byte, t audio.Tags) []byte {
+	if t.Summary != "" {
+		t.Comment = t.Summary
+	}
+	t.Keywords = keywordsToInfo.Replace(t.Keywords)
 	var body []byte
 	seen := map[*string]bool{}
 	for _, f := range infoFields {

@@ -82,6 +82,8 @@ func newWorker(st *sqlstore.Store, blobs storage.Blobs, c workerConfig) (*worker
 	w.unsub = []func(){
 		st.Subscribe(sqlstore.TopicJobs, w.runner.Wake),
 		st.Subscribe(sqlstore.TopicDeliveries, w.sender.Wake),
+		// A stopped production stops now, not at the next heartbeat.
+		st.Subscribe(sqlstore.TopicCanceled, w.runner.CheckLeases),
 	}
 	return w, nil
 }

@@ -146,21 +146,25 @@ type run struct {
 	// lossy encoders are then level-compensated (see codecgain.go).
 	normalize bool
 	// pcmLoudness is the integrated loudness of the audio handed to the
-	// encoders; levelFix the extra gain in dB per output that verifyLossy
+	// encoders, monoLoudness that of its mono mixdown (mono_mixdown
+	// outputs); levelFix the extra gain in dB per output that verifyLossy
 	// found its decoded file needed.
-	pcmLoudness float64
-	levelFix    map[int]float64
+	pcmLoudness  float64
+	monoLoudness float64
+	levelFix     map[int]float64
 }
 
 // Run processes p from the files in in and writes its outputs to out.
 // p must be valid (see Validate). Run sets on p: the input properties
 // (format, channels, samplerate, bitrate, has_video), imported metadata
 // tags, intro/outro properties, length, cuts, statistics, used_credits,
-// every output file's size, size_string and checksum (see creditsFor for
-// used_credits), and the status as it
-// moves: 4 Audio Processing, 5 Audio Encoding, 7 Audio Mono Mixdown, 8 Split
-// Audio On Chapter Marks, then 3 Done. progress (may be nil) sees every
-// change.
+// every output file's size, size_string and checksum (the parts of an
+// output split on chapters in its Parts; see creditsFor for
+// used_credits), and the status as it moves: 4 Audio Processing, 5 Audio
+// Encoding, 7 Audio Mono Mixdown, 8 Split Audio On Chapter Marks (the
+// last two only for outputs that ask for them; 5 to 8 again when the
+// lossy verification renders outputs again), then 3 Done. progress (may
+// be nil) sees every change.
 //
 // All files are published together at the end: a failed or cancelled run
 // publishes none and leaves the files of an earlier run as they were; a
@@ -578,6 +582,9 @@ func (r *run) encode(ctx context.Context, src audio.Source, processed *Processed
 	}
 	out := measured()
 	r.plan = plan
+	if plan.monoMeter != nil {
+		r.monoLoudness = plan.monoMeter.Result().Integrated
+	}
 	png, err := wave.PNG(artwork.WaveformWidth, artwork.WaveformHeight)
 	if err != nil {
 		return production.Statistics{}, 0, err
@@ -675,9 +682,11 @@ func (r *run) pass(ctx context.Context, src audio.Source, sinks []audio.Sink, pl
 // worst overshoot, up to lossyAttempts times; what still overshoots then
 // is reported as a warning. The same decode checks the level: a main
 // file whose integrated loudness is more than lossyLevelTolerance from
-// the PCM's, after the encoder's probed compensation, is rendered again
-// with the difference added to that output's gain. Files an OutputWriter
-// cannot read back (no File method) are not verified.
+// the PCM's (a mono mixdown's: its mono PCM's), after the encoder's
+// probed compensation, is rendered again with the difference added to
+// that output's gain; chapter parts follow their output's fix. The
+// status is Audio Encoding again while outputs are rendered again. Files
+// an OutputWriter cannot read back (no File method) are not verified.
 const (
 	lossyTolerance      = 0.15
 	lossyLevelTolerance = 0.2
@@ -711,9 +720,13 @@ func (r *run) verifyLossy(ctx context.Context, job ProcessJob, f audio.Format) e
 				}
 				return fmt.Errorf("re-measuring output %s: %w", ef.fh.name, err)
 			}
-			// Only a main file holds the whole programme at the level the
-			// meter saw; mono mixdowns and chapter parts follow its fix.
-			if drift := got.Integrated - r.pcmLoudness; ef.fh.kind == kindMain && math.Abs(drift) > lossyLevelTolerance &&
+			// Only a whole file holds the programme at the level the meter
+			// saw; chapter parts follow its fix.
+			ref := r.pcmLoudness
+			if ef.mono {
+				ref = r.monoLoudness
+			}
+			if drift := got.Integrated - ref; ef.fh.kind == kindMain && math.Abs(drift) > lossyLevelTolerance &&
 				!math.IsInf(drift, 0) && !math.IsNaN(drift) {
 				if r.levelFix == nil {
 					r.levelFix = map[int]float64{}
@@ -748,6 +761,7 @@ func (r *run) verifyLossy(ctx context.Context, job ProcessJob, f audio.Format) e
 			headroom += worst + 0.1
 			job.Headroom = headroom
 		}
+		r.setStatus(production.StatusAudioEncoding, 0)
 		processed, err := r.process(ctx, job)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -797,9 +811,7 @@ func decodedLoudness(ctx context.Context, fh *fileHandle) (loudness.Result, erro
 }
 
 // publish commits every file, fills the output files' size and checksum
-// (see fillOutputFields) and lists the files in the Result. A split output
-// has no main file: its size is the parts' total and its checksum empty
-// (each part's MD5 is in Result.Files).
+// (see fillOutputFields) and lists the files in the Result.
 func (r *run) publish() error {
 	for _, fh := range r.pending {
 		if err := fh.pf.Close(); err != nil {

@@ -2,12 +2,14 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -112,31 +114,32 @@ func (r *run) sideFiles(ctx context.Context) error {
 }
 
 // fillOutputFields sets size, size_string and checksum of every output
-// from the files finished so far (see publish for split outputs).
+// from the files finished so far. An output split on chapters has no file
+// of its own: its size and checksum stay empty and its Parts list the
+// part files, in chapter order.
 func (r *run) fillOutputFields() {
 	p := r.p
 	for i := range p.OutputFiles {
-		p.OutputFiles[i].Size, p.OutputFiles[i].SizeString, p.OutputFiles[i].Checksum = nil, "", ""
+		o := &p.OutputFiles[i]
+		o.Size, o.SizeString, o.Checksum, o.Parts = nil, "", "", nil
 	}
+	var parts []*fileHandle
 	for _, fh := range r.pending {
 		if fh.sum == "" {
 			continue
 		}
-		o := &p.OutputFiles[fh.output]
-		switch fh.kind {
-		case kindMain:
-			size := fh.size
-			o.Size, o.Checksum = &size, fh.sum
-		case kindPart:
-			size := fh.size
-			if o.Size != nil {
-				size += *o.Size
-			}
-			o.Size = &size
-		default:
+		if fh.kind == kindPart {
+			parts = append(parts, fh)
 			continue
 		}
-		o.SizeString = production.FormatSize(*o.Size)
+		o := &p.OutputFiles[fh.output]
+		size := fh.size
+		o.Size, o.SizeString, o.Checksum = &size, production.FormatSize(size), fh.sum
+	}
+	slices.SortFunc(parts, func(a, b *fileHandle) int { return cmp.Or(a.output-b.output, a.part-b.part) })
+	for _, fh := range parts {
+		o := &p.OutputFiles[fh.output]
+		o.Parts = append(o.Parts, production.OutputPart{Filename: fh.name, Size: fh.size, Checksum: fh.sum})
 	}
 }
 

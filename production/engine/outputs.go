@@ -12,26 +12,31 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/ffmpeg"
+	"github.com/audiopost/audiopost/loudness"
 )
 
-// Names of the extra files some outputs make. They are derived from the
-// output's resolved file name (see Production.OutputFilename) by inserting
-// a marker before the ending:
+// Two settings change what an audio output is:
 //
-//   - mono_mixdown: besides the output itself, a mono downmix (the mean of
-//     the channels) named "<name>-mono.<ending>". A mono production needs
-//     no mixdown and gets none.
+//   - mono_mixdown: the output is a mono downmix (the mean of the
+//     channels, as a mono player mixes them) of a production with more
+//     channels; a mono production is written as it is. The output's files
+//     are finished in status 7 (Audio Mono Mixdown).
 //   - split_on_chapters: instead of one file, one file per chapter named
-//     "<name>-01.<ending>", "<name>-02.<ending>", ... (at least two digits),
+//     "<name>-01.<ending>", "<name>-02.<ending>", ... (at least two digits)
+//     after the output's resolved file name (see Production.OutputFilename),
 //     numbered in output order. Part 1 starts at the beginning of the
 //     output (an intro or audio before the first mark belongs to it), each
 //     part ends where the next chapter starts. A production without
 //     chapters gets the single unsplit file. Each part is tagged with its
-//     chapter's title and its number as the track. With mono_mixdown too,
-//     the mono file is split the same way ("<name>-mono-01.<ending>").
-const (
-	MonoMarker = "-mono"
-)
+//     chapter's title, its number as the track and its picture as the
+//     cover. The parts are the output's Parts and are listed as output
+//     files of their own (Production.ListedOutputFiles). The last parts
+//     are finished in status 8 (Split Audio On Chapter Marks). A video
+//     output of a video input is not split (its video is copied, and a
+//     copied video can only be cut at its key frames): it is written whole,
+//     with a warning.
+//
+// With both, the parts are mono.
 
 // splitName cuts a resolved output name into stem and ending (with the
 // dot), knowing the format's multi-part endings.
@@ -51,12 +56,6 @@ func PartName(name string, f production.OutputFormat, k, n int) string {
 	return fmt.Sprintf("%s-%0*d%s", stem, width, k+1, ext)
 }
 
-// MonoName is the file name of the mono mixdown of an output called name.
-func MonoName(name string, f production.OutputFormat) string {
-	stem, ext := splitName(name, f)
-	return stem + MonoMarker + ext
-}
-
 // encodedFile is one file an encoder writes during the pass.
 type encodedFile struct {
 	fh  *fileHandle
@@ -64,7 +63,9 @@ type encodedFile struct {
 	// output is the index of the OutputFile the file belongs to.
 	output int
 	// final marks the status whose finishing work closes it.
-	final  production.Status
+	final production.Status
+	// mono marks a mono mixdown of a production with more channels.
+	mono   bool
 	closed bool
 }
 
@@ -83,20 +84,31 @@ func (e *encodedFile) close() error {
 // encoderFactory opens the encoder of one file.
 type encoderFactory func(ctx context.Context, fh *fileHandle, f audio.Format, opts audio.EncodeOptions) (audio.Encoder, error)
 
-// audioEncoder returns the factory for an audio output format.
-func audioEncoder(format string, input string, cover *audio.Picture) encoderFactory {
-	switch format {
-	case "video":
+// encoderFor returns the factory of the encoder of an output whose
+// resolved file name is name: a video output of a video input is the
+// input's video with the new audio, one of an audio-only input (and an
+// audiogram) a video rendered from the audio (see sceneFor).
+func (r *run) encoderFor(of production.OutputFormat, name string) encoderFactory {
+	switch {
+	case of.Name == "video" && r.info.HasVideo:
+		input := r.in.Main
 		return func(ctx context.Context, fh *fileHandle, f audio.Format, opts audio.EncodeOptions) (audio.Encoder, error) {
 			return ffmpeg.NewVideoEncoder(ctx, fh.writer(), input, f, opts)
 		}
-	case "audiogram":
+	case of.Name == "video" || of.Name == "audiogram":
+		ending := production.FilenameEnding(name, of)
 		return func(ctx context.Context, fh *fileHandle, f audio.Format, opts audio.EncodeOptions) (audio.Encoder, error) {
-			return newAudiogramEncoder(ctx, fh.writer(), cover, f, opts)
+			// The picture of the file's cover: the production's, or a
+			// chapter part's own.
+			scene, err := sceneFor(of.Name, ending, opts.Tags.Cover)
+			if err != nil {
+				return nil, err
+			}
+			return ffmpeg.NewRenderEncoder(ctx, fh.writer(), scene, f, opts)
 		}
 	}
 	return func(ctx context.Context, fh *fileHandle, f audio.Format, opts audio.EncodeOptions) (audio.Encoder, error) {
-		return audio.NewEncoder(ctx, format, fh.writer(), f, opts)
+		return audio.NewEncoder(ctx, of.Name, fh.writer(), f, opts)
 	}
 }
 
@@ -214,15 +226,24 @@ func (s *splitSink) finish() error {
 	return nil
 }
 
-// tags returns the production's metadata as file tags. With
-// append_chapters the chapter list (output positions) is appended to the
-// summary, as podcast apps show it there.
+// fileTags returns the production's metadata as file tags: every field
+// of the spec's metadata object (the tags as comma-separated keywords, the
+// location as an ISO 6709 point), and the cover. With append_chapters the
+// chapter list (output positions) is appended to the summary, as podcast
+// apps show it there.
 func fileTags(p *production.Production, cover *audio.Picture) audio.Tags {
 	m := p.Metadata
 	t := audio.Tags{
 		Title: m.Title, Artist: m.Artist, Album: m.Album, Subtitle: m.Subtitle, Summary: m.Summary,
-		Genre: m.Genre, Publisher: m.Publisher, URL: m.URL, License: m.License, Track: m.Track, Year: m.Year,
-		Cover: cover,
+		Genre: m.Genre, Publisher: m.Publisher, URL: m.URL, License: m.License, LicenseURL: m.LicenseURL,
+		Track: m.Track, Year: m.Year, Keywords: production.JoinTags(m.Tags), Cover: cover,
+	}
+	if l := m.Location; l != nil {
+		lat, err1 := strconv.ParseFloat(l.Latitude, 64)
+		lon, err2 := strconv.ParseFloat(l.Longitude, 64)
+		if err1 == nil && err2 == nil { // validated: always
+			t.Location = audio.ISO6709(lat, lon)
+		}
 	}
 	if m.AppendChapters && len(p.Chapters) > 0 {
 		text := production.FormatChapters(outputChapters(p))
@@ -263,6 +284,9 @@ type passPlan struct {
 	files []*encodedFile
 	// splits own their part files (also listed in files once opened).
 	splits []*splitSink
+	// monoMeter measures the mono mixdown the mono outputs get (nil
+	// without any), the reference of their level check.
+	monoMeter *loudness.Meter
 }
 
 // planOutputs opens the encoders of every audio output of p (or, when
@@ -288,57 +312,54 @@ func (r *run) planOutputs(ctx context.Context, f audio.Format, length time.Durat
 		if of.Name == "flac" && r.info.BitDepth > 16 {
 			opts.BitDepth = 24
 		}
-		factory := audioEncoder(of.Name, r.in.Main, r.cover)
-		variants := []struct {
-			name string
-			mono bool
-		}{{name, false}}
-		if o.MonoMixdown && f.Channels > 1 {
-			variants = append(variants, struct {
-				name string
-				mono bool
-			}{MonoName(name, of), true})
+		factory := r.encoderFor(of, name)
+		vf, status := f, production.StatusAudioEncoding
+		isMono := o.MonoMixdown && f.Channels > 1
+		if isMono {
+			vf.Channels, status = 1, production.StatusMonoMixdown
 		}
-		for _, v := range variants {
-			vf := f
-			status := production.StatusAudioEncoding
-			if v.mono {
-				vf.Channels = 1
-				status = production.StatusMonoMixdown
-			}
-			var sink audio.Sink
-			if o.SplitOnChapters && len(chapters) > 0 {
-				s := r.newSplit(ctx, plan, i, v.mono, v.name, of, factory, vf, opts, chapters)
-				plan.splits = append(plan.splits, s)
-				sink = s
-			} else {
-				kind := kindMain
-				if v.mono {
-					kind = kindMono
-				}
-				ef, err := r.openEncoded(ctx, i, kind, v.name, factory, vf, opts, status)
-				if err != nil {
-					return plan, err
-				}
-				plan.files = append(plan.files, ef)
-				sink = ef.enc
-			}
-			if of.Lossy() {
-				var err error
-				if sink, err = r.compensate(ctx, i, of, opts.Bitrate, vf, sink); err != nil {
-					return plan, err
-				}
-			}
-			if v.mono {
-				if mono == nil {
-					mono = &monoSink{buf: audio.NewBuffer(1, audio.DefaultBlock)}
-					plan.sinks = append(plan.sinks, mono)
-				}
-				mono.sinks = append(mono.sinks, sink)
-			} else {
-				plan.sinks = append(plan.sinks, sink)
+		split := o.SplitOnChapters && len(chapters) > 0
+		if split && of.Name == "video" && r.info.HasVideo {
+			split = false
+			if only == nil {
+				p.AddWarning(production.StatusSplitChapters, fmt.Sprintf("%s is not split on chapters: the input's video is copied, and a copied video cannot be cut at the chapter marks exactly", name))
 			}
 		}
+		var sink audio.Sink
+		if split {
+			s := r.newSplit(ctx, plan, i, isMono, name, of, factory, vf, opts, chapters)
+			plan.splits = append(plan.splits, s)
+			sink = s
+		} else {
+			ef, err := r.openEncoded(ctx, i, kindMain, name, factory, vf, opts, status)
+			if err != nil {
+				return plan, err
+			}
+			ef.mono = isMono
+			plan.files = append(plan.files, ef)
+			sink = ef.enc
+		}
+		if of.Lossy() {
+			var err error
+			if sink, err = r.compensate(ctx, i, of, opts.Bitrate, vf, sink); err != nil {
+				return plan, err
+			}
+		}
+		if !isMono {
+			plan.sinks = append(plan.sinks, sink)
+			continue
+		}
+		if mono == nil {
+			mono = &monoSink{buf: audio.NewBuffer(1, audio.DefaultBlock)}
+			plan.sinks = append(plan.sinks, mono)
+			meter, err := loudness.NewMeter(vf, loudness.Options{Mode: loudness.ModeI})
+			if err != nil {
+				return plan, err
+			}
+			plan.monoMeter = meter
+			mono.sinks = append(mono.sinks, meter)
+		}
+		mono.sinks = append(mono.sinks, sink)
 	}
 	return plan, nil
 }
@@ -355,7 +376,7 @@ func (r *run) openEncoded(ctx context.Context, output int, kind fileKind, name s
 	return &encodedFile{fh: fh, enc: enc, output: output, final: status}, nil
 }
 
-func (r *run) newSplit(ctx context.Context, plan *passPlan, output int, mono bool, name string, of production.OutputFormat, factory encoderFactory,
+func (r *run) newSplit(ctx context.Context, plan *passPlan, output int, isMono bool, name string, of production.OutputFormat, factory encoderFactory,
 	f audio.Format, opts audio.EncodeOptions, chapters []production.Chapter) *splitSink {
 	n := len(chapters)
 	s := &splitSink{ctx: ctx, bounds: make([]int64, n), files: make([]*encodedFile, n), view: make(audio.Buffer, f.Channels)}
@@ -383,14 +404,11 @@ func (r *run) newSplit(ctx context.Context, plan *passPlan, output int, mono boo
 			}
 			o.Length = max(0, end-start)
 		}
-		kind := kindPart
-		if mono {
-			kind = kindMonoPart
-		}
-		ef, err := r.openEncoded(ctx, output, kind, PartName(name, of, k, n), factory, f, o, production.StatusSplitChapters)
+		ef, err := r.openEncoded(ctx, output, kindPart, PartName(name, of, k, n), factory, f, o, production.StatusSplitChapters)
 		if err != nil {
 			return nil, err
 		}
+		ef.fh.part, ef.mono = k, isMono
 		plan.files = append(plan.files, ef)
 		return ef, nil
 	}

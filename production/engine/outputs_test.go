@@ -82,6 +82,7 @@ func TestEngineSplitMonoIntro(t *testing.T) {
 		"output_files": [
 			{"format": "wav", "split_on_chapters": true, "mono_mixdown": true},
 			{"format": "flac", "mono_mixdown": true},
+			{"format": "wav", "suffix": "-stereo"},
 			{"format": "input", "suffix": "-orig"},
 			{"format": "stats", "ending": "txt"},
 			{"format": "descr", "ending": "yaml"},
@@ -108,8 +109,7 @@ func TestEngineSplitMonoIntro(t *testing.T) {
 	if math.Abs(p.Length-13.5) > 1e-9 {
 		t.Errorf("length %v, want 13.5 (2 s intro overlapping 0.5 s + 12 s)", p.Length)
 	}
-	wantFiles := []string{"ep-01.wav", "ep-02.wav", "ep-03.wav", "ep-d.xml", "ep-mono-01.wav", "ep-mono-02.wav", "ep-mono-03.wav",
-		"ep-mono.flac", "ep-orig.wav", "ep.flac", "ep.jpg", "ep.txt", "ep.yaml"}
+	wantFiles := []string{"ep-01.wav", "ep-02.wav", "ep-03.wav", "ep-d.xml", "ep-orig.wav", "ep-stereo.wav", "ep.flac", "ep.jpg", "ep.txt", "ep.yaml"}
 	if got := listDir(t, outDir); !slices.Equal(got, wantFiles) {
 		t.Fatalf("files %q, want %q", got, wantFiles)
 	}
@@ -122,14 +122,28 @@ func TestEngineSplitMonoIntro(t *testing.T) {
 		t.Errorf("Result lists %q", listed)
 	}
 
+	// The mono outputs are the mean of the channels.
+	stereo, _ := decodeAll(t, filepath.Join(outDir, "ep-stereo.wav"))
+	full, _ := decodeAll(t, filepath.Join(outDir, "ep.flac"))
+	if len(stereo) != 2 || len(full) != 1 || full.Frames() != int(13.5*rate) || stereo.Frames() != full.Frames() {
+		t.Fatalf("stereo wav has %d channels, %d frames; mono flac %d channels, %d frames; want 2 and 1 channels, %d frames",
+			len(stereo), stereo.Frames(), len(full), full.Frames(), int(13.5*rate))
+	}
+	var diff float64
+	for i, v := range full[0] {
+		diff = math.Max(diff, math.Abs(v-(stereo[0][i]+stereo[1][i])/2))
+	}
+	if diff > 2.0/32768 {
+		t.Errorf("mono mixdown differs from the channel mean by %v", diff)
+	}
+
 	// The parts split the output exactly at the chapters' output
 	// positions (1.5 s of intro first) and join to the unsplit audio.
-	full, _ := decodeAll(t, filepath.Join(outDir, "ep.flac"))
-	if full.Frames() != int(13.5*rate) {
-		t.Fatalf("flac has %d frames, want %d", full.Frames(), int(13.5*rate))
-	}
 	bounds := []int{0, int(5.5 * rate), int(9.5 * rate), full.Frames()}
-	var partsSize int64
+	o := p.OutputFiles[0]
+	if o.Size != nil || o.Checksum != "" || len(o.Parts) != 3 {
+		t.Fatalf("split output: size %v checksum %q parts %+v, want no file of its own and 3 parts", o.Size, o.Checksum, o.Parts)
+	}
 	for k, title := range []string{"One", "Two", "Three"} {
 		name := filepath.Join(outDir, []string{"ep-01.wav", "ep-02.wav", "ep-03.wav"}[k])
 		part, _ := decodeAll(t, name)
@@ -153,24 +167,28 @@ func TestEngineSplitMonoIntro(t *testing.T) {
 		if tags.Title != title || tags.Track != []string{"1", "2", "3"}[k] || tags.Artist != "Tester" {
 			t.Errorf("part %d tags %+v", k+1, tags)
 		}
-		st, _ := os.Stat(name)
-		partsSize += st.Size()
+		sum, size := fileMD5(t, name)
+		if pt := o.Parts[k]; pt.Filename != filepath.Base(name) || pt.Size != size || pt.Checksum != sum {
+			t.Errorf("part %d listed as %+v; file %s has %d bytes, md5 %s", k+1, pt, filepath.Base(name), size, sum)
+		}
 	}
-	if o := p.OutputFiles[0]; o.Size == nil || *o.Size != partsSize || o.Checksum != "" {
-		t.Errorf("split output size %v checksum %q, want the parts' total %d and no checksum", o.Size, o.Checksum, partsSize)
+	// Every file written is listed as an output file of its own, with
+	// its size and checksum.
+	listedNames := map[string]bool{}
+	for _, lo := range p.ListedOutputFiles() {
+		listedNames[lo.Filename] = true
+		if lo.Size == nil {
+			t.Errorf("listed %s has no size", lo.Filename)
+			continue
+		}
+		if sum, size := fileMD5(t, filepath.Join(outDir, lo.Filename)); *lo.Size != size || lo.Checksum != sum {
+			t.Errorf("listed %s: size %d checksum %s; file %d bytes, md5 %s", lo.Filename, *lo.Size, lo.Checksum, size, sum)
+		}
 	}
-
-	// The mono mixdown is the mean of the channels.
-	mono, _ := decodeAll(t, filepath.Join(outDir, "ep-mono.flac"))
-	if len(mono) != 1 || mono.Frames() != full.Frames() {
-		t.Fatalf("mono mixdown has %d channels, %d frames", len(mono), mono.Frames())
-	}
-	var diff float64
-	for i, v := range mono[0] {
-		diff = math.Max(diff, math.Abs(v-(full[0][i]+full[1][i])/2))
-	}
-	if diff > 2.0/32768 {
-		t.Errorf("mono mixdown differs from the channel mean by %v", diff)
+	for _, f := range wantFiles {
+		if !listedNames[f] {
+			t.Errorf("%s written but not listed", f)
+		}
 	}
 	if sum, _ := fileMD5(t, filepath.Join(outDir, "ep-orig.wav")); sum != mustMD5(t, main) {
 		t.Error("input copy differs from the input")
@@ -200,7 +218,7 @@ func TestEngineSplitMonoIntro(t *testing.T) {
 		Formats []string `xml:"output_files>output_file>format"`
 	}
 	xd, _ := os.ReadFile(filepath.Join(outDir, "ep-d.xml"))
-	if err := xml.Unmarshal(xd, &descr); err != nil || descr.XMLName.Local != "production" || descr.Title != "Split Show" || len(descr.Formats) != 7 {
+	if err := xml.Unmarshal(xd, &descr); err != nil || descr.XMLName.Local != "production" || descr.Title != "Split Show" || len(descr.Formats) != 10 {
 		t.Errorf("descr xml: %v %+v", err, descr)
 	}
 }
@@ -311,7 +329,7 @@ func TestEngineSplitLossy(t *testing.T) {
 	if _, err := (&engine.Engine{}).Run(context.Background(), p, in, engine.DirWriter{Dir: outDir}, nil); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	want := []string{"talk-01.mp3", "talk-02.mp3", "talk-mono-01.mp3", "talk-mono-02.mp3"}
+	want := []string{"talk-01.mp3", "talk-02.mp3"}
 	if got := listDir(t, outDir); !slices.Equal(got, want) {
 		t.Fatalf("files %q, want %q", got, want)
 	}
@@ -322,8 +340,8 @@ func TestEngineSplitLossy(t *testing.T) {
 		if d := float64(b.Frames()) / float64(r); math.Abs(d-wantLen) > frame {
 			t.Errorf("%s: %.4f s, want %.2f s within one MP3 frame", name, d, wantLen)
 		}
-		if ch := []int{2, 2, 1, 1}[i]; len(b) != ch {
-			t.Errorf("%s: %d channels, want %d", name, len(b), ch)
+		if len(b) != 1 {
+			t.Errorf("%s: %d channels, want the mono mixdown", name, len(b))
 		}
 		pr := probe(t, filepath.Join(outDir, name))
 		if got := pr.tag("title"); got != []string{"First", "Second"}[i%2] {
@@ -339,5 +357,67 @@ func TestEngineSplitLossy(t *testing.T) {
 		} else if !errors.Is(err, ffmpeg.ErrNoCover) {
 			t.Errorf("%s: a cover (%v), want none", name, err)
 		}
+	}
+}
+
+// A video output of an audio-only input is rendered from the audio: the
+// cover in a 1280x720 frame with the waveform, in the container of the
+// output's ending, and it splits on chapters like audio does.
+func TestEngineVideoFromAudio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders videos")
+	}
+	needTools(t, "ffmpeg", "ffprobe")
+	const rate = 48000
+	dir, outDir := t.TempDir(), t.TempDir()
+	t.Setenv("TMPDIR", t.TempDir())
+	wav := filepath.Join(dir, "voice.wav")
+	writeWAV(t, wav, speechLike(rate, 6, 0.05), rate)
+	p := newProduction(t, `{"input_file": "https://example.org/voice.wav", "output_basename": "talk",
+		"metadata": {"title": "Rendered"},
+		"chapters": [{"start": "0", "title": "One"}, {"start": "2.5", "title": "Two"}],
+		"output_files": [{"format": "video"}, {"format": "video", "ending": "webm", "split_on_chapters": true}]}`)
+	if _, err := (&engine.Engine{}).Run(context.Background(), p, engine.Inputs{Main: wav, Cover: coverPNG(t, dir)}, engine.DirWriter{Dir: outDir}, nil); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if p.HasVideo {
+		t.Error("a WAV input has no video")
+	}
+	if want := []string{"talk-01.webm", "talk-02.webm", "talk.mp4"}; !slices.Equal(listDir(t, outDir), want) {
+		t.Fatalf("files %q, want %q", listDir(t, outDir), want)
+	}
+	for _, tc := range []struct {
+		name, vcodec, acodec string
+		seconds              float64
+	}{{"talk.mp4", "h264", "aac", 6}, {"talk-01.webm", "vp8", "opus", 2.5}, {"talk-02.webm", "vp8", "opus", 3.5}} {
+		pr := probe(t, filepath.Join(outDir, tc.name))
+		var v, a int
+		for _, s := range pr.Streams {
+			switch {
+			case s.CodecType == "video" && s.CodecName == tc.vcodec:
+				v++
+			case s.CodecType == "audio" && s.CodecName == tc.acodec:
+				a++
+			}
+		}
+		if v != 1 || a != 1 {
+			t.Errorf("%s: %d %s video and %d %s audio streams, want one each", tc.name, v, tc.vcodec, a, tc.acodec)
+		}
+		b, r := decodeAll(t, filepath.Join(outDir, tc.name))
+		if d := float64(b.Frames()) / float64(r); math.Abs(d-tc.seconds) > 0.1 {
+			t.Errorf("%s: %.3f s of audio, want %.1f", tc.name, d, tc.seconds)
+		}
+	}
+	var dims struct {
+		Streams []struct{ Width, Height int } `json:"streams"`
+	}
+	if err := jsonUnmarshal(run(t, "ffprobe", "-v", "error", "-select_streams", "v", "-show_streams", "-of", "json", filepath.Join(outDir, "talk.mp4")), &dims); err != nil {
+		t.Fatal(err)
+	}
+	if len(dims.Streams) != 1 || dims.Streams[0].Width != 1280 || dims.Streams[0].Height != 720 {
+		t.Errorf("video frame %+v, want 1280x720", dims.Streams)
+	}
+	if left := listDir(t, os.Getenv("TMPDIR")); len(left) > 0 {
+		t.Errorf("temporary files left: %q", left)
 	}
 }

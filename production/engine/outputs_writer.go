@@ -125,9 +125,11 @@ func (d *dirFile) Abort() error {
 type fileHandle struct {
 	name string
 	// output is the index of the OutputFile the file belongs to; kind
-	// tells the output's main file ("") from its extra files.
+	// tells the output's own file from its chapter parts, part is the
+	// number (0-based) of a part.
 	output int
 	kind   fileKind
+	part   int
 	pf     PendingFile
 	os     *os.File // non-nil when encoders write to the real file
 	h      hash.Hash
@@ -142,9 +144,7 @@ type fileKind uint8
 
 const (
 	kindMain fileKind = iota
-	kindMono
 	kindPart
-	kindMonoPart
 )
 
 func openHandle(out OutputWriter, name string, output int, kind fileKind) (*fileHandle, error) {

@@ -1,104 +1,90 @@
 package engine
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"image"
-	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"time"
+	"image/color"
+	"image/draw"
 
 	"github.com/audiopost/audiopost/production/artwork"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/ffmpeg"
 )
 
-// The audiogram output is an MP4 video (H.264 + AAC) of the processed
-// audio: the cover image, center-cropped to a square, with the live
-// waveform (ffmpeg's showwaves filter) across its lower part. Without a
-// cover the background is a plain dark color. ffmpeg renders it from the
-// PCM the encoder receives, so it is made in the same single pass as every
-// other output. Tags are written as MP4 metadata; chapters are not added.
+// Videos rendered from the processed audio (ffmpeg.NewRenderEncoder, in
+// the same single pass as every other output):
+//
+//   - audiogram: a square MP4 (H.264 + AAC) of the cover, center-cropped,
+//     with the live waveform across its lower part; without a cover the
+//     background is a plain dark color.
+//   - video of an audio-only input (the spec's "a video is generated from
+//     audio"): 1280x720, the cover center-cropped to a square in the
+//     middle of a dark frame, with the live waveform across the lower
+//     part; without a cover, the waveform in the middle of the frame. The
+//     container follows the output's ending (mp4 and m4v: MP4, mov, mkv:
+//     Matroska, webm: WebM with VP8 and Opus).
+//
+// Both carry the tags and chapters as the container allows; a chapter
+// part shows its chapter's picture when it has one.
 const (
 	audiogramSide = 640
-	audiogramFPS  = 15
-	audiogramBG   = "0x1e293b"
+	videoWidth    = 1280
+	videoHeight   = 720
+	sceneColor    = "0x1e293b"
 )
 
-// audiogramEncoder feeds PCM to an ffmpeg process that renders the video
-// into a private temporary directory; Close copies it to the writer.
-type audiogramEncoder struct {
-	ctx      context.Context
-	w        io.Writer
-	dir      string
-	out      string
-	cmd      *exec.Cmd
-	stdin    io.WriteCloser
-	stderr   bytes.Buffer
-	format   audio.Format
-	scratch  []byte
-	err      error
-	closed   bool
-	closeErr error
-}
+// sceneBackground is sceneColor as a color.
+var sceneBackground = color.RGBA{0x1e, 0x29, 0x3b, 0xff}
 
-func newAudiogramEncoder(ctx context.Context, w io.Writer, cover *audio.Picture, f audio.Format, opts audio.EncodeOptions) (*audiogramEncoder, error) {
-	if err := f.Validate(); err != nil {
-		return nil, err
+// renderContainers maps the endings of a video output to the container
+// of a rendered video.
+var renderContainers = map[string]string{"": "mp4", "mp4": "mp4", "m4v": "mp4", "mov": "mov", "mkv": "matroska", "webm": "webm"}
+
+// sceneFor returns the picture of a rendered video of format ("audiogram"
+// or "video") with the given ending, showing cover (nil: none).
+func sceneFor(format, ending string, cover *audio.Picture) (ffmpeg.Scene, error) {
+	s := ffmpeg.Scene{Color: sceneColor, Container: renderContainers[ending]}
+	if s.Container == "" {
+		return s, fmt.Errorf("%w: a video generated from audio cannot be a .%s file", audio.ErrUnsupported, ending)
 	}
-	tool, err := exec.LookPath("ffmpeg")
-	if err != nil {
-		return nil, fmt.Errorf("%w: the audiogram output needs ffmpeg, which is not on PATH", audio.ErrCodecUnavailable)
-	}
-	dir, err := os.MkdirTemp("", "audiopost-audiogram-")
-	if err != nil {
-		return nil, err
-	}
-	e := &audiogramEncoder{ctx: ctx, w: w, dir: dir, out: filepath.Join(dir, "out.mp4"), format: f}
-	side := strconv.Itoa(audiogramSide)
-	args := []string{"-nostdin", "-hide_banner", "-v", "error",
-		"-f", "f64le", "-ar", strconv.Itoa(f.SampleRate), "-ac", strconv.Itoa(f.Channels), "-i", "pipe:0"}
+	var img image.Image
 	if cover != nil {
 		// Re-encoded as PNG so ffmpeg never sees untrusted image bytes.
-		img, _, err := artwork.DecodeImage(cover.Data)
-		if err == nil {
-			var data []byte
-			if data, err = artwork.EncodeImage(artwork.ResizeArea(img, squareCenter(img.Bounds()), audiogramSide, audiogramSide), "image/png"); err == nil {
-				err = os.WriteFile(filepath.Join(dir, "cover.png"), data, 0o600)
-			}
+		var err error
+		if img, _, err = artwork.DecodeImage(cover.Data); err != nil {
+			return s, fmt.Errorf("video picture: %w", err)
 		}
-		if err != nil {
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("audiogram cover: %w", err)
+	}
+	var frame image.Image
+	if format == "audiogram" {
+		s.Width, s.Height = audiogramSide, audiogramSide
+		s.WaveHeight, s.WaveBottom = audiogramSide/4, audiogramSide/10
+		if img != nil {
+			frame = artwork.ResizeArea(img, squareCenter(img.Bounds()), audiogramSide, audiogramSide)
 		}
-		args = append(args, "-loop", "1", "-framerate", strconv.Itoa(audiogramFPS), "-i", "file:"+filepath.Join(dir, "cover.png"))
 	} else {
-		args = append(args, "-f", "lavfi", "-i", "color=c="+audiogramBG+":s="+side+"x"+side+":r="+strconv.Itoa(audiogramFPS))
+		s.Width, s.Height = videoWidth, videoHeight
+		s.WaveHeight, s.WaveBottom = videoHeight/4, videoHeight/10
+		if img != nil {
+			canvas := image.NewRGBA(image.Rect(0, 0, videoWidth, videoHeight))
+			draw.Draw(canvas, canvas.Bounds(), image.NewUniform(sceneBackground), image.Point{}, draw.Src)
+			sq := artwork.ResizeArea(img, squareCenter(img.Bounds()), videoHeight, videoHeight)
+			x := (videoWidth - videoHeight) / 2
+			draw.Draw(canvas, image.Rect(x, 0, x+videoHeight, videoHeight), sq, image.Point{}, draw.Src)
+			frame = canvas
+		} else {
+			s.WaveHeight, s.WaveBottom = videoHeight/2, videoHeight/4
+		}
 	}
-	waveH := audiogramSide / 4
-	filter := fmt.Sprintf("[0:a]showwaves=s=%dx%d:mode=cline:rate=%d:colors=white[w];[1:v]setsar=1[bg];[bg][w]overlay=0:H-h-%d:shortest=1,format=yuv420p[v]",
-		audiogramSide, waveH, audiogramFPS, audiogramSide/10)
-	args = append(args, "-filter_complex", filter, "-map", "[v]", "-map", "0:a",
-		"-c:v", "libx264", "-preset", "veryfast", "-tune", "stillimage", "-crf", "28",
-		"-c:a", "aac", "-b:a", strconv.Itoa(max(opts.Bitrate, 64))+"k", "-shortest", "-movflags", "+faststart")
-	args = append(args, metadataArgs(opts.Tags)...)
-	args = append(args, "-f", "mp4", "-y", "file:"+e.out)
-	e.cmd = exec.CommandContext(ctx, tool, args...)
-	e.cmd.Stderr = &e.stderr
-	e.cmd.WaitDelay = 5 * time.Second
-	if e.stdin, err = e.cmd.StdinPipe(); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
+	if frame != nil {
+		data, err := artwork.EncodeImage(frame, "image/png")
+		if err != nil {
+			return s, fmt.Errorf("video picture: %w", err)
+		}
+		s.Background = data
 	}
-	if err := e.cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("starting ffmpeg for the audiogram: %w", err)
-	}
-	return e, nil
+	return s, nil
 }
 
 func squareCenter(b image.Rectangle) image.Rectangle {
@@ -108,90 +94,4 @@ func squareCenter(b image.Rectangle) image.Rectangle {
 	b.Min.X, b.Min.Y = x0, y0
 	b.Max.X, b.Max.Y = x0+side, y0+side
 	return b
-}
-
-// metadataArgs writes tags as ffmpeg -metadata options (MP4 keys).
-func metadataArgs(t audio.Tags) []string {
-	var args []string
-	add := func(k, v string) {
-		if v != "" {
-			args = append(args, "-metadata", k+"="+v)
-		}
-	}
-	add("title", t.Title)
-	add("artist", t.Artist)
-	add("album", t.Album)
-	add("genre", t.Genre)
-	add("date", t.Year)
-	add("track", t.Track)
-	add("comment", t.Summary)
-	add("copyright", t.License)
-	return args
-}
-
-// Write implements audio.Sink.
-func (e *audiogramEncoder) Write(src audio.Buffer) error {
-	if e.err != nil {
-		return e.err
-	}
-	if len(src) != e.format.Channels {
-		return fmt.Errorf("%w: %d channels for a %d-channel audiogram", audio.ErrFormatMismatch, len(src), e.format.Channels)
-	}
-	need := src.Frames() * e.format.Channels * 8
-	if cap(e.scratch) < need {
-		e.scratch = make([]byte, need)
-	}
-	audio.EncodePCM(e.scratch[:need], src, 0, src.Frames(), audio.Float64)
-	if _, err := e.stdin.Write(e.scratch[:need]); err != nil {
-		e.err = e.fail(err)
-		return e.err
-	}
-	return nil
-}
-
-func (e *audiogramEncoder) fail(err error) error {
-	e.stdin.Close()
-	werr := e.cmd.Wait()
-	if e.ctx.Err() != nil {
-		return e.ctx.Err()
-	}
-	if werr != nil {
-		err = werr
-	}
-	return fmt.Errorf("%w: ffmpeg rendering the audiogram: %v: %s", audio.ErrUnsupported, err, bytes.TrimSpace(e.stderr.Bytes()))
-}
-
-// Close finishes the video, copies it to the writer and removes the
-// temporary directory, whatever happened.
-func (e *audiogramEncoder) Close() error {
-	if e.closed {
-		return e.closeErr
-	}
-	e.closed = true
-	e.closeErr = e.finish()
-	return e.closeErr
-}
-
-func (e *audiogramEncoder) finish() error {
-	defer os.RemoveAll(e.dir)
-	if e.err != nil {
-		return e.err
-	}
-	e.err = fmt.Errorf("audiogram encoder: %w", os.ErrClosed)
-	e.stdin.Close()
-	if err := e.cmd.Wait(); err != nil {
-		if e.ctx.Err() != nil {
-			return e.ctx.Err()
-		}
-		return fmt.Errorf("%w: ffmpeg rendering the audiogram: %v: %s", audio.ErrUnsupported, err, bytes.TrimSpace(e.stderr.Bytes()))
-	}
-	f, err := os.Open(e.out)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if _, err := io.Copy(e.w, f); err != nil {
-		return fmt.Errorf("writing the audiogram: %w", err)
-	}
-	return nil
 }

@@ -125,8 +125,9 @@ type Config struct {
 //     for retry with exponential backoff and the production goes back to
 //     Waiting; after the job's last attempt it ends in Error;
 //   - stopped (the API canceled the job): noticed at the next heartbeat or
-//     status change, the engine is cancelled and a production in Stopping
-//     (13) goes to Production Not Started Yet (10), as Engine.Run defines;
+//     status change, or at once after CheckLeases, the engine is cancelled
+//     and a production in Stopping (13) goes to Production Not Started
+//     Yet (10), as Engine.Run defines;
 //   - lease lost otherwise (this worker stalled longer than the lease and
 //     another claimed the job): the run is abandoned, the other worker
 //     owns the production;
@@ -144,6 +145,11 @@ type Runner struct {
 	log     *slog.Logger
 	wake    chan struct{}
 	running atomic.Bool // Run has begun claiming
+
+	// check is closed (and replaced) by CheckLeases: every heartbeat
+	// waiting on it beats at once.
+	checkMu sync.Mutex
+	check   chan struct{}
 }
 
 // New checks cfg, fills in defaults and returns a Runner.
@@ -185,7 +191,26 @@ func New(cfg Config) (*Runner, error) {
 	if e == nil {
 		e = &engine.Engine{Logger: cfg.Logger}
 	}
-	return &Runner{cfg: cfg, engine: e, log: cfg.Logger, wake: make(chan struct{}, 1)}, nil
+	return &Runner{cfg: cfg, engine: e, log: cfg.Logger, wake: make(chan struct{}, 1), check: make(chan struct{})}, nil
+}
+
+// CheckLeases makes every job this Runner is processing renew its lease
+// now instead of at its next heartbeat, so that a job the API canceled
+// (a stopped production) stops within a round trip to the store rather
+// than within Config.Heartbeat. serve calls it when the store signals a
+// cancellation (sqlstore.TopicCanceled). It never blocks.
+func (r *Runner) CheckLeases() {
+	r.checkMu.Lock()
+	close(r.check)
+	r.check = make(chan struct{})
+	r.checkMu.Unlock()
+}
+
+// checked returns the channel the next CheckLeases closes.
+func (r *Runner) checked() <-chan struct{} {
+	r.checkMu.Lock()
+	defer r.checkMu.Unlock()
+	return r.check
 }
 
 // Wake makes an idle worker look for a job now (after an enqueue in the
@@ -270,9 +295,13 @@ func (r *Runner) handle(ctx context.Context, job storage.Job) error {
 	defer cancel(nil)
 	jctx = context.WithValue(jctx, cancelKey{}, cancel)
 	hbDone := make(chan struct{})
+	// Taken before the run: a CheckLeases from now on is seen. One
+	// before it is covered by the run's first status change, which
+	// renews the lease too.
+	check := r.checked()
 	go func() {
 		defer close(hbDone)
-		r.heartbeat(jctx, lease, cancel)
+		r.heartbeat(jctx, lease, cancel, check)
 	}()
 	j := &jobRun{r: r, job: job, lease: lease, log: log}
 	err := j.run(jctx)
@@ -281,10 +310,11 @@ func (r *Runner) handle(ctx context.Context, job storage.Job) error {
 	return err
 }
 
-// heartbeat renews the lease until ctx is done; losing it cancels ctx
-// with ErrLeaseLost. Other errors are retried at the next beat: the lease
-// outlives a few missed beats.
-func (r *Runner) heartbeat(ctx context.Context, l storage.Lease, cancel context.CancelCauseFunc) {
+// heartbeat renews the lease until ctx is done, every Config.Heartbeat
+// and at each CheckLeases; losing it cancels ctx with ErrLeaseLost. Other
+// errors are retried at the next beat: the lease outlives a few missed
+// beats.
+func (r *Runner) heartbeat(ctx context.Context, l storage.Lease, cancel context.CancelCauseFunc, check <-chan struct{}) {
 	t := time.NewTicker(r.cfg.Heartbeat)
 	defer t.Stop()
 	for {
@@ -292,7 +322,10 @@ func (r *Runner) heartbeat(ctx context.Context, l storage.Lease, cancel context.
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-check:
 		}
+		// Before the beat: a CheckLeases during it makes another.
+		check = r.checked()
 		err := r.cfg.Store.Heartbeat(ctx, l, r.cfg.Lease)
 		if errors.Is(err, storage.ErrLeaseLost) {
 			cancel(err)

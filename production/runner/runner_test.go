@@ -414,6 +414,36 @@ func TestRunnerStop(t *testing.T) {
 	}
 }
 
+// TestRunnerStopAtOnce stops a production with the default heartbeat
+// (every 7.5 s): the store's cancellation signal makes the runner check
+// its lease at once, so the production lands in Not Started within
+// maxStopLatency of the stop command.
+func TestRunnerStopAtOnce(t *testing.T) {
+	const maxStopLatency = 2 * time.Second
+	e := newRunnerEnv(t, time.Hour)
+	const rate = 44100
+	uuid, _ := e.addProduction(wavRequest, wavBytes(t, speechLike(rate, 2, 0.05), rate))
+	proc := newBlockingProcessor()
+	r := e.runner(runner.Config{Engine: &engine.Engine{Processor: proc}})
+	defer e.store.Subscribe(sqlstore.TopicCanceled, r.CheckLeases)()
+	done := make(chan error, 1)
+	go func() { _, err := r.RunOnce(context.Background(), "w1"); done <- err }()
+	proc.wait(t)
+	stopped := time.Now()
+	if err := (production.Service{Store: e.store}).Stop(context.Background(), e.user.ID, uuid); err != nil {
+		t.Fatal(err)
+	}
+	e.waitStatus(uuid, 30*time.Second, func(s production.Status) bool { return s == production.StatusNotStarted })
+	took := time.Since(stopped)
+	t.Logf("stop landed after %v", took.Round(time.Millisecond))
+	if took > maxStopLatency {
+		t.Errorf("stop took %v, want at most %v (the default heartbeat is %v)", took, maxStopLatency, runner.DefaultLease/4)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // stealingStore loses every heartbeat, as when the lease ran out and
 // another worker claimed the job.
 type stealingStore struct {

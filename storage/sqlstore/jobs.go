@@ -178,7 +178,12 @@ func (r *repo) CancelJobs(ctx context.Context, owner, production string) (int, e
 		return 0, r.wrap("cancel jobs", err)
 	}
 	n, err := res.RowsAffected()
-	return int(n), err
+	if err != nil || n == 0 {
+		return int(n), err
+	}
+	// The worker of a running job learns of it from the lease; the
+	// signal saves it waiting for its next heartbeat.
+	return int(n), r.ready(ctx, TopicCanceled)
 }
 
 // GetJob implements storage.Jobs.

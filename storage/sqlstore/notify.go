@@ -15,10 +15,14 @@ const (
 	TopicJobs = "jobs"
 	// TopicDeliveries: a webhook delivery was enqueued.
 	TopicDeliveries = "deliveries"
+	// TopicCanceled: jobs were canceled (a production stopped or
+	// deleted); the workers running them should notice now rather than
+	// at their next heartbeat.
+	TopicCanceled = "canceled"
 )
 
 // topics are every topic, for a listener that must assume it missed some.
-var topics = []string{TopicJobs, TopicDeliveries}
+var topics = []string{TopicJobs, TopicDeliveries, TopicCanceled}
 
 // pgChannel is the PostgreSQL NOTIFY channel of a topic. Notifications are
 // scoped to one database, so installations on one server stay apart.
@@ -64,7 +68,8 @@ func (h *hub) fire(topic string) {
 
 // Subscribe calls fn whenever work of topic (TopicJobs, TopicDeliveries)
 // may have become ready, so that an idle worker looks at once instead of
-// at its next poll:
+// at its next poll, or (TopicCanceled) jobs were canceled, so that the
+// worker running one stops it at once:
 //
 //   - right after this Store committed a change that made some ready (the
 //     embedded deployment: the API and the runner share one Store);
@@ -73,7 +78,8 @@ func (h *hub) fire(topic string) {
 //     that connection was lost and made again, since notifications may
 //     have been missed meanwhile.
 //
-// fn must not block; a runner's or a sender's Wake fits. Subscribe is a
+// fn must not block; a runner's or a sender's Wake, or a runner's
+// CheckLeases, fits. Subscribe is a
 // shortcut, not a guarantee: a job whose RunAt comes or whose lease runs
 // out sends no signal, so workers keep polling. The returned function
 // unsubscribes.
@@ -150,7 +156,8 @@ func (s *Store) listenConn(ctx context.Context) bool {
 	}
 }
 
-// ready records that the repository's write made work of topic ready.
+// ready records that the repository's write made work of topic ready (or,
+// for TopicCanceled, canceled some).
 // On PostgreSQL it sends the NOTIFY on the same connection, so that it is
 // delivered when (and only if) the transaction commits; subscribers of
 // this Store are called after the commit (see Store.inTx), or at once

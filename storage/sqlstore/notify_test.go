@@ -57,6 +57,7 @@ func testSubscribeInProcess(t *testing.T, e engine) {
 	st.onListen = func() { listening <- struct{}{} }
 	jobs, unsub := signals(st, TopicJobs)
 	deliveries, _ := signals(st, TopicDeliveries)
+	canceled, _ := signals(st, TopicCanceled)
 	each := 1
 	if st.Engine() == "postgres" {
 		each = 2
@@ -64,6 +65,7 @@ func testSubscribeInProcess(t *testing.T, e engine) {
 		waitSignal(t, listening, "listener connected")
 		waitSignal(t, jobs, "listener connected")
 		waitSignal(t, deliveries, "listener connected")
+		waitSignal(t, canceled, "listener connected")
 	}
 	waitSignals := func(ch <-chan struct{}, what string) {
 		t.Helper()
@@ -126,6 +128,20 @@ func testSubscribeInProcess(t *testing.T, e engine) {
 	if retry, err := st.Fail(ctx, j.Lease(), "last", 0); err != nil || retry {
 		t.Fatalf("last fail: %v, %v", retry, err)
 	}
+
+	// Canceling signals the workers, when there was a job to cancel.
+	if n, err := st.CancelJobs(ctx, u.ID, "stopped"); err != nil || n != 0 {
+		t.Fatalf("cancel without jobs: %d, %v", n, err)
+	}
+	noSignal(t, canceled, "nothing canceled")
+	if err := st.Enqueue(ctx, &storage.Job{Owner: u.ID, Production: "stopped", Type: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	waitSignals(jobs, "enqueue to cancel")
+	if n, err := st.CancelJobs(ctx, u.ID, "stopped"); err != nil || n != 1 {
+		t.Fatalf("cancel: %d, %v", n, err)
+	}
+	waitSignals(canceled, "canceled job")
 
 	unsub()
 	st.EnqueueDelivery(ctx, &storage.Delivery{Owner: u.ID, URL: "https://hook"})

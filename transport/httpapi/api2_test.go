@@ -121,6 +121,7 @@ func TestSimpleAPI(t *testing.T) {
 			field("preset", pid), field("action", action), field("artist", "Form Artist"), field("tags", "go, audio ,go,"),
 			field("chapters", "00:00:00 Intro\n00:00:00.500 Main <https://example.org/m>\n"),
 			field("loudnesstarget", "-19"), field("hipfilter", "false"), field("denoise", "1"), field("track", "7"),
+			field("silence_cutter", "true"), field("maxpeak", "-1"),
 			field("output_basename", "episode"), field("webhook", "https://hook.example.org/s"),
 			{field: "input_file", name: "rec.wav", data: wavData},
 		}, extra...)
@@ -133,6 +134,7 @@ func TestSimpleAPI(t *testing.T) {
 		"metadata.artist": "Form Artist", "metadata.album": "Preset Album", "metadata.title": "Tag Title", "metadata.genre": "Tag Genre",
 		"metadata.track": "7", "metadata.tags.0": "go", "metadata.tags.1": "audio", "chapters.1.title": "Main", "chapters.1.url": "https://example.org/m",
 		"chapters.1.start_sec": 0.5, "algorithms.loudnesstarget": -19.0, "algorithms.hipfilter": false, "algorithms.denoise": true,
+		"algorithms.silence_cutter": true, "algorithms.maxpeak": -1.0,
 		"output_files.0.filename": "episode.mp3", "output_files.0.bitrate": 128.0, "webhook": "https://hook.example.org/s",
 	} {
 		if got := get(p, path); got != want {
@@ -161,6 +163,16 @@ func TestSimpleAPI(t *testing.T) {
 	r = e.wantErr(send("save", field("append_chapters", "maybe")), 400, "validation_failed")
 	if r.FormErrors["metadata.append_chapters"] == "" {
 		t.Errorf("form_errors %v", r.FormErrors)
+	}
+	// A field the simple API does not know is a form error, whether it
+	// comes before the files or after them.
+	r = e.wantErr(send("save", field("loudness_target", "-23"), field("silence_cuter", "1")), 400, "validation_failed")
+	if r.FormErrors["loudness_target"] == "" || r.FormErrors["silence_cuter"] == "" || len(r.FormErrors) != 2 {
+		t.Errorf("unknown fields: form_errors %v", r.FormErrors)
+	}
+	r = e.wantErr(e.upload("/api/simple/productions.json", e.keyA, field("nonsense", "1"), part{field: "input_file", name: "rec.wav", data: wavData}), 400, "validation_failed")
+	if r.FormErrors["nonsense"] == "" {
+		t.Errorf("unknown field before a file: form_errors %v", r.FormErrors)
 	}
 	e.wantErr(e.upload("/api/simple/productions.json", e.keyA, field("chapters", "xx nonsense")), 400, "validation_failed")
 	e.wantErr(e.upload("/api/simple/productions.json", e.keyA, field("action", "start")), 409, "start_not_allowed")

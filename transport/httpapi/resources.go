@@ -142,11 +142,15 @@ func isAbsURL(s string) bool {
 }
 
 // productionView is the response form of p: a copy with the URLs of its
-// files and pages filled in from BaseURL.
+// files and pages filled in from BaseURL, and its output files as
+// responses list them (every part of an output split on chapters an
+// entry of its own, see Production.ListedOutputFiles), so that every
+// file written has an entry with its download_url and checksum.
 func (s *server) productionView(p *production.Production) *production.Production {
 	q := p.Clone()
 	q.StatusPage = s.base + "/production/" + url.PathEscape(q.UUID) + "/status/"
 	q.EditPage = s.base + "/production/" + url.PathEscape(q.UUID) + "/edit/"
+	q.OutputFiles = q.ListedOutputFiles()
 	for i := range q.OutputFiles {
 		o := &q.OutputFiles[i]
 		// Size is set by the engine once the file exists.

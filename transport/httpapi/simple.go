@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,20 +30,51 @@ func (s *server) updatePresetImage(ctx context.Context, owner, id, img, thumb st
 // (a chapter text is the largest).
 const maxSimpleText = production.MaxChapterText + 64<<10
 
-// Simple API form fields, by where they go.
+// Simple API form fields, by where they go. Every key of the algorithms
+// object (single-track and master) is a form field too: besides the six
+// the spec lists (hipfilter, leveler, normloudness, denoise,
+// loudnesstarget, denoiseamount), silence_cutter, filtermethod,
+// maxpeak, ... go to the algorithms as they would in JSON.
 var (
-	simpleMetadata   = []string{"title", "artist", "album", "subtitle", "summary", "genre", "publisher", "url", "license", "license_url", "track", "year", "tags"}
-	simpleAlgorithms = []string{"hipfilter", "leveler", "normloudness", "denoise", "loudnesstarget", "denoiseamount"}
+	simpleFields   = []string{"preset", "service", "input_file", "action", "image", "output_basename", "chapters", "webhook", "append_chapters"}
+	simpleMetadata = []string{"title", "artist", "album", "subtitle", "summary", "genre", "publisher", "url", "license", "license_url", "track", "year", "tags"}
 )
+
+// simpleAlgorithm reports whether a form field is an algorithm key.
+func simpleAlgorithm(field string) bool {
+	_, ok := production.LookupAlgorithm(field, production.ScopeSingletrack|production.ScopeMaster)
+	return ok
+}
+
+// unknownSimpleFields returns a form error for every field of a simple
+// API request that is none of the above. Dropping such a field would
+// process the production otherwise than the client asked (a misspelt
+// "loudnesstarget" leaves the default target) and spend its credits; a
+// form error names it before anything is stored.
+func unknownSimpleFields(fields map[string]string) error {
+	errs := production.FieldErrors{}
+	for name := range fields {
+		if !slices.Contains(simpleFields, name) && !slices.Contains(simpleMetadata, name) && !simpleAlgorithm(name) {
+			errs.Add(name, "is not a field of the simple API: it takes preset, service, input_file, action, image, output_basename, chapters, webhook, "+
+				"the metadata fields ("+strings.Join(simpleMetadata, ", ")+", append_chapters) and the keys of the algorithms object (see info/algorithms)")
+		}
+	}
+	if len(errs) > 0 {
+		return invalid(errs)
+	}
+	return nil
+}
 
 // simpleCreate: POST /api/simple/productions.json (multipart/form-data).
 // It builds the JSON API's creation request from the form (metadata
-// fields, comma-separated tags, algorithm switches, chapters as text
-// file or string), creates the production from the preset, stores an
-// uploaded input_file or image, fetches URL ones, and with action=start
-// starts it in the same transaction. The response is the production.
+// fields, comma-separated tags, algorithm keys, chapters as text file or
+// string), creates the production from the preset, stores an uploaded
+// input_file or image, fetches URL ones, and with action=start starts it
+// in the same transaction. The response is the production. A field the
+// simple API does not know is a form error (unknownSimpleFields),
+// reported before any uploaded file is stored.
 func (s *server) simpleCreate(w http.ResponseWriter, r *http.Request, u storage.User) error {
-	p, err := s.createSimple(w, r, u, simpleHooks{})
+	p, err := s.createSimple(w, r, u, simpleHooks{check: unknownSimpleFields})
 	if err != nil {
 		return err
 	}
@@ -228,8 +260,8 @@ func simpleRequestMap(f map[string]string, inputUploaded, imageUploaded bool) (m
 		req["metadata"] = md
 	}
 	alg := map[string]string{}
-	for _, k := range simpleAlgorithms {
-		if v, ok := f[k]; ok && strings.TrimSpace(v) != "" {
+	for k, v := range f {
+		if simpleAlgorithm(k) && strings.TrimSpace(v) != "" {
 			alg[k] = strings.TrimSpace(v)
 		}
 	}
