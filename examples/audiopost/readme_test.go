@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/testaudio"
+	"github.com/audiopost/audiopost/loudness"
+)
+
+// readmeFlowMarker precedes the README's curl flow.
+const readmeFlowMarker = "<!-- readme-flow:"
+
+// TestReadmeFlow runs the README's API walk-through as written, with bash
+// and curl, against a fresh server whose data folder is ./audiopost-data
+// of the working directory, as `go run ./examples/audiopost serve` makes
+// it. Only two things are replaced: `go run ./examples/audiopost` by this
+// test binary acting as the command, and the address by the test
+// server's.
+func TestReadmeFlow(t *testing.T) {
+	for _, tool := range []string{"bash", "curl", "ffmpeg"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s not installed", tool)
+			}
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := readmeBlock(t, string(readme))
+
+	dir := t.TempDir()
+	s := startServe(t, "-data", filepath.Join(dir, "audiopost-data"))
+	cmd := filepath.Join(dir, "audiopost-cmd")
+	wrapper := "#!/bin/sh\nexec env " + mainEnv + "=1 '" + os.Args[0] + "' \"$@\"\n"
+	if err := os.WriteFile(cmd, []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script = strings.ReplaceAll(script, "go run ./examples/audiopost", cmd)
+	script = strings.ReplaceAll(script, "http://127.0.0.1:8080", s.base)
+	testaudio.WriteWAV(t, filepath.Join(dir, "talk.wav"), testaudio.SpeechLike(48000, 6, 0.05), 48000)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sh := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+	sh.Dir = dir
+	out, err := sh.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's flow: %v\n%s", err, out)
+	}
+	for _, name := range []string{"talk.mp3", "talk.flac"} {
+		d, err := audio.Open(ctx, filepath.Join(dir, name))
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, out)
+		}
+		res, err := loudness.Measure(ctx, d, loudness.Options{Mode: loudness.ModeI})
+		d.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(res.Integrated+16) > 1 {
+			t.Errorf("%s at %.2f LUFS, want the preset's -16", name, res.Integrated)
+		}
+	}
+}
+
+// readmeBlock returns the first sh code block after the flow marker.
+func readmeBlock(t *testing.T, readme string) string {
+	t.Helper()
+	at := strings.Index(readme, readmeFlowMarker)
+	if at < 0 {
+		t.Fatalf("README has no %q marker", readmeFlowMarker)
+	}
+	rest := readme[at:]
+	start := strings.Index(rest, "```sh\n")
+	if start < 0 {
+		t.Fatal("no sh block after the README's flow marker")
+	}
+	rest = rest[start+len("```sh\n"):]
+	end := strings.Index(rest, "```")
+	if end < 0 {
+		t.Fatal("the README's flow block is not closed")
+	}
+	return rest[:end]
+}
