@@ -13,9 +13,7 @@ import (
 
 // Features this server does not provide yet, by the field that asks for
 // them; empty when every one is provided.
-var pendingFeatures = map[string]string{
-	"speech_recognition": "speech recognition",
-}
+var pendingFeatures = map[string]string{}
 
 // PendingSettings lists what p asks for that this server stores but does
 // not apply yet, as "path (what is missing)", sorted.

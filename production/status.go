@@ -10,15 +10,16 @@ import (
 // and 3 (Done) are fixed by the API spec, the rest follow DESIGN.md.
 //
 // Who sets each code: 9, 10 and 11 are set when a production is saved
-// (Apply); 1 by Service.Start, 13 by Service.Stop; 4, 5, 7 and 8 by the
-// engine as it works (Engine.Run), which ends in 3, 2 or, stopped, 10; 6 by
+// (Apply); 1 by Service.Start, 13 by Service.Stop; 14 (while the
+// production's speech is recognised, before the audio processing), 4, 5, 7
+// and 8 by the engine as it works (Engine.Run), which ends in 3, 2 or,
+// stopped, 10; 6 by
 // the job runner during outgoing transfers. Two codes are never set by
 // this implementation, because what they report never outlasts the
 // request that causes it: 0 (File Upload: an upload is stored within its
 // request, before the production is saved with it) and 12 (Incoming File
 // Transfer: inputs given by URL or on an incoming service are fetched and
-// checked when the production is saved, before it can be started). 14
-// belongs to the speech recognition step, which sets it while it runs.
+// checked when the production is saved, before it can be started).
 type Status int
 
 // Status codes.

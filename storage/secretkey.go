@@ -21,7 +21,7 @@ import (
 // of the stored settings and keeps them sealed with its SecretKey, and
 // gives them back merged into Config when it reads the service. Every
 // service type names its secrets with these keys.
-var CredentialKeys = []string{"username", "password", "private_key", "access_key", "secret_key"}
+var CredentialKeys = []string{"username", "password", "private_key", "access_key", "secret_key", "api_key"}
 
 // IsCredentialKey reports whether a Config key is one of CredentialKeys.
 func IsCredentialKey(k string) bool {

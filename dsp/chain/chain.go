@@ -118,6 +118,12 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 			cuts = an.Classes.Cuts(classify.CutOptions{TrimStart: d.TrimStart, TrimEnd: d.TrimEnd})
 			p.stats.Warnings = append(p.stats.Warnings, "the cutters found nothing to keep (no speech or music); nothing was cut")
 		}
+		if cfg.Cutting.Refine != nil {
+			cuts = cfg.Cutting.Refine(cuts)
+			if err := cuts.Validate(); err != nil {
+				return nil, fmt.Errorf("refined cuts: %w", err)
+			}
+		}
 		p.stats.Cuts = cuts
 		// Trims are cut whatever the mode: cut_start and cut_end ask for
 		// a shorter output, not for a cut list.

@@ -128,6 +128,11 @@ type RestorationSegment struct {
 // makes (and trims), and what the render does with them.
 type Cutting struct {
 	Detect classify.CutOptions
+	// Refine, when set, sees the detected cuts (and trims) and returns
+	// the cuts to make, sorted and valid: a speech recognizer's word
+	// timings add the filler words it heard and veto acoustic fillers
+	// that are words. Nil keeps the detection as it is.
+	Refine func(classify.Cuts) classify.Cuts
 	// Mode applies the cuts, silences them, or only reports them.
 	Mode classify.CutMode
 	// Fade is the crossfade at each join in seconds.

@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/audiopost/audiopost/production/services"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/sqlstore"
 	"github.com/audiopost/audiopost/storage/transfer"
@@ -142,7 +143,7 @@ func useSecretKey(ctx context.Context, st *sqlstore.Store, dsn, keyFile string, 
 	return nil
 }
 
-const serviceAddUsage = "add [-data DIR] -user U -type ftp|sftp|webdav|s3 [-name N] [-incoming=false] [-outgoing=false] [-no-test] -set key=value... [-set-file key=FILE]"
+const serviceAddUsage = "add [-data DIR] -user U -type ftp|sftp|webdav|s3|pocketsphinx|whisper|openai [-name N] [-incoming=false] [-outgoing=false] [-no-test] -set key=value... [-set-file key=FILE]"
 
 var serviceVerbs = map[string]acctVerb{
 	"add":  {serviceAddUsage, serviceAdd},
@@ -236,10 +237,10 @@ func (s *settingFlags) Set(v string) error {
 
 func serviceAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	f := newServiceFlags(fs)
-	typ := fs.String("type", "", "service type: "+strings.Join(transfer.TypeNames(), ", "))
+	typ := fs.String("type", "", "service type: "+strings.Join(services.TypeNames(), ", "))
 	name := fs.String("name", "", "display name (default: the type and the host, URL host or bucket)")
-	incoming := fs.Bool("incoming", true, "input files may be read from it")
-	outgoing := fs.Bool("outgoing", true, "outputs may be copied to it")
+	incoming := fs.Bool("incoming", true, "input files may be read from it (not for speech recognizers)")
+	outgoing := fs.Bool("outgoing", true, "outputs may be copied to it (not for speech recognizers)")
 	noTest := fs.Bool("no-test", false, "save without connecting first")
 	settings := map[string]any{}
 	fs.Var(&settingFlags{m: settings}, "set", "a setting of the type, key=value (repeatable); the keys are in the info/service_types API call and the list below")
@@ -248,7 +249,7 @@ func serviceAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, st
 		fmt.Fprintf(stderr, "usage: audiopost service %s\n", serviceAddUsage)
 		fs.PrintDefaults()
 		fmt.Fprintln(stderr, "\nsettings by type (* required):")
-		for _, t := range transfer.Types() {
+		for _, t := range services.Types() {
 			var ps []string
 			for _, p := range t.Parameters {
 				s := p.Name
@@ -270,10 +271,14 @@ func serviceAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, st
 		fs.Usage()
 		return errors.New("service add needs -type")
 	}
-	if !*incoming && !*outgoing {
+	speech := services.IsSpeech(*typ)
+	if speech {
+		// A recognizer holds no files.
+		*incoming, *outgoing = false, false
+	} else if !*incoming && !*outgoing {
 		return errors.New("a service is incoming, outgoing or both")
 	}
-	clean, err := transfer.CheckSettings(*typ, settings)
+	clean, err := services.CheckSettings(*typ, settings)
 	if err != nil {
 		return settingsErr(err)
 	}
@@ -284,19 +289,23 @@ func serviceAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, st
 	defer st.Close()
 	svc := storage.Service{Owner: uid, Type: *typ, DisplayName: strings.TrimSpace(*name), Incoming: *incoming, Outgoing: *outgoing}
 	if svc.DisplayName == "" {
-		svc.DisplayName = transfer.DefaultName(*typ, clean)
+		svc.DisplayName = services.DefaultName(*typ, clean)
 	}
 	if svc.Config, err = json.Marshal(clean); err != nil {
 		return err
 	}
 	if !*noTest {
 		tctx, cancel := context.WithTimeout(ctx, time.Minute)
-		entries, err := transfer.Test(tctx, svc, f.transferOptions())
+		entries, err := services.Test(tctx, svc, f.transferOptions())
 		cancel()
 		if err != nil {
-			return fmt.Errorf("connection test failed (%s): %w; -no-test saves anyway", transfer.ErrorField(*typ, err), err)
+			return fmt.Errorf("connection test failed (%s): %w; -no-test saves anyway", services.ErrorField(*typ, err), err)
 		}
-		fmt.Fprintf(stderr, "connected: %d file(s) in the directory\n", len(entries))
+		if speech {
+			fmt.Fprintln(stderr, "the recognizer is available")
+		} else {
+			fmt.Fprintf(stderr, "connected: %d file(s) in the directory\n", len(entries))
+		}
 	}
 	if err := st.CreateService(ctx, &svc); err != nil {
 		return err
@@ -383,7 +392,7 @@ func serviceTest(ctx context.Context, fs *flag.FlagSet, args []string, stdout, s
 	}
 	tctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	entries, err := transfer.Test(tctx, svc, f.transferOptions())
+	entries, err := services.Test(tctx, svc, f.transferOptions())
 	if err != nil {
 		return fmt.Errorf("service %s (%s): %w", id, svc.Type, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/production/artwork"
+	"github.com/audiopost/audiopost/speech"
 
 	"github.com/audiopost/audiopost/production"
 
@@ -47,6 +48,10 @@ type Inputs struct {
 	// Cover is the path of the cover image (PNG or JPEG); "" uses the
 	// picture embedded in the input, if any.
 	Cover string
+	// Recognizer recognises the speech of a production with
+	// speech_recognition: the recognizer of the service it names (see
+	// package speech). Nil skips the speech outputs with a warning.
+	Recognizer speech.Recognizer
 	// ChapterImages maps a chapter's image (Chapter.Image, as the
 	// production has it) to the path of the file (PNG or JPEG). Chapters
 	// whose image is not here are written without one.
@@ -126,6 +131,16 @@ type run struct {
 	// process renders the processed audio (the Processor's, or the
 	// multitrack mixdown's), once and again for the lossy verification.
 	process func(context.Context, ProcessJob) (*Processed, error)
+	// transcript is what the recognizer heard, in input time (production
+	// time for multitrack); outTranscript the same on the output's
+	// timeline; speechSkipped says why there is none when the production
+	// asked for one.
+	transcript, outTranscript *speech.Transcript
+	speechSkipped             string
+	// burned maps a video output's file name to its input video with the
+	// subtitles burned in (files in burnDir).
+	burned  map[string]string
+	burnDir string
 	// introGain is the gain in dB that brings each intro and outro, by
 	// ID, to the production's loudness target.
 	introGain map[string]float64
@@ -248,6 +263,10 @@ func (r *run) cleanup(failed bool) {
 		d.Close()
 	}
 	r.decoders = nil
+	if r.burnDir != "" {
+		os.RemoveAll(r.burnDir)
+		r.burnDir = ""
+	}
 	if failed {
 		for _, fh := range r.pending {
 			fh.pf.Abort()
@@ -286,7 +305,10 @@ func (r *run) do(ctx context.Context) error {
 		}
 		r.normalize = alg.Bool("normloudness")
 	}
-	job := ProcessJob{Algorithms: alg, CutStart: p.CutStart, CutEnd: p.CutEnd}
+	if err := r.recognize(ctx); err != nil {
+		return err
+	}
+	job := ProcessJob{Algorithms: alg, CutStart: p.CutStart, CutEnd: p.CutEnd, RefineCuts: r.refineCuts(p.SampleRate)}
 	if lossyOutputs(p) {
 		job.Headroom = lossyHeadroom
 	}
@@ -301,6 +323,12 @@ func (r *run) do(ctx context.Context) error {
 	p.Cuts = processed.Cuts
 	src, err := r.withIntroOutro(ctx, processed.Source, job)
 	if err != nil {
+		return err
+	}
+	if r.outTranscript, err = r.outputTranscript(p.SampleRate); err != nil {
+		return err
+	}
+	if err := r.burnSubtitles(ctx); err != nil {
 		return err
 	}
 	stats, frames, err := r.encode(ctx, src, processed, alg)
@@ -548,7 +576,7 @@ func (s *progressSource) Close() error {
 func (s *progressSource) Read(dst audio.Buffer) (int, error) {
 	n, err := s.Source.Read(dst)
 	s.frames += int64(n)
-	if s.r.status == production.StatusAudioProcessing && s.r.expected > 0 {
+	if st := s.r.status; (st == production.StatusAudioProcessing || st == production.StatusSpeechRecognition) && s.r.expected > 0 {
 		s.r.report(float64(s.frames) / float64(s.r.expected))
 	}
 	return n, err

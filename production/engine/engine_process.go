@@ -36,6 +36,9 @@ type ProcessJob struct {
 	// Headroom is kept below maxpeak, in dB, because some output is encoded
 	// lossily and its decoder overshoots the true peak it was given.
 	Headroom float64
+	// RefineCuts, when set, adjusts the detected cuts before they are
+	// made: the filler words of a speech recognition (chain.Cutting.Refine).
+	RefineCuts func(classify.Cuts) classify.Cuts
 }
 
 // Processed is the result of a Processor.
@@ -85,6 +88,9 @@ func (ChainProcessor) Process(ctx context.Context, open audio.Opener, job Proces
 	cfg := ChainConfig(job.Algorithms)
 	cfg.Headroom = job.Headroom
 	cfg.Cutting.Detect.TrimStart, cfg.Cutting.Detect.TrimEnd = job.CutStart, job.CutEnd
+	if cfg.Cutting.Detect.Filler {
+		cfg.Cutting.Refine = job.RefineCuts
+	}
 	pl, err := chain.New(ctx, open, cfg)
 	if err != nil {
 		return nil, err

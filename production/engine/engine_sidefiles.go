@@ -39,8 +39,11 @@ import (
 //   - tracks: a multitrack production's processed tracks, zipped (see
 //     multitrack.writeTracks).
 //
-// Outputs this engine cannot make (the speech recognition outputs, image
-// without a cover) are skipped with a warning.
+//   - speech, subtitle, transcript: what the speech recognition heard, on
+//     the output's timeline (see engine_speech.go).
+//
+// Outputs this engine cannot make (speech outputs without a recognition,
+// image without a cover) are skipped with a warning.
 
 func (r *run) sideFiles(ctx context.Context) error {
 	p := r.p
@@ -66,6 +69,15 @@ func (r *run) sideFiles(ctx context.Context) error {
 			}
 			if err := r.copyInput(i, name); err != nil {
 				return err
+			}
+			continue
+		case "speech", "subtitle", "transcript":
+			why, err := r.writeSpeechOutput(i, name, of, ending)
+			if err != nil {
+				return err
+			}
+			if why != "" {
+				skipped = append(skipped, why)
 			}
 			continue
 		case "tracks":

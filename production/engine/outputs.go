@@ -92,6 +92,9 @@ func (r *run) encoderFor(of production.OutputFormat, name string) encoderFactory
 	switch {
 	case of.Name == "video" && r.info.HasVideo:
 		input := r.in.Main
+		if burned, ok := r.burned[name]; ok {
+			input = burned
+		}
 		return func(ctx context.Context, fh *fileHandle, f audio.Format, opts audio.EncodeOptions) (audio.Encoder, error) {
 			return ffmpeg.NewVideoEncoder(ctx, fh.writer(), input, f, opts)
 		}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/production/engine"
+	"github.com/audiopost/audiopost/production/services"
+	"github.com/audiopost/audiopost/speech"
 
 	"github.com/audiopost/audiopost/production"
 
@@ -68,6 +70,8 @@ type jobRun struct {
 	status     production.Status
 	percent    int
 	progressAt time.Time
+	// spans are the progress spans of the statuses (nil: stageSpan).
+	spans map[production.Status][2]float64
 }
 
 func (j *jobRun) cleanup() {
@@ -166,11 +170,22 @@ func errorKind(err error) production.ErrorKind {
 // Audio Encoding; the steps after encoding are short, except an outgoing
 // transfer, whose length depends on the service.
 var stageSpan = map[production.Status][2]float64{
-	production.StatusAudioProcessing:   {0, 35},
-	production.StatusAudioEncoding:     {35, 95},
+	production.StatusAudioProcessing:  {0, 35},
+	production.StatusAudioEncoding:    {35, 95},
+	production.StatusMonoMixdown:      {95, 97},
+	production.StatusSplitChapters:    {95, 97},
+	production.StatusOutgoingTransfer: {97, 99},
+}
+
+// speechStageSpan replaces stageSpan for a production with speech
+// recognition, which runs first and, with PocketSphinx, takes about as
+// long as the audio.
+var speechStageSpan = map[production.Status][2]float64{
+	production.StatusSpeechRecognition: {0, 50},
+	production.StatusAudioProcessing:   {50, 67},
+	production.StatusAudioEncoding:     {67, 95},
 	production.StatusMonoMixdown:       {95, 97},
 	production.StatusSplitChapters:     {95, 97},
-	production.StatusSpeechRecognition: {95, 97},
 	production.StatusOutgoingTransfer:  {97, 99},
 }
 
@@ -181,7 +196,11 @@ const progressEvery = time.Second
 // percentDone is the progress estimate of fraction frac of status s:
 // never less than before, so a status met again does not turn it back.
 func (j *jobRun) percentDone(s production.Status, frac float64) int {
-	span, ok := stageSpan[s]
+	spans := j.spans
+	if spans == nil {
+		spans = stageSpan
+	}
+	span, ok := spans[s]
 	if !ok {
 		return j.percent
 	}
@@ -309,6 +328,10 @@ func (j *jobRun) inputs(ctx context.Context, p *production.Production) (engine.I
 			in.ChapterImages = map[string]string{}
 		}
 		in.ChapterImages[*c.Image] = path
+	}
+	if sr := p.SpeechRecognition; sr != nil {
+		j.spans = speechStageSpan
+		in.Recognizer = j.recognizer(ctx, sr.UUID)
 	}
 	return in, nil
 }
@@ -674,3 +697,29 @@ func (j *jobRun) pruneOutputs(ctx context.Context, p *production.Production, res
 
 // OutputPrefix is the folder of a production's output files.
 func OutputPrefix(uuid string) string { return production.ProductionPrefix(uuid) + "output/" }
+
+// recognizer builds the recognizer of the speech recognition service
+// uuid of the job's owner. A service that cannot be used gives a
+// recognizer that fails with the reason, so that the engine names it in
+// the production's warning and still makes the audio.
+func (j *jobRun) recognizer(ctx context.Context, uuid string) speech.Recognizer {
+	svc, err := j.r.cfg.Store.GetService(ctx, j.job.Owner, uuid)
+	if err != nil {
+		if errors.Is(err, storage.ErrNotFound) {
+			err = fmt.Errorf("the speech recognition service %s no longer exists", uuid)
+		}
+		return failedRecognizer{err}
+	}
+	rec, err := services.Recognizer(svc, j.r.cfg.Transfer)
+	if err != nil {
+		return failedRecognizer{fmt.Errorf("service %q: %w", svc.DisplayName, err)}
+	}
+	return rec
+}
+
+// failedRecognizer is a recognizer that could not be made.
+type failedRecognizer struct{ err error }
+
+func (f failedRecognizer) Recognize(context.Context, audio.Source, speech.Options) (*speech.Transcript, error) {
+	return nil, f.err
+}

@@ -403,13 +403,14 @@ func TestInfoUserServices(t *testing.T) {
 	if get(all, "output_files.mp3.default_bitrate") != "96" || get(all, "algorithms.loudnesstarget.type") != "select" {
 		t.Errorf("info tables wrong")
 	}
-	for _, typ := range []string{"ftp", "sftp", "webdav", "s3"} {
+	types := []string{"ftp", "sftp", "webdav", "s3", "pocketsphinx", "whisper", "openai"}
+	for _, typ := range types {
 		if get(all, "service_types."+typ+".display_name") == nil {
 			t.Errorf("service type %s missing", typ)
 		}
 	}
-	if st, _ := all["service_types"].(map[string]any); len(st) != 4 {
-		t.Errorf("service types %v: every listed type must transfer files", st)
+	if st, _ := all["service_types"].(map[string]any); len(st) != len(types) {
+		t.Errorf("service types %v: every listed type must transfer files or recognise speech", st)
 	}
 	e.wantErr(e.req("GET", "/api/info/nothing.json", e.keyA, nil), 404, "not_found")
 

@@ -51,6 +51,10 @@ func TestProductionLifecycle(t *testing.T) {
 	if err := e.store.CreateService(context.Background(), &svc); err != nil {
 		t.Fatal(err)
 	}
+	asr := storage.Service{Owner: e.userA.ID, Type: "whisper", DisplayName: "Whisper", Config: []byte(`{"base_url":"https://asr.example.org/v1"}`)}
+	if err := e.store.CreateService(context.Background(), &asr); err != nil {
+		t.Fatal(err)
+	}
 	cmds := []struct {
 		cmd   string
 		body  any
@@ -73,8 +77,8 @@ func TestProductionLifecycle(t *testing.T) {
 			return get(p, "multi_input_files.0.id") == "i1" && get(p, "multi_input_files.0.input_file") == "jingle.wav" &&
 				get(p, "multi_input_files.0.input_channels") == 1.0 && get(p, "multi_input_files.0.input_length") == 0.5
 		}},
-		{"speech_recognition", map[string]any{"uuid": svc.UUID, "language": "en-US"}, func(p map[string]any) bool {
-			return get(p, "speech_recognition.type") == "ftp" && slices.ContainsFunc(p["output_files"].([]any), func(o any) bool { return o.(map[string]any)["format"] == "subtitle" })
+		{"speech_recognition", map[string]any{"uuid": asr.UUID, "language": "en-US"}, func(p map[string]any) bool {
+			return get(p, "speech_recognition.type") == "whisper" && slices.ContainsFunc(p["output_files"].([]any), func(o any) bool { return o.(map[string]any)["format"] == "subtitle" })
 		}},
 		{"webhook", `"https://hook.example.org/y"`, func(p map[string]any) bool { return p["webhook"] == "https://hook.example.org/y" }},
 		{"webhook", map[string]any{"webhook": "https://hook.example.org/z"}, func(p map[string]any) bool { return p["webhook"] == "https://hook.example.org/z" }},
@@ -421,6 +425,10 @@ func TestPresetSubcommandsAndDeletes(t *testing.T) {
 	if err := e.store.CreateService(context.Background(), &svc); err != nil {
 		t.Fatal(err)
 	}
+	asr := storage.Service{Owner: e.userA.ID, Type: "pocketsphinx", DisplayName: "PocketSphinx"}
+	if err := e.store.CreateService(context.Background(), &asr); err != nil {
+		t.Fatal(err)
+	}
 	pid := e.must(e.req("POST", "/api/presets.json", e.keyA, map[string]any{"preset_name": "P"})).obj(t)["uuid"].(string)
 	for _, c := range []struct {
 		cmd  string
@@ -431,7 +439,7 @@ func TestPresetSubcommandsAndDeletes(t *testing.T) {
 		{"output_files", []any{map[string]any{"format": "wav"}}, "output_files"},
 		{"outgoing_services", []any{map[string]any{"uuid": svc.UUID}}, "outgoing_services"},
 		{"multi_input_files", []any{map[string]any{"type": "intro", "id": "i", "input_file": "https://x.example.org/i.wav"}}, "multi_input_files"},
-		{"speech_recognition", map[string]any{"uuid": svc.UUID}, "speech_recognition"},
+		{"speech_recognition", map[string]any{"uuid": asr.UUID}, "speech_recognition"},
 		{"webhook", `{"url": "https://hook.example.org/p"}`, "webhook"},
 	} {
 		pr := e.must(e.req("POST", "/api/preset/"+pid+"/"+c.cmd+".json", e.keyA, c.body)).obj(t)

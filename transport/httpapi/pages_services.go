@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/production/services"
 	"github.com/audiopost/audiopost/storage"
-	"github.com/audiopost/audiopost/storage/transfer"
 )
 
 // The services page, a settings page like the account page:
@@ -37,6 +37,9 @@ type servicesView struct {
 	Name       string
 	In, Out    bool
 	Test       bool
+	// Speech is set when Type is a speech recognizer, which holds no
+	// files (no incoming or outgoing choice).
+	Speech bool
 }
 
 type serviceRow struct {
@@ -69,7 +72,7 @@ func (pg *pages) servicesPage(w http.ResponseWriter, r *http.Request, pr *pageRe
 	case q.Get("removed") != "":
 		v.Notice = "The service was removed."
 	}
-	if _, ok := transfer.LookupType(v.Type); !ok && v.Type != "" {
+	if _, ok := services.Lookup(v.Type); !ok && v.Type != "" {
 		v.Type = ""
 		pg.renderServicesMsg(w, r, pr, http.StatusBadRequest, v, nil, nil, []string{"Choose one of the listed service types."})
 		return
@@ -90,13 +93,14 @@ func (pg *pages) renderServicesMsg(w http.ResponseWriter, r *http.Request, pr *p
 		return
 	}
 	v.Action, v.Bearer, v.PostAction = pg.s.prefix+"/services/", pr.bearer, pg.servicesURL(pr)
+	v.Speech = services.IsSpeech(v.Type)
 	for _, s := range svcs {
 		v.Rows = append(v.Rows, serviceRowOf(s))
 	}
-	for _, t := range transfer.Types() {
+	for _, t := range services.Types() {
 		v.Types = append(v.Types, typeChoice{Value: t.Name, Label: t.DisplayName, Selected: t.Name == v.Type})
 	}
-	if t, ok := transfer.LookupType(v.Type); ok {
+	if t, ok := services.Lookup(v.Type); ok {
 		for _, p := range t.Parameters {
 			f := serviceField{Name: p.Name, Label: p.DisplayName, Kind: p.Kind, Hint: p.Hint, Required: p.Required, Error: fieldErrs[p.Name]}
 			switch {
@@ -140,8 +144,8 @@ func (pg *pages) renderServicesMsg(w http.ResponseWriter, r *http.Request, pr *p
 // serviceRowOf is one line of the list.
 func serviceRowOf(s storage.Service) serviceRow {
 	row := serviceRow{UUID: s.UUID, Name: s.DisplayName, Type: s.Type,
-		Direction: map[[2]bool]string{{true, true}: "in and out", {true, false}: "in", {false, true}: "out"}[[2]bool{s.Incoming, s.Outgoing}]}
-	if t, ok := transfer.LookupType(s.Type); ok {
+		Direction: map[[2]bool]string{{true, true}: "in and out", {true, false}: "in", {false, true}: "out", {false, false}: "speech recognition"}[[2]bool{s.Incoming, s.Outgoing}]}
+	if t, ok := services.Lookup(s.Type); ok {
 		row.Type = t.DisplayName
 	}
 	pub := serviceJSON(s)
@@ -186,7 +190,10 @@ func (pg *pages) servicesPost(w http.ResponseWriter, r *http.Request, pr *pageRe
 		v.Name = form.Get("display_name")
 		in := &serviceInput{Type: &v.Type, DisplayName: &v.Name, Settings: map[string]any{}}
 		v.In, v.Out, v.Test = lastValue(form, "incoming") == "true", lastValue(form, "outgoing") == "true", lastValue(form, "test") == "true"
-		in.Incoming, in.Outgoing, in.Test = &v.In, &v.Out, &v.Test
+		in.Test = &v.Test
+		if !services.IsSpeech(v.Type) {
+			in.Incoming, in.Outgoing = &v.In, &v.Out
+		}
 		for k := range form {
 			if name, ok := strings.CutPrefix(k, "set."); ok {
 				if val := lastValue(form, k); val != "" {
@@ -201,7 +208,7 @@ func (pg *pages) servicesPost(w http.ResponseWriter, r *http.Request, pr *pageRe
 				pg.renderFailure(w, r, pr, err)
 				return
 			}
-			if _, ok := transfer.LookupType(v.Type); !ok {
+			if _, ok := services.Lookup(v.Type); !ok {
 				v.Type = ""
 			}
 			var msgs []string

@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/audiopost/audiopost/preset"
 	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/production/services"
 	"github.com/audiopost/audiopost/storage"
-	"github.com/audiopost/audiopost/storage/transfer"
 )
 
 // serviceChecker resolves the service uuids a request names, for one
@@ -119,6 +120,9 @@ func (c *serviceChecker) common(outs []production.OutgoingService, multi []produ
 		}
 		if svc != nil {
 			sr.Type = svc.Type
+			if !services.IsSpeech(svc.Type) {
+				c.errs.Add("speech_recognition.uuid", fmt.Sprintf("is a %s service, not a speech recognition service (register one of type %s)", svc.Type, strings.Join(speechTypeNames(), ", ")))
+			}
 		}
 	}
 	return nil
@@ -182,12 +186,13 @@ type ServiceType struct {
 }
 
 // ServiceTypes returns the service types accounts can be registered for
-// (the catalogue of storage/transfer: ftp, s3, sftp and webdav, which
-// all transfer files in both directions), with the parameters each
-// takes. HTTP inputs need no service: input_file takes an http(s) URL.
+// (the catalogue of production/services: ftp, s3, sftp and webdav, which
+// transfer files in both directions, and the speech recognizers
+// pocketsphinx, whisper and openai), with the parameters each takes. HTTP
+// inputs need no service: input_file takes an http(s) URL.
 func ServiceTypes() map[string]ServiceType {
 	out := map[string]ServiceType{}
-	for _, t := range transfer.Types() {
+	for _, t := range services.Types() {
 		params := map[string]ServiceParameter{}
 		for _, p := range t.Parameters {
 			sp := ServiceParameter{DefaultValue: p.Default, Type: p.Kind, DisplayName: p.DisplayName}
@@ -278,4 +283,15 @@ func rechargeDate(u storage.User) production.Time {
 		return production.Time{}
 	}
 	return apiTime(u.RechargeDate)
+}
+
+// speechTypeNames are the recognizer types of the catalogue.
+func speechTypeNames() []string {
+	var out []string
+	for _, n := range services.TypeNames() {
+		if services.IsSpeech(n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -197,4 +198,49 @@ func TestServiceWithoutSecretKey(t *testing.T) {
 	e.wantErr(e.req("POST", "/api/services.json", e.keyA, map[string]any{"type": "webdav", "url": "https://dav.example.org/",
 		"username": "u", "password": "p", "test": false}), 503, "credentials_unavailable")
 	e.must(e.req("POST", "/api/services.json", e.keyA, map[string]any{"type": "webdav", "url": "https://dav.example.org/", "test": false}))
+}
+
+// Speech recognizers are registered like the other services; they hold no
+// files, their settings are checked per type, their API key is a sealed
+// credential, and a production's speech_recognition must name one.
+func TestSpeechServiceRegistration(t *testing.T) {
+	e := newEnv(t, withLoopback)
+	for _, tc := range []struct {
+		name  string
+		body  any
+		field string
+		msg   string
+	}{
+		{"whisper without url", map[string]any{"type": "whisper"}, "base_url", "required"},
+		{"whisper bad url", map[string]any{"type": "whisper", "base_url": "asr.lan"}, "base_url", "http"},
+		{"openai without key", map[string]any{"type": "openai"}, "api_key", "required"},
+		{"pocketsphinx model", map[string]any{"type": "pocketsphinx", "model": "/etc"}, "model", "operator"},
+		{"pocketsphinx incoming", map[string]any{"type": "pocketsphinx", "incoming": true}, "incoming", "neither incoming nor outgoing"},
+		{"unknown parameter", map[string]any{"type": "whisper", "base_url": "http://127.0.0.1:1/v1", "host": "x"}, "host", "not a parameter"},
+		{"unreachable", map[string]any{"type": "whisper", "base_url": "http://127.0.0.1:1/v1"}, "base_url", "connection refused"},
+	} {
+		r := e.wantErr(e.req("POST", "/api/services.json", e.keyA, tc.body), 400, "validation_failed")
+		if !strings.Contains(r.FormErrors[tc.field], tc.msg) {
+			t.Errorf("%s: form_errors %v, want %s: ...%s...", tc.name, r.FormErrors, tc.field, tc.msg)
+		}
+	}
+	svc := e.must(e.req("POST", "/api/services.json", e.keyA, map[string]any{"type": "whisper",
+		"base_url": "http://127.0.0.1:1/v1", "api_key": "sk-secret", "test": false})).obj(t)
+	if svc["incoming"] != false || svc["outgoing"] != false || svc["base_url"] != "http://127.0.0.1:1/v1" || svc["api_key"] != nil {
+		t.Errorf("whisper service %v", svc)
+	}
+	stored, err := e.store.GetService(context.Background(), e.userA.ID, svc["uuid"].(string))
+	if err != nil || !strings.Contains(string(stored.Config), "sk-secret") {
+		t.Errorf("stored service %s, %v: the key is given back to the runner", stored.Config, err)
+	}
+	// A file service is not a recognizer.
+	ftp := e.must(e.req("POST", "/api/services.json", e.keyA, map[string]any{"type": "ftp", "host": "127.0.0.1", "test": false})).obj(t)
+	r := e.wantErr(e.req("POST", "/api/productions.json", e.keyA, map[string]any{"speech_recognition": map[string]any{"uuid": ftp["uuid"]}}), 400, "validation_failed")
+	if !strings.Contains(r.FormErrors["speech_recognition.uuid"], "not a speech recognition service") {
+		t.Errorf("speech_recognition naming an FTP service: %v", r.FormErrors)
+	}
+	p := e.must(e.req("POST", "/api/productions.json", e.keyA, map[string]any{"speech_recognition": map[string]any{"uuid": svc["uuid"]}})).obj(t)
+	if get(p, "speech_recognition.type") != "whisper" || p["warning_message"] != "" {
+		t.Errorf("production with speech recognition: %v", p)
+	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/production/services"
+	"github.com/audiopost/audiopost/speech"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/transfer"
 	"github.com/audiopost/audiopost/transport/outbound"
@@ -156,11 +158,15 @@ func (s *server) saveService(ctx context.Context, owner string, old *storage.Ser
 		svc = storage.Service{Owner: owner, Incoming: true, Outgoing: true}
 		switch {
 		case in.Type == nil || strings.TrimSpace(*in.Type) == "":
-			errs.Add("type", "is required: one of "+strings.Join(transfer.TypeNames(), ", "))
+			errs.Add("type", "is required: one of "+strings.Join(services.TypeNames(), ", "))
 		default:
 			svc.Type = strings.ToLower(strings.TrimSpace(*in.Type))
-			if !transfer.Supported(svc.Type) {
-				errs.Add("type", strings.TrimPrefix(transfer.UnsupportedTypeError(svc.Type).Error(), transfer.ErrUnsupportedType.Error()+": "))
+			if _, ok := services.Lookup(svc.Type); !ok {
+				errs.Add("type", strings.TrimPrefix(services.UnsupportedTypeError(svc.Type).Error(), transfer.ErrUnsupportedType.Error()+": "))
+			}
+			if services.IsSpeech(svc.Type) {
+				// A recognizer holds no files: it is neither.
+				svc.Incoming, svc.Outgoing = false, false
 			}
 		}
 		if in.UUID != nil {
@@ -177,14 +183,22 @@ func (s *server) saveService(ctx context.Context, owner string, old *storage.Ser
 			settings[k] = v
 		}
 	}
-	if in.Incoming != nil {
-		svc.Incoming = *in.Incoming
-	}
-	if in.Outgoing != nil {
-		svc.Outgoing = *in.Outgoing
-	}
-	if !svc.Incoming && !svc.Outgoing {
-		errs.Add("outgoing", "a service is incoming, outgoing or both")
+	if services.IsSpeech(svc.Type) {
+		for k, v := range map[string]*bool{"incoming": in.Incoming, "outgoing": in.Outgoing} {
+			if v != nil && *v {
+				errs.Add(k, "a speech recognition service holds no files: it is neither incoming nor outgoing")
+			}
+		}
+	} else {
+		if in.Incoming != nil {
+			svc.Incoming = *in.Incoming
+		}
+		if in.Outgoing != nil {
+			svc.Outgoing = *in.Outgoing
+		}
+		if !svc.Incoming && !svc.Outgoing {
+			errs.Add("outgoing", "a service is incoming, outgoing or both")
+		}
 	}
 	if in.DisplayName != nil {
 		svc.DisplayName = strings.TrimSpace(*in.DisplayName)
@@ -192,7 +206,7 @@ func (s *server) saveService(ctx context.Context, owner string, old *storage.Ser
 	if len(svc.DisplayName) > 200 {
 		errs.Add("display_name", "is longer than 200 characters")
 	}
-	clean, err := transfer.CheckSettings(svc.Type, settings)
+	clean, err := services.CheckSettings(svc.Type, settings)
 	var se *transfer.SettingsError
 	switch {
 	case errors.As(err, &se):
@@ -209,14 +223,14 @@ func (s *server) saveService(ctx context.Context, owner string, old *storage.Ser
 		return svc, err
 	}
 	if svc.DisplayName == "" {
-		svc.DisplayName = transfer.DefaultName(svc.Type, clean)
+		svc.DisplayName = services.DefaultName(svc.Type, clean)
 	}
 	if svc.Config, err = json.Marshal(clean); err != nil {
 		return svc, err
 	}
 	if in.Test == nil || *in.Test {
 		tctx, cancel := context.WithTimeout(ctx, serviceTimeout)
-		_, err := transfer.Test(tctx, svc, s.transfer)
+		_, err := services.Test(tctx, svc, s.transfer)
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -236,7 +250,7 @@ func (s *server) saveService(ctx context.Context, owner string, old *storage.Ser
 // connectionFormError turns a failed connection test into a form error
 // of the field it most likely concerns.
 func connectionFormError(typ string, err error) error {
-	field := transfer.ErrorField(typ, err)
+	field := services.ErrorField(typ, err)
 	var se *transfer.SettingsError
 	var msg string
 	switch {
@@ -254,6 +268,8 @@ func connectionFormError(typ string, err error) error {
 		msg = "has a private, loopback or otherwise forbidden address, which this server does not connect to"
 	case errors.Is(err, context.DeadlineExceeded):
 		msg = fmt.Sprintf("the server did not answer within %s", serviceTimeout)
+	case errors.Is(err, speech.ErrUnavailable):
+		msg = err.Error()
 	default:
 		msg = "could not connect and list the directory: " + err.Error()
 	}
@@ -346,11 +362,11 @@ type serviceTestJSON struct {
 func (s *server) testService(ctx context.Context, svc storage.Service) (serviceTestJSON, error) {
 	ctx, cancel := context.WithTimeout(ctx, serviceTimeout)
 	defer cancel()
-	if !transfer.Supported(svc.Type) {
+	if _, ok := services.Lookup(svc.Type); !ok {
 		return serviceTestJSON{}, newError(http.StatusNotImplemented, CodeServiceNotSupported,
-			fmt.Sprintf("service type %q has no file transfer in this server", svc.Type))
+			fmt.Sprintf("service type %q is not supported by this server", svc.Type))
 	}
-	entries, err := transfer.Test(ctx, svc, s.transfer)
+	entries, err := services.Test(ctx, svc, s.transfer)
 	if err != nil {
 		return serviceTestJSON{}, serviceError(svc, err)
 	}
@@ -384,7 +400,7 @@ func (s *server) serviceCommand(w http.ResponseWriter, r *http.Request, u storag
 // credential.
 func publicServiceKeys(typ string) []string {
 	var keys []string
-	if t, ok := transfer.LookupType(typ); ok {
+	if t, ok := services.Lookup(typ); ok {
 		for _, p := range t.Parameters {
 			if !storage.IsCredentialKey(p.Name) {
 				keys = append(keys, p.Name)
