@@ -25,6 +25,9 @@ const readmeFlowMarker = "<!-- readme-flow:"
 // test binary acting as the command, and the address by the test
 // server's.
 func TestReadmeFlow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an end-to-end check of the plain run")
+	}
 	for _, tool := range []string{"bash", "curl", "ffmpeg"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("CI") != "" {
