@@ -68,6 +68,11 @@ type AnalyzerOptions struct {
 	// Classifier is the speech/music classifier's mode (classify.Auto by
 	// default; SpeechOnly or MusicOnly where the material is known).
 	Classifier classify.Mode
+	// NoClasses leaves the classifier out: Voiced, Music and Classes of
+	// the Analysis stay nil. The classifier is most of an analysis pass's
+	// cost, and passes that measure processed audio take their labels
+	// from the input's analysis anyway.
+	NoClasses bool
 }
 
 type band struct {
@@ -99,8 +104,10 @@ func NewAnalyzer(f audio.Format, o AnalyzerOptions) (*Analyzer, error) {
 		return nil, err
 	}
 	a.meter = m
-	if a.classes, err = classify.NewAnalyzer(f, o.Classifier); err != nil {
-		return nil, err
+	if !o.NoClasses {
+		if a.classes, err = classify.NewAnalyzer(f, o.Classifier); err != nil {
+			return nil, err
+		}
 	}
 	if o.Spectrum {
 		n := 1
@@ -160,8 +167,10 @@ func (a *Analyzer) Write(b audio.Buffer) error {
 	if err := a.meter.Write(b); err != nil {
 		return err
 	}
-	if err := a.classes.Write(b); err != nil {
-		return err
+	if a.classes != nil {
+		if err := a.classes.Write(b); err != nil {
+			return err
+		}
 	}
 	n := b.Frames()
 	for off := 0; off < n; {
@@ -308,6 +317,9 @@ func (a *Analyzer) Finish() *Analysis {
 		Energy: a.energy, Raw: a.raw, Peak: a.peaks,
 		flatness: a.flat, bands: a.bands, ltas: a.ltas, ltasN: a.ltasN, fine: a.fine, nfft: a.nfft,
 		frames: frames,
+	}
+	if a.classes == nil {
+		return an
 	}
 	an.Classes = a.classes.Finish()
 	an.Voiced = fitBools(an.Classes.Voiced, len(an.Energy))

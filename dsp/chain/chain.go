@@ -286,7 +286,7 @@ func (p *Pipeline) measured(r loudness.Result) float64 {
 func (p *Pipeline) measure(ctx context.Context, open audio.Opener, pr *processing) (*dsp.Analysis, error) {
 	var res *dsp.Analysis
 	err := runPass(ctx, p.cfg, open, pr.build, func(f audio.Format) ([]audio.Sink, error) {
-		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Loudness: p.meterOptions(loudness.ModeM | loudness.ModeS | loudness.ModeI | loudness.ModeLRA | loudness.ModeRMS)})
+		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Loudness: p.meterOptions(loudness.ModeM | loudness.ModeS | loudness.ModeI | loudness.ModeLRA | loudness.ModeRMS), NoClasses: true})
 		if err != nil {
 			return nil, err
 		}
