@@ -6,10 +6,9 @@ import (
 	"math"
 	"sort"
 
-	"gonum.org/v1/gonum/dsp/fourier"
-
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/dsp/classify"
+	"github.com/audiopost/audiopost/internal/fft"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -36,7 +35,7 @@ type Analyzer struct {
 
 	spectrum bool
 	nfft     int
-	fft      *fourier.FFT
+	fft      *fft.Real
 	win      []float64
 	mono     []float64
 	coef     []complex128
@@ -115,7 +114,7 @@ func NewAnalyzer(f audio.Format, o AnalyzerOptions) (*Analyzer, error) {
 			n *= 2
 		}
 		a.nfft = n
-		a.fft = fourier.NewFFT(n)
+		a.fft = fft.NewReal(n)
 		a.win = make([]float64, n)
 		for i := range a.win {
 			a.win[i] = 0.5 - 0.5*math.Cos(2*math.Pi*float64(i)/float64(n))

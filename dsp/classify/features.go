@@ -3,7 +3,7 @@ package classify
 import (
 	"math"
 
-	"gonum.org/v1/gonum/dsp/fourier"
+	"github.com/audiopost/audiopost/internal/fft"
 )
 
 // feature is what the analyzer keeps of one sub-block (10 ms): enough to
@@ -92,7 +92,7 @@ type spectral struct {
 	fsd    float64 // sample rate of the frames it is given
 	nw     int     // window length
 	nfft   int
-	fft    *fourier.FFT
+	fft    *fft.Real
 	win    []float64
 	in     []float64
 	coef   []complex128
@@ -103,7 +103,7 @@ type spectral struct {
 	// whitened low band of the power spectrum, at a reduced rate.
 	nacf     int // inverse transform size
 	acRate   float64
-	ifft     *fourier.FFT
+	ifft     *fft.Real
 	acCoef   []complex128
 	ac       []float64
 	rw       []float64 // normalised autocorrelation of the window, per lag
@@ -146,7 +146,7 @@ func newSpectral(fsd float64) *spectral {
 	for s.nfft < s.nw+maxLag+2 {
 		s.nfft *= 2
 	}
-	s.fft = fourier.NewFFT(s.nfft)
+	s.fft = fft.NewReal(s.nfft)
 	s.win = make([]float64, s.nw)
 	for i := range s.win {
 		s.win[i] = 0.5 - 0.5*math.Cos(2*math.Pi*(float64(i)+0.5)/float64(s.nw))
@@ -165,7 +165,7 @@ func newSpectral(fsd float64) *spectral {
 		s.nacf /= 2
 	}
 	s.acRate = fsd * float64(s.nacf) / float64(s.nfft)
-	s.ifft = fourier.NewFFT(s.nacf)
+	s.ifft = fft.NewReal(s.nacf)
 	s.acCoef = make([]complex128, s.nacf/2+1)
 	s.ac = make([]float64, s.nacf)
 	s.lagLo = int(math.Floor(s.acRate / maxPitch))
