@@ -105,7 +105,7 @@ var (
 // its own level (0 to -12 dB, so the leveler has work), pauses of 0.3 to
 // 1.5 s, a pink-noise floor at about -62 dBFS independent per channel, the
 // right channel 1 dB below the left.
-func speechFile(b *testing.B) string {
+func speechFile(b testing.TB) string {
 	speechOnce.Do(func() {
 		const fs = 48000
 		n := speechSeconds * fs
@@ -144,7 +144,7 @@ func speechFile(b *testing.B) string {
 // chainToWAV runs the default chain (dsp/chain.DefaultConfig: analysis,
 // high-pass filter, leveler, automatic compressor, normalization to
 // -16 LUFS, 0 dBTP limiter) on the WAV file at path, writing a 16-bit WAV.
-func chainToWAV(b *testing.B, path, out string) {
+func chainToWAV(b testing.TB, path, out string) {
 	ctx := context.Background()
 	open := func(ctx context.Context) (audio.Source, error) { return audio.Open(ctx, path) }
 	p, err := chain.New(ctx, open, chain.DefaultConfig())

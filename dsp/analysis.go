@@ -32,6 +32,7 @@ type Analyzer struct {
 	blockLen int
 	meter    *loudness.Meter
 	classes  *classify.Analyzer
+	apart    bool // the caller writes to classes
 
 	spectrum bool
 	nfft     int
@@ -72,6 +73,12 @@ type AnalyzerOptions struct {
 	// cost, and passes that measure processed audio take their labels
 	// from the input's analysis anyway.
 	NoClasses bool
+	// ClassifyApart leaves the classifier to the caller, who writes the
+	// same blocks to Classifier, typically from a goroutine of its own
+	// (audio.ParallelSink): classification is the larger part of an
+	// analysis and shares nothing with the rest. Finish then takes the
+	// labels from it.
+	ClassifyApart bool
 }
 
 type band struct {
@@ -95,7 +102,7 @@ func NewAnalyzer(f audio.Format, o AnalyzerOptions) (*Analyzer, error) {
 		return nil, fmt.Errorf("%w: the analyzer sets the meter's OnStep", ErrInvalidParameter)
 	}
 	fs := float64(f.SampleRate)
-	a := &Analyzer{format: f, blockLen: blockLen(f.SampleRate), spectrum: o.Spectrum}
+	a := &Analyzer{format: f, blockLen: blockLen(f.SampleRate), spectrum: o.Spectrum, apart: o.ClassifyApart && !o.NoClasses}
 	mo := o.Loudness
 	mo.OnStep = func(e float64) { a.energy = append(a.energy, e) }
 	m, err := loudness.NewMeter(f, mo)
@@ -133,6 +140,15 @@ func NewAnalyzer(f audio.Format, o AnalyzerOptions) (*Analyzer, error) {
 	return a, nil
 }
 
+// Classifier returns the classifier of an Analyzer made with
+// ClassifyApart, which the caller writes the stream to; nil otherwise.
+func (a *Analyzer) Classifier() *classify.Analyzer {
+	if !a.apart {
+		return nil
+	}
+	return a.classes
+}
+
 func blockLen(sampleRate int) int { return loudness.StepFrames(sampleRate) }
 
 // thirdOctaveBands lays out the ISO third-octave bands from 20 Hz up to
@@ -166,7 +182,7 @@ func (a *Analyzer) Write(b audio.Buffer) error {
 	if err := a.meter.Write(b); err != nil {
 		return err
 	}
-	if a.classes != nil {
+	if a.classes != nil && !a.apart {
 		if err := a.classes.Write(b); err != nil {
 			return err
 		}

@@ -35,3 +35,37 @@ func TestAnalyzerNoClasses(t *testing.T) {
 		t.Errorf("NoClasses changed the loudness: %+v, full %+v", lv.Loudness, full.Loudness)
 	}
 }
+
+// TestAnalyzerClassifyApart checks that an analysis whose classifier the
+// caller writes to, here from a goroutine of its own, is the analysis of
+// one that writes to it itself.
+func TestAnalyzerClassifyApart(t *testing.T) {
+	const fs = 48000
+	b := stereo(speechLike(fs, 6, 140, 5))
+	full, err := Analyze(context.Background(), audio.NewBufferSource(b, fs), AnalyzerOptions{Spectrum: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := NewAnalyzer(audio.Format{SampleRate: fs, Channels: 2}, AnalyzerOptions{Spectrum: true, ClassifyApart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Classifier() == nil {
+		t.Fatal("no classifier to write to")
+	}
+	ps := audio.NewParallelSink(a, a.Classifier())
+	defer ps.Close()
+	if _, err := audio.Copy(context.Background(), ps, audio.NewBufferSource(b, fs)); err != nil {
+		t.Fatal(err)
+	}
+	apart := a.Finish()
+	if !slices.Equal(full.Voiced, apart.Voiced) || !slices.Equal(full.Music, apart.Music) || len(full.Classes.Segments) != len(apart.Classes.Segments) {
+		t.Error("the labels differ")
+	}
+	if !slices.Equal(full.Energy, apart.Energy) || !slices.Equal(full.flatness, apart.flatness) || full.Loudness.Integrated != apart.Loudness.Integrated {
+		t.Error("the levels differ")
+	}
+	if n, err := NewAnalyzer(audio.Format{SampleRate: fs, Channels: 2}, AnalyzerOptions{}); err != nil || n.Classifier() != nil {
+		t.Errorf("an analyzer that classifies itself offers its classifier: %v", err)
+	}
+}

@@ -80,12 +80,14 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 	var an *dsp.Analysis
 	err := runPass(ctx, cfg, open, nil, func(f audio.Format) ([]audio.Sink, error) {
 		p.format = f
-		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Spectrum: true, Loudness: loudness.Options{DualMono: cfg.DualMono}, Classifier: cfg.Classifier})
+		// The classifier is a sink of its own, so that with two cores it
+		// runs beside the meter and the spectrum (runPass fans out).
+		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Spectrum: true, Loudness: loudness.Options{DualMono: cfg.DualMono}, Classifier: cfg.Classifier, ClassifyApart: true})
 		if err != nil {
 			return nil, err
 		}
 		an = nil
-		return []audio.Sink{a, finisher(func() { an = a.Finish() })}, nil
+		return []audio.Sink{a, a.Classifier(), finisher(func() { an = a.Finish() })}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("analysis pass: %w", err)
