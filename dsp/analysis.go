@@ -190,24 +190,36 @@ func (a *Analyzer) Write(b audio.Buffer) error {
 	n := b.Frames()
 	for off := 0; off < n; {
 		m := min(n-off, a.blockLen-a.pos)
-		for c := range b {
-			var sr, pk float64
-			for _, v := range b[c][off : off+m] {
-				sr += v * v
-				pk = max(pk, math.Abs(v))
-			}
+		if len(b) == 2 {
+			sl, sr, pk := levels2(b[0][off:off+m], b[1][off:off+m])
+			a.accRaw += sl
 			a.accRaw += sr
 			a.peak = max(a.peak, pk)
+		} else {
+			for c := range b {
+				sr, pk := levels1(b[c][off : off+m])
+				a.accRaw += sr
+				a.peak = max(a.peak, pk)
+			}
 		}
-		if a.spectrum && a.pos < a.nfft {
+		// Only the blocks endBlock transforms need their mono mix.
+		if a.spectrum && a.pos < a.nfft && len(a.raw)%spectrumEvery == 0 {
 			end := min(m, a.nfft-a.pos)
 			inv := 1 / float64(len(b))
-			for i := 0; i < end; i++ {
-				var s float64
-				for c := range b {
-					s += b[c][off+i]
+			mono := a.mono[a.pos : a.pos+end]
+			if len(b) == 2 {
+				l, r := b[0][off:off+end], b[1][off:off+end]
+				for i := range mono {
+					mono[i] = (l[i] + r[i]) * inv
 				}
-				a.mono[a.pos+i] = s * inv
+			} else {
+				for i := range mono {
+					var s float64
+					for c := range b {
+						s += b[c][off+i]
+					}
+					mono[i] = s * inv
+				}
 			}
 		}
 		a.pos += m
@@ -217,6 +229,35 @@ func (a *Analyzer) Write(b audio.Buffer) error {
 		}
 	}
 	return nil
+}
+
+// levels1 returns the sum of squares of x, added in order, and its sample
+// peak. The peak compares the bit patterns of the magnitudes as integers,
+// which order like the floats (NaN aside): the float max builtin's NaN
+// handling would make the loop-carried maximum several times slower than
+// the sum (loudness.Meter does the same).
+func levels1(x []float64) (sum, peak float64) {
+	var pk uint64
+	for _, v := range x {
+		sum += v * v
+		pk = max(pk, math.Float64bits(v)&^(1<<63))
+	}
+	return sum, math.Float64frombits(pk)
+}
+
+// levels2 is levels1 of two channels at once: each sum is still added in
+// order, but the two chains of additions overlap.
+func levels2(l, r []float64) (sl, sr, peak float64) {
+	r = r[:len(l)]
+	var pl, pr uint64
+	for i, v := range l {
+		w := r[i]
+		sl += v * v
+		sr += w * w
+		pl = max(pl, math.Float64bits(v)&^(1<<63))
+		pr = max(pr, math.Float64bits(w)&^(1<<63))
+	}
+	return sl, sr, math.Float64frombits(max(pl, pr))
 }
 
 // endBlock closes the block of frames frames (its energy is the last one
