@@ -93,6 +93,8 @@ type Analyzer struct {
 	feats  []packed
 	bflux  []float32 // spectral change per block (spectral.endBlock)
 	done   bool
+	due    int64     // decimated samples at which spectralDue may have work
+	mono   []float64 // Write's mono mix
 }
 
 // levelRing holds the levels of sub-blocks that have ended but whose
@@ -148,36 +150,70 @@ func (a *Analyzer) Write(b audio.Buffer) error {
 		return fmt.Errorf("%w: %d channels for a %d-channel stream", audio.ErrFormatMismatch, len(b), a.format.Channels)
 	}
 	n := b.Frames()
-	inv := 1 / float64(len(b))
-	for i := 0; i < n; i++ {
-		var x float64
-		for c := range b {
-			x += b[c][i]
-		}
-		a.push(x * inv)
+	if cap(a.mono) < n {
+		a.mono = make([]float64, n)
 	}
+	mono := a.mono[:n]
+	inv := 1 / float64(len(b))
+	if len(b) == 2 {
+		l, r := b[0][:n], b[1][:n]
+		for i := range mono {
+			var x float64
+			x += l[i]
+			x += r[i]
+			mono[i] = x * inv
+		}
+	} else {
+		for i := range mono {
+			var x float64
+			for c := range b {
+				x += b[c][i]
+			}
+			mono[i] = x * inv
+		}
+	}
+	a.consume(mono)
 	return nil
 }
 
-// push consumes one mono input frame.
-func (a *Analyzer) push(x float64) {
-	a.subAcc += x * x
-	a.subN++
-	a.inPos++
-	if a.inPos == a.subEnd {
-		a.endSub()
+// consume takes mono input frames: the sub-block levels, the decimation
+// and the analysis of every window that completes, with the state in
+// locals, calling out only when a sub-block ends or a window may be
+// complete.
+func (a *Analyzer) consume(mono []float64) {
+	lp0, lp1 := a.lp[0], a.lp[1]
+	dec := a.dec
+	ring, mask := a.ring, int64(len(a.ring)-1)
+	subAcc, subN, inPos, subEnd := a.subAcc, a.subN, a.inPos, a.subEnd
+	phase, nDec, due := a.phase, a.nDec, a.due
+	for _, x := range mono {
+		subAcc += x * x
+		subN++
+		inPos++
+		if inPos == subEnd {
+			a.subAcc, a.subN, a.inPos = subAcc, subN, inPos
+			a.endSub()
+			subAcc, subN, subEnd = a.subAcc, a.subN, a.subEnd
+		}
+		if dec > 1 {
+			x = lp0.run(x)
+			x = lp1.run(x)
+		}
+		phase--
+		if phase <= 0 {
+			phase = dec
+			ring[nDec&mask] = x
+			nDec++
+			if nDec >= due {
+				a.nDec = nDec
+				a.spectralDue()
+				due = a.due
+			}
+		}
 	}
-	if a.dec > 1 {
-		x = a.lp[0].run(x)
-		x = a.lp[1].run(x)
-	}
-	a.phase--
-	if a.phase <= 0 {
-		a.phase = a.dec
-		a.ring[a.nDec&int64(len(a.ring)-1)] = x
-		a.nDec++
-		a.spectralDue()
-	}
+	a.lp[0], a.lp[1] = lp0, lp1
+	a.subAcc, a.subN, a.inPos, a.subEnd = subAcc, subN, inPos, subEnd
+	a.phase, a.nDec = phase, nDec
 }
 
 func (a *Analyzer) endSub() {
@@ -198,11 +234,12 @@ func (a *Analyzer) windowStart(j int) int64 {
 	return c/int64(a.dec) - int64(a.spec.nw/2)
 }
 
-// spectralDue analyses every sub-block whose window is complete.
+// spectralDue analyses every sub-block whose window is complete, and
+// sets due to the decimated sample count that completes the next one.
 func (a *Analyzer) spectralDue() {
-	for len(a.feats) < a.nSub {
+	for {
 		lo := a.windowStart(len(a.feats))
-		if lo+int64(a.spec.nw) > a.nDec {
+		if a.due = lo + int64(a.spec.nw); len(a.feats) >= a.nSub || a.due > a.nDec {
 			return
 		}
 		mask := int64(len(a.ring) - 1)
