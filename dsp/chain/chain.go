@@ -59,9 +59,13 @@ type processing struct {
 	compMusic Compression  // resolved music compressor
 	compRef   float64
 	control   []float64 // loudness-control plan (range, short-term, momentary), dB per block
-	settings  Settings
-	profile   *spectral.Profile  // noise profile for the restoration stage
-	den       *spectral.Denoiser // the restoration node of the latest build
+	// hops are the K-weighted sums of the 10 ms hops of the latest
+	// measurement (loudness.Options.OnHop), kept where predict may use
+	// them.
+	hops     []float32
+	settings Settings
+	profile  *spectral.Profile  // noise profile for the restoration stage
+	den      *spectral.Denoiser // the restoration node of the latest build
 	// applied are the cuts the output leaves out, silenced those it
 	// silences, in input frames.
 	applied, silenced classify.Cuts
@@ -148,14 +152,20 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 			break
 		}
 	}
+	before := append([]float64(nil), pr.control...)
 	if cfg.Leveler && pr.levelPauses(an, proc) {
-		// The pauses changed: measure again for the gain statistics and
-		// the normalization (pauses hardly move the gated loudness, but
-		// RMS and dialog methods see them).
-		if proc, err = p.measure(ctx, open, pr); err != nil {
+		// The pauses changed, which the gain statistics and the
+		// normalization must see (pauses hardly move the gated loudness,
+		// but RMS and dialog methods see them). The programme loudness is
+		// predicted from the measurement's 10 ms energies to within a
+		// thousandth of an LU; the other methods measure again.
+		if cfg.Method == loudness.Program && pr.hops != nil {
+			proc = pr.predict(proc, before)
+		} else if proc, err = p.measure(ctx, open, pr); err != nil {
 			return nil, fmt.Errorf("loudness pass: %w", err)
 		}
 	}
+	pr.hops = nil
 	p.proc = proc
 
 	// Normalization gain, corrected for what the limiter will take off.
@@ -288,7 +298,13 @@ func (p *Pipeline) measured(r loudness.Result) float64 {
 func (p *Pipeline) measure(ctx context.Context, open audio.Opener, pr *processing) (*dsp.Analysis, error) {
 	var res *dsp.Analysis
 	err := runPass(ctx, p.cfg, open, pr.build, func(f audio.Format) ([]audio.Sink, error) {
-		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Loudness: p.meterOptions(loudness.ModeM | loudness.ModeS | loudness.ModeI | loudness.ModeLRA | loudness.ModeRMS), NoClasses: true})
+		mo := p.meterOptions(loudness.ModeM | loudness.ModeS | loudness.ModeI | loudness.ModeLRA | loudness.ModeRMS)
+		pr.hops = nil
+		if p.cfg.Leveler && p.cfg.Method == loudness.Program {
+			pr.hops = make([]float32, 0, len(p.in.Energy)*loudness.StepHops)
+			mo.OnHop = func(s float64) { pr.hops = append(pr.hops, float32(s)) }
+		}
+		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Loudness: mo, NoClasses: true})
 		if err != nil {
 			return nil, err
 		}
