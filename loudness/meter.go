@@ -109,8 +109,11 @@ type Meter struct {
 	weights []float64
 	kweight bool
 
-	kf   []kfilter
-	step int // frames per 100 ms step (rounded, as libebur128)
+	kf []kfilter
+	// kstereo, for two weighted channels, holds the coefficients of the
+	// stereo kernel that filters both at once.
+	kstereo []float64
+	step    int // frames per 100 ms step (rounded, as libebur128)
 	// hop[k] is the first frame of hop k within a step, hop[subSteps] ==
 	// step, so the 10 hops tile a step exactly even when 10 ms is not a
 	// whole number of frames.
@@ -172,6 +175,9 @@ func NewMeter(f audio.Format, opts Options) (*Meter, error) {
 		m.kf = make([]kfilter, f.Channels)
 		for c := range m.kf {
 			m.kf[c] = newKFilter(f.SampleRate)
+		}
+		if hasStereoKernel && f.Channels == 2 && w[0] > 0 && w[1] > 0 {
+			m.kstereo = m.kf[0].packStereo()
 		}
 	}
 	if m.mode&ModeI != 0 {
@@ -314,9 +320,16 @@ func (m *Meter) Write(b audio.Buffer) error {
 		for off := 0; off < n; {
 			k := min(n-off, m.hop[m.subIdx+1]-m.hop[m.subIdx]-m.pos)
 			e := 0.0
-			for c, g := range m.weights {
-				if g > 0 {
-					e += g * m.kf[c].energy(b[c][off:off+k])
+			if m.kstereo != nil {
+				// e as the loop below adds it, both channels at once.
+				sl, sr := energy2(&m.kf[0], &m.kf[1], b[0][off:off+k], b[1][off:off+k], m.kstereo)
+				e += m.weights[0] * sl
+				e += m.weights[1] * sr
+			} else {
+				for c, g := range m.weights {
+					if g > 0 {
+						e += g * m.kf[c].energy(b[c][off:off+k])
+					}
 				}
 			}
 			m.acc += e
