@@ -498,7 +498,15 @@ func runPass(ctx context.Context, cfg Config, open audio.Opener, build func(audi
 			plain = append(plain, k)
 		}
 	}
+	if build != nil {
+		// The sinks (meters, analyzers) on the calling goroutine, the
+		// chain in the stages upstream.
+		s = st.split(s)
+	}
 	if _, err := audio.Copy(ctx, st.fanOut(plain), s); err != nil {
+		return err
+	}
+	if err := st.drain(); err != nil {
 		return err
 	}
 	for _, f := range fins {
