@@ -357,7 +357,13 @@ func (p *Pipeline) output(src audio.Source, pr *processing, st *stages) (audio.S
 	if err != nil {
 		return nil, err
 	}
-	return dsp.NewLimiter(g, p.cfg.ceiling())
+	l, err := dsp.NewLimiter(g, p.cfg.ceiling())
+	if err != nil {
+		return nil, err
+	}
+	// The limiter is the costliest node: a stage of its own, so that the
+	// caller's goroutine only meters and encodes.
+	return st.split(l), nil
 }
 
 // Format implements audio.Source.
