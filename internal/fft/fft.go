@@ -7,10 +7,12 @@
 // power of two), with each pass's twiddles laid out in the order its loop
 // reads them. The real transform of n samples packs them into n/2 complex
 // values (even samples real, odd imaginary), transforms those and
-// separates the spectrum by conjugate symmetry. In Go this takes about a
-// quarter of the time of gonum's fftpack real transform, which the
-// classifier and the analyzer call tens of thousands of times a minute of
-// audio.
+// separates the spectrum by conjugate symmetry; it packs the samples
+// straight into bit-reversed order. On amd64 with AVX the radix-4 passes
+// run two butterflies per instruction, bit-identical to the Go loop
+// (radix4_amd64.s). A 1024-point real transform takes about a sixth of the
+// time of gonum's fftpack, which the classifier and the analyzer called
+// tens of thousands of times a minute of audio.
 package fft
 
 import (
@@ -24,6 +26,7 @@ import (
 // concurrently.
 type Complex struct {
 	n      int
+	rev    []int32      // the bit-reversed index of each index
 	swaps  []int32      // pairs of indices the bit reversal exchanges
 	radix2 bool         // one radix-2 pass before the radix-4 passes
 	passes []pass       // the radix-4 passes, shortest span first
@@ -33,7 +36,7 @@ type Complex struct {
 
 // pass is one radix-4 pass: butterflies over groups of 4h values, with
 // the twiddles W^k, W^2k, W^3k (W = exp(-2 pi i/4h)) of k = 0..h-1 at
-// tw[off+3k : off+3k+3].
+// tw[off+k], tw[off+h+k] and tw[off+2h+k].
 type pass struct{ h, off int }
 
 // NewComplex returns the plan of a complex transform of length n, a power
@@ -44,9 +47,14 @@ func NewComplex(n int) *Complex {
 	}
 	p := &Complex{n: n}
 	lg := bits.TrailingZeros(uint(n))
+	p.rev = make([]int32, n)
 	for i := 0; i < n; i++ {
-		j := int(bits.Reverse(uint(i)) >> (bits.UintSize - lg))
-		if lg > 0 && i < j {
+		j := 0
+		if lg > 0 {
+			j = int(bits.Reverse(uint(i)) >> (bits.UintSize - lg))
+		}
+		p.rev[i] = int32(j)
+		if i < j {
 			p.swaps = append(p.swaps, int32(i), int32(j))
 		}
 	}
@@ -57,8 +65,8 @@ func NewComplex(n int) *Complex {
 	}
 	for ; 4*h <= n; h *= 4 {
 		p.passes = append(p.passes, pass{h: h, off: len(p.tw)})
-		for k := 0; k < h; k++ {
-			for m := 1; m <= 3; m++ {
+		for m := 1; m <= 3; m++ {
+			for k := 0; k < h; k++ {
 				s, c := math.Sincos(-2 * math.Pi * float64(m*k) / float64(4*h))
 				p.tw = append(p.tw, complex(c, s))
 			}
@@ -92,6 +100,12 @@ func (p *Complex) transform(z []complex128, tw []complex128, inverse bool) {
 		a, b := sw[i], sw[i+1]
 		z[a], z[b] = z[b], z[a]
 	}
+	p.passesFrom(z, tw, inverse)
+}
+
+// passesFrom transforms z, already in bit-reversed order.
+func (p *Complex) passesFrom(z []complex128, tw []complex128, inverse bool) {
+	n := p.n
 	if p.radix2 {
 		for j := 0; j+1 < n; j += 2 {
 			a, b := z[j], z[j+1]
@@ -103,7 +117,7 @@ func (p *Complex) transform(z []complex128, tw []complex128, inverse bool) {
 			radix4Trivial(z, inverse)
 			continue
 		}
-		radix4(z, ps.h, tw[ps.off:ps.off+3*ps.h], inverse)
+		radix4Pass(z, ps.h, tw[ps.off:ps.off+3*ps.h], inverse)
 	}
 }
 
@@ -126,24 +140,33 @@ func radix4Trivial(z []complex128, inverse bool) {
 
 // radix4 runs one pass of span h over z.
 func radix4(z []complex128, h int, tw []complex128, inverse bool) {
-	tw = tw[:3*h]
+	w1, w2, w3 := tw[:h:h], tw[h:2*h:2*h], tw[2*h:3*h:3*h]
 	for j := 0; j+4*h <= len(z); j += 4 * h {
 		g0 := z[j : j+h : j+h]
 		g1 := z[j+h : j+2*h : j+2*h]
 		g2 := z[j+2*h : j+3*h : j+3*h]
 		g3 := z[j+3*h : j+4*h : j+4*h]
+		if inverse {
+			for k := range g0 {
+				x0 := g0[k]
+				b1 := g1[k] * w2[k]
+				b2 := g2[k] * w1[k]
+				b3 := g3[k] * w3[k]
+				a0, a1 := x0+b1, x0-b1
+				a2, a3 := b2+b3, b2-b3
+				r3 := complex(-imag(a3), real(a3)) // +i*a3
+				g0[k], g1[k], g2[k], g3[k] = a0+a2, a1+r3, a0-a2, a1-r3
+			}
+			continue
+		}
 		for k := range g0 {
-			w := tw[3*k : 3*k+3 : 3*k+3]
 			x0 := g0[k]
-			b1 := g1[k] * w[1]
-			b2 := g2[k] * w[0]
-			b3 := g3[k] * w[2]
+			b1 := g1[k] * w2[k]
+			b2 := g2[k] * w1[k]
+			b3 := g3[k] * w3[k]
 			a0, a1 := x0+b1, x0-b1
 			a2, a3 := b2+b3, b2-b3
-			r3 := complex(imag(a3), -real(a3))
-			if inverse {
-				r3 = -r3
-			}
+			r3 := complex(imag(a3), -real(a3)) // -i*a3
 			g0[k], g1[k], g2[k], g3[k] = a0+a2, a1+r3, a0-a2, a1-r3
 		}
 	}
@@ -156,6 +179,7 @@ type Real struct {
 	n  int
 	c  *Complex
 	z  []complex128 // n/2 packed samples
+	zr []complex128 // Sequence: the merged spectrum before its permutation
 	tw []complex128 // exp(-2 pi i k/n), k = 0..n/4
 }
 
@@ -165,7 +189,7 @@ func NewReal(n int) *Real {
 	if n < 2 || n&(n-1) != 0 {
 		panic(fmt.Sprintf("fft: real length %d is not a power of two from 2", n))
 	}
-	r := &Real{n: n, c: NewComplex(n / 2), z: make([]complex128, n/2), tw: make([]complex128, n/4+1)}
+	r := &Real{n: n, c: NewComplex(n / 2), z: make([]complex128, n/2), zr: make([]complex128, n/2), tw: make([]complex128, n/4+1)}
 	for k := range r.tw {
 		s, c := math.Sincos(-2 * math.Pi * float64(k) / float64(n))
 		r.tw[k] = complex(c, s)
@@ -185,10 +209,11 @@ func (r *Real) Coefficients(dst []complex128, x []float64) {
 		panic(fmt.Sprintf("fft: real transform of %d: %d samples, %d coefficients", r.n, len(x), len(dst)))
 	}
 	z := r.z[:m:m]
-	for i := range z {
-		z[i] = complex(x[2*i], x[2*i+1])
+	rev := r.c.rev[:m:m]
+	for i, j := range rev {
+		z[j] = complex(x[2*i], x[2*i+1]) // packed straight into bit-reversed order
 	}
-	r.c.Forward(z)
+	r.c.passesFrom(z, r.c.tw, false)
 	r.split(dst, z)
 }
 
@@ -227,8 +252,11 @@ func (r *Real) Sequence(dst []float64, coef []complex128) {
 		panic(fmt.Sprintf("fft: real transform of %d: %d samples, %d coefficients", r.n, len(dst), len(coef)))
 	}
 	z := r.z[:m:m]
-	r.merge(z, coef)
-	r.c.Inverse(z)
+	r.merge(r.zr[:m:m], coef)
+	for i, j := range r.c.rev[:m:m] {
+		z[j] = r.zr[i]
+	}
+	r.c.passesFrom(z, r.c.twInv, true)
 	dst = dst[: 2*m : 2*m]
 	for i, v := range z {
 		dst[2*i] = real(v)
