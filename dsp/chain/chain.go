@@ -82,16 +82,21 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 
 	// Pass 1: analysis of the input.
 	var an *dsp.Analysis
-	err := runPass(ctx, cfg, open, nil, func(f audio.Format) ([]audio.Sink, error) {
+	err := runPass(ctx, cfg, open, nil, func(f audio.Format, st *stages) ([]audio.Sink, error) {
 		p.format = f
-		// The classifier is a sink of its own, so that with two cores it
-		// runs beside the meter and the spectrum (runPass fans out).
-		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Spectrum: true, Loudness: loudness.Options{DualMono: cfg.DualMono}, Classifier: cfg.Classifier, ClassifyApart: true})
+		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Spectrum: true, Loudness: loudness.Options{DualMono: cfg.DualMono}, Classifier: cfg.Classifier, ClassifyApart: st != nil})
 		if err != nil {
 			return nil, err
 		}
 		an = nil
-		return []audio.Sink{a, a.Classifier(), finisher(func() { an = a.Finish() })}, nil
+		if c := a.Classifier(); c != nil {
+			// With two cores the classifier's spectral analysis, the
+			// larger half of the pass, runs beside everything else.
+			c.Concurrent()
+			st.closeAtEnd(c)
+			return []audio.Sink{audio.MultiSink(a, c), finisher(func() { an = a.Finish() })}, nil
+		}
+		return []audio.Sink{a, finisher(func() { an = a.Finish() })}, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("analysis pass: %w", err)
@@ -250,7 +255,7 @@ func (p *Pipeline) outputMeterOptions(mode loudness.Mode) loudness.Options {
 // classifier found free of voice.
 func (p *Pipeline) learnNoise(ctx context.Context, open audio.Opener) (*spectral.Profile, error) {
 	var prof *spectral.Profile
-	err := runPass(ctx, p.cfg, open, nil, func(f audio.Format) ([]audio.Sink, error) {
+	err := runPass(ctx, p.cfg, open, nil, func(f audio.Format, _ *stages) ([]audio.Sink, error) {
 		vad := p.in.Voiced
 		if spectral.BlockFrames(f.SampleRate) != p.in.BlockLen {
 			vad = nil // another grid: the analyzer estimates activity itself
@@ -297,7 +302,7 @@ func (p *Pipeline) measured(r loudness.Result) float64 {
 // measure runs the processing chain into a level analysis.
 func (p *Pipeline) measure(ctx context.Context, open audio.Opener, pr *processing) (*dsp.Analysis, error) {
 	var res *dsp.Analysis
-	err := runPass(ctx, p.cfg, open, pr.build, func(f audio.Format) ([]audio.Sink, error) {
+	err := runPass(ctx, p.cfg, open, pr.build, func(f audio.Format, _ *stages) ([]audio.Sink, error) {
 		mo := p.meterOptions(loudness.ModeM | loudness.ModeS | loudness.ModeI | loudness.ModeLRA | loudness.ModeRMS)
 		pr.hops = nil
 		if p.cfg.Leveler && p.cfg.Method == loudness.Program {
@@ -324,7 +329,7 @@ func (p *Pipeline) measure(ctx context.Context, open audio.Opener, pr *processin
 func (p *Pipeline) verify(ctx context.Context, open audio.Opener, pr *processing) (float64, error) {
 	var got float64
 	err := runPass(ctx, p.cfg, open, func(src audio.Source, st *stages) (audio.Source, error) { return p.output(src, pr, st) },
-		func(f audio.Format) ([]audio.Sink, error) {
+		func(f audio.Format, _ *stages) ([]audio.Sink, error) {
 			m, err := loudness.NewMeter(f, p.outputMeterOptions(loudness.ModeI|loudness.ModeRMS))
 			if err != nil {
 				return nil, err
@@ -472,7 +477,7 @@ func (p *Pipeline) gainStats() {
 // runPass opens the input, builds the chain over it (build may be nil)
 // and copies it into the sinks made by sinks, checking ctx between blocks.
 // Sinks that implement finisher are called after the last block.
-func runPass(ctx context.Context, cfg Config, open audio.Opener, build func(audio.Source, *stages) (audio.Source, error), sinks func(audio.Format) ([]audio.Sink, error)) error {
+func runPass(ctx context.Context, cfg Config, open audio.Opener, build func(audio.Source, *stages) (audio.Source, error), sinks func(audio.Format, *stages) ([]audio.Sink, error)) error {
 	src, err := open(ctx)
 	if err != nil {
 		return err
@@ -483,12 +488,12 @@ func runPass(ctx context.Context, cfg Config, open audio.Opener, build func(audi
 	if err := src.Format().Validate(); err != nil {
 		return err
 	}
-	ss, err := sinks(src.Format())
+	st := newStages(ctx, cfg)
+	defer st.close() // before the input is closed: stages may still read it
+	ss, err := sinks(src.Format(), st)
 	if err != nil {
 		return err
 	}
-	st := newStages(ctx, cfg)
-	defer st.close() // before the input is closed: stages may still read it
 	s := src
 	if build != nil {
 		if s, err = build(src, st); err != nil {

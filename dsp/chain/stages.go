@@ -2,6 +2,7 @@ package chain
 
 import (
 	"context"
+	"io"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,14 @@ type stages struct {
 	cancel context.CancelFunc
 	pre    []*audio.Prefetched
 	async  []*asyncSink
+	others []io.Closer
+}
+
+// closeAtEnd closes c with the stages (after the pass, or when it fails).
+func (st *stages) closeAtEnd(c io.Closer) {
+	if st != nil {
+		st.others = append(st.others, c)
+	}
 }
 
 func newStages(ctx context.Context, cfg Config) *stages {
@@ -166,5 +175,8 @@ func (st *stages) close() {
 	for _, a := range st.async {
 		a.wait()
 	}
-	st.pre, st.async = nil, nil
+	for _, c := range st.others {
+		c.Close()
+	}
+	st.pre, st.async, st.others = nil, nil, nil
 }

@@ -69,7 +69,7 @@ func TestAsyncSinkError(t *testing.T) {
 	}
 	b := stereoOf(voice(20, 140, 9, nil))
 	bad := &failingSink{n: 3}
-	err := runPass(context.Background(), DefaultConfig(), bufferOpener(b), nil, func(audio.Format) ([]audio.Sink, error) {
+	err := runPass(context.Background(), DefaultConfig(), bufferOpener(b), nil, func(audio.Format, *stages) ([]audio.Sink, error) {
 		return []audio.Sink{audio.MultiSink(), bad}, nil
 	})
 	if !errors.Is(err, errSink) {
