@@ -136,6 +136,12 @@ const (
 	compressorPeakFall  = 0.030
 )
 
+// envFloor is where adding 1e-30 to the detector starts to change it: at
+// and above 2^-46 the sum rounds back to the detector's value, so only the
+// levels below it (under -138 dB) pay for the addition, which would
+// otherwise lengthen the detector's loop-carried chain by a quarter.
+const envFloor = 0x1p-46
+
 // Compressor is a feed-forward dynamic range compressor with a soft knee.
 // All channels share one detector (linked), so the stereo image is kept.
 type Compressor struct {
@@ -276,7 +282,9 @@ func (c *Compressor) Read(dst audio.Buffer) (int, error) {
 		} else {
 			env += (lvl - env) * c.rmsAvg
 		}
-		env += 1e-30 // keeps the release tail out of denormals
+		if env < envFloor {
+			env += 1e-30 // keeps the release tail out of denormals
+		}
 		if phase == 0 {
 			if c.sched != nil {
 				c.sched.apply(c, c.pos+int64(i))
@@ -287,9 +295,10 @@ func (c *Compressor) Read(dst audio.Buffer) (int, error) {
 		if phase == compressorStep {
 			phase = 0
 		}
+		// At the target the step adds 0: leave the recursion alone.
 		if target < gain {
 			gain += (target - gain) * c.att
-		} else {
+		} else if target != gain {
 			gain += (target - gain) * c.rel
 		}
 		gm := gain * c.makeup

@@ -374,3 +374,16 @@ func TestLimiterSteadyIsExact(t *testing.T) {
 		}
 	}
 }
+
+// envFloor is exact: at and above it adding 1e-30 changes nothing, just
+// below it it does.
+func TestEnvFloor(t *testing.T) {
+	for _, e := range []float64{envFloor, math.Nextafter(envFloor, 1), 1e-9, 0.5, 1, 1e6} {
+		if e+1e-30 != e {
+			t.Errorf("%g + 1e-30 = %g", e, e+1e-30)
+		}
+	}
+	if e := math.Nextafter(envFloor, 0); e+1e-30 == e {
+		t.Errorf("just below the floor, %g + 1e-30 is unchanged: the floor could be lower", e)
+	}
+}
