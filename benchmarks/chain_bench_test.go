@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -144,14 +145,18 @@ func speechFile(b testing.TB) string {
 // chainToWAV runs the default chain (dsp/chain.DefaultConfig: analysis,
 // high-pass filter, leveler, automatic compressor, normalization to
 // -16 LUFS, 0 dBTP limiter) on the WAV file at path, writing a 16-bit WAV.
-func chainToWAV(b testing.TB, path, out string) {
+// It returns the time chain.New took (the analysis and loudness passes)
+// and the time of the render into the encoder.
+func chainToWAV(b testing.TB, path, out string) (passes, render time.Duration) {
 	ctx := context.Background()
 	open := func(ctx context.Context) (audio.Source, error) { return audio.Open(ctx, path) }
+	t0 := time.Now()
 	p, err := chain.New(ctx, open, chain.DefaultConfig())
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer p.Close()
+	passes = time.Since(t0)
 	f, err := os.Create(out)
 	if err != nil {
 		b.Fatal(err)
@@ -171,6 +176,7 @@ func chainToWAV(b testing.TB, path, out string) {
 	if got := p.Stats().Output.Integrated; math.Abs(got+16) > 0.5 {
 		b.Fatalf("output %.2f LUFS, want -16", got)
 	}
+	return passes, time.Since(t0) - passes
 }
 
 // seekFlusher lets the WAV encoder patch its header through a buffered
@@ -228,7 +234,10 @@ func ffmpegLoudnorm2Pass(b *testing.B, ff, path, out string) time.Duration {
 // x_ffmpeg_1core and x_ffmpeg_2core how many times faster than ffmpeg the
 // chain is (median ffmpeg over median chain); *_cpu_s the CPU seconds
 // (user+system) of each, the fairer figure when other work competes for
-// the cores. Every iteration is logged, to show the noise.
+// the cores, and x_ffmpeg_cpu their ratio for the one-core run. Every
+// iteration is logged, with the chain's time split into chain.New (the
+// analysis and loudness passes) and the render, to show where the time
+// goes and the noise.
 func BenchmarkChainSpeech(b *testing.B) {
 	ff := needTool(b, "ffmpeg")
 	path := speechFile(b)
@@ -236,24 +245,24 @@ func BenchmarkChainSpeech(b *testing.B) {
 	procs := runtime.GOMAXPROCS(0)
 	defer runtime.GOMAXPROCS(procs)
 	var ffWall, ffCPU, wall1, cpu1, wall2, cpu2 []float64
-	chainRun := func(n int) (float64, float64) {
+	chainRun := func(n int) (wall, cpu float64, split string) {
 		runtime.GOMAXPROCS(n)
 		runtime.GC()
 		c0, t0 := selfCPU(), time.Now()
-		chainToWAV(b, path, filepath.Join(dir, "chain.wav"))
-		return time.Since(t0).Seconds(), (selfCPU() - c0).Seconds()
+		passes, render := chainToWAV(b, path, filepath.Join(dir, "chain.wav"))
+		wall, cpu = time.Since(t0).Seconds(), (selfCPU() - c0).Seconds()
+		return wall, cpu, fmt.Sprintf("%.3f s (cpu %.3f; passes %.3f + render %.3f)", wall, cpu, passes.Seconds(), render.Seconds())
 	}
 	for b.Loop() {
 		t0 := time.Now()
 		c := ffmpegLoudnorm2Pass(b, ff, path, filepath.Join(dir, "ffmpeg.wav"))
 		ffWall = append(ffWall, time.Since(t0).Seconds())
 		ffCPU = append(ffCPU, c.Seconds())
-		w, c1 := chainRun(1)
+		w, c1, s1 := chainRun(1)
 		wall1, cpu1 = append(wall1, w), append(cpu1, c1)
-		w, c2 := chainRun(2)
+		w, c2, s2 := chainRun(2)
 		wall2, cpu2 = append(wall2, w), append(cpu2, c2)
-		b.Logf("ffmpeg %.3f s (cpu %.3f) | chain 1 core %.3f s (cpu %.3f) | 2 cores %.3f s (cpu %.3f)",
-			ffWall[len(ffWall)-1], ffCPU[len(ffCPU)-1], wall1[len(wall1)-1], cpu1[len(cpu1)-1], wall2[len(wall2)-1], cpu2[len(cpu2)-1])
+		b.Logf("ffmpeg %.3f s (cpu %.3f) | chain 1 core %s | 2 cores %s", ffWall[len(ffWall)-1], ffCPU[len(ffCPU)-1], s1, s2)
 	}
 	runtime.GOMAXPROCS(procs)
 	med := func(x []float64) float64 {
@@ -273,6 +282,7 @@ func BenchmarkChainSpeech(b *testing.B) {
 	b.ReportMetric(med(ffCPU), "ffmpeg_cpu_s")
 	b.ReportMetric(med(cpu1), "chain_1core_cpu_s")
 	b.ReportMetric(med(cpu2), "chain_2core_cpu_s")
+	b.ReportMetric(med(ffCPU)/med(cpu1), "x_ffmpeg_cpu")
 	b.ReportMetric(speechSeconds/c1, "x_realtime_1core")
 	b.ReportMetric(speechSeconds/c2, "x_realtime_2core")
 	b.Logf("medians over %d runs (max-min): ffmpeg %.3f s (%.3f), chain 1 core %.3f s (%.3f), 2 cores %.3f s (%.3f); chain faster than ffmpeg %.1fx on one core, %.1fx on two",
