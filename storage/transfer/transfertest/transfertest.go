@@ -47,21 +47,26 @@ type Server struct {
 	CertPEM []byte
 }
 
-// ftpsServer runs pyftpdlib with explicit TLS required on control and
-// data connections.
-const ftpsServer = `
+// ftpServer runs pyftpdlib for one user; with a certificate and key it
+// requires explicit TLS on control and data connections. A refused login
+// is answered at once: pyftpdlib's default 3 s delay would make every test
+// of wrong credentials wait.
+const ftpServer = `
 import sys
 from pyftpdlib.authorizers import DummyAuthorizer
-from pyftpdlib.handlers import TLS_FTPHandler
+from pyftpdlib.handlers import FTPHandler, TLS_FTPHandler
 from pyftpdlib.servers import FTPServer
-host, port, d, user, pw, cert, key = sys.argv[1:8]
+host, port, d, user, pw = sys.argv[1:6]
 a = DummyAuthorizer()
 a.add_user(user, pw, d, perm="elradfmwMT")
-h = TLS_FTPHandler
-h.certfile, h.keyfile = cert, key
-h.tls_control_required = True
-h.tls_data_required = True
+h = FTPHandler
+if len(sys.argv) > 6:
+    h = TLS_FTPHandler
+    h.certfile, h.keyfile = sys.argv[6:8]
+    h.tls_control_required = True
+    h.tls_data_required = True
 h.authorizer = a
+h.auth_failed_timeout = 0
 FTPServer((host, int(port)), h).serve_forever()
 `
 
@@ -118,12 +123,11 @@ func Start(t testing.TB, protocol string) *Server {
 	var cmd *exec.Cmd
 	switch protocol {
 	case "ftp":
-		cmd = exec.Command(python(), "-m", "pyftpdlib", "-i", "127.0.0.1", "-p", strconv.Itoa(port),
-			"-w", "-d", s.Dir, "-u", s.User, "-P", s.Password)
+		cmd = exec.Command(python(), "-c", ftpServer, "127.0.0.1", strconv.Itoa(port), s.Dir, s.User, s.Password)
 	case "ftps":
 		certFile, keyFile := filepath.Join(root, "cert.pem"), filepath.Join(root, "key.pem")
 		s.CertPEM = selfSigned(t, certFile, keyFile)
-		cmd = exec.Command(python(), "-c", ftpsServer, "127.0.0.1", strconv.Itoa(port), s.Dir, s.User, s.Password, certFile, keyFile)
+		cmd = exec.Command(python(), "-c", ftpServer, "127.0.0.1", strconv.Itoa(port), s.Dir, s.User, s.Password, certFile, keyFile)
 	case "sftp", "webdav":
 		cmd = exec.Command("rclone", "serve", protocol, "--addr", s.Addr, "--user", s.User, "--pass", s.Password,
 			"--config", filepath.Join(root, "rclone.conf"), "--cache-dir", filepath.Join(root, "cache"), s.Dir)
