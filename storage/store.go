@@ -526,6 +526,12 @@ type Throttles interface {
 	// AddThrottle atomically leaks key's counter to now (one unit per
 	// leak; 0: no leak), adds add, records note and now, and returns it.
 	AddThrottle(ctx context.Context, key string, now time.Time, leak time.Duration, add float64, note string) (Throttle, error)
+	// TakeThrottle is AddThrottle for a limit: it adds only when the
+	// leaked level plus add stays at or below limit, and reports whether
+	// it did. The counter returned is the stored one (unchanged when not
+	// taken), so the caller can tell how long until add fits. Rate limits
+	// shared by every API process are such counters.
+	TakeThrottle(ctx context.Context, key string, now time.Time, leak time.Duration, add, limit float64) (Throttle, bool, error)
 	// DeleteThrottles removes counters; unknown keys are not an error.
 	DeleteThrottles(ctx context.Context, keys ...string) error
 	// PurgeThrottles removes counters not changed since before and reports

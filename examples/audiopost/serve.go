@@ -35,10 +35,9 @@ func init() {
 // second per user, with bursts of twice as many. A script polling a
 // production's status, a batch creating productions one after the other
 // or a browser loading a page stays below it; a runaway client looping on
-// the API is slowed down before it loads the store. It is counted per API process: N processes
-// behind a load balancer allow up to N times as much, which is acceptable
-// for a bound on load (login throttling, the security bound, is shared
-// through the store).
+// the API is slowed down before it loads the store. The bucket is a
+// counter in the store, like the login throttles, so API processes behind
+// a load balancer share it.
 const DefaultRateLimit = 50
 
 // DefaultShutdownTimeout bounds the graceful shutdown: requests in flight
@@ -77,7 +76,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	credits := fs.Bool("credits", false, "enforce credits: a production needs its owner's credits to cover its input (grant them with `audiopost user credits`); by default a self-hosted server processes for free and only reports used_credits")
 	fs.Bool("no-credits", true, "the default; kept so that older command lines still work")
 	allowPrivate := fs.Bool("allow-private-fetch", false, "let input URLs, webhooks and external services reach loopback and private addresses")
-	rateLimit := fs.Float64("rate-limit", DefaultRateLimit, "API requests per second per user, with bursts of twice as many (0: unlimited); counted per API process")
+	rateLimit := fs.Float64("rate-limit", DefaultRateLimit, "API requests per second per user, with bursts of twice as many (0: unlimited); shared by API processes through the store")
 	anonConns := fs.Int("max-anon-conns-per-ip", httpapi.DefaultMaxAnonConnsPerIP, "connections one client address may hold open before authenticating; more get 503 (loopback is exempt; behind a reverse proxy on another machine every client has its address: raise it, or -1 for no cap)")
 	bodyTimeout := fs.Duration("body-timeout", httpapi.DefaultBodyTimeout, "a request body must arrive within this plus its length at the minimum rate (4 KiB/s)")
 	addrFile := fs.String("addr-file", "", "write the listening address (host:port) to this file once ready")

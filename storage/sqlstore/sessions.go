@@ -3,8 +3,8 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -141,33 +141,53 @@ func (r *repo) GetThrottles(ctx context.Context, keys ...string) (map[string]sto
 	return m, nil
 }
 
-// AddThrottle implements storage.Throttles. The row is read and written
-// in one transaction (locked on PostgreSQL), so concurrent additions from
-// several processes are all counted.
+// AddThrottle implements storage.Throttles.
 func (r *repo) AddThrottle(ctx context.Context, key string, at time.Time, leak time.Duration, add float64, note string) (storage.Throttle, error) {
+	t, _, err := r.changeThrottle(ctx, key, at, leak, add, math.Inf(1), note)
+	return t, err
+}
+
+// TakeThrottle implements storage.Throttles.
+func (r *repo) TakeThrottle(ctx context.Context, key string, at time.Time, leak time.Duration, add, limit float64) (storage.Throttle, bool, error) {
+	return r.changeThrottle(ctx, key, at, leak, add, limit, "")
+}
+
+// changeThrottle leaks key's counter to at and adds add unless that would
+// take it above limit. The row is created first when missing and then read
+// and written in one transaction (locked on PostgreSQL, where the insert
+// makes sure there is a row to lock; SQLite serializes writers), so
+// concurrent changes from several processes are all counted and a limit
+// is never exceeded.
+func (r *repo) changeThrottle(ctx context.Context, key string, at time.Time, leak time.Duration, add, limit float64, note string) (storage.Throttle, bool, error) {
 	if key == "" {
-		return storage.Throttle{}, fmt.Errorf("sqlstore: throttle without key: %w", storage.ErrInvalid)
+		return storage.Throttle{}, false, fmt.Errorf("sqlstore: throttle without key: %w", storage.ErrInvalid)
 	}
 	at = at.UTC().Truncate(time.Microsecond)
 	var t storage.Throttle
+	var ok bool
 	err := r.begin(ctx, func(tx *repo) error {
+		t, ok = storage.Throttle{}, false
+		if _, err := tx.exec(ctx, `INSERT INTO throttles (`+throttleColumns+`) VALUES (?, 0, ?, '') ON CONFLICT (name) DO NOTHING`, key, at.UnixMicro()); err != nil {
+			return tx.wrap("create throttle", err)
+		}
 		old, err := scanThrottle(tx.w.QueryRowContext(ctx, tx.d.rebind(`SELECT `+throttleColumns+` FROM throttles WHERE name = ?`+tx.lockRow()), key))
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			old = storage.Throttle{Key: key, At: at}
-		case err != nil:
+		if err != nil {
 			return tx.wrap("read throttle", err)
 		}
 		t = storage.Throttle{Key: key, Level: old.LevelAt(at, leak) + add, At: at, Note: note}
 		if at.Before(old.At) {
 			t.At = old.At // clocks of several processes: never go back
 		}
-		_, err = tx.exec(ctx, `INSERT INTO throttles (`+throttleColumns+`) VALUES (?, ?, ?, ?)
-			ON CONFLICT (name) DO UPDATE SET level = excluded.level, updated_at = excluded.updated_at, note = excluded.note`,
-			t.Key, t.Level, t.At.UnixMicro(), t.Note)
+		if t.Level > limit {
+			t = old
+			return nil
+		}
+		ok = true
+		_, err = tx.exec(ctx, `UPDATE throttles SET level = ?, updated_at = ?, note = ? WHERE name = ?`,
+			t.Level, t.At.UnixMicro(), t.Note, t.Key)
 		return tx.wrap("write throttle", err)
 	})
-	return t, err
+	return t, ok, err
 }
 
 // DeleteThrottles implements storage.Throttles.

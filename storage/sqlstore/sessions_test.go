@@ -1,6 +1,8 @@
 package sqlstore
 
 import (
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -157,6 +159,55 @@ func testThrottles(t *testing.T, e engine) {
 	}
 	if m, _ := st.GetThrottles(ctx, "j"); len(m) != 0 {
 		t.Errorf("deleted counter still there: %+v", m)
+	}
+}
+
+func TestTakeThrottle(t *testing.T) { eachEngine(t, testTakeThrottle) }
+
+// testTakeThrottle takes from one limited counter concurrently through two
+// stores (two processes): exactly the limit is granted, and a leaked unit
+// grants exactly one more.
+func testTakeThrottle(t *testing.T, e engine) {
+	st, dsn := e.open(t)
+	ctx := t.Context()
+	st2, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	t0 := time.Now().UTC().Truncate(time.Microsecond)
+	const limit, tries = 4, 12
+	var granted atomic.Int32
+	var wg sync.WaitGroup
+	for i := range tries {
+		s := st
+		if i%2 == 1 {
+			s = st2
+		}
+		wg.Go(func() {
+			_, ok, err := s.TakeThrottle(ctx, "api:u", t0, time.Second, 1, limit)
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				granted.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if got := granted.Load(); got != limit {
+		t.Fatalf("%d concurrent takes of a limit of %d granted %d", tries, limit, got)
+	}
+	th, ok, err := st.TakeThrottle(ctx, "api:u", t0.Add(500*time.Millisecond), time.Second, 1, limit)
+	if err != nil || ok || th.LevelAt(t0.Add(500*time.Millisecond), time.Second) != 3.5 {
+		t.Fatalf("half a unit leaked: %+v ok=%v, %v; want refused at level 3.5", th, ok, err)
+	}
+	th, ok, err = st2.TakeThrottle(ctx, "api:u", t0.Add(time.Second), time.Second, 1, limit)
+	if err != nil || !ok || th.Level != limit {
+		t.Fatalf("a unit leaked: %+v ok=%v, %v; want granted at the limit", th, ok, err)
+	}
+	if _, ok, _ := st.TakeThrottle(ctx, "api:v", t0, time.Second, 5, limit); ok {
+		t.Error("a take larger than the limit was granted")
 	}
 }
 

@@ -56,7 +56,9 @@ type Config struct {
 	// MaxBodyBytes bounds a JSON request body (default DefaultMaxBodyBytes).
 	MaxBodyBytes int64
 	// RateLimit is the sustained number of API requests per second allowed
-	// per user (token bucket, burst RateBurst); 0 disables rate limiting.
+	// per user (a leaky bucket of RateBurst units kept as a throttle in the
+	// Store, so every API process on the store shares it; one write per
+	// request); 0 disables rate limiting.
 	RateLimit float64
 	// RateBurst is the bucket size; 0 means max(1, 2*RateLimit).
 	RateBurst int
@@ -154,7 +156,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		if burst <= 0 {
 			burst = max(1, int(2*cfg.RateLimit))
 		}
-		s.limiter = newLimiter(cfg.RateLimit, burst, s.now)
+		s.limiter = newLimiter(cfg.Store, cfg.RateLimit, burst)
 	}
 	s.ops = newOps(cfg)
 	s.handlers = s.routes()

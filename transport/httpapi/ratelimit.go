@@ -1,65 +1,40 @@
 package httpapi
 
 import (
+	"context"
 	"math"
 	"strconv"
-	"sync"
 	"time"
+
+	"github.com/audiopost/audiopost/storage"
 )
 
-// limiter is a token bucket per user: rate tokens per second, at most
-// burst stored.
+// limiter is a leaky bucket per user kept as a throttle in the store, so
+// that every API process of a scaled-out service draws from the same one:
+// a request adds one unit, rate units leak away per second, and a request
+// that would take the bucket above burst is refused.
 type limiter struct {
-	mu      sync.Mutex
-	rate    float64
-	burst   float64
-	now     func() time.Time
-	buckets map[string]*bucket
+	store storage.Throttles
+	leak  time.Duration // time for one unit to leak
+	burst float64
 }
 
-type bucket struct {
-	tokens float64
-	last   time.Time
+func newLimiter(store storage.Throttles, rate float64, burst int) *limiter {
+	return &limiter{store: store, leak: time.Duration(float64(time.Second) / rate), burst: float64(burst)}
 }
 
-// maxBuckets bounds the map; beyond it full (idle) buckets are dropped,
-// which loses nothing because a new bucket starts full.
-const maxBuckets = 10000
+// rateKeyPrefix keeps the API's counters apart from the login throttles
+// sharing the table.
+const rateKeyPrefix = "api-rate:"
 
-func newLimiter(rate float64, burst int, now func() time.Time) *limiter {
-	return &limiter{rate: rate, burst: float64(burst), now: now, buckets: map[string]*bucket{}}
-}
-
-// allow takes a token of key's bucket. When there is none it reports
-// false and the whole seconds until there will be one.
-func (l *limiter) allow(key string) (retryAfter string, ok bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.now()
-	b := l.buckets[key]
-	if b == nil {
-		if len(l.buckets) >= maxBuckets {
-			l.dropIdle(now)
-		}
-		b = &bucket{tokens: l.burst, last: now}
-		l.buckets[key] = b
+// allow takes a unit of userID's bucket at now. When the bucket is full it
+// reports false and the whole seconds until a unit will fit.
+func (l *limiter) allow(ctx context.Context, userID string, now time.Time) (retryAfter string, ok bool, err error) {
+	t, ok, err := l.store.TakeThrottle(ctx, rateKeyPrefix+userID, now, l.leak, 1, l.burst)
+	if err != nil || ok {
+		return "", ok, err
 	}
-	if el := now.Sub(b.last).Seconds(); el > 0 {
-		b.tokens = math.Min(l.burst, b.tokens+el*l.rate)
-	}
-	b.last = now
-	if b.tokens >= 1 {
-		b.tokens--
-		return "", true
-	}
-	wait := math.Ceil((1 - b.tokens) / l.rate)
-	return strconv.Itoa(int(max(1, wait))), false
-}
-
-func (l *limiter) dropIdle(now time.Time) {
-	for k, b := range l.buckets {
-		if b.tokens+now.Sub(b.last).Seconds()*l.rate >= l.burst {
-			delete(l.buckets, k)
-		}
-	}
+	over := t.LevelAt(now, l.leak) + 1 - l.burst
+	wait := math.Ceil(over * l.leak.Seconds())
+	return strconv.Itoa(int(max(1, wait))), false, nil
 }

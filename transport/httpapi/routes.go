@@ -103,14 +103,20 @@ func (s *server) servePublic(h apiHandler) http.Handler {
 	})
 }
 
-// rateLimit answers 429 when the authenticated user exceeds the limit.
+// rateLimit answers 429 when the authenticated user exceeds the limit. A
+// store that cannot count lets the request through: the limit protects the
+// service from a client, not the client from a failing store (the request
+// itself reports that), and the failure is logged.
 func (s *server) rateLimit(next http.Handler) http.Handler {
 	if s.limiter == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u, ok := auth.UserFrom(r.Context()); ok {
-			if wait, allowed := s.limiter.allow(u.ID); !allowed {
+			wait, allowed, err := s.limiter.allow(r.Context(), u.ID, s.now())
+			if err != nil {
+				s.log.Error("rate limit: counting a request failed", "user", u.ID, "err", err)
+			} else if !allowed {
 				w.Header().Set("Retry-After", wait)
 				s.writeError(w, r, newError(http.StatusTooManyRequests, CodeRateLimited, "too many requests; retry after "+wait+" s"))
 				return
