@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
@@ -14,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -520,6 +522,15 @@ func TestServeAPIDrains(t *testing.T) {
 	}()
 	all := body.Bytes()
 	pw.Write(all[:len(all)/2]) // returns once the client has taken it
+	// SIGTERM only once the server serves the upload: a connection still
+	// in the listen backlog would be reset with the listener (the
+	// scrape is the other request in flight).
+	for deadline := time.Now().Add(10 * time.Second); inFlight(t, base) < 2; {
+		if time.Now().After(deadline) {
+			t.Fatal("the upload is not in flight after 10 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	api.cmd.Process.Signal(syscall.SIGTERM)
 	// The listener closes: a new connection is refused.
 	for deadline := time.Now().Add(10 * time.Second); ; {
@@ -547,6 +558,28 @@ func TestServeAPIDrains(t *testing.T) {
 	if res, err := st.GetResource(t.Context(), admin.ID, storage.KindProduction, uuid); err != nil || !strings.Contains(string(res.Doc), "slow.wav") {
 		t.Errorf("the upload did not land: %s, %v", res.Doc, err)
 	}
+}
+
+// inFlight reads audiopost_http_requests_in_flight from base's /metrics.
+func inFlight(t *testing.T, base string) int {
+	t.Helper()
+	res, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "audiopost_http_requests_in_flight "); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatalf("in flight %q: %v", v, err)
+			}
+			return n
+		}
+	}
+	t.Fatal("/metrics has no audiopost_http_requests_in_flight")
+	return 0
 }
 
 // TestServeWakesWithoutPolling: in the embedded deployment (SQLite, one

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/audiopost/audiopost/production"
@@ -29,6 +30,7 @@ import (
 //	audiopost_processing_seconds_total              counter  engine time of the finished productions
 //	audiopost_processed_audio_seconds_total         counter  length of the productions that ended Done
 //	audiopost_production_realtime_factor            summary  audio seconds per processing second of each Done production
+//	audiopost_http_requests_in_flight               gauge    requests being served, this scrape included
 //	audiopost_http_request_duration_seconds{route,status_class}
 //	                                                histogram request latency by ServeMux pattern and 2xx..5xx
 //	go_goroutines, go_memstats_heap_alloc_bytes,    gauges   Go runtime basics (runtime/metrics)
@@ -75,6 +77,7 @@ type Metrics struct {
 	audioSeconds      float64
 	rtfSum, rtfCount  float64
 	http              map[latencyKey]*histogram
+	inFlight          atomic.Int64
 }
 
 // NewMetrics returns an empty Metrics.
@@ -175,6 +178,9 @@ func (m *Metrics) writeExposition(b *bytes.Buffer, jobs map[storage.JobState]int
 	p.family("audiopost_production_realtime_factor", "summary", "Audio seconds per processing second of each production that ended Done.")
 	p.sample("audiopost_production_realtime_factor_sum", m.rtfSum)
 	p.sample("audiopost_production_realtime_factor_count", m.rtfCount)
+
+	p.family("audiopost_http_requests_in_flight", "gauge", "HTTP requests being served, this scrape included.")
+	p.sample("audiopost_http_requests_in_flight", float64(m.inFlight.Load()))
 
 	const lat = "audiopost_http_request_duration_seconds"
 	p.family(lat, "histogram", "HTTP request latency by route pattern and status class.")

@@ -90,6 +90,7 @@ func TestMetrics(t *testing.T) {
 	wantValue(t, fams, "audiopost_processed_audio_seconds_total", "audiopost_processed_audio_seconds_total", 180)
 	wantValue(t, fams, "audiopost_production_realtime_factor", "audiopost_production_realtime_factor_sum", 4)
 	wantValue(t, fams, "audiopost_production_realtime_factor", "audiopost_production_realtime_factor_count", 1)
+	wantValue(t, fams, "audiopost_http_requests_in_flight", "audiopost_http_requests_in_flight", 1) // the scrape
 
 	const lat = "audiopost_http_request_duration_seconds"
 	for _, c := range []struct {

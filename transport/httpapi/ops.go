@@ -76,6 +76,8 @@ type instrumented struct {
 func (h *instrumented) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w}
+	h.s.ops.metrics.inFlight.Add(1)
+	defer h.s.ops.metrics.inFlight.Add(-1)
 	h.top.ServeHTTP(sw, r)
 	h.s.ops.metrics.observeRequest(h.routeLabel(r), sw.statusCode(), time.Since(start))
 }
