@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"os"
@@ -150,9 +151,8 @@ func Start(t testing.TB, protocol string) *Server {
 	})
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", s.Addr, time.Second)
+		err := greets(s.Addr, protocol)
 		if err == nil {
-			c.Close()
 			break
 		}
 		if time.Now().After(deadline) {
@@ -162,6 +162,32 @@ func Start(t testing.TB, protocol string) *Server {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return s
+}
+
+// greets reports whether the server at addr answers in its protocol: a
+// listening socket alone is not enough, rclone accepts connections a
+// moment before it serves them.
+func greets(addr, protocol string) error {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	want := map[string]string{"ftp": "220", "ftps": "220", "sftp": "SSH-", "webdav": "HTTP/"}[protocol]
+	if protocol == "webdav" {
+		if _, err := io.WriteString(c, "OPTIONS / HTTP/1.0\r\n\r\n"); err != nil {
+			return err
+		}
+	}
+	buf := make([]byte, len(want))
+	if _, err := io.ReadFull(c, buf); err != nil {
+		return err
+	}
+	if string(buf) != want {
+		return fmt.Errorf("greeting %q, want %q", buf, want)
+	}
+	return nil
 }
 
 func freePort(t testing.TB) int {
