@@ -141,11 +141,11 @@ type Encoder struct {
 	// monDone is closed when the monitor goroutine has written the whole
 	// decoded stream to opts.Monitor (nil without a monitor); monErr says
 	// why it stopped early.
-	monDone chan struct{}
-	monErr  error
-	err       error
-	closed    bool
-	closeErr  error
+	monDone  chan struct{}
+	monErr   error
+	err      error
+	closed   bool
+	closeErr error
 }
 
 // NewEncoder starts ffmpeg encoding the named output format (mp3, mp3-vbr,
