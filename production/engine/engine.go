@@ -309,9 +309,7 @@ func (r *run) do(ctx context.Context) error {
 		return err
 	}
 	job := ProcessJob{Algorithms: alg, CutStart: p.CutStart, CutEnd: p.CutEnd, RefineCuts: r.refineCuts(p.SampleRate)}
-	if lossyOutputs(p) {
-		job.Headroom = lossyHeadroom
-	}
+	job.Headroom = lossyHeadroom(p)
 	processed, err := r.process(ctx, job)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -719,10 +717,6 @@ const (
 	lossyTolerance      = 0.15
 	lossyLevelTolerance = 0.2
 	lossyAttempts       = 3
-	// lossyHeadroom is the first render's true-peak headroom for lossy
-	// outputs: MP3 at podcast bitrates overshoots the PCM true peak by up
-	// to about 1 dB on speech (AAC sometimes more; verifyLossy measures).
-	lossyHeadroom = 1.0
 )
 
 func (r *run) verifyLossy(ctx context.Context, job ProcessJob, f audio.Format) error {

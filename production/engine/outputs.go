@@ -343,10 +343,7 @@ func (r *run) planOutputs(ctx context.Context, f audio.Format, length time.Durat
 			sink = ef.enc
 		}
 		if of.Lossy() {
-			var err error
-			if sink, err = r.compensate(ctx, i, of, opts.Bitrate, vf, sink); err != nil {
-				return plan, err
-			}
+			sink = r.compensate(i, of, opts.Bitrate, vf, sink)
 		}
 		if !isMono {
 			plan.sinks = append(plan.sinks, sink)
