@@ -6,10 +6,9 @@ import (
 	"math"
 	"sort"
 
-	"gonum.org/v1/gonum/dsp/fourier"
-
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/dsp/classify"
+	"github.com/audiopost/audiopost/internal/fft"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -33,10 +32,11 @@ type Analyzer struct {
 	blockLen int
 	meter    *loudness.Meter
 	classes  *classify.Analyzer
+	apart    bool // the caller writes to classes
 
 	spectrum bool
 	nfft     int
-	fft      *fourier.FFT
+	fft      *fft.Real
 	win      []float64
 	mono     []float64
 	coef     []complex128
@@ -68,6 +68,17 @@ type AnalyzerOptions struct {
 	// Classifier is the speech/music classifier's mode (classify.Auto by
 	// default; SpeechOnly or MusicOnly where the material is known).
 	Classifier classify.Mode
+	// NoClasses leaves the classifier out: Voiced, Music and Classes of
+	// the Analysis stay nil. The classifier is most of an analysis pass's
+	// cost, and passes that measure processed audio take their labels
+	// from the input's analysis anyway.
+	NoClasses bool
+	// ClassifyApart leaves the classifier to the caller, who writes the
+	// same blocks to Classifier, typically from a goroutine of its own
+	// (audio.ParallelSink): classification is the larger part of an
+	// analysis and shares nothing with the rest. Finish then takes the
+	// labels from it.
+	ClassifyApart bool
 }
 
 type band struct {
@@ -91,7 +102,7 @@ func NewAnalyzer(f audio.Format, o AnalyzerOptions) (*Analyzer, error) {
 		return nil, fmt.Errorf("%w: the analyzer sets the meter's OnStep", ErrInvalidParameter)
 	}
 	fs := float64(f.SampleRate)
-	a := &Analyzer{format: f, blockLen: blockLen(f.SampleRate), spectrum: o.Spectrum}
+	a := &Analyzer{format: f, blockLen: blockLen(f.SampleRate), spectrum: o.Spectrum, apart: o.ClassifyApart && !o.NoClasses}
 	mo := o.Loudness
 	mo.OnStep = func(e float64) { a.energy = append(a.energy, e) }
 	m, err := loudness.NewMeter(f, mo)
@@ -99,8 +110,10 @@ func NewAnalyzer(f audio.Format, o AnalyzerOptions) (*Analyzer, error) {
 		return nil, err
 	}
 	a.meter = m
-	if a.classes, err = classify.NewAnalyzer(f, o.Classifier); err != nil {
-		return nil, err
+	if !o.NoClasses {
+		if a.classes, err = classify.NewAnalyzer(f, o.Classifier); err != nil {
+			return nil, err
+		}
 	}
 	if o.Spectrum {
 		n := 1
@@ -108,7 +121,7 @@ func NewAnalyzer(f audio.Format, o AnalyzerOptions) (*Analyzer, error) {
 			n *= 2
 		}
 		a.nfft = n
-		a.fft = fourier.NewFFT(n)
+		a.fft = fft.NewReal(n)
 		a.win = make([]float64, n)
 		for i := range a.win {
 			a.win[i] = 0.5 - 0.5*math.Cos(2*math.Pi*float64(i)/float64(n))
@@ -125,6 +138,15 @@ func NewAnalyzer(f audio.Format, o AnalyzerOptions) (*Analyzer, error) {
 		}
 	}
 	return a, nil
+}
+
+// Classifier returns the classifier of an Analyzer made with
+// ClassifyApart, which the caller writes the stream to; nil otherwise.
+func (a *Analyzer) Classifier() *classify.Analyzer {
+	if !a.apart {
+		return nil
+	}
+	return a.classes
 }
 
 func blockLen(sampleRate int) int { return loudness.StepFrames(sampleRate) }
@@ -160,30 +182,44 @@ func (a *Analyzer) Write(b audio.Buffer) error {
 	if err := a.meter.Write(b); err != nil {
 		return err
 	}
-	if err := a.classes.Write(b); err != nil {
-		return err
+	if a.classes != nil && !a.apart {
+		if err := a.classes.Write(b); err != nil {
+			return err
+		}
 	}
 	n := b.Frames()
 	for off := 0; off < n; {
 		m := min(n-off, a.blockLen-a.pos)
-		for c := range b {
-			var sr, pk float64
-			for _, v := range b[c][off : off+m] {
-				sr += v * v
-				pk = max(pk, math.Abs(v))
-			}
+		if len(b) == 2 {
+			sl, sr, pk := levels2(b[0][off:off+m], b[1][off:off+m])
+			a.accRaw += sl
 			a.accRaw += sr
 			a.peak = max(a.peak, pk)
+		} else {
+			for c := range b {
+				sr, pk := levels1(b[c][off : off+m])
+				a.accRaw += sr
+				a.peak = max(a.peak, pk)
+			}
 		}
-		if a.spectrum && a.pos < a.nfft {
+		// Only the blocks endBlock transforms need their mono mix.
+		if a.spectrum && a.pos < a.nfft && len(a.raw)%spectrumEvery == 0 {
 			end := min(m, a.nfft-a.pos)
 			inv := 1 / float64(len(b))
-			for i := 0; i < end; i++ {
-				var s float64
-				for c := range b {
-					s += b[c][off+i]
+			mono := a.mono[a.pos : a.pos+end]
+			if len(b) == 2 {
+				l, r := b[0][off:off+end], b[1][off:off+end]
+				for i := range mono {
+					mono[i] = (l[i] + r[i]) * inv
 				}
-				a.mono[a.pos+i] = s * inv
+			} else {
+				for i := range mono {
+					var s float64
+					for c := range b {
+						s += b[c][off+i]
+					}
+					mono[i] = s * inv
+				}
 			}
 		}
 		a.pos += m
@@ -193,6 +229,35 @@ func (a *Analyzer) Write(b audio.Buffer) error {
 		}
 	}
 	return nil
+}
+
+// levels1 returns the sum of squares of x, added in order, and its sample
+// peak. The peak compares the bit patterns of the magnitudes as integers,
+// which order like the floats (NaN aside): the float max builtin's NaN
+// handling would make the loop-carried maximum several times slower than
+// the sum (loudness.Meter does the same).
+func levels1(x []float64) (sum, peak float64) {
+	var pk uint64
+	for _, v := range x {
+		sum += v * v
+		pk = max(pk, math.Float64bits(v)&^(1<<63))
+	}
+	return sum, math.Float64frombits(pk)
+}
+
+// levels2 is levels1 of two channels at once: each sum is still added in
+// order, but the two chains of additions overlap.
+func levels2(l, r []float64) (sl, sr, peak float64) {
+	r = r[:len(l)]
+	var pl, pr uint64
+	for i, v := range l {
+		w := r[i]
+		sl += v * v
+		sr += w * w
+		pl = max(pl, math.Float64bits(v)&^(1<<63))
+		pr = max(pr, math.Float64bits(w)&^(1<<63))
+	}
+	return sl, sr, math.Float64frombits(max(pl, pr))
 }
 
 // endBlock closes the block of frames frames (its energy is the last one
@@ -308,6 +373,9 @@ func (a *Analyzer) Finish() *Analysis {
 		Energy: a.energy, Raw: a.raw, Peak: a.peaks,
 		flatness: a.flat, bands: a.bands, ltas: a.ltas, ltasN: a.ltasN, fine: a.fine, nfft: a.nfft,
 		frames: frames,
+	}
+	if a.classes == nil {
+		return an
 	}
 	an.Classes = a.classes.Finish()
 	an.Voiced = fitBools(an.Classes.Voiced, len(an.Energy))

@@ -136,6 +136,12 @@ const (
 	compressorPeakFall  = 0.030
 )
 
+// envFloor is where adding 1e-30 to the detector starts to change it: at
+// and above 2^-46 the sum rounds back to the detector's value, so only the
+// levels below it (under -138 dB) pay for the addition, which would
+// otherwise lengthen the detector's loop-carried chain by a quarter.
+const envFloor = 0x1p-46
+
 // Compressor is a feed-forward dynamic range compressor with a soft knee.
 // All channels share one detector (linked), so the stereo image is kept.
 type Compressor struct {
@@ -154,6 +160,22 @@ type Compressor struct {
 	pos      int64 // absolute frame index of the next frame
 	sched    *compSchedule
 	minDB    float64 // lowest gain so far, for statistics
+	// quiet is a detector level safely under the knee (with a margin for
+	// the rounding of the logarithm): below it the gain computer, a
+	// logarithm and an exponential, is known to return unity.
+	quiet float64
+}
+
+// quietLevel returns the compressor's quiet for parameters p.
+func quietLevel(p CompressorParams) float64 {
+	if p.Ratio == 1 {
+		return math.Inf(1) // never compresses
+	}
+	db := p.ThresholdDB - p.KneeDB/2 - 1e-6
+	if p.Detector == Peak {
+		return math.Pow(10, db/20)
+	}
+	return math.Pow(10, db/10)
 }
 
 // NewCompressor returns src compressed with p.
@@ -170,6 +192,7 @@ func NewCompressor(src audio.Source, p CompressorParams) (*Compressor, error) {
 		peakFall: 1 - math.Exp(-1/(compressorPeakFall*fs)),
 		gain:     1, target: 1,
 		makeup: DBToGain(p.MakeupDB),
+		quiet:  quietLevel(p),
 	}, nil
 }
 
@@ -198,6 +221,10 @@ func (c *Compressor) staticGainDB(x float64) float64 {
 }
 
 func (c *Compressor) computeTarget(env float64) float64 {
+	if env < c.quiet {
+		// Surely below the knee: staticGainDB would return 0.
+		return 1
+	}
 	var db float64
 	if c.p.Detector == Peak {
 		db = 20 * math.Log10(env)
@@ -255,7 +282,9 @@ func (c *Compressor) Read(dst audio.Buffer) (int, error) {
 		} else {
 			env += (lvl - env) * c.rmsAvg
 		}
-		env += 1e-30 // keeps the release tail out of denormals
+		if env < envFloor {
+			env += 1e-30 // keeps the release tail out of denormals
+		}
 		if phase == 0 {
 			if c.sched != nil {
 				c.sched.apply(c, c.pos+int64(i))
@@ -266,9 +295,10 @@ func (c *Compressor) Read(dst audio.Buffer) (int, error) {
 		if phase == compressorStep {
 			phase = 0
 		}
+		// At the target the step adds 0: leave the recursion alone.
 		if target < gain {
 			gain += (target - gain) * c.att
-		} else {
+		} else if target != gain {
 			gain += (target - gain) * c.rel
 		}
 		gm := gain * c.makeup
@@ -293,8 +323,8 @@ type compSchedule struct {
 	blockLen int
 	music    []bool
 	sets     [2]struct {
-		p        CompressorParams
-		att, rel float64
+		p               CompressorParams
+		att, rel, quiet float64
 	}
 }
 
@@ -308,7 +338,7 @@ func (s *compSchedule) apply(c *Compressor, frame int64) {
 	}
 	set := &s.sets[m]
 	c.p.ThresholdDB, c.p.Ratio, c.p.KneeDB, c.p.MakeupDB = set.p.ThresholdDB, set.p.Ratio, set.p.KneeDB, set.p.MakeupDB
-	c.att, c.rel = set.att, set.rel
+	c.att, c.rel, c.quiet = set.att, set.rel, set.quiet
 }
 
 // NewSpeechMusicCompressor returns a compressor that uses speech on the
@@ -329,6 +359,11 @@ func NewSpeechMusicCompressor(src audio.Source, an *Analysis, speech, music Comp
 		s.sets[i].p = p
 		s.sets[i].att = 1 - math.Exp(-1/(p.Attack*fs))
 		s.sets[i].rel = 1 - math.Exp(-1/(p.Release*fs))
+		// The detector is the speech parameters' (c.p.Detector is never
+		// switched).
+		q := p
+		q.Detector = speech.Detector
+		s.sets[i].quiet = quietLevel(q)
 	}
 	c.sched = s
 	return c, nil

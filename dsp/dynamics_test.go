@@ -323,3 +323,67 @@ func TestLimiterSkipIsExact(t *testing.T) {
 		}
 	}
 }
+
+// The block-wise steady state must compute exactly what the frame-by-frame
+// push and emit compute, whatever the channels, the read sizes and how
+// hard the limiter works.
+func TestLimiterSteadyIsExact(t *testing.T) {
+	x := speechLike(testFS, 5, 150, 13)
+	scaleTo(x, -20)
+	for i := range x {
+		switch {
+		case i > testFS && i < 2*testFS:
+			x[i] *= 12 // 20 dB over: hard limiting
+		case i > 3*testFS && i < 3*testFS+testFS/3:
+			x[i] *= 0.01 // quiet: skipped spans, release to unity
+		}
+	}
+	y := append([]float64(nil), x...)
+	for i := range y {
+		y[i] = -0.7 * x[(i+4801)%len(x)]
+	}
+	for _, in := range []audio.Buffer{{x}, {x, y}, {y, x, x}} {
+		for _, block := range []int{1, 7, 1000, 4096, 10000} {
+			run := func(noSteady bool) audio.Buffer {
+				l := must(NewLimiter(audio.NewBufferSource(in, testFS), -1))
+				l.noSteady = noSteady
+				out := audio.NewBuffer(len(in), 0)
+				buf := audio.NewBuffer(len(in), block)
+				for {
+					n, err := l.Read(buf)
+					for c := range out {
+						out[c] = append(out[c], buf[c][:n]...)
+					}
+					if err != nil {
+						break
+					}
+				}
+				return out
+			}
+			fast, ref := run(false), run(true)
+			for c := range ref {
+				if len(fast[c]) != len(ref[c]) {
+					t.Fatalf("%d channels, blocks of %d: %d frames, want %d", len(in), block, len(fast[c]), len(ref[c]))
+				}
+				for i := range ref[c] {
+					if fast[c][i] != ref[c][i] {
+						t.Fatalf("%d channels, blocks of %d: channel %d frame %d: %g, frame by frame %g", len(in), block, c, i, fast[c][i], ref[c][i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// envFloor is exact: at and above it adding 1e-30 changes nothing, just
+// below it it does.
+func TestEnvFloor(t *testing.T) {
+	for _, e := range []float64{envFloor, math.Nextafter(envFloor, 1), 1e-9, 0.5, 1, 1e6} {
+		if e+1e-30 != e {
+			t.Errorf("%g + 1e-30 = %g", e, e+1e-30)
+		}
+	}
+	if e := math.Nextafter(envFloor, 0); e+1e-30 == e {
+		t.Errorf("just below the floor, %g + 1e-30 is unchanged: the floor could be lower", e)
+	}
+}

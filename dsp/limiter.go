@@ -154,8 +154,14 @@ type Limiter struct {
 	skip     []bool    // per skipSpan stretch of the scratch: cannot reach the ceiling
 	spanPeak []float64 // per stretch: largest sample magnitude with the one before
 	minG     float64
-	noSkip   bool // tests: interpolate every frame
+	noSkip   bool      // tests: interpolate every frame
+	noSteady bool      // tests: every frame through push and emit
+	need     []float64 // steady: per frame required gain, then gain
+	ext      []float64 // steady: one channel's input with the 11 frames before
 }
+
+// limiterBlock is the scratch block the limiter reads upstream in.
+const limiterBlock = 1024
 
 // NewLimiter returns src limited to a true peak of ceilingDB dBTP.
 func NewLimiter(src audio.Source, ceilingDB float64) (*Limiter, error) {
@@ -168,8 +174,10 @@ func NewLimiter(src audio.Source, ceilingDB float64) (*Limiter, error) {
 	l.attack = max(1, int(math.Round(0.002*fs)))
 	l.delay = l.attack + tpTaps
 	l.rel = 1 - math.Exp(-1/(0.08*fs))
+	// The delay line holds a whole scratch block beyond the delay, so that
+	// steady can write a block's input before it reads its output.
 	size := 1
-	for size < l.delay+tpTaps+2 {
+	for size < l.delay+tpTaps+2+limiterBlock {
 		size *= 2
 	}
 	l.mask = size - 1
@@ -192,9 +200,11 @@ func NewLimiter(src audio.Source, ceilingDB float64) (*Limiter, error) {
 		l.avg[i] = 1
 	}
 	l.avgSum = float64(l.attack)
-	l.scr = audio.NewBuffer(f.Channels, 1024)
-	l.skip = make([]bool, 1024/skipSpan)
-	l.spanPeak = make([]float64, 1024/skipSpan)
+	l.scr = audio.NewBuffer(f.Channels, limiterBlock)
+	l.skip = make([]bool, limiterBlock/skipSpan)
+	l.spanPeak = make([]float64, limiterBlock/skipSpan)
+	l.need = make([]float64, limiterBlock)
+	l.ext = make([]float64, tpTaps-1+limiterBlock)
 	return l, nil
 }
 
@@ -225,7 +235,7 @@ func (l *Limiter) Read(dst audio.Buffer) (int, error) {
 			}
 			continue
 		}
-		if l.scrPos < l.scrN && l.in >= int64(l.delay) {
+		if l.scrPos < l.scrN && l.in >= int64(l.delay) && !l.noSteady {
 			// Steady state: every input frame releases one output frame.
 			cnt := min(l.scrN-l.scrPos, want-n)
 			l.steady(dst, n, cnt)
@@ -271,12 +281,11 @@ func (l *Limiter) fill() error {
 			}
 		}
 		for j := 0; j*skipSpan < m; j++ {
-			peak := 0.0
+			var pk uint64
 			for c := range l.scr {
-				for _, v := range l.scr[c][j*skipSpan : min(m, (j+1)*skipSpan)] {
-					peak = absMax(peak, v)
-				}
+				pk = max(pk, magnitudeBits(l.scr[c][j*skipSpan:min(m, (j+1)*skipSpan)]))
 			}
+			peak := math.Float64frombits(pk)
 			l.skip[j] = math.Max(peak, prev)*tpGainBound < l.ceiling
 			l.spanPeak[j] = math.Max(peak, prev)
 			prev = peak
@@ -379,86 +388,138 @@ func (l *Limiter) emit(dst audio.Buffer, i int) {
 	l.out++
 }
 
+// magnitudeBits returns the bit pattern of the largest |x[i]|: the
+// patterns of magnitudes order as integers like the floats (a NaN above
+// all), and two integer maxima side by side run several times faster than
+// the float max builtin, whose NaN handling lengthens the loop-carried
+// chain.
+func magnitudeBits(x []float64) uint64 {
+	var m0, m1 uint64
+	i := 0
+	for ; i+1 < len(x); i += 2 {
+		m0 = max(m0, math.Float64bits(x[i])&^(1<<63))
+		m1 = max(m1, math.Float64bits(x[i+1])&^(1<<63))
+	}
+	if i < len(x) {
+		m0 = max(m0, math.Float64bits(x[i])&^(1<<63))
+	}
+	return max(m0, m1)
+}
+
 // absMax returns max(a, |v|): the builtin max and math.Abs compile to
 // branchless instructions, which matters on noisy signals where a branch
 // would be mispredicted half the time.
 func absMax(a, v float64) float64 { return max(a, math.Abs(v)) }
 
-// steady is push followed by emit for cnt frames from the scratch buffer
-// into dst[.][n:], with the hot state in locals. It computes exactly what
-// push and emit compute, frame by frame.
+// steady is push followed by emit for cnt frames (at most the scratch
+// buffer) from the scratch buffer into dst[.][n:]. It computes exactly
+// what push and emit compute, frame by frame, but in three loops over the
+// block: the gain each frame requires (per channel, from a contiguous
+// copy of the interpolator's window), the gain curve (sliding minimum,
+// moving average, release: the one recursion), and the output from the
+// delay line. The delay line is long enough that the block's input never
+// overwrites the output it is about to read.
 func (l *Limiter) steady(dst audio.Buffer, n, cnt int) {
-	k := l.in
-	out := l.out
-	h := l.hpos
-	g := l.g
-	minG := l.minG
+	i0 := l.scrPos
+	k0 := l.in
+	h0 := l.hpos
+	mask := l.mask
+	ceiling := l.ceiling
+	need := l.need[:cnt]
+	for c := 0; c < l.ch; c++ {
+		in := l.scr[c][i0 : i0+cnt]
+		hc := l.hist[c]
+		// ext[f : f+tpTaps] is the interpolator's window of frame f.
+		ext := l.ext[:tpTaps-1+cnt]
+		copy(ext, hc[h0+1:h0+tpTaps])
+		copy(ext[tpTaps-1:], in)
+		for f0 := 0; f0 < cnt; {
+			span := (i0 + f0) / skipSpan
+			f1 := min(cnt, (span+1)*skipSpan-i0)
+			check := !l.skip[span] || l.noSkip
+			sp := tpCentre[2] * l.spanPeak[span]
+			for f := f0; f < f1; f++ {
+				p := math.Abs(in[f])
+				if c > 0 {
+					p = max(need[f], p)
+				}
+				win := (*[tpTaps]float64)(ext[f : f+tpTaps])
+				if check && (l.noSkip || tpCentre[0]*math.Abs(win[tpTaps/2-1])+tpCentre[1]*math.Abs(win[tpTaps/2])+sp >= ceiling) {
+					var s0, s1, s2 float64
+					for j := 0; j < tpTaps; j++ {
+						s0 += tpPhases[0][j] * win[j]
+						s1 += tpPhases[1][j] * win[j]
+						s2 += tpPhases[2][j] * win[j]
+					}
+					p = max(p, math.Abs(s0), math.Abs(s1), math.Abs(s2))
+				}
+				need[f] = p
+			}
+			f0 = f1
+		}
+		// The delay line and the history as push leaves them.
+		ring := l.xring[c]
+		for f, v := range in {
+			ring[(int(k0)+f)&mask] = v
+		}
+		for f := max(0, cnt-tpTaps); f < cnt; f++ {
+			h := (h0 + f) % tpTaps
+			hc[h] = in[f]
+			hc[h+tpTaps] = in[f]
+		}
+	}
+	for f, p := range need {
+		if p > ceiling {
+			need[f] = ceiling / p
+		} else {
+			need[f] = 1
+		}
+	}
+
+	// The gain curve; need becomes the gain of each output frame.
+	k := k0
+	g, minG := l.g, l.minG
 	avgSum, avgPos := l.avgSum, l.avgPos
 	dqHead, dqLen := l.dqHead, l.dqLen
-	dqMask, mask := l.dqMask, l.mask
-	w := int64(l.attack + 2*tpTaps + 1)
-	ceiling := l.ceiling
-	for f := 0; f < cnt; f++ {
-		i := l.scrPos + f
-		slot := int(k) & mask
-		span := i / skipSpan
-		check := !l.skip[span] || l.noSkip
-		sp := tpCentre[2] * l.spanPeak[span]
-		peak := 0.0
-		for c := 0; c < l.ch; c++ {
-			v := l.scr[c][i]
-			l.xring[c][slot] = v
-			hc := l.hist[c]
-			hc[h] = v
-			hc[h+tpTaps] = v
-			peak = max(peak, math.Abs(v))
-			win := (*[tpTaps]float64)(hc[h+1 : h+1+tpTaps])
-			if check && (l.noSkip || tpCentre[0]*math.Abs(win[tpTaps/2-1])+tpCentre[1]*math.Abs(win[tpTaps/2])+sp >= ceiling) {
-				var s0, s1, s2 float64
-				for j := 0; j < tpTaps; j++ {
-					s0 += tpPhases[0][j] * win[j]
-					s1 += tpPhases[1][j] * win[j]
-					s2 += tpPhases[2][j] * win[j]
-				}
-				peak = max(peak, math.Abs(s0), math.Abs(s1), math.Abs(s2))
-			}
-		}
-		need := 1.0
-		if peak > ceiling {
-			need = ceiling / peak
-		}
-		h++
-		if h == tpTaps {
-			h = 0
-		}
-		for dqLen > 0 && l.dqVal[(dqHead+dqLen-1)&dqMask] >= need {
+	dqMask := l.dqMask
+	dqIdx, dqVal, avg := l.dqIdx, l.dqVal, l.avg
+	attack := l.attack
+	fa := float64(attack)
+	rel := l.rel
+	w := int64(attack + 2*tpTaps + 1)
+	for f, nd := range need {
+		for dqLen > 0 && dqVal[(dqHead+dqLen-1)&dqMask] >= nd {
 			dqLen--
 		}
-		l.dqIdx[(dqHead+dqLen)&dqMask] = k
-		l.dqVal[(dqHead+dqLen)&dqMask] = need
+		j := (dqHead + dqLen) & dqMask
+		dqIdx[j] = k
+		dqVal[j] = nd
 		dqLen++
-		for l.dqIdx[dqHead] <= k-w {
+		for dqIdx[dqHead] <= k-w {
 			dqHead = (dqHead + 1) & dqMask
 			dqLen--
 		}
-		held := l.dqVal[dqHead]
-		avgSum += held - l.avg[avgPos]
-		l.avg[avgPos] = held
+		held := dqVal[dqHead]
+		avgSum += held - avg[avgPos]
+		avg[avgPos] = held
 		avgPos++
-		if avgPos == l.attack {
+		if avgPos == attack {
 			avgPos = 0
 			var s float64
-			for _, v := range l.avg {
+			for _, v := range avg {
 				s += v
 			}
 			avgSum = s
 		}
 		k++
-		// emit
-		a := avgSum / float64(l.attack)
-		gg := g + (1-g)*l.rel
-		if gg > 1-1e-7 {
-			gg = 1
+		a := avgSum / fa
+		// At unity the release computes 1 + 0*rel: 1.
+		gg := 1.0
+		if g != 1 {
+			gg = g + (1-g)*rel
+			if gg > 1-1e-7 {
+				gg = 1
+			}
 		}
 		if a < gg {
 			gg = a
@@ -467,13 +528,18 @@ func (l *Limiter) steady(dst audio.Buffer, n, cnt int) {
 		if g < minG {
 			minG = g
 		}
-		oslot := int(out) & mask
-		for c := range dst {
-			dst[c][n+f] = l.xring[c][oslot] * g
+		need[f] = g
+	}
+
+	out := int(l.out)
+	for c := range dst {
+		ring := l.xring[c]
+		d := dst[c][n : n+cnt]
+		for f, gf := range need {
+			d[f] = ring[(out+f)&mask] * gf
 		}
-		out++
 	}
 	l.scrPos += cnt
-	l.in, l.out, l.hpos, l.g, l.minG = k, out, h, g, minG
+	l.in, l.out, l.hpos, l.g, l.minG = k, l.out+int64(cnt), (h0+cnt)%tpTaps, g, minG
 	l.avgSum, l.avgPos, l.dqHead, l.dqLen = avgSum, avgPos, dqHead, dqLen
 }

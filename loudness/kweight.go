@@ -1,6 +1,9 @@
 package loudness
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // biquad holds normalised second-order section coefficients (a0 == 1).
 type biquad struct {
@@ -97,15 +100,36 @@ func (f *kfilter) energy(x []float64) float64 {
 		z2, z1 = z1, z
 		sum += z * z
 	}
-	// Outputs decaying after the signal stops would sink into subnormal
-	// numbers, which cost x86 CPUs ~100 cycles per operation; anything this
-	// small is 600 dB below full scale.
-	const tiny = 1e-30
-	if math.Abs(y1) < tiny && math.Abs(y2) < tiny && math.Abs(z1) < tiny && math.Abs(z2) < tiny && x1 == 0 && x2 == 0 {
-		y1, y2, z1, z2 = 0, 0, 0, 0
-	}
 	f.x1, f.x2, f.y1, f.y2, f.z1, f.z2 = x1, x2, y1, y2, z1, z2
+	f.flushTiny()
 	return sum
+}
+
+// flushTiny clears a state that only decays: outputs decaying after the
+// signal stops would sink into subnormal numbers, which cost x86 CPUs
+// ~100 cycles per operation; anything this small is 600 dB below full
+// scale.
+func (f *kfilter) flushTiny() {
+	const tiny = 1e-30
+	if math.Abs(f.y1) < tiny && math.Abs(f.y2) < tiny && math.Abs(f.z1) < tiny && math.Abs(f.z2) < tiny && f.x1 == 0 && f.x2 == 0 {
+		f.y1, f.y2, f.z1, f.z2 = 0, 0, 0, 0
+	}
+}
+
+// packStereo lays out the filter's coefficients for the stereo kernel:
+// shelf b0, b1, b2, a1, a2, then RLB b0, a1, a2, every value twice (one
+// per channel), starting on a 16-byte boundary as the packed SSE2
+// operands require (the heap does not move objects: the alignment holds).
+func (f *kfilter) packStereo() []float64 {
+	buf := make([]float64, 17)
+	if uintptr(unsafe.Pointer(&buf[0]))%16 != 0 {
+		buf = buf[1:]
+	}
+	buf = buf[:16]
+	for i, v := range [8]float64{f.s.b0, f.s.b1, f.s.b2, f.s.a1, f.s.a2, f.r.b0, f.r.a1, f.r.a2} {
+		buf[2*i], buf[2*i+1] = v, v
+	}
+	return buf
 }
 
 func (f *kfilter) reset() { f.x1, f.x2, f.y1, f.y2, f.z1, f.z2 = 0, 0, 0, 0, 0, 0 }

@@ -63,6 +63,14 @@ type Options struct {
 	// square. Gain plans and analyses work on this grid; taking it from
 	// the meter keeps one K-weighting and one set of definitions.
 	OnStep func(energy float64)
+	// OnHop, if not nil, is called at the end of every hop, StepHops per
+	// step (10 ms), with the hop's channel-weighted K-weighted sum of
+	// squares; hop k of a step covers its frames [HopStart(rate, k),
+	// HopStart(rate, k+1)). A step's OnStep energy is the sum of its
+	// hops' sums over the step's frames. The finer grid lets a caller
+	// predict how a slowly varying gain would change the step energies
+	// without measuring again.
+	OnHop func(sum float64)
 }
 
 // Errors of this package. They wrap audio's sentinels where one fits.
@@ -101,8 +109,11 @@ type Meter struct {
 	weights []float64
 	kweight bool
 
-	kf   []kfilter
-	step int // frames per 100 ms step (rounded, as libebur128)
+	kf []kfilter
+	// kstereo, for two weighted channels, holds the coefficients of the
+	// stereo kernel that filters both at once.
+	kstereo []float64
+	step    int // frames per 100 ms step (rounded, as libebur128)
 	// hop[k] is the first frame of hop k within a step, hop[subSteps] ==
 	// step, so the 10 hops tile a step exactly even when 10 ms is not a
 	// whole number of frames.
@@ -134,6 +145,7 @@ type Meter struct {
 	blockPeak []float64    // per channel, of the block being written
 	clean     audio.Buffer // scratch for sanitize, grown only when needed
 	onStep    func(float64)
+	onHop     func(float64)
 
 	frames int64
 }
@@ -147,22 +159,25 @@ func NewMeter(f audio.Format, opts Options) (*Meter, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Meter{format: f, mode: opts.Mode, weights: w, onStep: opts.OnStep}
+	m := &Meter{format: f, mode: opts.Mode, weights: w, onStep: opts.OnStep, onHop: opts.OnHop}
 	if m.mode == 0 {
 		m.mode = ModeAll
 	}
 	if m.mode&ModeLevels != 0 {
 		m.mode |= ModeI
 	}
-	m.kweight = m.mode&(ModeM|ModeS|ModeI|ModeLRA) != 0 || opts.Speech != nil || opts.OnStep != nil
+	m.kweight = m.mode&(ModeM|ModeS|ModeI|ModeLRA) != 0 || opts.Speech != nil || opts.OnStep != nil || opts.OnHop != nil
 	m.step = StepFrames(f.SampleRate)
 	for k := range m.hop {
-		m.hop[k] = k * m.step / subSteps
+		m.hop[k] = HopStart(f.SampleRate, k)
 	}
 	if m.kweight {
 		m.kf = make([]kfilter, f.Channels)
 		for c := range m.kf {
 			m.kf[c] = newKFilter(f.SampleRate)
+		}
+		if hasStereoKernel && f.Channels == 2 && w[0] > 0 && w[1] > 0 {
+			m.kstereo = m.kf[0].packStereo()
 		}
 	}
 	if m.mode&ModeI != 0 {
@@ -214,6 +229,16 @@ func (m *Meter) StepFrames() int { return m.step }
 // StepFrames returns the 100 ms step length in frames at a sample rate:
 // the grid of Options.OnStep.
 func StepFrames(sampleRate int) int { return (sampleRate + 5) / 10 }
+
+// StepHops is the number of hops a step is cut into: the grid of
+// Options.OnHop and of the maximum momentary and short-term loudness.
+const StepHops = subSteps
+
+// HopStart returns the first frame of hop k (0 to StepHops) within a step
+// at a sample rate; HopStart(rate, StepHops) is StepFrames(rate). The
+// hops tile a step exactly even where 10 ms is not a whole number of
+// frames.
+func HopStart(sampleRate, k int) int { return k * StepFrames(sampleRate) / subSteps }
 
 // PendingStep returns the K-weighted energy sum (channel-weighted, not yet
 // divided by frames) and the frame count of the step in progress: the
@@ -295,9 +320,16 @@ func (m *Meter) Write(b audio.Buffer) error {
 		for off := 0; off < n; {
 			k := min(n-off, m.hop[m.subIdx+1]-m.hop[m.subIdx]-m.pos)
 			e := 0.0
-			for c, g := range m.weights {
-				if g > 0 {
-					e += g * m.kf[c].energy(b[c][off:off+k])
+			if m.kstereo != nil {
+				// e as the loop below adds it, both channels at once.
+				sl, sr := energy2(&m.kf[0], &m.kf[1], b[0][off:off+k], b[1][off:off+k], m.kstereo)
+				e += m.weights[0] * sl
+				e += m.weights[1] * sr
+			} else {
+				for c, g := range m.weights {
+					if g > 0 {
+						e += g * m.kf[c].energy(b[c][off:off+k])
+					}
 				}
 			}
 			m.acc += e
@@ -345,6 +377,9 @@ func (m *Meter) sanitize(b audio.Buffer) audio.Buffer {
 func (m *Meter) endHop() {
 	e := m.acc
 	m.acc, m.pos = 0, 0
+	if m.onHop != nil {
+		m.onHop(e)
+	}
 	oldM := m.ring[(m.ringAt+ringLen-stepsM*subSteps)%ringLen]
 	oldS := m.ring[m.ringAt]
 	m.ring[m.ringAt] = e

@@ -596,3 +596,52 @@ func TestStepsAgreeWithMeter(t *testing.T) {
 		t.Errorf("PendingStep = %g, %d; want energy of 2400 frames", e, n)
 	}
 }
+
+// The hops tile the steps: at 44.1 kHz (441-frame hops, a 4410-frame
+// step) each step's energy is the sum of its hops' sums over the step,
+// and each hop's sum is that of its own frames (a level change exactly at
+// a hop boundary shows in the hop after it, not before).
+func TestHopsTileSteps(t *testing.T) {
+	const fs = 44100
+	step := StepFrames(fs)
+	if HopStart(fs, 0) != 0 || HopStart(fs, StepHops) != step || HopStart(fs, 1) != 441 {
+		t.Fatalf("hops start at %d, %d ... %d of a %d-frame step", HopStart(fs, 0), HopStart(fs, 1), HopStart(fs, StepHops), step)
+	}
+	b := audio.NewBuffer(1, 30*step)
+	for i := range b[0] {
+		b[0][i] = 0.1 * math.Sin(2*math.Pi*997*float64(i)/fs)
+	}
+	jump := 12*step + HopStart(fs, 7) // from here on 20 dB louder
+	for i := jump; i < len(b[0]); i++ {
+		b[0][i] *= 10
+	}
+	var steps, hops []float64
+	m, err := NewMeter(audio.Format{SampleRate: fs, Channels: 1}, Options{
+		OnStep: func(e float64) { steps = append(steps, e) },
+		OnHop:  func(s float64) { hops = append(hops, s) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for off := 0; off < b.Frames(); off += 1000 { // blocks that do not line up with hops
+		if err := m.Write(b.Slice(off, min(off+1000, b.Frames()))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(steps) != 30 || len(hops) != 30*StepHops {
+		t.Fatalf("%d steps, %d hops; want 30 and %d", len(steps), len(hops), 30*StepHops)
+	}
+	for s := range steps {
+		var sum float64
+		for _, h := range hops[s*StepHops : (s+1)*StepHops] {
+			sum += h
+		}
+		if got := sum / float64(step); math.Abs(got-steps[s]) > 1e-12*steps[s] {
+			t.Errorf("step %d: hops add up to %g, step energy %g", s, got, steps[s])
+		}
+	}
+	k := 12*StepHops + 7 // the first loud hop
+	if r := hops[k] / hops[k-1]; r < 50 {
+		t.Errorf("hop %d is %.1f times hop %d, want the 20 dB jump (100x) to start there", k, r, k-1)
+	}
+}

@@ -2,6 +2,7 @@ package production
 
 import (
 	"math"
+	"path"
 	"regexp"
 	"strings"
 	"time"
@@ -104,7 +105,7 @@ var internalPrefix = regexp.MustCompile(`(^|: |\()(production|storage|sqlstore|b
 // capital letter. It is idempotent, so messages stored before it existed
 // can be shown through it too.
 func PlainMessage(msg string) string {
-	msg = strings.TrimSpace(msg)
+	msg = ScrubPaths(strings.TrimSpace(msg), "")
 	for {
 		m := internalPrefix.ReplaceAllString(msg, "$1")
 		if m == msg {
@@ -117,4 +118,26 @@ func PlainMessage(msg string) string {
 		return msg
 	}
 	return string(unicode.ToUpper(r)) + msg[n:]
+}
+
+// absPath matches an absolute file path (or ffmpeg's file:/path) that
+// starts a message or follows a space, quote or bracket; URLs, whose
+// slashes follow a colon, do not match.
+var absPath = regexp.MustCompile(`(^|[\s'"(\[])(?:file:)?/[^\s'"(),:\[\]]*`)
+
+// ScrubPaths replaces the server's file paths in a message shown to
+// users (a decoder's, ffmpeg's or the file system's error) with name, or
+// with each path's last element when name is empty: users are told which
+// file, never where the server keeps it.
+func ScrubPaths(msg, name string) string {
+	if name != "" {
+		return absPath.ReplaceAllString(msg, "${1}"+strings.ReplaceAll(name, "$", "$$"))
+	}
+	return absPath.ReplaceAllStringFunc(msg, func(m string) string {
+		lead := ""
+		if m != "" && !strings.HasPrefix(m, "/") && !strings.HasPrefix(m, "file:") {
+			lead, m = m[:1], m[1:]
+		}
+		return lead + path.Base(strings.TrimPrefix(m, "file:"))
+	})
 }

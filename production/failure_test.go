@@ -13,6 +13,8 @@ func TestPlainMessage(t *testing.T) {
 		"Words in a sentence stay: like audio: here":                 "Words in a sentence stay: like audio: here",
 		"":           "",
 		"élan vital": "Élan vital",
+		"input file: open /srv/audiopost/blobs/productions/1f/input/talk.wav: no such file or directory": "Input file: open talk.wav: no such file or directory",
+		`ffmpeg: file:/tmp/x/.audiopost-tmp-12/in.m4a: Invalid data; see https://ffmpeg.org/faq.html`:    "In.m4a: Invalid data; see https://ffmpeg.org/faq.html",
 	} {
 		got := PlainMessage(in)
 		if got != want {

@@ -59,6 +59,7 @@ func (p *Production) PendingWarning() string {
 // AddWarning adds msg to the warning message (after what is there, unless
 // it already says it) and records at as the warning's status.
 func (p *Production) AddWarning(at Status, msg string) {
+	msg = ScrubPaths(msg, "")
 	switch {
 	case msg == "" || strings.Contains(p.WarningMessage, msg):
 		return

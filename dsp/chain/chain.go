@@ -59,9 +59,13 @@ type processing struct {
 	compMusic Compression  // resolved music compressor
 	compRef   float64
 	control   []float64 // loudness-control plan (range, short-term, momentary), dB per block
-	settings  Settings
-	profile   *spectral.Profile  // noise profile for the restoration stage
-	den       *spectral.Denoiser // the restoration node of the latest build
+	// hops are the K-weighted sums of the 10 ms hops of the latest
+	// measurement (loudness.Options.OnHop), kept where predict may use
+	// them.
+	hops     []float32
+	settings Settings
+	profile  *spectral.Profile  // noise profile for the restoration stage
+	den      *spectral.Denoiser // the restoration node of the latest build
 	// applied are the cuts the output leaves out, silenced those it
 	// silences, in input frames.
 	applied, silenced classify.Cuts
@@ -78,13 +82,20 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 
 	// Pass 1: analysis of the input.
 	var an *dsp.Analysis
-	err := runPass(ctx, cfg, open, nil, func(f audio.Format) ([]audio.Sink, error) {
+	err := runPass(ctx, cfg, open, nil, func(f audio.Format, st *stages) ([]audio.Sink, error) {
 		p.format = f
-		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Spectrum: true, Loudness: loudness.Options{DualMono: cfg.DualMono}, Classifier: cfg.Classifier})
+		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Spectrum: true, Loudness: loudness.Options{DualMono: cfg.DualMono}, Classifier: cfg.Classifier, ClassifyApart: st != nil})
 		if err != nil {
 			return nil, err
 		}
 		an = nil
+		if c := a.Classifier(); c != nil {
+			// With two cores the classifier's spectral analysis, the
+			// larger half of the pass, runs beside everything else.
+			c.Concurrent()
+			st.closeAtEnd(c)
+			return []audio.Sink{audio.MultiSink(a, c), finisher(func() { an = a.Finish() })}, nil
+		}
 		return []audio.Sink{a, finisher(func() { an = a.Finish() })}, nil
 	})
 	if err != nil {
@@ -155,14 +166,20 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 			break
 		}
 	}
+	before := append([]float64(nil), pr.control...)
 	if cfg.Leveler && pr.levelPauses(an, proc) {
-		// The pauses changed: measure again for the gain statistics and
-		// the normalization (pauses hardly move the gated loudness, but
-		// RMS and dialog methods see them).
-		if proc, err = p.measure(ctx, open, pr); err != nil {
+		// The pauses changed, which the gain statistics and the
+		// normalization must see (pauses hardly move the gated loudness,
+		// but RMS and dialog methods see them). The programme loudness is
+		// predicted from the measurement's 10 ms energies to within a
+		// thousandth of an LU; the other methods measure again.
+		if cfg.Method == loudness.Program && pr.hops != nil {
+			proc = pr.predict(proc, before)
+		} else if proc, err = p.measure(ctx, open, pr); err != nil {
 			return nil, fmt.Errorf("loudness pass: %w", err)
 		}
 	}
+	pr.hops = nil
 	p.proc = proc
 
 	// Normalization gain, corrected for what the limiter will take off.
@@ -247,7 +264,7 @@ func (p *Pipeline) outputMeterOptions(mode loudness.Mode) loudness.Options {
 // classifier found free of voice.
 func (p *Pipeline) learnNoise(ctx context.Context, open audio.Opener) (*spectral.Profile, error) {
 	var prof *spectral.Profile
-	err := runPass(ctx, p.cfg, open, nil, func(f audio.Format) ([]audio.Sink, error) {
+	err := runPass(ctx, p.cfg, open, nil, func(f audio.Format, _ *stages) ([]audio.Sink, error) {
 		vad := p.in.Voiced
 		if spectral.BlockFrames(f.SampleRate) != p.in.BlockLen {
 			vad = nil // another grid: the analyzer estimates activity itself
@@ -294,8 +311,14 @@ func (p *Pipeline) measured(r loudness.Result) float64 {
 // measure runs the processing chain into a level analysis.
 func (p *Pipeline) measure(ctx context.Context, open audio.Opener, pr *processing) (*dsp.Analysis, error) {
 	var res *dsp.Analysis
-	err := runPass(ctx, p.cfg, open, pr.build, func(f audio.Format) ([]audio.Sink, error) {
-		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Loudness: p.meterOptions(loudness.ModeM | loudness.ModeS | loudness.ModeI | loudness.ModeLRA | loudness.ModeRMS)})
+	err := runPass(ctx, p.cfg, open, pr.build, func(f audio.Format, _ *stages) ([]audio.Sink, error) {
+		mo := p.meterOptions(loudness.ModeM | loudness.ModeS | loudness.ModeI | loudness.ModeLRA | loudness.ModeRMS)
+		pr.hops = nil
+		if p.cfg.Leveler && p.cfg.Method == loudness.Program {
+			pr.hops = make([]float32, 0, len(p.in.Energy)*loudness.StepHops)
+			mo.OnHop = func(s float64) { pr.hops = append(pr.hops, float32(s)) }
+		}
+		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Loudness: mo, NoClasses: true})
 		if err != nil {
 			return nil, err
 		}
@@ -315,7 +338,7 @@ func (p *Pipeline) measure(ctx context.Context, open audio.Opener, pr *processin
 func (p *Pipeline) verify(ctx context.Context, open audio.Opener, pr *processing) (float64, error) {
 	var got float64
 	err := runPass(ctx, p.cfg, open, func(src audio.Source, st *stages) (audio.Source, error) { return p.output(src, pr, st) },
-		func(f audio.Format) ([]audio.Sink, error) {
+		func(f audio.Format, _ *stages) ([]audio.Sink, error) {
 			m, err := loudness.NewMeter(f, p.outputMeterOptions(loudness.ModeI|loudness.ModeRMS))
 			if err != nil {
 				return nil, err
@@ -348,7 +371,13 @@ func (p *Pipeline) output(src audio.Source, pr *processing, st *stages) (audio.S
 	if err != nil {
 		return nil, err
 	}
-	return dsp.NewLimiter(g, p.cfg.ceiling())
+	l, err := dsp.NewLimiter(g, p.cfg.ceiling())
+	if err != nil {
+		return nil, err
+	}
+	// The limiter is the costliest node: a stage of its own, so that the
+	// caller's goroutine only meters and encodes.
+	return st.split(l), nil
 }
 
 // Format implements audio.Source.
@@ -457,7 +486,7 @@ func (p *Pipeline) gainStats() {
 // runPass opens the input, builds the chain over it (build may be nil)
 // and copies it into the sinks made by sinks, checking ctx between blocks.
 // Sinks that implement finisher are called after the last block.
-func runPass(ctx context.Context, cfg Config, open audio.Opener, build func(audio.Source, *stages) (audio.Source, error), sinks func(audio.Format) ([]audio.Sink, error)) error {
+func runPass(ctx context.Context, cfg Config, open audio.Opener, build func(audio.Source, *stages) (audio.Source, error), sinks func(audio.Format, *stages) ([]audio.Sink, error)) error {
 	src, err := open(ctx)
 	if err != nil {
 		return err
@@ -468,12 +497,12 @@ func runPass(ctx context.Context, cfg Config, open audio.Opener, build func(audi
 	if err := src.Format().Validate(); err != nil {
 		return err
 	}
-	ss, err := sinks(src.Format())
+	st := newStages(ctx, cfg)
+	defer st.close() // before the input is closed: stages may still read it
+	ss, err := sinks(src.Format(), st)
 	if err != nil {
 		return err
 	}
-	st := newStages(ctx, cfg)
-	defer st.close() // before the input is closed: stages may still read it
 	s := src
 	if build != nil {
 		if s, err = build(src, st); err != nil {
@@ -489,7 +518,15 @@ func runPass(ctx context.Context, cfg Config, open audio.Opener, build func(audi
 			plain = append(plain, k)
 		}
 	}
+	if build != nil {
+		// The sinks (meters, analyzers) on the calling goroutine, the
+		// chain in the stages upstream.
+		s = st.split(s)
+	}
 	if _, err := audio.Copy(ctx, st.fanOut(plain), s); err != nil {
+		return err
+	}
+	if err := st.drain(); err != nil {
 		return err
 	}
 	for _, f := range fins {

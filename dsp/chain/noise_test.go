@@ -30,6 +30,9 @@ func renderMono(t *testing.T, x []float64, cfg Config) []float64 {
 // 9 dB SNR, the default chain keeps the speech-to-pause ratio of the input
 // within 0.5 dB.
 func TestLevelerKeepsSpeechToPauseRatio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a numeric end-to-end check of the plain run")
+	}
 	speech, spans := testaudio.Phrases(t, fs, testaudio.Sentences[:6], 1.2, testaudio.Voices[0], testaudio.Voices[2])
 	speech = testaudio.Scale(speech, 0.25)
 	x, _ := testaudio.MixAtSNR(speech, testaudio.WhiteNoise(len(speech), 1, 7), 9)
@@ -48,6 +51,9 @@ func TestLevelerKeepsSpeechToPauseRatio(t *testing.T) {
 // A constant hum stays constant across a quiet and a loud speaker: the
 // leveler evens the speakers, not the hum in the pauses between them.
 func TestLevelerKeepsHumConstant(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a numeric end-to-end check of the plain run")
+	}
 	var x []float64
 	var quietPauses, loudPauses []testaudio.Span
 	for i, s := range testaudio.Sentences[:6] {

@@ -2,7 +2,10 @@ package chain
 
 import (
 	"context"
+	"io"
 	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/audiopost/audiopost/audio"
 )
@@ -19,7 +22,15 @@ type stages struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	pre    []*audio.Prefetched
-	sinks  []*audio.ParallelSink
+	async  []*asyncSink
+	others []io.Closer
+}
+
+// closeAtEnd closes c with the stages (after the pass, or when it fails).
+func (st *stages) closeAtEnd(c io.Closer) {
+	if st != nil {
+		st.others = append(st.others, c)
+	}
 }
 
 func newStages(ctx context.Context, cfg Config) *stages {
@@ -40,15 +51,115 @@ func (st *stages) split(s audio.Source) audio.Source {
 	return p
 }
 
-// fanOut returns a sink writing to every sink of ss, side by side when
-// there are several.
+// fanOut returns a sink writing to every sink of ss: with stages, the
+// first on the calling goroutine and each other one in a goroutine of its
+// own that may fall a few blocks behind (drain waits for them).
 func (st *stages) fanOut(ss []audio.Sink) audio.Sink {
 	if st == nil || len(ss) < 2 {
 		return audio.MultiSink(ss...)
 	}
-	ps := audio.NewParallelSink(ss...)
-	st.sinks = append(st.sinks, ps)
-	return ps
+	out := []audio.Sink{ss[0]}
+	for _, k := range ss[1:] {
+		a := newAsyncSink(st.ctx, k, stageBlocks)
+		st.async = append(st.async, a)
+		out = append(out, a)
+	}
+	return audio.MultiSink(out...)
+}
+
+// drain waits until the sinks of fanOut have written everything given to
+// them and returns the first error of any.
+func (st *stages) drain() error {
+	if st == nil {
+		return nil
+	}
+	var first error
+	for _, a := range st.async {
+		if err := a.wait(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// asyncSink writes to a sink from a goroutine of its own: Write copies
+// the block into one of a few buffers and returns, so the caller runs on
+// while the sink catches up, and hands over blocks without waiting for
+// each to be written (which, block by block, costs a wake-up on each side).
+type asyncSink struct {
+	k      audio.Sink
+	ctx    context.Context
+	full   chan audio.Buffer
+	free   chan audio.Buffer
+	done   chan struct{}
+	err    error       // the sink's first error
+	failed atomic.Bool // set after err
+	once   sync.Once
+}
+
+func newAsyncSink(ctx context.Context, k audio.Sink, blocks int) *asyncSink {
+	a := &asyncSink{k: k, ctx: ctx, full: make(chan audio.Buffer, blocks), free: make(chan audio.Buffer, blocks), done: make(chan struct{})}
+	for range blocks {
+		a.free <- nil // allocated at first use, with the stream's channels
+	}
+	go a.run()
+	return a
+}
+
+func (a *asyncSink) run() {
+	defer close(a.done)
+	for b := range a.full {
+		if a.err == nil {
+			if a.err = a.k.Write(b); a.err != nil {
+				a.failed.Store(true)
+			}
+		}
+		a.free <- b
+	}
+}
+
+// Write implements audio.Sink.
+func (a *asyncSink) Write(b audio.Buffer) error {
+	if a.failed.Load() {
+		return a.err
+	}
+	for n := b.Frames(); n > 0; {
+		var buf audio.Buffer
+		select {
+		case buf = <-a.free:
+		case <-a.done:
+			return a.failure()
+		case <-a.ctx.Done():
+			return a.ctx.Err()
+		}
+		if buf == nil || len(buf) != len(b) {
+			buf = audio.NewBuffer(len(b), audio.DefaultBlock)
+		}
+		m := min(n, cap(buf[0]))
+		off := b.Frames() - n
+		for c := range buf {
+			buf[c] = buf[c][:m]
+			copy(buf[c], b[c][off:off+m])
+		}
+		a.full <- buf
+		n -= m
+	}
+	return nil
+}
+
+// failure is why the goroutine left before wait: the sink's error.
+func (a *asyncSink) failure() error {
+	if a.err != nil {
+		return a.err
+	}
+	return audio.ErrPrefetchClosed
+}
+
+// wait closes the input and waits until the sink has written it all.
+func (a *asyncSink) wait() error {
+	a.once.Do(func() { close(a.full) })
+	<-a.done
+	return a.err
 }
 
 // close stops every stage and waits for their goroutines, so nothing
@@ -61,8 +172,11 @@ func (st *stages) close() {
 	for _, p := range st.pre {
 		p.Close()
 	}
-	for _, s := range st.sinks {
-		s.Close()
+	for _, a := range st.async {
+		a.wait()
 	}
-	st.pre, st.sinks = nil, nil
+	for _, c := range st.others {
+		c.Close()
+	}
+	st.pre, st.async, st.others = nil, nil, nil
 }

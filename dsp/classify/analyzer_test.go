@@ -19,10 +19,13 @@ func TestAnalyzerBlockSizes(t *testing.T) {
 	y = testaudio.Add(testaudio.Scale(y, -1), testaudio.WhiteNoise(len(x), 1e-4, 3))
 	f := audio.Format{SampleRate: testFS, Channels: 2}
 	var ref *Result
-	for _, bs := range []int{1, 17, 4096, len(x)} {
+	for i, bs := range []int{1, 17, 4096, len(x), 17, 4096, len(x)} {
 		a, err := NewAnalyzer(f, Auto)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if i >= 4 {
+			a.Concurrent() // the spectral analysis in a goroutine: the same result
 		}
 		v := make(audio.Buffer, 2)
 		for i := 0; i < len(x); i += bs {
@@ -166,5 +169,25 @@ func TestHumIsBackground(t *testing.T) {
 		if acc < 0.9 {
 			t.Errorf("%g Hz hum: VAD accuracy %.1f%%", base, 100*acc)
 		}
+	}
+}
+
+// Close stops a Concurrent analyzer's goroutine without Finish, and
+// Write reports that it was closed.
+func TestAnalyzerClose(t *testing.T) {
+	f := audio.Format{SampleRate: testFS, Channels: 1}
+	a, err := NewAnalyzer(f, Auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Concurrent()
+	x := testaudio.WhiteNoise(testFS, 0.1, 1)
+	if err := a.Write(audio.Buffer{x}); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	a.Close()
+	if err := a.Write(audio.Buffer{x}); err == nil {
+		t.Error("Write after Close succeeded")
 	}
 }

@@ -3,7 +3,7 @@ package classify
 import (
 	"math"
 
-	"gonum.org/v1/gonum/dsp/fourier"
+	"github.com/audiopost/audiopost/internal/fft"
 )
 
 // feature is what the analyzer keeps of one sub-block (10 ms): enough to
@@ -92,7 +92,7 @@ type spectral struct {
 	fsd    float64 // sample rate of the frames it is given
 	nw     int     // window length
 	nfft   int
-	fft    *fourier.FFT
+	fft    *fft.Real
 	win    []float64
 	in     []float64
 	coef   []complex128
@@ -103,10 +103,11 @@ type spectral struct {
 	// whitened low band of the power spectrum, at a reduced rate.
 	nacf     int // inverse transform size
 	acRate   float64
-	ifft     *fourier.FFT
+	ifft     *fft.Real
 	acCoef   []complex128
 	ac       []float64
 	rw       []float64 // normalised autocorrelation of the window, per lag
+	nac      []float64 // the frame's normalised autocorrelation, lagLo-1..lagHi+1
 	lagLo    int
 	lagHi    int
 	whiteK   int // half width in bins of the whitening average
@@ -115,13 +116,14 @@ type spectral struct {
 	taper    []float64
 	bandLo   int // speech band bins [bandLo, bandHi)
 	bandHi   int
-	tiltBin  int         // first bin of the upper part of the tilt
-	bands    [][2]int    // bins of the flatness/flux bands
-	bandPow  [][]float64 // band densities of the last fluxLag+2 frames
-	floorDB  []float64   // slowly rising minimum of each band, dB
-	blockSum []float64   // band densities summed over the current block
-	prevSum  []float64   // and over the block before
-	hadBlock bool        // prevSum holds a block
+	tiltBin  int                    // first bin of the upper part of the tilt
+	bands    [][2]int               // bins of the flatness/flux bands
+	bandPow  [][]float64            // band densities of the last fluxLag+2 frames
+	fluxDB   [fluxLag + 1][]float64 // two-frame band levels, dB, of the last fluxLag+1 frames
+	floorDB  []float64              // slowly rising minimum of each band, dB
+	blockSum []float64              // band densities summed over the current block
+	prevSum  []float64              // and over the block before
+	hadBlock bool                   // prevSum holds a block
 	histPos  int
 	histFill int
 }
@@ -146,7 +148,7 @@ func newSpectral(fsd float64) *spectral {
 	for s.nfft < s.nw+maxLag+2 {
 		s.nfft *= 2
 	}
-	s.fft = fourier.NewFFT(s.nfft)
+	s.fft = fft.NewReal(s.nfft)
 	s.win = make([]float64, s.nw)
 	for i := range s.win {
 		s.win[i] = 0.5 - 0.5*math.Cos(2*math.Pi*(float64(i)+0.5)/float64(s.nw))
@@ -165,12 +167,13 @@ func newSpectral(fsd float64) *spectral {
 		s.nacf /= 2
 	}
 	s.acRate = fsd * float64(s.nacf) / float64(s.nfft)
-	s.ifft = fourier.NewFFT(s.nacf)
+	s.ifft = fft.NewReal(s.nacf)
 	s.acCoef = make([]complex128, s.nacf/2+1)
 	s.ac = make([]float64, s.nacf)
 	s.lagLo = int(math.Floor(s.acRate / maxPitch))
 	s.lagHi = min(int(math.Ceil(s.acRate/minPitch)), s.nacf/2-2)
 	s.rw = make([]float64, s.lagHi+2)
+	s.nac = make([]float64, s.lagHi+2)
 	step := float64(s.nfft) / float64(s.nacf) // window samples per lag
 	for l := range s.rw {
 		d := int(math.Round(float64(l) * step))
@@ -215,6 +218,9 @@ func newSpectral(fsd float64) *spectral {
 	s.bandPow = make([][]float64, fluxLag+2)
 	for i := range s.bandPow {
 		s.bandPow[i] = make([]float64, len(s.bands))
+	}
+	for i := range s.fluxDB {
+		s.fluxDB[i] = make([]float64, len(s.bands))
 	}
 	return s
 }
@@ -285,13 +291,21 @@ func (s *spectral) analyse(x []float64, f *feature) {
 	// the bands that carry the voice.
 	h := len(s.bandPow)
 	at := func(back int) []float64 { return s.bandPow[(s.histPos-back+h)%h] }
+	// The two-frame level of every band, kept fluxLag frames for the
+	// comparison, so that each is computed once.
+	lvl := s.fluxDB[s.histFill%(fluxLag+1)]
+	if s.histFill >= 1 {
+		c0, c1 := at(0), at(1)
+		for j := range lvl {
+			lvl[j] = 10 * math.Log10((c0[j]+c1[j])/2)
+		}
+	}
 	if s.histFill >= fluxLag+1 {
-		c0, c1, p0, p1 := at(0), at(1), at(fluxLag), at(fluxLag+1)
+		then := s.fluxDB[(s.histFill+1)%(fluxLag+1)] // fluxLag frames ago
 		var d float64
 		n := 0
 		for j := range cur {
-			c := 10 * math.Log10((c0[j]+c1[j])/2)
-			p := 10 * math.Log10((p0[j]+p1[j])/2)
+			c, p := lvl[j], then[j]
 			fl := s.floorDB[j] + 6
 			if c > fl || p > fl {
 				d += math.Abs(c - p)
@@ -346,10 +360,14 @@ func (s *spectral) periodicity() (float32, float32) {
 	// period about as high as the first; the shortest lag whose peak is
 	// within 0.1 of the highest is the period (the others are octave and
 	// fifth errors).
-	nacf := func(l int) float64 { return s.ac[l] / (r0 * s.rw[l]) }
+	nac := s.nac[:s.lagHi+2]
+	for l := s.lagLo - 1; l <= s.lagHi+1; l++ {
+		nac[l] = s.ac[l] / (r0 * s.rw[l])
+	}
+	nacf := func(l int) float64 { return nac[l] }
 	peak := func(l int) bool {
-		v := nacf(l)
-		return v > 0 && v >= nacf(l-1) && v >= nacf(l+1)
+		v := nac[l]
+		return v > 0 && v >= nac[l-1] && v >= nac[l+1]
 	}
 	top := 0.0
 	for l := s.lagLo; l <= s.lagHi; l++ {

@@ -2,11 +2,9 @@ package spectral
 
 import (
 	"math"
-	"math/bits"
-
-	"gonum.org/v1/gonum/dsp/fourier"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/fft"
 )
 
 // FFTSize returns the STFT frame length used at sampleRate: the power of
@@ -32,13 +30,12 @@ func FFTSize(sampleRate int) int {
 // n-hop frames.
 //
 // Each real frame of n samples is transformed as a complex sequence of
-// n/2 (even samples in the real part, odd in the imaginary) by gonum's
-// in-place radix-4 FFT (radix 2 when n/2 is not a power of 4), and the
-// spectrum of the real frame is separated from it by conjugate symmetry;
-// the inverse merges the bins back the same way. That is the textbook
-// real FFT from a half-length complex one: the radix-4 transform allocates
-// nothing and, in Go, takes a third of the time of fftpack's real FFT, so
-// the STFT costs about half of what it did with fourier.FFT.
+// n/2 (even samples in the real part, odd in the imaginary) by the
+// module's in-place FFT (internal/fft), and the spectrum of the real
+// frame is separated from it by conjugate symmetry; the inverse merges
+// the bins back the same way. That is the textbook real FFT from a
+// half-length complex one, with the windowing and the overlap-add fused
+// into its packing and unpacking.
 type stft struct {
 	n, hop, bins int
 	win          []float64 // analysis window
@@ -90,30 +87,25 @@ func (s *stft) latency() int { return s.n - s.hop }
 
 // rfft is the real FFT of n samples made of a complex FFT of n/2.
 type rfft struct {
-	n      int
-	z      []complex128 // n/2 packed samples
-	tw     []complex128 // exp(-2 pi i k/n), k = 0..n/2
-	radix4 bool
+	n  int
+	z  []complex128 // n/2 packed samples
+	tw []complex128 // exp(-2 pi i k/n), k = 0..n/2
+	c  *fft.Complex // of n/2
 }
 
 func newRFFT(n int) rfft {
-	r := rfft{n: n, z: make([]complex128, n/2), tw: make([]complex128, n/2+1)}
+	r := rfft{n: n, z: make([]complex128, n/2), tw: make([]complex128, n/2+1), c: fft.NewComplex(n / 2)}
 	for k := range r.tw {
 		sn, cs := math.Sincos(-2 * math.Pi * float64(k) / float64(n))
 		r.tw[k] = complex(cs, sn)
 	}
-	r.radix4 = bits.TrailingZeros(uint(n/2))%2 == 0
 	return r
 }
 
 // cfft transforms z in place (forward; the inverse is the forward
 // transform of the reversed sequence, which the inverse's merge stores).
 func (s *rfft) cfft(z []complex128) {
-	if s.radix4 {
-		fourier.CoefficientsRadix4(z)
-	} else {
-		fourier.CoefficientsRadix2(z)
-	}
+	s.c.Forward(z)
 }
 
 // forward sets spec to the spectrum of the real frame x (len n).

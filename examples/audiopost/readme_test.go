@@ -25,6 +25,9 @@ const readmeFlowMarker = "<!-- readme-flow:"
 // test binary acting as the command, and the address by the test
 // server's.
 func TestReadmeFlow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an end-to-end check of the plain run")
+	}
 	for _, tool := range []string{"bash", "curl", "ffmpeg"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("CI") != "" {
@@ -92,4 +95,56 @@ func readmeBlock(t *testing.T, readme string) string {
 		t.Fatal("the README's flow block is not closed")
 	}
 	return rest[:end]
+}
+
+// The README's dependency table lists every module go.mod requires
+// directly, at the version go.mod has, with what it is used for.
+func TestReadmeDependencies(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gomod, err := os.ReadFile(filepath.Join("..", "..", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{} // module -> version, from the README's table
+	for _, line := range strings.Split(string(readme), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 5 {
+			continue
+		}
+		mod, ver := strings.TrimSpace(cells[1]), strings.TrimSpace(cells[2])
+		if strings.Contains(mod, ".") && strings.HasPrefix(ver, "v") && strings.TrimSpace(cells[3]) != "" {
+			rows[mod] = ver
+		}
+	}
+	inRequire := false
+	direct := 0
+	for _, line := range strings.Split(string(gomod), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "require (":
+			inRequire = true
+			continue
+		case line == ")":
+			inRequire = false
+			continue
+		case !inRequire || strings.Contains(line, "// indirect") || line == "":
+			continue
+		}
+		f := strings.Fields(line)
+		direct++
+		if got, ok := rows[f[0]]; !ok {
+			t.Errorf("go.mod requires %s %s; the README's dependency table does not list it", f[0], f[1])
+		} else if got != f[1] {
+			t.Errorf("the README lists %s at %s, go.mod at %s", f[0], got, f[1])
+		}
+	}
+	if direct == 0 {
+		t.Fatal("no direct requirements read from go.mod")
+	}
+	if len(rows) != direct {
+		t.Errorf("the README's table has %d modules, go.mod requires %d directly", len(rows), direct)
+	}
 }

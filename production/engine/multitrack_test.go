@@ -28,6 +28,9 @@ import (
 // processed tracks (the tracks output), where each speaker's activity is
 // reported, and the length of everything.
 func TestEngineMultitrack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a numeric end-to-end check of the plain run")
+	}
 	needTools(t, "ffmpeg")
 	const rate, bedRate = 48000, 44100
 	const guestOffset = 2.0

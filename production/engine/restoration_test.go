@@ -63,6 +63,9 @@ func bandLevel(x []float64, rate int, freqs []float64, from, to int) float64 {
 // {"denoise": true, "dehum": 50} comes out without its hum, the speech
 // kept, and the statistics say what was removed.
 func TestEngineDehum(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a numeric end-to-end check of the plain run")
+	}
 	const rate = 48000
 	speech, spans := testaudio.Phrases(t, rate, testaudio.Sentences[:3], 1.5, testaudio.Voices[0])
 	speech = testaudio.Scale(speech, 0.3)
@@ -104,6 +107,9 @@ func statsJSON(t *testing.T, v any) string {
 // move with the cuts, the statistics list them, and export_uncut_audio
 // keeps the length with the same cut list as a file.
 func TestEngineCutter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a numeric end-to-end check of the plain run")
+	}
 	const rate = 48000
 	x, spans := testaudio.Phrases(t, rate, testaudio.Sentences[:4], 3, testaudio.Voices[1])
 	chapterAt := float64(spans[2].Start) / rate

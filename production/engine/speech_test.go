@@ -50,6 +50,9 @@ func cues(t *testing.T, path string) [][2]float64 {
 // phrase's place after the cuts and the intro. The speech data and the
 // transcript hold the words.
 func TestEngineSpeechRecognition(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a numeric end-to-end check of the plain run")
+	}
 	needTools(t, "ffmpeg", "espeak-ng", pocketsphinx.Program)
 	const rate = 48000
 	sentences := testaudio.Sentences[:3]
@@ -186,6 +189,9 @@ func speechWords(t *testing.T, path string) []speechWord {
 // A multitrack production is recognised track by track: the transcript
 // names each track's speaker.
 func TestEngineSpeechMultitrack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a numeric end-to-end check of the plain run")
+	}
 	needTools(t, "ffmpeg", "espeak-ng", pocketsphinx.Program)
 	const rate = 48000
 	host, _ := testaudio.Phrases(t, rate, testaudio.Sentences[0:1], 1, testaudio.Voices[0])
@@ -228,6 +234,9 @@ func TestEngineSpeechMultitrack(t *testing.T) {
 // Subtitles burned into a video output of a video input: the frames at a
 // cue differ from the input's, the frames where nobody speaks do not.
 func TestEngineBurnIn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a numeric end-to-end check of the plain run")
+	}
 	needTools(t, "ffmpeg", "ffprobe", "espeak-ng", pocketsphinx.Program)
 	const rate = 48000
 	x, spans := testaudio.Phrases(t, rate, testaudio.Sentences[:1], 2)

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/production"
 )
 
 // DecodeCheckTimeout bounds the full decode of an uploaded or fetched
@@ -83,13 +83,6 @@ func displayName(key, field string) string {
 	return base
 }
 
-// absPath matches an absolute file path (or ffmpeg's file:/path) that
-// starts a message or follows a space, quote or bracket; URLs, whose
-// slashes follow a colon, do not match.
-var absPath = regexp.MustCompile(`(^|[\s'"(\[])(?:file:)?/[^\s'"(),:\[\]]*`)
-
 // scrubPaths replaces the server's file paths in a message shown to users
 // (a decoder's or ffmpeg's error) with name.
-func scrubPaths(msg, name string) string {
-	return absPath.ReplaceAllString(msg, "${1}"+strings.ReplaceAll(name, "$", "$$"))
-}
+func scrubPaths(msg, name string) string { return production.ScrubPaths(msg, name) }

@@ -161,18 +161,19 @@ loop:
 // however long after the body timeout it ends.
 func TestFastBodyNotCut(t *testing.T) {
 	e := newEnv(t)
-	// A grace of 50 ms and 1 KiB/s: a 1 KiB body sent in 20 pieces 20 ms
-	// apart (2.5 KiB/s) takes 400 ms, eight times the grace, and is never
-	// behind its allowance of 50 ms + 1 ms per byte.
-	_, addr := limitedServer(t, e, httpapi.ServerLimits{BodyTimeout: 50 * time.Millisecond, MinBodyRate: 1 << 10})
+	// A grace of 200 ms and 1 KiB/s: a 4 KiB body sent in 80 pieces 20 ms
+	// apart (2.5 KiB/s) takes 1.6 s, eight times the grace, and stays at
+	// least 180 ms ahead of its allowance of 200 ms + 1 ms per byte (more
+	// as it goes), so a loaded machine's late ticks do not make it late.
+	_, addr := limitedServer(t, e, httpapi.ServerLimits{BodyTimeout: 200 * time.Millisecond, MinBodyRate: 1 << 10})
 	c := dialFrom(t, "127.0.0.1", addr)
-	body := "username=alice&password=" + strings.Repeat("x", 1024)
+	body := "username=alice&password=" + strings.Repeat("x", 4096)
 	fmt.Fprintf(c, "POST /account/login/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n\r\n", len(body))
 	tk := time.NewTicker(20 * time.Millisecond)
 	defer tk.Stop()
-	for i := 0; i < len(body); i += len(body)/20 + 1 {
+	for i := 0; i < len(body); i += len(body)/80 + 1 {
 		<-tk.C
-		io.WriteString(c, body[i:min(len(body), i+len(body)/20+1)])
+		io.WriteString(c, body[i:min(len(body), i+len(body)/80+1)])
 	}
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)

@@ -1,0 +1,95 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// radix4AVX is radix4 with AVX: two complex values per 256-bit register,
+// so each butterfly instruction serves two k. The complex products are
+// Go's (re = ar*br - ai*bi, im = ar*bi + ai*br, no fused multiply-add) and
+// every other operation is the Go loop's, so the results are bit-identical
+// to it.
+
+// Sign masks for the product with -i (forward: (im, -re)) and with +i
+// (inverse: (-im, re)) after the real and imaginary parts are swapped.
+DATA negodd<>+0(SB)/8, $0x0000000000000000
+DATA negodd<>+8(SB)/8, $0x8000000000000000
+DATA negodd<>+16(SB)/8, $0x0000000000000000
+DATA negodd<>+24(SB)/8, $0x8000000000000000
+GLOBL negodd<>(SB), RODATA|NOPTR, $32
+DATA negeven<>+0(SB)/8, $0x8000000000000000
+DATA negeven<>+8(SB)/8, $0x0000000000000000
+DATA negeven<>+16(SB)/8, $0x8000000000000000
+DATA negeven<>+24(SB)/8, $0x0000000000000000
+GLOBL negeven<>(SB), RODATA|NOPTR, $32
+
+// CMUL sets D to A times B (complex, two per register); T1, T2 are
+// clobbered.
+#define CMUL(A, B, D, T1, T2) \
+	VMOVDDUP  B, T1; \
+	VPERMILPD $0xF, B, T2; \
+	VMULPD    T1, A, T1; \
+	VPERMILPD $0x5, A, D; \
+	VMULPD    T2, D, T2; \
+	VADDSUBPD T2, T1, D
+
+// func radix4AVX(z []complex128, h int, tw []complex128, inverse bool)
+TEXT ·radix4AVX(SB), NOSPLIT, $0-57
+	MOVQ z_base+0(FP), SI
+	MOVQ z_len+8(FP), DX
+	MOVQ h+24(FP), CX
+	MOVQ tw_base+32(FP), R8
+	MOVBQZX inverse+56(FP), AX
+	VMOVUPD negodd<>(SB), Y15
+	TESTQ AX, AX
+	JZ    forward
+	VMOVUPD negeven<>(SB), Y15
+forward:
+	SHLQ $4, DX        // bytes of z
+	SHLQ $4, CX        // hb: bytes of a quarter group
+	MOVQ CX, R11
+	LEAQ (CX)(CX*1), R12
+	LEAQ (R12)(CX*1), R13
+	LEAQ (R12)(R12*1), R14 // 4hb: bytes of a group
+	XORQ R9, R9        // j, bytes
+
+groups:
+	CMPQ R9, DX
+	JGE  done
+	XORQ R10, R10      // k, bytes
+
+butterflies:
+	LEAQ (SI)(R9*1), BX
+	ADDQ R10, BX
+	LEAQ (R8)(R10*1), DI
+	VMOVUPD (BX), Y0
+	VMOVUPD (BX)(R11*1), Y1
+	VMOVUPD (BX)(R12*1), Y2
+	VMOVUPD (BX)(R13*1), Y3
+	VMOVUPD (DI), Y4          // W^k
+	VMOVUPD (DI)(R11*1), Y5   // W^2k
+	VMOVUPD (DI)(R12*1), Y6   // W^3k
+	CMUL(Y1, Y5, Y7, Y8, Y9)  // b1 = g1*W^2k
+	CMUL(Y2, Y4, Y10, Y8, Y9) // b2 = g2*W^k
+	CMUL(Y3, Y6, Y11, Y8, Y9) // b3 = g3*W^3k
+	VADDPD Y7, Y0, Y1         // a0
+	VSUBPD Y7, Y0, Y2         // a1
+	VADDPD Y11, Y10, Y3       // a2
+	VSUBPD Y11, Y10, Y4       // a3
+	VPERMILPD $0x5, Y4, Y4
+	VXORPD Y15, Y4, Y4        // r3 = -i*a3 (forward), +i*a3 (inverse)
+	VADDPD Y3, Y1, Y5
+	VMOVUPD Y5, (BX)
+	VADDPD Y4, Y2, Y5
+	VMOVUPD Y5, (BX)(R11*1)
+	VSUBPD Y3, Y1, Y5
+	VMOVUPD Y5, (BX)(R12*1)
+	VSUBPD Y4, Y2, Y5
+	VMOVUPD Y5, (BX)(R13*1)
+	ADDQ $32, R10
+	CMPQ R10, CX
+	JLT  butterflies
+	ADDQ R14, R9
+	JMP  groups
+
+done:
+	VZEROUPPER
+	RET
