@@ -242,8 +242,9 @@ func TestQueuedSinkStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	sink := &blockingSink{release: make(chan struct{})}
 	q := audio.NewQueuedSink(ctx, sink, 1, 2)
-	// One block in the sink's Write, two queued.
-	for i := range 3 {
+	// Both buffers taken: one in the sink's Write (or about to be), one
+	// queued.
+	for i := range 2 {
 		if err := q.Write(audio.NewBuffer(1, 10)); err != nil {
 			t.Fatalf("write %d: %v", i, err)
 		}

@@ -52,6 +52,12 @@ func TestCodecTable(t *testing.T) {
 				continue
 			}
 			for _, ch := range []int{1, 2} {
+				if name == "vorbis" && ch == 1 && kbps > 240 {
+					// libvorbis has no mono mode above 240 kb/s: ffmpeg
+					// fails to open the encoder. No row: the engine's
+					// fallback headroom applies.
+					continue
+				}
 				keys = append(keys, codecKey{name, kbps, ch})
 			}
 		}
