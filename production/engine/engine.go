@@ -235,6 +235,25 @@ func (r *run) closeLater(src audio.Source) {
 	}
 }
 
+// releaseRender closes the processed sources of the render before
+// another one and forgets them and the decoders they closed, so that a
+// second render does not keep the first one's graph (its analysis and
+// plans grow with the programme's length) in memory.
+func (r *run) releaseRender() {
+	for _, c := range r.closers {
+		c.Close()
+	}
+	r.closers = nil
+	kept := r.decoders[:0]
+	for _, d := range r.decoders {
+		if cd, ok := d.(*closingDecoder); !ok || !cd.closed {
+			kept = append(kept, d)
+		}
+	}
+	clear(r.decoders[len(kept):])
+	r.decoders = kept
+}
+
 func (r *run) setStatus(s production.Status, frac float64) {
 	r.status = s
 	r.p.Status = s
@@ -815,6 +834,7 @@ func (r *run) verifyLossy(ctx context.Context, job ProcessJob, f audio.Format) e
 			job.Headroom = headroom
 		}
 		r.setStatus(production.StatusAudioEncoding, 0)
+		r.releaseRender()
 		processed, err := r.process(ctx, job)
 		if err != nil {
 			if ctx.Err() != nil {
