@@ -363,11 +363,15 @@ func (r *run) do(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := r.verifyLossy(ctx, job, src.Format()); err != nil {
+	// Neither src nor processed is used from here on: a re-render of the
+	// lossy verification must not keep the first render's graph alive.
+	f := src.Format()
+	src, processed = nil, nil
+	if err := r.verifyLossy(ctx, job, f); err != nil {
 		return err
 	}
 	r.result.Frames = frames
-	p.Length = float64(frames) / float64(src.Format().SampleRate)
+	p.Length = float64(frames) / float64(f.SampleRate)
 	p.Statistics = stats
 	if err := r.sideFiles(ctx); err != nil {
 		return err
