@@ -3,6 +3,7 @@ package audio
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 )
@@ -237,4 +238,129 @@ func (ps *ParallelSink) Close() error {
 		}
 	})
 	return nil
+}
+
+// QueuedSink is a Sink that writes to another sink from a goroutine of
+// its own, up to a fixed number of blocks behind its caller: the caller
+// goes on (rendering the next block, feeding other sinks) while a slow
+// sink, an encoder, works, and waits only when that many blocks are
+// queued. The blocks are copied into a fixed set of buffers, so memory
+// stays bounded and steady state allocates nothing. Create it with
+// NewQueuedSink; Write, Close and Stop must be called from one goroutine.
+type QueuedSink struct {
+	ctx    context.Context
+	next   Sink
+	full   chan Buffer
+	free   chan Buffer
+	failed chan struct{} // closed when next failed; err says how
+	exited chan struct{} // closed when the goroutine has returned
+	stop   chan struct{}
+	err    error
+	closed bool
+	once   sync.Once
+}
+
+// NewQueuedSink starts the goroutine that writes to next, with blocks
+// buffers of DefaultBlock frames of channels channels (a larger block
+// grows its buffer). Write returns ctx.Err() instead of waiting for a
+// buffer once ctx is done.
+func NewQueuedSink(ctx context.Context, next Sink, channels, blocks int) *QueuedSink {
+	blocks = max(blocks, 1)
+	q := &QueuedSink{
+		ctx:    ctx,
+		next:   next,
+		full:   make(chan Buffer, blocks),
+		free:   make(chan Buffer, blocks),
+		failed: make(chan struct{}),
+		exited: make(chan struct{}),
+		stop:   make(chan struct{}),
+	}
+	for range blocks {
+		q.free <- NewBuffer(channels, DefaultBlock)
+	}
+	go q.run()
+	return q
+}
+
+func (q *QueuedSink) run() {
+	defer close(q.exited)
+	for {
+		select {
+		case <-q.stop:
+			return
+		default:
+		}
+		select {
+		case b, ok := <-q.full:
+			if !ok {
+				return
+			}
+			if err := q.next.Write(b); err != nil {
+				q.err = err
+				close(q.failed)
+				return
+			}
+			q.free <- b
+		case <-q.stop:
+			return
+		}
+	}
+}
+
+// Write implements Sink: it copies b into a free buffer and queues it. It
+// returns the error of an earlier block's Write, if one failed.
+func (q *QueuedSink) Write(b Buffer) error {
+	if q.closed {
+		return errors.New("audio: write to a closed QueuedSink")
+	}
+	select {
+	case <-q.failed:
+		return q.err
+	default:
+	}
+	var buf Buffer
+	select {
+	case buf = <-q.free:
+	case <-q.failed:
+		return q.err
+	case <-q.ctx.Done():
+		return q.ctx.Err()
+	}
+	if len(buf) != len(b) {
+		q.free <- buf
+		return fmt.Errorf("%w: %d channels for a %d-channel queue", ErrFormatMismatch, len(b), len(buf))
+	}
+	n := b.Frames()
+	for c := range buf {
+		if cap(buf[c]) < n {
+			buf[c] = make([]float64, n)
+		}
+		buf[c] = buf[c][:n]
+		copy(buf[c], b[c])
+	}
+	q.full <- buf
+	return nil
+}
+
+// Close waits until every queued block has been written and returns the
+// first error of the sink's Write. It does not close the sink.
+func (q *QueuedSink) Close() error {
+	if !q.closed {
+		q.closed = true
+		close(q.full)
+	}
+	<-q.exited
+	return q.err
+}
+
+// Stop discards the queued blocks and waits for the goroutine to return
+// (it finishes a Write in progress first). Use it when the stream is
+// abandoned; Close after Stop returns at once.
+func (q *QueuedSink) Stop() {
+	q.once.Do(func() { close(q.stop) })
+	if !q.closed {
+		q.closed = true
+		close(q.full)
+	}
+	<-q.exited
 }

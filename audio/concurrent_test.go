@@ -191,3 +191,80 @@ func TestPrefetchIsLazy(t *testing.T) {
 		t.Errorf("Read after Close: %v", err)
 	}
 }
+
+// A queued sink passes every frame on in order whatever the block sizes,
+// blocks larger than its buffers included.
+func TestQueuedSinkKeepsTheStream(t *testing.T) {
+	want := audiotest.Noise(2, 5*audio.DefaultBlock+321, 0.5, 9)
+	for _, block := range append(audiotest.BlockSizes, 3*audio.DefaultBlock) {
+		rec := &recorder{}
+		q := audio.NewQueuedSink(context.Background(), rec, 2, 3)
+		for i := 0; i < want.Frames(); i += block {
+			if err := q.Write(want.Slice(i, min(i+block, want.Frames()))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := q.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if d := compareBuffers(rec.got, want); d != "" {
+			t.Errorf("block %d: %s", block, d)
+		}
+	}
+}
+
+// The sink's error comes back from a later Write or from Close.
+func TestQueuedSinkReportsErrors(t *testing.T) {
+	boom := errors.New("encoder died")
+	q := audio.NewQueuedSink(context.Background(), &recorder{err: boom}, 1, 2)
+	var err error
+	for range 10 {
+		if err = q.Write(audio.NewBuffer(1, 100)); err != nil {
+			break
+		}
+	}
+	if cerr := q.Close(); !errors.Is(err, boom) && !errors.Is(cerr, boom) {
+		t.Errorf("Write = %v, Close = %v, want the sink's error", err, cerr)
+	}
+	if err := q.Write(audio.NewBuffer(1, 10)); err == nil {
+		t.Error("Write after Close succeeded")
+	}
+}
+
+// blockingSink waits in Write until released.
+type blockingSink struct{ release chan struct{} }
+
+func (b *blockingSink) Write(audio.Buffer) error { <-b.release; return nil }
+
+// With the sink stuck, Write waits only when the queue is full, and
+// returns when the context ends; Stop returns once the sink does.
+func TestQueuedSinkStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sink := &blockingSink{release: make(chan struct{})}
+	q := audio.NewQueuedSink(ctx, sink, 1, 2)
+	// Both buffers taken: one in the sink's Write (or about to be), one
+	// queued.
+	for i := range 2 {
+		if err := q.Write(audio.NewBuffer(1, 10)); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	cancel()
+	if err := q.Write(audio.NewBuffer(1, 10)); !errors.Is(err, context.Canceled) {
+		t.Errorf("Write on a full queue after cancel: %v", err)
+	}
+	close(sink.release)
+	q.Stop()
+	if err := q.Close(); err != nil {
+		t.Errorf("Close after Stop: %v", err)
+	}
+}
+
+func TestQueuedSinkSteadyStateAllocatesNothing(t *testing.T) {
+	q := audio.NewQueuedSink(context.Background(), audio.MultiSink(), 2, 4)
+	defer q.Close()
+	buf := audio.NewBuffer(2, audio.DefaultBlock)
+	if a := testing.AllocsPerRun(200, func() { q.Write(buf) }); a != 0 {
+		t.Errorf("%v allocations per Write", a)
+	}
+}

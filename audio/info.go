@@ -91,4 +91,12 @@ type EncodeOptions struct {
 	// Length, when known, lets encoders that must state the total duration
 	// up front (chapter end times) do so.
 	Length time.Duration
+	// Monitor, when not nil, is given the encoded audio decoded again, as
+	// a player will hear it, in the encoder's input format, while the
+	// encoder works: so that what a lossy codec does to the level and the
+	// true peak is known when the file is, without decoding it afterwards.
+	// Encoders that can (the ffmpeg adapter's lossy ones) write all of it
+	// from a goroutine of their own before Close returns, and Close fails
+	// if they could not; others leave Monitor unused.
+	Monitor Sink
 }

@@ -82,8 +82,15 @@ func Decode(ctx context.Context, r io.Reader) (*Decoder, error) {
 	if err := f.Validate(); err != nil {
 		return nil, fmt.Errorf("ffmpeg: %s stream: %w", det.Format, err)
 	}
-	args := append(baseArgs(), "-i", in.arg, "-map", "0:a:0", "-vn", "-sn", "-dn",
-		"-f", "f64le", "-ac", strconv.Itoa(f.Channels), "-ar", strconv.Itoa(f.SampleRate), "pipe:1")
+	args := append(baseArgs(), "-i", in.arg, "-map", "0:a:0", "-vn", "-sn", "-dn")
+	return startDecoder(ctx, tool, args, in.stdin, f, det.Info)
+}
+
+// startDecoder runs ffmpeg with the input arguments args (ending with the
+// input and its stream selection) reading stdin, converting the audio to
+// planar float64 of format f on a pipe that the returned Decoder reads.
+func startDecoder(ctx context.Context, tool string, args []string, stdin io.Reader, f audio.Format, info audio.Info) (*Decoder, error) {
+	args = append(args, "-f", "f64le", "-ac", strconv.Itoa(f.Channels), "-ar", strconv.Itoa(f.SampleRate), "pipe:1")
 	cmd := exec.CommandContext(ctx, tool, args...)
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -92,10 +99,10 @@ func Decode(ctx context.Context, r io.Reader) (*Decoder, error) {
 	// The pipe is ours, not exec's, so a goroutine can reap the process
 	// (no zombie after a kill) without closing the read end under Read.
 	cmd.Stdout = pw
-	cmd.Stdin = in.stdin
+	cmd.Stdin = stdin
 	d := &Decoder{
 		ctx:      ctx,
-		info:     det.Info,
+		info:     info,
 		format:   f,
 		cmd:      cmd,
 		stdout:   pr,
@@ -109,7 +116,7 @@ func Decode(ctx context.Context, r io.Reader) (*Decoder, error) {
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
-		return nil, fmt.Errorf("%w: starting ffmpeg to decode %s: %v", audio.ErrCodecUnavailable, det.Format, err)
+		return nil, fmt.Errorf("%w: starting ffmpeg to decode %s: %v", audio.ErrCodecUnavailable, info.Format, err)
 	}
 	pw.Close()
 	go func() {

@@ -38,6 +38,9 @@ type outputFormat struct {
 	tags tagStyle
 	// vbr maps the kbps of EncodeOptions.Bitrate to a LAME quality.
 	vbr bool
+	// monitor is the muxer of the raw stream that EncodeOptions.Monitor
+	// decodes ("" for formats that are not monitored: lossless ones).
+	monitor string
 }
 
 // tagStyle is how a container keeps tags, chapters and the cover.
@@ -59,12 +62,12 @@ const (
 
 // outputFormats are the encoders this package registers, by API name.
 var outputFormats = map[string]outputFormat{
-	"mp3":     {codec: []string{"libmp3lame"}, muxer: "mp3", ext: ".mp3", defaultKbps: 96, maxChannels: 2, tags: styleID3},
-	"mp3-vbr": {codec: []string{"libmp3lame"}, muxer: "mp3", ext: ".mp3", defaultKbps: 96, maxChannels: 2, vbr: true, tags: styleID3},
-	"aac":     {codec: []string{"aac"}, muxer: "ipod", ext: ".m4a", defaultKbps: 64, maxChannels: 8, seekable: true, tags: styleMP4},
+	"mp3":     {codec: []string{"libmp3lame"}, muxer: "mp3", ext: ".mp3", defaultKbps: 96, maxChannels: 2, tags: styleID3, monitor: "mp3"},
+	"mp3-vbr": {codec: []string{"libmp3lame"}, muxer: "mp3", ext: ".mp3", defaultKbps: 96, maxChannels: 2, vbr: true, tags: styleID3, monitor: "mp3"},
+	"aac":     {codec: []string{"aac"}, muxer: "ipod", ext: ".m4a", defaultKbps: 64, maxChannels: 8, seekable: true, tags: styleMP4, monitor: "adts"},
 	"alac":    {codec: []string{"alac"}, muxer: "ipod", ext: ".m4a", maxChannels: 8, seekable: true, tags: styleMP4},
-	"opus":    {codec: []string{"libopus"}, muxer: "ogg", ext: ".opus", defaultKbps: 48, maxChannels: 8, tags: styleVorbis},
-	"vorbis":  {codec: []string{"libvorbis"}, muxer: "ogg", ext: ".ogg", defaultKbps: 80, maxChannels: 8, tags: styleVorbis},
+	"opus":    {codec: []string{"libopus"}, muxer: "ogg", ext: ".opus", defaultKbps: 48, maxChannels: 8, tags: styleVorbis, monitor: "ogg"},
+	"vorbis":  {codec: []string{"libvorbis"}, muxer: "ogg", ext: ".ogg", defaultKbps: 80, maxChannels: 8, tags: styleVorbis, monitor: "ogg"},
 }
 
 // lameVBR are LAME's -V presets with their typical average bitrate (kbps,
@@ -135,9 +138,14 @@ type Encoder struct {
 	// the chapters' URLs and pictures); Close adds them to its ID3 tag
 	// (nil: none).
 	id3Extras *id3.Extras
-	err       error
-	closed    bool
-	closeErr  error
+	// monDone is closed when the monitor goroutine has written the whole
+	// decoded stream to opts.Monitor (nil without a monitor); monErr says
+	// why it stopped early.
+	monDone  chan struct{}
+	monErr   error
+	err      error
+	closed   bool
+	closeErr error
 }
 
 // NewEncoder starts ffmpeg encoding the named output format (mp3, mp3-vbr,
@@ -150,6 +158,12 @@ type Encoder struct {
 // chapter tracks in MP4; Vorbis comments with METADATA_BLOCK_PICTURE and
 // CHAPTERnnn (with CHAPTERnnnURL) in Ogg. MP4 has no chapter URLs or
 // pictures, Ogg no chapter pictures.
+//
+// With opts.Monitor, a lossy encoder's packets also go (through ffmpeg's
+// tee muxer) to a second ffmpeg that decodes them at the input's rate and
+// channels for the monitor, concurrently with the encoding, so that the
+// decoded file is measured at no cost in time on a machine with a core to
+// spare. Chapters are then added in a copy pass at Close.
 func NewEncoder(ctx context.Context, name string, w io.Writer, f audio.Format, opts audio.EncodeOptions) (*Encoder, error) {
 	of, ok := outputFormats[name]
 	if !ok {
@@ -184,7 +198,11 @@ func (e *Encoder) start() error {
 		}
 	}
 	hasMeta := !e.opts.Tags.IsZero() || len(e.opts.Chapters) > 0
-	e.metaLater = len(e.opts.Chapters) > 0 && e.opts.Length <= 0 && e.of.tags != styleVorbis
+	monitor := e.opts.Monitor != nil && e.of.monitor != "" && e.video == "" && e.scene == nil
+	// ffmpeg's tee muxer, which hands the monitor the encoded packets,
+	// passes tags and streams on to its outputs but not chapters: with a
+	// monitor they are added in the copy pass at Close.
+	e.metaLater = len(e.opts.Chapters) > 0 && (e.opts.Length <= 0 || monitor) && e.of.tags != styleVorbis
 	e.id3Extras = e.extrasID3()
 	toTemp := e.of.seekable || isFile || e.metaLater || e.id3Extras != nil
 
@@ -225,7 +243,7 @@ func (e *Encoder) start() error {
 	args = append(args, "-c:a")
 	args = append(args, e.of.codec...)
 	args = append(args, e.codecArgs()...)
-	args = append(args, e.muxerArgs()...)
+	target := "pipe:1"
 	if toTemp {
 		dir := ""
 		if isFile {
@@ -238,14 +256,33 @@ func (e *Encoder) start() error {
 		t.Close()
 		e.temps = append(e.temps, t.Name())
 		e.out = t.Name()
-		args = append(args, "-y", "file:"+t.Name())
+		target = "file:" + t.Name()
+	}
+	if monitor {
+		// One encoder, two muxers: the file, and the raw stream on fd 3
+		// for the monitor's decoder.
+		args = append(args, "-y", "-f", "tee", "["+teeOptions(e.muxerArgs())+"]"+teeEscape(target)+
+			"|[f="+e.of.monitor+":select=a]pipe:3")
 	} else {
-		args = append(args, "pipe:1")
+		args = append(args, e.muxerArgs()...)
+		args = append(args, "-y", target)
 	}
 
 	cmd := exec.CommandContext(e.ctx, e.tool, args...)
+	var monW *os.File
+	if monitor {
+		var err error
+		if monW, err = e.startMonitor(); err != nil {
+			return err
+		}
+		cmd.ExtraFiles = []*os.File{monW}
+	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
+		if monW != nil {
+			monW.Close()
+			<-e.monDone
+		}
 		return fmt.Errorf("ffmpeg: %w", err)
 	}
 	cmd.Stdin = pr
@@ -254,18 +291,78 @@ func (e *Encoder) start() error {
 	}
 	cmd.Stderr = e.stderr
 	cmd.WaitDelay = waitDelay
-	if err := cmd.Start(); err != nil {
-		pr.Close()
+	err = cmd.Start()
+	pr.Close()
+	if monW != nil {
+		// The encoder holds its own copy: the monitor sees the end of the
+		// stream when the encoder exits.
+		monW.Close()
+	}
+	if err != nil {
 		pw.Close()
+		if monW != nil {
+			<-e.monDone
+		}
 		return fmt.Errorf("%w: starting ffmpeg to encode %s: %v", audio.ErrCodecUnavailable, e.name, err)
 	}
-	pr.Close()
 	e.cmd, e.stdin = cmd, pw
 	go func() {
 		e.waitErr = cmd.Wait()
 		close(e.done)
 	}()
 	return nil
+}
+
+// startMonitor starts the decoder of the monitored stream, whose output a
+// goroutine writes to opts.Monitor, and returns the write end of the pipe
+// it reads the encoded stream from.
+func (e *Encoder) startMonitor() (*os.File, error) {
+	monR, monW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("ffmpeg: %w", err)
+	}
+	demuxer := e.of.monitor
+	if demuxer == "adts" {
+		demuxer = "aac" // the ADTS muxer's demuxer
+	}
+	args := append(baseArgs(), "-f", demuxer, "-i", "pipe:0", "-map", "0:a:0")
+	dec, err := startDecoder(e.ctx, e.tool, args, monR, e.format, audio.Info{Format: e.name})
+	monR.Close()
+	if err != nil {
+		monW.Close()
+		return nil, err
+	}
+	e.monDone = make(chan struct{})
+	go func() {
+		defer close(e.monDone)
+		_, err := audio.Copy(e.ctx, e.opts.Monitor, dec)
+		dec.Close()
+		e.monErr = err
+	}()
+	return monW, nil
+}
+
+// teeOptions turns muxer arguments ("-f", "mp3", "-id3v2_version", "3")
+// into the options of a tee muxer output ("f=mp3:id3v2_version=3").
+func teeOptions(args []string) string {
+	var opts []string
+	for i := 0; i+1 < len(args); i += 2 {
+		opts = append(opts, strings.TrimPrefix(args[i], "-")+"="+args[i+1])
+	}
+	return strings.Join(opts, ":")
+}
+
+// teeEscape escapes what the tee muxer's output list treats as syntax in
+// a file name: backslashes, quotes, the separator and white space.
+func teeEscape(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if strings.ContainsRune("\\'|[] \t\n\r", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func (e *Encoder) codecArgs() []string {
@@ -572,6 +669,10 @@ func (e *Encoder) finish() error {
 	defer e.removeTemps()
 	e.stdin.Close()
 	<-e.done
+	if e.monDone != nil {
+		// The encoder is gone, so the monitor's input has ended.
+		<-e.monDone
+	}
 	if e.err != nil {
 		return e.err
 	}
@@ -579,6 +680,9 @@ func (e *Encoder) finish() error {
 	e.err = fmt.Errorf("ffmpeg: write to a closed %s encoder: %w", e.name, os.ErrClosed)
 	if e.waitErr != nil || e.ctx.Err() != nil {
 		return exitError(e.ctx, "encoding "+e.name, e.waitErr, e.stderr)
+	}
+	if e.monErr != nil {
+		return fmt.Errorf("ffmpeg: monitoring the encoded %s: %w", e.name, e.monErr)
 	}
 	if e.out == "" {
 		return nil

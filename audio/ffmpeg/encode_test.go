@@ -78,19 +78,28 @@ func TestEncodeRoundTrip(t *testing.T) {
 		}{cases[0], cases[len(cases)-1]} // one lossy, one lossless
 	}
 	for _, tc := range cases {
-		for _, toFile := range []bool{true, false} {
-			sub := tc.name + "/buffer"
-			if toFile {
-				sub = tc.name + "/file"
-			}
-			t.Run(sub, func(t *testing.T) {
+		for _, mode := range []string{"file", "buffer", "monitor"} {
+			toFile, monitored := mode != "buffer", mode == "monitor"
+			t.Run(tc.name+"/"+mode, func(t *testing.T) {
 				tags := audio.Tags{Title: "Episode 7", Artist: "Host", Album: "Show", Genre: "Podcast",
 					Year: "2025", Track: "7", Comment: "round trip", Summary: "What we talk about", License: "CC-BY 4.0",
 					Subtitle: "A subtitle", Publisher: "ACME", URL: "https://example.org", LicenseURL: "https://example.org/license",
 					Keywords: "news, science", Location: audio.ISO6709(48.2082, 16.3738),
 					Cover: &audio.Picture{MIMEType: "image/jpeg", Data: cover, Size: len(cover)}}
 				opts := audio.EncodeOptions{Bitrate: tc.bitrate, Tags: tags, Chapters: testChapters}
+				var mon *monitorSink
+				if monitored {
+					mon = &monitorSink{}
+					opts.Monitor = mon
+				}
 				dir := t.TempDir()
+				if monitored {
+					// The tee muxer's syntax in the directory name.
+					dir = filepath.Join(dir, "a b|c'[d]\\e")
+					if err := os.Mkdir(dir, 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
 				outPath := filepath.Join(dir, "out")
 				var w io.Writer
 				var buf bytes.Buffer
@@ -214,6 +223,9 @@ func TestEncodeRoundTrip(t *testing.T) {
 				got, dec := decodeAll(t, openFile(t, outPath))
 				if math.Abs(float64(got.Frames())/float64(dec.Format().SampleRate)-3) > 0.1 {
 					t.Errorf("decoded %d frames at %d Hz, want 3 s", got.Frames(), dec.Format().SampleRate)
+				}
+				if mon != nil {
+					checkMonitor(t, mon, got, dec.Format().SampleRate, rate, tc.lossless)
 				}
 				if tc.lossless {
 					if got.Frames() != src.Frames() {
@@ -413,4 +425,76 @@ func audioKbps(t testing.TB, path string, seconds float64) float64 {
 		sum += n
 	}
 	return float64(sum) * 8 / seconds / 1000
+}
+
+// monitorSink collects what an encoder's monitor decodes.
+type monitorSink struct{ got audio.Buffer }
+
+func (m *monitorSink) Write(b audio.Buffer) error {
+	if m.got == nil {
+		m.got = make(audio.Buffer, len(b))
+	}
+	for c := range b {
+		m.got[c] = append(m.got[c], b[c]...)
+	}
+	return nil
+}
+
+// checkMonitor compares what the monitor heard with the decoded file
+// (file, at fileRate): the same audio at the encoder's rate, give or take
+// the codec's delay and padding, which a raw stream keeps and a file's
+// header may trim. Lossless formats are not monitored.
+func checkMonitor(t *testing.T, mon *monitorSink, file audio.Buffer, fileRate, rate int, lossless bool) {
+	t.Helper()
+	if lossless {
+		if mon.got != nil {
+			t.Errorf("lossless encoder monitored %d frames", mon.got.Frames())
+		}
+		return
+	}
+	if len(mon.got) != 2 {
+		t.Fatalf("monitor got %d channels, want 2", len(mon.got))
+	}
+	if d := float64(mon.got.Frames())/float64(rate) - float64(file.Frames())/float64(fileRate); math.Abs(d) > 0.1 {
+		t.Errorf("monitor heard %d frames at %d Hz, the file decodes to %d at %d Hz", mon.got.Frames(), rate, file.Frames(), fileRate)
+	}
+	for c := range 2 {
+		if m, f := rmsDB(mon.got[c]), rmsDB(file[c]); math.Abs(m-f) > 0.1 {
+			t.Errorf("channel %d: monitor at %.2f dBFS, file at %.2f dBFS", c, m, f)
+		}
+	}
+}
+
+// failingSink refuses every block.
+type failingSink struct{}
+
+var errMonitorFull = errors.New("monitor refuses audio")
+
+func (failingSink) Write(audio.Buffer) error { return errMonitorFull }
+
+// TestEncodeMonitorFailure checks that a monitor that cannot take the
+// decoded audio fails the encode, without hanging the encoder.
+func TestEncodeMonitorFailure(t *testing.T) {
+	requireFFmpeg(t)
+	t.Parallel()
+	const rate = 44100
+	f, err := os.Create(filepath.Join(t.TempDir(), "out.mp3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	enc, err := NewEncoder(context.Background(), "mp3", f, audio.Format{SampleRate: rate, Channels: 2}, audio.EncodeOptions{Monitor: failingSink{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var werr error
+	for range 20 { // 60 s: more than the pipes between the processes hold
+		if werr = enc.Write(testSignal(rate)); werr != nil {
+			break
+		}
+	}
+	cerr := enc.Close()
+	if !errors.Is(werr, errMonitorFull) && !errors.Is(cerr, errMonitorFull) {
+		t.Errorf("Write = %v, Close = %v; want the monitor's error", werr, cerr)
+	}
 }

@@ -1,116 +1,109 @@
 package engine
 
 import (
-	"bytes"
-	"context"
-	"fmt"
 	"log/slog"
 	"math"
-	"sync"
 
 	"github.com/audiopost/audiopost/production"
 
 	"github.com/audiopost/audiopost/audio"
-	"github.com/audiopost/audiopost/loudness"
 )
 
-// Lossy encoders do not keep the level they are given: LAME at constant
-// bitrates up to 192 kb/s decodes 0.3-0.45 dB below its input (at 256 kb/s
-// and in VBR it does not), so an MP3 of a production normalized to
-// -16 LUFS would measure -16.45. The engine therefore feeds each lossy
-// encoder through a gain that undoes the encoder's own drift, measured
-// once per process for each encoder configuration on a tone probe, and verifyLossy corrects what the probe did not predict for the
-// actual programme.
+// Lossy encoders change what they are given in two ways the engine must
+// plan for before it renders, so that a lossy output meets the level and
+// maxpeak promise from its first encode:
+//
+//   - the level: LAME at constant bitrates up to 192 kb/s decodes about
+//     0.45 dB below its input, AAC and Opus at low bitrates lose up to a
+//     few tenths on speech. Each lossy encoder is fed through a gain that
+//     undoes its drift.
+//   - the true peak: the decoded waveform overshoots the peaks it was
+//     given (the quantisation noise adds to them). The limiter's ceiling
+//     is lowered by the worst overshoot of the production's lossy outputs
+//     (ProcessJob.Headroom).
+//
+// Both come from codecTable, measured by TestCodecTable on processed
+// programme material for every lossy format, bitrate and channel count
+// (mono rows also serve mono mixdowns) and checked against the installed
+// ffmpeg by the same test. verifyLossy measures each output while it is
+// encoded (EncodeOptions.Monitor) and encodes again only what still
+// misses.
 
-// codecGainKey is an encoder configuration whose level drift is cached.
-type codecGainKey struct {
+// codecRow is what one encoder configuration does to processed programme
+// material.
+type codecRow struct {
 	format         string
-	bitrate        int
-	channels, rate int
+	kbps, channels int
+	// level is the median change of the integrated loudness, decoded less
+	// input, in dB.
+	level float64
+	// peak is the largest rise of the true peak, decoded less input, in
+	// dB, with the level compensated (the input raised by -level).
+	peak float64
 }
+
+// unknownCodec stands for an encoder configuration the table lacks: no
+// level compensation, and the headroom the engine used before it had a
+// table, which covered every codec at podcast bitrates.
+var unknownCodec = codecRow{peak: 1.0}
 
 // maxCodecGain bounds the compensation: a larger drift means a broken
 // encoder, which should be visible in the output, not hidden.
 const maxCodecGain = 1.5
 
-var codecGains sync.Map // codecGainKey -> float64 (dB)
-
-// codecGainDB returns the gain in dB that makes the encoder of format,
-// at bitrate kbps for streams of f, decode at the loudness it was given.
-func codecGainDB(ctx context.Context, format string, bitrate int, f audio.Format) (float64, error) {
-	key := codecGainKey{format, bitrate, f.Channels, f.SampleRate}
-	if g, ok := codecGains.Load(key); ok {
-		return g.(float64), nil
-	}
-	probe := toneProbe(f, 6)
-	in, err := integrated(ctx, audio.NewBufferSource(probe, f.SampleRate))
-	if err != nil {
-		return 0, err
-	}
-	var encoded bytes.Buffer
-	enc, err := audio.NewEncoder(ctx, format, &encoded, f, audio.EncodeOptions{Bitrate: bitrate})
-	if err != nil {
-		return 0, err
-	}
-	for off := 0; off < probe.Frames(); off += audio.DefaultBlock {
-		end := min(off+audio.DefaultBlock, probe.Frames())
-		if err := enc.Write(probe.Slice(off, end)); err != nil {
-			enc.Close()
-			return 0, err
+// lookupCodecRow returns the table's row of format at kbps for channels
+// (more than two use the stereo row).
+func lookupCodecRow(format string, kbps, channels int) (codecRow, bool) {
+	channels = min(channels, 2)
+	for _, r := range codecTable {
+		if r.format == format && r.kbps == kbps && r.channels == channels {
+			return r, true
 		}
 	}
-	if err := enc.Close(); err != nil {
-		return 0, err
-	}
-	d, err := audio.Decode(ctx, bytes.NewReader(encoded.Bytes()))
-	if err != nil {
-		return 0, err
-	}
-	defer d.Close()
-	out, err := integrated(ctx, d)
-	if err != nil {
-		return 0, err
-	}
-	if math.IsInf(in, 0) || math.IsInf(out, 0) {
-		return 0, fmt.Errorf("%s probe decodes silent", format)
-	}
-	g := max(-maxCodecGain, min(maxCodecGain, in-out))
-	codecGains.Store(key, g)
-	return g, nil
+	return unknownCodec, false
 }
 
-func integrated(ctx context.Context, src audio.Source) (float64, error) {
-	res, err := loudness.Measure(ctx, src, loudness.Options{Mode: loudness.ModeI})
-	if err != nil {
-		return 0, err
-	}
-	return res.Integrated, nil
-}
-
-// toneProbe is seconds of a steady harmonic tone: a 150 Hz voice-like
-// fundamental with partials to 4 kHz falling 6 dB per octave, at about
-// -20 LUFS, the same in every channel. Tones, not noise: transform
-// codecs at podcast bitrates code steady partials faithfully, so what the
-// decoded probe lacks is the encoder's systematic gain error, which is
-// what compensation is for; how a codec treats noise-like detail depends
-// on the programme and is left to verifyLossy's measurement.
-func toneProbe(f audio.Format, seconds float64) audio.Buffer {
-	n := int(seconds * float64(f.SampleRate))
-	buf := audio.NewBuffer(f.Channels, n)
-	const f0 = 150.0
-	rate := float64(f.SampleRate)
-	for k := 1; float64(k)*f0 <= min(4000, rate/2.5); k++ {
-		amp := 0.12 / float64(k)
-		w := 2 * math.Pi * float64(k) * f0 / rate
-		phase := float64(k*k) * 0.7 // spread the partials' peaks
-		for i := range n {
-			buf[0][i] += amp * math.Sin(w*float64(i)+phase)
+// codecEffect is lookupCodecRow for an output, logging what the table
+// lacks. Video outputs carry AAC audio (128 kb/s by default).
+func codecEffect(of production.OutputFormat, kbps, channels int) codecRow {
+	format := of.Name
+	if of.Type == production.TypeVideo {
+		format = "aac"
+		if kbps == 0 {
+			kbps = 128
 		}
+	} else if kbps == 0 {
+		kbps = of.DefaultBitrate
 	}
-	for c := 1; c < f.Channels; c++ {
-		copy(buf[c], buf[0])
+	r, ok := lookupCodecRow(format, kbps, channels)
+	if !ok {
+		slog.Debug("no codec table row", "format", format, "kbps", kbps, "channels", channels)
 	}
-	return buf
+	return r
+}
+
+// lossyHeadroom is the true-peak headroom the render keeps for the lossy
+// outputs of p (0 without any): the largest overshoot the table predicts
+// for them. A mono mixdown output is encoded with one channel, every
+// other with the production's channels (a multitrack master is stereo).
+func lossyHeadroom(p *production.Production) float64 {
+	channels := p.Channels
+	if p.IsMultitrack || channels == 0 {
+		channels = 2
+	}
+	h := 0.0
+	for _, o := range p.OutputFiles {
+		of, ok := production.LookupFormat(o.Format)
+		if !ok || !(of.Lossy() || of.Type == production.TypeVideo) {
+			continue
+		}
+		ch := channels
+		if o.MonoMixdown {
+			ch = 1
+		}
+		h = max(h, codecEffect(of, o.Bitrate, ch).peak)
+	}
+	return round2(h)
 }
 
 // gainSink scales what it is given by a fixed gain before passing it on.
@@ -140,24 +133,16 @@ func (g *gainSink) Write(b audio.Buffer) error {
 }
 
 // compensate puts the gain that undoes the level drift of output's lossy
-// encoder in front of sink: the probe's prediction plus what verifyLossy
+// encoder in front of sink: the table's prediction plus what verifyLossy
 // measured on this programme in an earlier pass.
-func (r *run) compensate(ctx context.Context, output int, of production.OutputFormat, bitrate int, f audio.Format, sink audio.Sink) (audio.Sink, error) {
+func (r *run) compensate(output int, of production.OutputFormat, bitrate int, f audio.Format, sink audio.Sink) audio.Sink {
 	if !r.normalize {
-		return sink, nil
+		return sink
 	}
-	g, err := codecGainDB(ctx, of.Name, bitrate, f)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		// The real encoder will report what is wrong with it.
-		slog.Debug("codec level probe failed", "format", of.Name, "err", err)
-		g = 0
-	}
+	g := max(-maxCodecGain, min(maxCodecGain, -codecEffect(of, bitrate, f.Channels).level))
 	g += r.levelFix[output]
 	if math.Abs(g) < 0.01 {
-		return sink, nil
+		return sink
 	}
-	return newGainSink(g, f.Channels, sink), nil
+	return newGainSink(g, f.Channels, sink)
 }

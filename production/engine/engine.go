@@ -81,6 +81,15 @@ type Result struct {
 	LoudnessChart []byte
 	// Frames is the output length in frames at the output sample rate.
 	Frames int64
+	// LossyPasses is how many times the lossy verification rendered the
+	// programme again, and LossyReencoded how many outputs it encoded
+	// again in all (an output split on chapters counts once), because
+	// their first encode missed maxpeak or the level: both 0 when every
+	// lossy output was right the first time.
+	LossyPasses, LossyReencoded int
+	// LossyPeakMisses and LossyLevelMisses are how many lossy outputs
+	// missed maxpeak, and their level, on the first encode.
+	LossyPeakMisses, LossyLevelMisses int
 }
 
 // WrittenFile is one published file.
@@ -213,7 +222,9 @@ func (e *Engine) Run(ctx context.Context, p *production.Production, in Inputs, o
 		return nil, err
 	}
 	r.setStatus(production.StatusDone, 1)
-	log.Info("production done", "uuid", p.UUID, "length", p.Length, "files", len(r.result.Files), "elapsed", time.Since(started))
+	log.Info("production done", "uuid", p.UUID, "length", p.Length, "files", len(r.result.Files),
+		"lossy_reencoded", r.result.LossyReencoded, "lossy_peak_misses", r.result.LossyPeakMisses,
+		"lossy_level_misses", r.result.LossyLevelMisses, "elapsed", time.Since(started))
 	return &r.result, nil
 }
 
@@ -222,6 +233,25 @@ func (r *run) closeLater(src audio.Source) {
 	if c, ok := src.(io.Closer); ok {
 		r.closers = append(r.closers, c)
 	}
+}
+
+// releaseRender closes the processed sources of the render before
+// another one and forgets them and the decoders they closed, so that a
+// second render does not keep the first one's graph (its analysis and
+// plans grow with the programme's length) in memory.
+func (r *run) releaseRender() {
+	for _, c := range r.closers {
+		c.Close()
+	}
+	r.closers = nil
+	kept := r.decoders[:0]
+	for _, d := range r.decoders {
+		if cd, ok := d.(*closingDecoder); !ok || !cd.closed {
+			kept = append(kept, d)
+		}
+	}
+	clear(r.decoders[len(kept):])
+	r.decoders = kept
 }
 
 func (r *run) setStatus(s production.Status, frac float64) {
@@ -309,9 +339,7 @@ func (r *run) do(ctx context.Context) error {
 		return err
 	}
 	job := ProcessJob{Algorithms: alg, CutStart: p.CutStart, CutEnd: p.CutEnd, RefineCuts: r.refineCuts(p.SampleRate)}
-	if lossyOutputs(p) {
-		job.Headroom = lossyHeadroom
-	}
+	job.Headroom = lossyHeadroom(p)
 	processed, err := r.process(ctx, job)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -335,11 +363,15 @@ func (r *run) do(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := r.verifyLossy(ctx, job, src.Format()); err != nil {
+	// Neither src nor processed is used from here on: a re-render of the
+	// lossy verification must not keep the first render's graph alive.
+	f := src.Format()
+	src, processed = nil, nil
+	if err := r.verifyLossy(ctx, job, f); err != nil {
 		return err
 	}
 	r.result.Frames = frames
-	p.Length = float64(frames) / float64(src.Format().SampleRate)
+	p.Length = float64(frames) / float64(f.SampleRate)
 	p.Statistics = stats
 	if err := r.sideFiles(ctx); err != nil {
 		return err
@@ -692,6 +724,13 @@ func (r *run) pass(ctx context.Context, src audio.Source, sinks []audio.Sink, pl
 		abortPass(plan)
 		return 0, fmt.Errorf("%w: input file has no audio", audio.ErrMalformed)
 	}
+	if err := plan.drain(); err != nil {
+		abortPass(plan)
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		return 0, fmt.Errorf("encoding: %w", err)
+	}
 	if err := r.finishPass(plan); err != nil {
 		abortPass(plan)
 		if ctx.Err() != nil {
@@ -703,50 +742,51 @@ func (r *run) pass(ctx context.Context, src audio.Source, sinks []audio.Sink, pl
 }
 
 // Lossy verification (DESIGN step 6): decoders of lossy formats overshoot
-// the true peak of the PCM they were given. Every lossy output file is
-// decoded again and measured; outputs whose decoded true peak exceeds
-// maxpeak by more than lossyTolerance are rendered again, in one more
-// pass for all of them, with the limiter's lossy headroom raised by the
-// worst overshoot, up to lossyAttempts times; what still overshoots then
-// is reported as a warning. The same decode checks the level: a main
-// file whose integrated loudness is more than lossyLevelTolerance from
-// the PCM's (a mono mixdown's: its mono PCM's), after the encoder's
-// probed compensation, is rendered again with the difference added to
-// that output's gain; chapter parts follow their output's fix. The
-// status is Audio Encoding again while outputs are rendered again. Files
-// an OutputWriter cannot read back (no File method) are not verified.
+// the true peak of the PCM they were given. The render keeps the headroom
+// the codec table predicts for the production's lossy outputs (see
+// codecgain.go), and every lossy output file is decoded again while it is
+// encoded (EncodeOptions.Monitor) and measured; outputs whose decoded
+// true peak still exceeds maxpeak by more than lossyTolerance are
+// rendered again, in one more pass for all of them, with the limiter's
+// lossy headroom raised by the worst overshoot, up to lossyAttempts
+// times; what still overshoots then is reported as a warning. The same
+// measurement checks the level: a main file whose integrated loudness is
+// more than lossyLevelTolerance from the PCM's (a mono mixdown's: its mono
+// PCM's), after the table's compensation, is rendered again with the
+// difference added to that output's gain; chapter parts follow their
+// output's fix. The status is Audio Encoding again while outputs are
+// rendered again; Result.LossyReencoded counts the files encoded again.
+// Files of an encoder without a monitor that an OutputWriter cannot read
+// back (no File method) are not verified.
 const (
 	lossyTolerance      = 0.15
 	lossyLevelTolerance = 0.2
 	lossyAttempts       = 3
-	// lossyHeadroom is the first render's true-peak headroom for lossy
-	// outputs: MP3 at podcast bitrates overshoots the PCM true peak by up
-	// to about 1 dB on speech (AAC sometimes more; verifyLossy measures).
-	lossyHeadroom = 1.0
 )
 
 func (r *run) verifyLossy(ctx context.Context, job ProcessJob, f audio.Format) error {
-	if job.Headroom == 0 || !r.normalize {
+	if !r.normalize {
 		return nil
 	}
 	promise := job.Algorithms.Float("maxpeak")
 	headroom := job.Headroom
 	plan := r.plan
+	peakMiss, levelMiss := map[int]bool{}, map[int]bool{}
+	defer func() { r.result.LossyPeakMisses, r.result.LossyLevelMisses = len(peakMiss), len(levelMiss) }()
 	for attempt := 0; ; attempt++ {
 		redo := map[int]bool{}
 		worst := 0.0
 		var worstName string
 		for _, ef := range plan.files {
-			of, _ := production.LookupFormat(r.p.OutputFiles[ef.output].Format)
-			if !of.Lossy() || ef.fh.os == nil {
-				continue
-			}
-			got, err := decodedLoudness(ctx, ef.fh)
+			got, ok, err := ef.encodedLoudness(ctx)
 			if err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
 				return fmt.Errorf("re-measuring output %s: %w", ef.fh.name, err)
+			}
+			if !ok {
+				continue
 			}
 			// Only a whole file holds the programme at the level the meter
 			// saw; chapter parts follow its fix.
@@ -761,12 +801,18 @@ func (r *run) verifyLossy(ctx context.Context, job ProcessJob, f audio.Format) e
 				}
 				r.levelFix[ef.output] -= drift
 				redo[ef.output] = true
+				if attempt == 0 {
+					levelMiss[ef.output] = true
+				}
 				if worstName == "" {
 					worstName = ef.fh.name
 				}
 			}
 			if over := got.TruePeak - promise; over > lossyTolerance {
 				redo[ef.output] = true
+				if attempt == 0 {
+					peakMiss[ef.output] = true
+				}
 				if over > worst {
 					worst, worstName = over, ef.fh.name
 				}
@@ -783,6 +829,8 @@ func (r *run) verifyLossy(ctx context.Context, job ProcessJob, f audio.Format) e
 			r.p.AddWarning(production.StatusAudioEncoding, msg)
 			return nil
 		}
+		r.result.LossyPasses++
+		r.result.LossyReencoded += len(redo)
 		slog.Info("re-rendering lossy outputs", "uuid", r.p.UUID, "attempt", attempt+1, "outputs", len(redo),
 			"overshoot_db", round2(worst), "level_fix_db", r.levelFix)
 		if worst > 0 {
@@ -790,6 +838,7 @@ func (r *run) verifyLossy(ctx context.Context, job ProcessJob, f audio.Format) e
 			job.Headroom = headroom
 		}
 		r.setStatus(production.StatusAudioEncoding, 0)
+		r.releaseRender()
 		processed, err := r.process(ctx, job)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -825,6 +874,24 @@ func (r *run) dropOutputs(outputs map[int]bool) {
 		kept = append(kept, fh)
 	}
 	r.pending = kept
+}
+
+// encodedLoudness returns the true peak and integrated loudness of a
+// verified file's encoded audio (ok false for a file that is not
+// verified): what its encoder's monitor measured, or, for an encoder
+// without a monitor, what decoding the finished file measures.
+func (ef *encodedFile) encodedLoudness(ctx context.Context) (res loudness.Result, ok bool, err error) {
+	if ef.meter == nil {
+		return res, false, nil
+	}
+	if res = ef.meter.Result(); res.Frames > 0 {
+		return res, true, nil
+	}
+	if ef.fh.os == nil {
+		return res, false, nil
+	}
+	res, err = decodedLoudness(ctx, ef.fh)
+	return res, err == nil, err
 }
 
 // decodedLoudness decodes a finished file and measures its true peak and

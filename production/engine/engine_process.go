@@ -397,15 +397,4 @@ func round2(x float64) float64 {
 	return math.Round(x*100) / 100
 }
 
-// lossyOutputs reports whether any output of p is encoded lossily.
-func lossyOutputs(p *production.Production) bool {
-	for _, o := range p.OutputFiles {
-		f, ok := production.LookupFormat(o.Format)
-		if ok && (f.Lossy() || f.Type == production.TypeVideo) {
-			return true
-		}
-	}
-	return false
-}
-
 func joinWarnings(w []string) string { return strings.Join(w, "; ") }

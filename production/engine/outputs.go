@@ -6,6 +6,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/audiopost/audiopost/production"
@@ -65,7 +66,11 @@ type encodedFile struct {
 	// final marks the status whose finishing work closes it.
 	final production.Status
 	// mono marks a mono mixdown of a production with more channels.
-	mono   bool
+	mono bool
+	// meter measures the encoded audio decoded again while it is encoded
+	// (EncodeOptions.Monitor), for the lossy verification; nil when the
+	// file is not verified.
+	meter  *loudness.Meter
 	closed bool
 }
 
@@ -284,6 +289,12 @@ func (r *run) audioChapters(cs []production.Chapter) []audio.Chapter {
 // passPlan is every file of the encoding pass.
 type passPlan struct {
 	sinks []audio.Sink
+	// queues are the encoders' queues among sinks: each encoder is fed
+	// from a goroutine of its own (see queueBlocks).
+	queues []*audio.QueuedSink
+	// mu guards files and the run's pending files while the pass runs:
+	// a split output opens its parts from its queue's goroutine.
+	mu    sync.Mutex
 	files []*encodedFile
 	// splits own their part files (also listed in files once opened).
 	splits []*splitSink
@@ -309,6 +320,7 @@ func (r *run) planOutputs(ctx context.Context, f audio.Format, length time.Durat
 		}
 		name := p.OutputFilename(i)
 		opts := audio.EncodeOptions{Bitrate: o.Bitrate, Tags: baseTags, Chapters: baseChapters, Length: length}
+		verify := of.Lossy() && r.normalize
 		if of.Lossy() && opts.Bitrate == 0 {
 			opts.Bitrate = of.DefaultBitrate
 		}
@@ -330,11 +342,11 @@ func (r *run) planOutputs(ctx context.Context, f audio.Format, length time.Durat
 		}
 		var sink audio.Sink
 		if split {
-			s := r.newSplit(ctx, plan, i, isMono, name, of, factory, vf, opts, chapters)
+			s := r.newSplit(ctx, plan, i, isMono, verify, name, of, factory, vf, opts, chapters)
 			plan.splits = append(plan.splits, s)
 			sink = s
 		} else {
-			ef, err := r.openEncoded(ctx, i, kindMain, name, factory, vf, opts, status)
+			ef, err := r.openEncoded(ctx, i, kindMain, name, factory, vf, opts, status, verify)
 			if err != nil {
 				return plan, err
 			}
@@ -343,11 +355,11 @@ func (r *run) planOutputs(ctx context.Context, f audio.Format, length time.Durat
 			sink = ef.enc
 		}
 		if of.Lossy() {
-			var err error
-			if sink, err = r.compensate(ctx, i, of, opts.Bitrate, vf, sink); err != nil {
-				return plan, err
-			}
+			sink = r.compensate(i, of, opts.Bitrate, vf, sink)
 		}
+		q := audio.NewQueuedSink(ctx, sink, vf.Channels, queueBlocks)
+		plan.queues = append(plan.queues, q)
+		sink = q
 		if !isMono {
 			plan.sinks = append(plan.sinks, sink)
 			continue
@@ -367,19 +379,37 @@ func (r *run) planOutputs(ctx context.Context, f audio.Format, length time.Durat
 	return plan, nil
 }
 
-func (r *run) openEncoded(ctx context.Context, output int, kind fileKind, name string, factory encoderFactory, f audio.Format, opts audio.EncodeOptions, status production.Status) (*encodedFile, error) {
+// queueBlocks is how many blocks (of audio.DefaultBlock frames) each
+// encoder's queue holds: enough to ride out an encoder's uneven pace
+// (LAME and the AAC encoder work in bursts of frames), little enough that
+// memory stays bounded whatever the programme's length (0.5 MB per
+// stereo output).
+const queueBlocks = 8
+
+// openEncoded creates the file name and starts its encoder. With verify,
+// the encoder's output is decoded again as it is encoded and measured for
+// verifyLossy.
+func (r *run) openEncoded(ctx context.Context, output int, kind fileKind, name string, factory encoderFactory, f audio.Format,
+	opts audio.EncodeOptions, status production.Status, verify bool) (*encodedFile, error) {
 	fh, err := r.create(name, output, kind)
 	if err != nil {
 		return nil, err
+	}
+	var meter *loudness.Meter
+	if verify {
+		if meter, err = loudness.NewMeter(f, loudness.Options{Mode: loudness.ModeTruePeak | loudness.ModeI}); err != nil {
+			return nil, err
+		}
+		opts.Monitor = meter
 	}
 	enc, err := factory(ctx, fh, f, opts)
 	if err != nil {
 		return nil, fmt.Errorf("output %s: %w", name, err)
 	}
-	return &encodedFile{fh: fh, enc: enc, output: output, final: status}, nil
+	return &encodedFile{fh: fh, enc: enc, output: output, final: status, meter: meter}, nil
 }
 
-func (r *run) newSplit(ctx context.Context, plan *passPlan, output int, isMono bool, name string, of production.OutputFormat, factory encoderFactory,
+func (r *run) newSplit(ctx context.Context, plan *passPlan, output int, isMono, verify bool, name string, of production.OutputFormat, factory encoderFactory,
 	f audio.Format, opts audio.EncodeOptions, chapters []production.Chapter) *splitSink {
 	n := len(chapters)
 	s := &splitSink{ctx: ctx, bounds: make([]int64, n), files: make([]*encodedFile, n), view: make(audio.Buffer, f.Channels)}
@@ -407,7 +437,9 @@ func (r *run) newSplit(ctx context.Context, plan *passPlan, output int, isMono b
 			}
 			o.Length = max(0, end-start)
 		}
-		ef, err := r.openEncoded(ctx, output, kindPart, PartName(name, of, k, n), factory, f, o, production.StatusSplitChapters)
+		plan.mu.Lock()
+		defer plan.mu.Unlock()
+		ef, err := r.openEncoded(ctx, output, kindPart, PartName(name, of, k, n), factory, f, o, production.StatusSplitChapters, verify)
 		if err != nil {
 			return nil, err
 		}
@@ -416,6 +448,18 @@ func (r *run) newSplit(ctx context.Context, plan *passPlan, output int, isMono b
 		return ef, nil
 	}
 	return s
+}
+
+// drain waits until every encoder's queue is empty and returns the first
+// error of an encoder's Write.
+func (plan *passPlan) drain() error {
+	var first error
+	for _, q := range plan.queues {
+		if err := q.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // finishPass closes the encoders in status order: the full outputs
@@ -452,6 +496,10 @@ func (r *run) finishPass(plan *passPlan) error {
 func abortPass(plan *passPlan) {
 	if plan == nil {
 		return
+	}
+	// The queues' goroutines first: they may be opening files.
+	for _, q := range plan.queues {
+		q.Stop()
 	}
 	for _, ef := range plan.files {
 		if !ef.closed {

@@ -1,0 +1,208 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/testaudio"
+	"github.com/audiopost/audiopost/loudness"
+	"github.com/audiopost/audiopost/production"
+)
+
+// firstTimeFile is one programme of TestLossyFirstTime.
+type firstTimeFile struct {
+	name string
+	rate int
+	make func(t *testing.T, rate, n int) audio.Buffer
+}
+
+// firstTimeFiles are ten 20 s programmes unlike the codec table's
+// materials: speech in other voices and sentences, at normal, quiet and
+// clipping levels, mono and stereo, over noise and hum, music alone and
+// loud, speech over music, transients, and a sox synth arrangement.
+var firstTimeFiles = []firstTimeFile{
+	{"speech-stereo", 48000, func(t *testing.T, rate, n int) audio.Buffer {
+		x := speechFor(t, rate, n, 3, testaudio.Voices[4], 0.4)
+		return audio.Buffer{x, testaudio.Scale(slices.Clone(x), 0.9)}
+	}},
+	{"speech-mono-quiet", 44100, func(t *testing.T, rate, n int) audio.Buffer {
+		return audio.Buffer{testaudio.Add(speechFor(t, rate, n, 1, testaudio.Voices[5], 0.03), testaudio.PinkNoise(n, 1e-4, 21))}
+	}},
+	{"speech-loud-clipped", 48000, func(t *testing.T, rate, n int) audio.Buffer {
+		x := speechFor(t, rate, n, 4, testaudio.Voices[0], 3)
+		for i, v := range x {
+			x[i] = max(-0.99, min(0.99, v))
+		}
+		return audio.Buffer{x, slices.Clone(x)}
+	}},
+	{"music-stereo", 44100, func(t *testing.T, rate, n int) audio.Buffer {
+		return audio.Buffer{testaudio.Scale(testaudio.Music(rate, 20, 31), 0.5), testaudio.Scale(testaudio.Music(rate, 20, 32), 0.5)}
+	}},
+	{"music-mono-loud", 48000, func(t *testing.T, rate, n int) audio.Buffer {
+		return audio.Buffer{testaudio.Scale(testaudio.Music(rate, 20, 33), 1.6)}
+	}},
+	{"speech-noisy", 48000, func(t *testing.T, rate, n int) audio.Buffer {
+		x := speechFor(t, rate, n, 6, testaudio.Voices[2], 0.4)
+		return audio.Buffer{testaudio.Add(x, testaudio.WhiteNoise(n, 0.02, 22)), testaudio.Add(x, testaudio.WhiteNoise(n, 0.02, 23))}
+	}},
+	{"speech-over-music", 44100, func(t *testing.T, rate, n int) audio.Buffer {
+		x := speechFor(t, rate, n, 8, testaudio.Voices[1], 0.4)
+		return audio.Buffer{
+			testaudio.Add(x, testaudio.Scale(testaudio.Music(rate, 20, 34), 0.25)),
+			testaudio.Add(x, testaudio.Scale(testaudio.Music(rate, 20, 35), 0.25)),
+		}
+	}},
+	{"bursts", 48000, func(t *testing.T, rate, n int) audio.Buffer {
+		return noiseBursts(rate, n, 36)
+	}},
+	{"speech-mono-hum", 48000, func(t *testing.T, rate, n int) audio.Buffer {
+		return audio.Buffer{testaudio.Add(speechFor(t, rate, n, 2, testaudio.Voices[3], 0.3), testaudio.Hum(n, rate, 50, 400, 0.01))}
+	}},
+	{"sox-synth", 44100, func(t *testing.T, rate, n int) audio.Buffer {
+		return soxSynth(t, rate)
+	}},
+}
+
+// speechFor is n samples of espeak-ng sentences from first on in voice
+// v, at gain g, repeated to the length.
+func speechFor(t *testing.T, rate, n, first int, v testaudio.Voice, g float64) []float64 {
+	var texts []string
+	for i := range 4 {
+		texts = append(texts, testaudio.Sentences[(first+i)%len(testaudio.Sentences)])
+	}
+	x, _ := testaudio.Phrases(t, rate, texts, 0.4, v)
+	for len(x) < n {
+		x = append(x, x...)
+	}
+	return testaudio.Scale(x[:n], g)
+}
+
+// soxSynth is 20 s of plucked chords and a kick-like thump from sox,
+// stereo: sharp attacks and wide spectra unlike Music's.
+func soxSynth(t *testing.T, rate int) audio.Buffer {
+	sox := testaudio.NeedTool(t, "sox")
+	path := filepath.Join(t.TempDir(), "synth.wav")
+	cmd := exec.Command(sox, "-n", "-r", "44100", "-c", "2", "-b", "16", path,
+		"synth", "0.5", "pluck", "C3", "pluck", "E4", "pluck", "G4", "sine", "55", "fade", "0", "0.5", "0.45",
+		"repeat", "39", "gain", "-n", "-2", "rate", "-v", "44100")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("sox: %v\n%s", err, out)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := audio.Decode(context.Background(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	b, err := audio.ReadAll(context.Background(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestLossyFirstTime runs ten varied programmes through the engine into
+// MP3 (CBR and VBR), AAC, Opus and Vorbis at their default bitrates and
+// counts those whose lossy outputs all met maxpeak on the first encode,
+// with the headroom of the codec table: issue 19 asks for at least 9 of
+// 10. How many also met their level (within lossyLevelTolerance of the
+// PCM's loudness, with the table's compensation) is logged. Every finished file, decoded
+// again, must meet maxpeak whatever it took.
+func TestLossyFirstTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("numeric sweep over ten productions")
+	}
+	for _, tool := range []string{"ffmpeg", "espeak-ng", "sox"} {
+		testaudio.NeedTool(t, tool)
+	}
+	ctx := context.Background()
+	formats := []string{"mp3", "mp3-vbr", "aac", "opus", "vorbis"}
+	peakFirst, allFirst := 0, 0
+	for _, file := range firstTimeFiles {
+		in := file.make(t, file.rate, 20*file.rate)
+		dir := t.TempDir()
+		input := filepath.Join(dir, "in.wav")
+		testaudio.WriteWAVBits(t, input, in, file.rate, 24)
+		req := `{"input_file": "https://example.org/in.wav", "output_basename": "out", "output_files": [`
+		for i, f := range formats {
+			if i > 0 {
+				req += ", "
+			}
+			req += `{"format": "` + f + `", "suffix": "-` + f + `"}`
+		}
+		p := newProductionFrom(t, req+`]}`)
+		out := t.TempDir()
+		eng := &Engine{Logger: slog.New(slog.DiscardHandler)}
+		res, err := eng.Run(ctx, p, Inputs{Main: input}, DirWriter{Dir: out}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", file.name, err)
+		}
+		maxpeak := p.Algorithms.In(production.ScopeSingletrack).Float("maxpeak")
+		worst := math.Inf(-1)
+		for _, wf := range res.Files {
+			got := measureFile(t, filepath.Join(out, wf.Name))
+			worst = max(worst, got.TruePeak)
+			if got.TruePeak > maxpeak+lossyTolerance {
+				t.Errorf("%s: %s decodes at %.2f dBTP, maxpeak %.1f", file.name, wf.Name, got.TruePeak, maxpeak)
+			}
+		}
+		if res.LossyPeakMisses == 0 {
+			peakFirst++
+		}
+		if res.LossyPasses == 0 {
+			allFirst++
+		}
+		t.Logf("%-20s %d ch %d Hz: first encode missed maxpeak in %d outputs, the level in %d; worst decoded true peak %+.2f dBTP (maxpeak %.1f), outputs encoded again %d, warning %q",
+			file.name, len(in), file.rate, res.LossyPeakMisses, res.LossyLevelMisses, worst, maxpeak, res.LossyReencoded, p.WarningMessage)
+	}
+	t.Logf("lossy outputs met maxpeak on the first encode for %d of %d programmes; met maxpeak and their level for %d",
+		peakFirst, len(firstTimeFiles), allFirst)
+	if peakFirst < 9 {
+		t.Errorf("lossy outputs met maxpeak on the first encode for %d of %d programmes, want at least 9", peakFirst, len(firstTimeFiles))
+	}
+}
+
+// newProductionFrom decodes and applies a production request.
+func newProductionFrom(t *testing.T, req string) *production.Production {
+	t.Helper()
+	in, err := production.DecodeInput([]byte(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := production.New(in, production.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// measureFile decodes a file and measures its true peak and loudness.
+func measureFile(t *testing.T, path string) loudness.Result {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := audio.Decode(context.Background(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	res, err := loudness.Measure(context.Background(), d, loudness.Options{Mode: loudness.ModeTruePeak | loudness.ModeI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
