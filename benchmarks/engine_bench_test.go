@@ -164,7 +164,7 @@ func BenchmarkEngineLongRSS(b *testing.B) {
 	ff := needTool(b, "ffmpeg")
 	secs := *longSeconds
 	path := loopedSpeechFile(b, secs)
-	var rss, wall float64
+	var rss, withEncoders, wall float64
 	var reencoded int
 	for b.Loop() {
 		dir := b.TempDir()
@@ -184,12 +184,15 @@ func BenchmarkEngineLongRSS(b *testing.B) {
 		if _, err := fmt.Sscanf(string(out[at:]), "engine-long rss_mb=%g reencoded=%d", &hwm, &reencoded); err != nil {
 			b.Fatalf("child output %q: %v", out, err)
 		}
-		// The child's own figure and the kernel's for the child agree;
-		// take the larger.
-		rss = max(hwm, float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss)/1024)
+		// The child's own high-water mark is the engine's; the kernel's
+		// figure for the child is the largest of it and of the ffmpeg
+		// encoder processes it ran, reported beside it.
+		rss = hwm
+		withEncoders = max(hwm, float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss)/1024)
 	}
 	b.StopTimer()
 	b.ReportMetric(rss, "peak_rss_MB")
+	b.ReportMetric(withEncoders, "largest_process_rss_MB")
 	b.ReportMetric(wall, "engine_s")
 	b.ReportMetric(float64(reencoded), "lossy_reencoded")
 	dir := b.TempDir()
@@ -206,8 +209,8 @@ func BenchmarkEngineLongRSS(b *testing.B) {
 	frss := float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) / 1024
 	b.ReportMetric(frss, "ffmpeg_peak_rss_MB")
 	b.ReportMetric(fw, "ffmpeg_s")
-	b.Logf("%.0f s production, four outputs: engine peak RSS %.1f MB (budget 64 MB) in %.0f s; ffmpeg encoding the unprocessed input to the same four: %.1f MB in %.0f s",
-		secs, rss, wall, frss, fw)
+	b.Logf("%.0f s production, four outputs: engine peak RSS %.1f MB (budget 64 MB; largest process including its ffmpeg encoders %.1f MB), lossy outputs encoded again %d, in %.0f s; ffmpeg encoding the unprocessed input to the same four: %.1f MB in %.0f s",
+		secs, rss, withEncoders, reencoded, wall, frss, fw)
 	if rss >= 64 {
 		b.Errorf("peak RSS %.1f MB, budget 64 MB", rss)
 	}
