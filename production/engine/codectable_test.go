@@ -46,6 +46,8 @@ func TestCodecTable(t *testing.T) {
 	if testing.Short() && !*updateCodecTable {
 		t.Skip("encodes a dozen programmes per codec configuration")
 	}
+	// Self-contained (no Setenv): runs beside the other heavy engine tests.
+	t.Parallel()
 	for _, tool := range []string{"ffmpeg", "espeak-ng", "sox"} {
 		testaudio.NeedTool(t, tool)
 	}

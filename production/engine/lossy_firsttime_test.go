@@ -123,6 +123,8 @@ func TestLossyFirstTime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("numeric sweep over ten productions")
 	}
+	// Self-contained (no Setenv): runs beside the other heavy engine tests.
+	t.Parallel()
 	for _, tool := range []string{"ffmpeg", "espeak-ng", "sox"} {
 		testaudio.NeedTool(t, tool)
 	}

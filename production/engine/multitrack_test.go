@@ -31,6 +31,8 @@ func TestEngineMultitrack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a numeric end-to-end check of the plain run")
 	}
+	// Self-contained (no Setenv): runs beside the other heavy engine tests.
+	t.Parallel()
 	needTools(t, "ffmpeg")
 	const rate, bedRate = 48000, 44100
 	const guestOffset = 2.0

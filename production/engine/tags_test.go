@@ -52,6 +52,8 @@ func TestTagRoundTrip(t *testing.T) {
 	if testing.Short() {
 		t.Skip("encodes every output format")
 	}
+	// Self-contained (no Setenv): runs beside the other heavy engine tests.
+	t.Parallel()
 	needTools(t, "ffmpeg", "ffprobe")
 	const rate = 44100
 	dir, outDir := t.TempDir(), t.TempDir()
