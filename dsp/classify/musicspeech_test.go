@@ -2,13 +2,15 @@ package classify
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/audiopost/audiopost/internal/testaudio"
-	"math"
-	"strings"
-	"testing"
 )
 
 // programme is a test recording made of labelled parts.
@@ -231,5 +233,55 @@ func TestSingleKind(t *testing.T) {
 	s := analyse(t, makeMusic(t, "pluck", 10, 1), SpeechOnly)
 	if len(s.Segments) != 1 || s.Segments[0].Label != Speech {
 		t.Errorf("SpeechOnly: segments %v", s.Segments)
+	}
+}
+
+// nth is the element slices.Sort puts at index k, to the bit up to values
+// equal in its order (+0 and -0, NaNs), on random lengths with
+// duplicates, signed zeros and NaN; and evidence counts dips as the
+// sorted scan does.
+func TestNthIsSorted(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for trial := range 3000 {
+		n := 1 + r.IntN(250)
+		x := make([]float64, n)
+		for i := range x {
+			switch v := r.IntN(30); {
+			case v == 0 && trial%3 == 0:
+				x[i] = math.NaN()
+			case v == 1:
+				x[i] = math.Copysign(0, -1)
+			case v == 2:
+				x[i] = 0
+			case v < 12:
+				x[i] = float64(r.IntN(8)) - 40 // duplicates
+			default:
+				x[i] = r.NormFloat64()*20 - 40
+			}
+		}
+		k := int(0.9 * float64(n-1))
+		sorted := slices.Clone(x)
+		slices.Sort(sorted)
+		want := sorted[k]
+		wantDips := 0
+		for _, v := range sorted {
+			if v >= want-dipDB {
+				break
+			}
+			wantDips++
+		}
+		got := nth(slices.Clone(x), k)
+		if !(got == want || math.IsNaN(got) && math.IsNaN(want)) {
+			t.Fatalf("trial %d: nth(%d of %d) = %v, sorted %v", trial, k, n, got, want)
+		}
+		dips := 0
+		for _, v := range x {
+			if !(v >= got-dipDB) {
+				dips++
+			}
+		}
+		if dips != wantDips {
+			t.Fatalf("trial %d: %d dips, the sorted scan counts %d", trial, dips, wantDips)
+		}
 	}
 }
