@@ -440,7 +440,11 @@ func (m *Meter) inSpeech(t int64) bool {
 // absMax returns the largest |x[i]|. Comparing the bit patterns of the
 // absolute values as integers orders them like the floats (NaN aside) and
 // avoids the NaN handling of the float max builtin.
-func absMax(x []float64) float64 {
+func absMax(x []float64) float64 { return math.Float64frombits(absMaxBits(x)) }
+
+// absMaxGoBits is the bit pattern of the largest |x[i]| (a NaN's above
+// every number), by two integer maxima side by side.
+func absMaxGoBits(x []float64) uint64 {
 	var m0, m1 uint64
 	i := 0
 	for ; i+1 < len(x); i += 2 {
@@ -458,7 +462,7 @@ func absMax(x []float64) float64 {
 			m0 = a
 		}
 	}
-	return math.Float64frombits(max(m0, m1))
+	return max(m0, m1)
 }
 
 func sumSquares(x []float64) float64 {

@@ -5,8 +5,27 @@ package loudness
 import "golang.org/x/sys/cpu"
 
 // useAVX selects the AVX kernel of truepeak_amd64.s for the 4x
-// interpolator where the CPU and the operating system support AVX.
-var useAVX = cpu.X86.HasAVX
+// interpolator, useAVX2 absMax's, where the CPU and the operating system
+// support them.
+var (
+	useAVX  = cpu.X86.HasAVX
+	useAVX2 = cpu.X86.HasAVX2
+)
+
+//go:noescape
+func absMaxAVX2(x *float64, n int) uint64
+
+// absMaxBits is absMaxGo's integer maximum, the leading multiple of eight
+// values by the AVX2 kernel.
+func absMaxBits(x []float64) uint64 {
+	m := 0
+	var k uint64
+	if useAVX2 && len(x) >= 16 {
+		m = len(x) &^ 7
+		k = absMaxAVX2(&x[0], m)
+	}
+	return max(k, absMaxGoBits(x[m:]))
+}
 
 //go:noescape
 func peaks3AVX(taps *[3][tpTaps][8]float32, buf *float32, n int, hilo *[16]float32)

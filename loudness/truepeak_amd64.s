@@ -73,3 +73,42 @@ done:
 	VMOVUPS Y15, 32(BX)
 	VZEROUPPER
 	RET
+
+DATA absmask<>+0(SB)/8, $0x7FFFFFFFFFFFFFFF
+GLOBL absmask<>(SB), RODATA|NOPTR, $8
+
+// func absMaxAVX2(x *float64, n int) uint64
+// The largest bit pattern of |x[i]| over n values, n a multiple of 8: the
+// patterns (below 2^63 once the sign is cleared) compare as signed
+// integers like the magnitudes, a NaN above every number, as absMax's.
+TEXT ·absMaxAVX2(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VPBROADCASTQ absmask<>(SB), Y15
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	SHRQ $3, CX
+	JZ   amdone
+amloop:
+	VPAND (SI), Y15, Y2
+	VPAND 32(SI), Y15, Y3
+	VPCMPGTQ Y0, Y2, Y4
+	VBLENDVPD Y4, Y2, Y0, Y0
+	VPCMPGTQ Y1, Y3, Y5
+	VBLENDVPD Y5, Y3, Y1, Y1
+	ADDQ $64, SI
+	DECQ CX
+	JNZ  amloop
+amdone:
+	VPCMPGTQ Y0, Y1, Y4
+	VBLENDVPD Y4, Y1, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPCMPGTQ X0, X1, X4
+	VBLENDVPD X4, X1, X0, X0
+	VPSHUFD $0xEE, X0, X1
+	VPCMPGTQ X0, X1, X4
+	VBLENDVPD X4, X1, X0, X0
+	VMOVQ X0, AX
+	MOVQ AX, ret+16(FP)
+	VZEROUPPER
+	RET

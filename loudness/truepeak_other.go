@@ -11,3 +11,6 @@ func peaks3(t *[3][tpTaps]float32, _ *[3][tpTaps][8]float32, buf []float32, n in
 	}
 	return peak
 }
+
+// absMaxBits is absMaxGoBits.
+func absMaxBits(x []float64) uint64 { return absMaxGoBits(x) }

@@ -46,3 +46,23 @@ func TestPeaks3IsBranchPeak(t *testing.T) {
 		}
 	}
 }
+
+// absMax (the AVX2 kernel where there is one) returns absMaxGoBits's bit
+// pattern at every length, with NaN, infinities, signed zeros and the
+// maximum in any lane.
+func TestAbsMaxIsGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	special := []float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0, -math.MaxFloat64, 5e-324}
+	for trial := range 2000 {
+		x := make([]float64, r.IntN(100))
+		for i := range x {
+			x[i] = r.NormFloat64() * math.Pow(10, float64(r.IntN(10)-5))
+			if trial%2 == 0 && r.IntN(25) == 0 {
+				x[i] = special[r.IntN(len(special))]
+			}
+		}
+		if got, want := math.Float64bits(absMax(x)), absMaxGoBits(x); got != want {
+			t.Fatalf("trial %d, %d values: %016x, want %016x", trial, len(x), got, want)
+		}
+	}
+}
