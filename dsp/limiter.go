@@ -446,10 +446,12 @@ func (l *Limiter) steady(dst audio.Buffer, n, cnt int) {
 			f1 := min(cnt, (span+1)*skipSpan-i0)
 			check := !l.skip[span] || l.noSkip
 			if !check {
-				// Nothing in the stretch reaches the ceiling: p stays
-				// below it, and any value there (0 here) requires unity.
+				// Nothing in the stretch reaches the ceiling: every frame
+				// requires unity.
 				if c == 0 {
-					clear(need[f0:f1])
+					for f := f0; f < f1; f++ {
+						need[f] = 1
+					}
 				}
 				f0 = f1
 				continue
@@ -485,12 +487,22 @@ func (l *Limiter) steady(dst audio.Buffer, n, cnt int) {
 			hc[h+tpTaps] = in[f]
 		}
 	}
-	for f, p := range need {
-		if p > ceiling {
-			need[f] = ceiling / p
-		} else {
-			need[f] = 1
+	// The required gains of the stretches that were checked: ceiling/p
+	// above the ceiling, else 1 (ceiling/ceiling, exactly), and 1 for NaN,
+	// without a branch on the signal.
+	for f0 := 0; f0 < cnt; {
+		span := (i0 + f0) / skipSpan
+		f1 := min(cnt, (span+1)*skipSpan-i0)
+		if !l.skip[span] || l.noSkip {
+			for f := f0; f < f1; f++ {
+				q := ceiling / max(need[f], ceiling)
+				if q != q {
+					q = 1
+				}
+				need[f] = q
+			}
 		}
+		f0 = f1
 	}
 
 	// The gain curve; need becomes the gain of each output frame.
@@ -524,10 +536,7 @@ func (l *Limiter) steady(dst audio.Buffer, n, cnt int) {
 				k += int64(m)
 				dqIdx[dqHead] = k - 1
 				avgPos = (avgPos + m) % attack
-				for f := f0; f < f1; f++ {
-					need[f] = 1
-				}
-				f0 = f1
+				f0 = f1 // need is 1 there already
 				continue
 			}
 		}
