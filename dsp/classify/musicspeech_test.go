@@ -285,3 +285,46 @@ func TestNthIsSorted(t *testing.T) {
 		}
 	}
 }
+
+// silent decides as the sum of squares in order does, on frames of every
+// level, frames right at the threshold (where only the ordered sum can
+// tell) and frames with NaN, at the decimated rates the analyzer uses.
+func TestSilentIsOrderedSum(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, fsd := range []float64{8000, 12000, 16000, 23999} {
+		s := newSpectral(fsd)
+		thr := silentFrame * s.winPow
+		x := make([]float64, s.nw)
+		for trial := range 3000 {
+			for i := range x {
+				x[i] = r.NormFloat64()
+			}
+			var e float64
+			for i, v := range x {
+				w := v * s.win[i]
+				e += w * w
+			}
+			// Scale to a random level around the threshold, some right at
+			// it (the scaling rounds, so the ordered sum lands on either
+			// side).
+			k := math.Sqrt(thr / e)
+			if trial%3 != 0 {
+				k *= math.Pow(10, r.Float64()*4-2)
+			}
+			for i := range x {
+				x[i] *= k
+			}
+			if trial%97 == 0 {
+				x[r.IntN(len(x))] = math.NaN()
+			}
+			e = 0
+			for i, v := range x {
+				w := v * s.win[i]
+				e += w * w
+			}
+			if got, want := s.silent(x), e < thr; got != want {
+				t.Fatalf("fsd %v trial %d: silent %v, the ordered sum %g against %g says %v", fsd, trial, got, e, thr, want)
+			}
+		}
+	}
+}
