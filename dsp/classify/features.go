@@ -381,10 +381,23 @@ func (s *spectral) periodicity() (float32, float32) {
 	if s.prefix[half+1] <= 1e-18 {
 		return 0, 0
 	}
+	// Bins whose window lies inside [0, half] go to the kernel in
+	// groups of four where there is one; the loop takes the rest.
+	in0, in1 := max(s.loBin, s.whiteK), half-s.whiteK+1
+	skipTo := in0
+	if in0 < in1 {
+		skipTo = s.whitenInterior(in0, in1, s.whiteK)
+	}
 	for k := 0; k <= half; k++ {
 		if k < s.loBin {
 			s.acCoef[k] = 0
 			continue
+		}
+		if k == in0 {
+			k = skipTo
+			if k > half {
+				break
+			}
 		}
 		lo, hi := max(0, k-s.whiteK), min(half+1, k+s.whiteK+1)
 		m := (s.prefix[hi] - s.prefix[lo]) / float64(hi-lo)
@@ -404,9 +417,7 @@ func (s *spectral) periodicity() (float32, float32) {
 	// within 0.1 of the highest is the period (the others are octave and
 	// fifth errors).
 	nac := s.nac[:s.lagHi+2]
-	for l := s.lagLo - 1; l <= s.lagHi+1; l++ {
-		nac[l] = s.ac[l] / (r0 * s.rw[l])
-	}
+	normalise(nac, s.ac, s.rw, r0, s.lagLo-1, s.lagHi+2)
 	nacf := func(l int) float64 { return nac[l] }
 	peak := func(l int) bool {
 		v := nac[l]
