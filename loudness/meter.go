@@ -309,20 +309,24 @@ func (m *Meter) Write(b audio.Buffer) error {
 			}
 		}
 	}
-	if m.mode&ModeRMS != 0 {
+	// With the stereo kernel the K-weighting loop adds up the squares
+	// too, in sumSquares's order.
+	fused := hasStereoKernel && m.kweight && m.kstereo != nil
+	if m.mode&ModeRMS != 0 && !fused {
 		for c, x := range b {
 			if m.weights[c] > 0 {
 				m.rmsSum += sumSquares(x)
 			}
 		}
 	}
+	var sq [4]float64
 	if m.kweight {
 		for off := 0; off < n; {
 			k := min(n-off, m.hop[m.subIdx+1]-m.hop[m.subIdx]-m.pos)
 			e := 0.0
 			if m.kstereo != nil {
 				// e as the loop below adds it, both channels at once.
-				sl, sr := energy2(&m.kf[0], &m.kf[1], b[0][off:off+k], b[1][off:off+k], m.kstereo)
+				sl, sr := energy2Sq(&m.kf[0], &m.kf[1], b[0][off:off+k], b[1][off:off+k], m.kstereo, &sq)
 				e += m.weights[0] * sl
 				e += m.weights[1] * sr
 			} else {
@@ -339,6 +343,12 @@ func (m *Meter) Write(b audio.Buffer) error {
 				m.endHop()
 			}
 		}
+	}
+	if m.mode&ModeRMS != 0 && fused {
+		// Both channels weigh (m.kstereo): left, then right, each the
+		// sum of its even and odd frames.
+		m.rmsSum += sq[0] + sq[2]
+		m.rmsSum += sq[1] + sq[3]
 	}
 	m.frames += int64(n)
 	return nil
