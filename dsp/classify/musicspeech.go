@@ -47,6 +47,23 @@ const (
 func (r *Result) evidence(nb int) []float64 {
 	ev := make([]float64, nb)
 	ns := len(r.feats)
+	// Which sub-blocks j end a voiced pair (j-1, j), and a steady one:
+	// the windows of neighbouring blocks overlap by all but a tenth, so
+	// each pair is judged once and the windows count them.
+	const pairBit, steadyBit = 1, 2
+	flags := make([]uint8, ns)
+	for j := 1; j < ns; j++ {
+		if !r.Activity[j] || !r.Activity[j-1] {
+			continue
+		}
+		f, g := r.feat(j), r.feat(j-1)
+		if f.voicing > 0.5 && g.voicing > 0.5 {
+			flags[j] = pairBit
+			if pitchStep(f.pitch, g.pitch) < steadyCents {
+				flags[j] |= steadyBit
+			}
+		}
+	}
 	var bands []float64
 	for b := range ev {
 		if !r.Voiced[b] {
@@ -59,11 +76,10 @@ func (r *Result) evidence(nb int) []float64 {
 			if !r.Activity[j] {
 				continue
 			}
-			f := r.feat(j)
-			bands = append(bands, float64(f.band))
-			if f.voicing > 0.5 && j > lo && r.Activity[j-1] && r.feat(j-1).voicing > 0.5 {
+			bands = append(bands, float64(float32(r.feats[j].band)/100)) // unpack's band
+			if j > lo && flags[j]&pairBit != 0 {
 				pairs++
-				if pitchStep(f.pitch, r.feat(j-1).pitch) < steadyCents {
+				if flags[j]&steadyBit != 0 {
 					steady++
 				}
 			}

@@ -328,3 +328,72 @@ func TestSilentIsOrderedSum(t *testing.T) {
 		}
 	}
 }
+
+// evidenceBySort is evidence as it was: each window sorted, each pair's
+// pitch step judged in every window that holds it.
+func (r *Result) evidenceBySort(nb int) []float64 {
+	ev := make([]float64, nb)
+	ns := len(r.feats)
+	var bands []float64
+	for b := range ev {
+		if !r.Voiced[b] {
+			continue
+		}
+		lo, hi := max(0, (b-evidenceHalf)*SubBlocks), min(ns, (b+evidenceHalf+1)*SubBlocks)
+		bands = bands[:0]
+		steady, pairs := 0, 0
+		for j := lo; j < hi; j++ {
+			if !r.Activity[j] {
+				continue
+			}
+			f := r.feat(j)
+			bands = append(bands, float64(f.band))
+			if f.voicing > 0.5 && j > lo && r.Activity[j-1] && r.feat(j-1).voicing > 0.5 {
+				pairs++
+				if pitchStep(f.pitch, r.feat(j-1).pitch) < steadyCents {
+					steady++
+				}
+			}
+		}
+		if len(bands) < minActive {
+			continue
+		}
+		slices.Sort(bands)
+		top := bands[int(0.9*float64(len(bands)-1))]
+		dips := 0
+		for _, v := range bands {
+			if v >= top-dipDB {
+				break
+			}
+			dips++
+		}
+		e := clamp((float64(dips)/float64(len(bands))-dipSplit)/dipScale, -3, 3)
+		if pairs >= 10 {
+			w := min(1, float64(pairs)/steadyPairs)
+			e += w * clamp((steadySplit-float64(steady)/float64(pairs))/steadyScale, -3, 3)
+		}
+		ev[b] = e
+	}
+	return ev
+}
+
+// The evidence is what sorting every window and judging every pair in
+// every window gave, to the bit, on speech, music and their changes.
+func TestEvidenceIsSorted(t *testing.T) {
+	p := makeProgramme(t, "speech:12", "music-pluck:10", "tight:8", "music-beat:8", "speech:6")
+	r := analyse(t, p.x, Auto)
+	nb := len(r.Voiced)
+	got, want := r.evidence(nb), r.evidenceBySort(nb)
+	nonzero := 0
+	for b := range want {
+		if math.Float64bits(got[b]) != math.Float64bits(want[b]) {
+			t.Fatalf("block %d: evidence %v, by sorting %v", b, got[b], want[b])
+		}
+		if want[b] != 0 {
+			nonzero++
+		}
+	}
+	if nonzero < nb/2 {
+		t.Errorf("only %d of %d blocks have evidence: the comparison says little", nonzero, nb)
+	}
+}
