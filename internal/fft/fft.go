@@ -282,7 +282,7 @@ func (r *Real) split(dst, z []complex128) {
 		return
 	}
 	tw := r.tw[: m/2+1 : m/2+1]
-	for k := 1; k <= m/2; k++ {
+	for k := splitPairs(dst, z, tw, m); k <= m/2; k++ {
 		a, b := z[k], z[m-k]
 		er, ei := 0.5*(real(a)+real(b)), 0.5*(imag(a)-imag(b))
 		or, oi := 0.5*(imag(a)+imag(b)), -0.5*(real(a)-real(b))

@@ -93,3 +93,63 @@ butterflies:
 done:
 	VZEROUPPER
 	RET
+
+DATA halves<>+0(SB)/8, $0.5
+DATA halves<>+8(SB)/8, $0.5
+DATA halves<>+16(SB)/8, $0.5
+DATA halves<>+24(SB)/8, $0.5
+GLOBL halves<>(SB), RODATA|NOPTR, $32
+DATA pmhalves<>+0(SB)/8, $0.5
+DATA pmhalves<>+8(SB)/8, $-0.5
+DATA pmhalves<>+16(SB)/8, $0.5
+DATA pmhalves<>+24(SB)/8, $-0.5
+GLOBL pmhalves<>(SB), RODATA|NOPTR, $32
+
+// splitAVX is Real.split's loop for n pairs of k (k, k+1 per register,
+// from the k of zLo and dstLo on; zHi and dstHi point at z[m-k-1] and
+// dst[m-k-1]). Per lane it computes Go's expressions: E = (0.5*(ar+br),
+// 0.5*(ai-bi)), O = (0.5*(ai+bi), -0.5*(ar-br)), T = W*O as Go's complex
+// product (CMUL), dst[k] = E+T and dst[m-k] = (er-tr, ti-ei).
+
+// func splitAVX(dstLo, dstHi, zLo, zHi, tw *complex128, n int)
+TEXT ·splitAVX(SB), NOSPLIT, $0-48
+	MOVQ dstLo+0(FP), DI
+	MOVQ dstHi+8(FP), DX
+	MOVQ zLo+16(FP), SI
+	MOVQ zHi+24(FP), BX
+	MOVQ tw+32(FP), R8
+	MOVQ n+40(FP), CX
+	VMOVUPD halves<>(SB), Y14
+	VMOVUPD pmhalves<>(SB), Y15
+	TESTQ CX, CX
+	JZ    sdone
+sloop:
+	VMOVUPD (SI), Y0               // a(k), a(k+1)
+	VMOVUPD (BX), Y1               // b(k+1), b(k)
+	VPERM2F128 $0x01, Y1, Y1, Y1   // b(k), b(k+1)
+	VADDPD Y1, Y0, Y2              // S = a+b
+	VSUBPD Y1, Y0, Y3              // D = a-b
+	VBLENDPD $0x0A, Y3, Y2, Y4     // (S.re, D.im)
+	VMULPD Y14, Y4, Y4             // E = (er, ei)
+	VBLENDPD $0x05, Y3, Y2, Y5     // (D.re, S.im)
+	VPERMILPD $0x5, Y5, Y5         // (S.im, D.re)
+	VMULPD Y15, Y5, Y5             // O = (or, oi)
+	VMOVUPD (R8), Y6               // W
+	CMUL(Y5, Y6, Y7, Y8, Y9)       // T = (tr, ti)
+	VADDPD Y7, Y4, Y10             // dst[k] = E+T
+	VMOVUPD Y10, (DI)
+	VBLENDPD $0x0A, Y7, Y4, Y11    // (er, ti)
+	VBLENDPD $0x0A, Y4, Y7, Y12    // (tr, ei)
+	VSUBPD Y12, Y11, Y13           // (er-tr, ti-ei)
+	VPERM2F128 $0x01, Y13, Y13, Y13
+	VMOVUPD Y13, (DX)              // dst[m-k-1], dst[m-k]
+	ADDQ $32, DI
+	SUBQ $32, DX
+	ADDQ $32, SI
+	SUBQ $32, BX
+	ADDQ $32, R8
+	DECQ CX
+	JNZ  sloop
+sdone:
+	VZEROUPPER
+	RET
