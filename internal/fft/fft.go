@@ -142,6 +142,9 @@ func (p *Complex) permutedFirst(z, src []complex128, inverse bool) bool {
 	n := p.n
 	rev := p.rev[:n:n]
 	src = src[:n:n]
+	if firstPass(z[:n:n], src, rev, p.radix2, inverse) {
+		return !p.radix2
+	}
 	if p.radix2 {
 		h := n / 2
 		lo, hi := src[:h:h], src[h:n:n]

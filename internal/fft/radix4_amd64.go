@@ -37,3 +37,26 @@ func splitPairs(dst, z, tw []complex128, m int) int {
 	splitAVX(&dst[1], &dst[m-2], &z[1], &z[m-2], &tw[1], n)
 	return 1 + 2*n
 }
+
+//go:noescape
+func firstRadix2AVX(z, src *complex128, rev *int32, h int)
+
+//go:noescape
+func firstRadix4AVX(z, src *complex128, rev *int32, q int, inverse bool)
+
+// firstPass runs permutedFirst's loop with AVX where the CPU has it and
+// reports whether it did: z (length n) from src (length n) by rev, the
+// radix-2 pass (radix2) or the trivial radix-4 pass.
+func firstPass(z, src []complex128, rev []int32, radix2, inverse bool) bool {
+	n := len(z)
+	if !useAVX || n < 4 {
+		return false
+	}
+	_, _ = src[n-1], rev[n-1]
+	if radix2 {
+		firstRadix2AVX(&z[0], &src[0], &rev[0], n/2)
+	} else {
+		firstRadix4AVX(&z[0], &src[0], &rev[0], n/4, inverse)
+	}
+	return true
+}
