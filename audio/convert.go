@@ -158,7 +158,7 @@ func DecodePCM(dst Buffer, off int, src []byte, e SampleEncoding) int {
 func decodeStereo(l, r []float64, src []byte, e SampleEncoding) {
 	switch e {
 	case Int16:
-		for i := range l {
+		for i := decodeStereo16Fast(l, r, src); i < len(l); i++ {
 			p := src[i*4 : i*4+4]
 			l[i] = float64(int16(binary.LittleEndian.Uint16(p))) / scale16
 			r[i] = float64(int16(binary.LittleEndian.Uint16(p[2:]))) / scale16
@@ -214,6 +214,14 @@ func EncodePCM(dst []byte, src Buffer, from, n int, e SampleEncoding) (clipped i
 	ch := len(src)
 	sb := e.Bytes()
 	fb := ch * sb
+	if e == Int16 && ch == 2 {
+		// The kernel takes the frames up to the first that saturates.
+		k := encodeStereo16Fast(dst, src[0][from:from+n], src[1][from:from+n])
+		dst, from, n = dst[k*fb:], from+k, n-k
+	}
+	if n <= 0 {
+		return 0 // (dst may be shorter than a channel's offset)
+	}
 	for c := 0; c < ch; c++ {
 		in := src[c][from : from+n]
 		p := c * sb

@@ -1,7 +1,9 @@
 package audio
 
 import (
+	"bytes"
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -126,5 +128,59 @@ func BenchmarkEncodePCMStereo16(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		EncodePCM(dst, src, 0, frames, Int16)
+	}
+}
+
+// 16-bit stereo, which the SSE2 kernels take where there are some, encodes
+// and decodes exactly as two mono channels do (the plain loops): every
+// byte and the clip count, with saturation, NaN, ties and signed zeros
+// scattered among ordinary samples, at odd and even lengths and offsets.
+func TestStereo16IsMono(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	special := []float64{1, -1, 1.5, -1.5, math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0.5 / 32768, 1.5 / 32768, -0.5 / 32768, 32767.5 / 32768, -32768.5 / 32768, 0.99999}
+	for _, n := range []int{0, 1, 2, 3, 7, 64, 1001} {
+		for _, rare := range []bool{false, true} {
+			src := NewBuffer(2, n+3)
+			for c := range src {
+				for i := range src[c] {
+					src[c][i] = r.NormFloat64() * 0.3
+					if rare && r.IntN(20) == 0 {
+						src[c][i] = special[r.IntN(len(special))]
+					}
+				}
+			}
+			from := n % 3
+			got := make([]byte, 4*n)
+			clipped := EncodePCM(got, src, from, n, Int16)
+			want := make([]byte, 4*n)
+			wantClipped := 0
+			for c := range src {
+				mono := make([]byte, 2*n)
+				wantClipped += EncodePCM(mono, Buffer{src[c]}, from, n, Int16)
+				for i := range n {
+					copy(want[4*i+2*c:4*i+2*c+2], mono[2*i:2*i+2])
+				}
+			}
+			if !bytes.Equal(got, want) || clipped != wantClipped {
+				t.Fatalf("%d frames (specials %v): clipped %d, want %d; bytes equal %v", n, rare, clipped, wantClipped, bytes.Equal(got, want))
+			}
+			dec := NewBuffer(2, n+1)
+			if k := DecodePCM(dec, 1, got, Int16); k != n {
+				t.Fatalf("decoded %d frames, want %d", k, n)
+			}
+			for c := range dec {
+				mono := make([]byte, 2*n)
+				for i := range n {
+					copy(mono[2*i:2*i+2], got[4*i+2*c:4*i+2*c+2])
+				}
+				ref := NewBuffer(1, n)
+				DecodePCM(ref, 0, mono, Int16)
+				for i := range n {
+					if math.Float64bits(dec[c][1+i]) != math.Float64bits(ref[0][i]) {
+						t.Fatalf("%d frames: channel %d frame %d decodes to %v, mono %v", n, c, i, dec[c][1+i], ref[0][i])
+					}
+				}
+			}
+		}
 	}
 }

@@ -41,7 +41,7 @@ import (
 var ErrInvalidParameter = errors.New("dsp: invalid parameter")
 
 // DBToGain converts decibels to a linear amplitude factor.
-func DBToGain(db float64) float64 { return math.Pow(10, db/20) }
+func DBToGain(db float64) float64 { return pow10(db / 20) }
 
 // GainToDB converts a linear amplitude factor to decibels; 0 gives -Inf.
 func GainToDB(g float64) float64 { return 20 * math.Log10(g) }

@@ -342,7 +342,14 @@ func TestLimiterSteadyIsExact(t *testing.T) {
 	for i := range y {
 		y[i] = -0.7 * x[(i+4801)%len(x)]
 	}
-	for _, in := range []audio.Buffer{{x}, {x, y}, {y, x, x}} {
+	// NaN and infinities: the required gain of a NaN frame is 1, of an
+	// infinite one 0, both ways.
+	z := append([]float64(nil), y...)
+	for i := testFS / 2; i < len(z); i += testFS / 3 {
+		z[i] = math.NaN()
+		z[i+7] = math.Inf(-1)
+	}
+	for _, in := range []audio.Buffer{{x}, {x, y}, {y, x, x}, {z, x}} {
 		for _, block := range []int{1, 7, 1000, 4096, 10000} {
 			run := func(noSteady bool) audio.Buffer {
 				l := must(NewLimiter(audio.NewBufferSource(in, testFS), -1))
@@ -366,7 +373,7 @@ func TestLimiterSteadyIsExact(t *testing.T) {
 					t.Fatalf("%d channels, blocks of %d: %d frames, want %d", len(in), block, len(fast[c]), len(ref[c]))
 				}
 				for i := range ref[c] {
-					if fast[c][i] != ref[c][i] {
+					if math.Float64bits(fast[c][i]) != math.Float64bits(ref[c][i]) {
 						t.Fatalf("%d channels, blocks of %d: channel %d frame %d: %g, frame by frame %g", len(in), block, c, i, fast[c][i], ref[c][i])
 					}
 				}

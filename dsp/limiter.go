@@ -411,6 +411,14 @@ func magnitudeBits(x []float64) uint64 {
 // would be mispredicted half the time.
 func absMax(a, v float64) float64 { return max(a, math.Abs(v)) }
 
+// scale sets d[i] = x[i] * g[i].
+func scale(d, x, g []float64) {
+	x, g = x[:len(d)], g[:len(d)]
+	for i := range d {
+		d[i] = x[i] * g[i]
+	}
+}
+
 // steady is push followed by emit for cnt frames (at most the scratch
 // buffer) from the scratch buffer into dst[.][n:]. It computes exactly
 // what push and emit compute, frame by frame, but in three loops over the
@@ -437,6 +445,17 @@ func (l *Limiter) steady(dst audio.Buffer, n, cnt int) {
 			span := (i0 + f0) / skipSpan
 			f1 := min(cnt, (span+1)*skipSpan-i0)
 			check := !l.skip[span] || l.noSkip
+			if !check {
+				// Nothing in the stretch reaches the ceiling: every frame
+				// requires unity.
+				if c == 0 {
+					for f := f0; f < f1; f++ {
+						need[f] = 1
+					}
+				}
+				f0 = f1
+				continue
+			}
 			sp := tpCentre[2] * l.spanPeak[span]
 			for f := f0; f < f1; f++ {
 				p := math.Abs(in[f])
@@ -444,7 +463,7 @@ func (l *Limiter) steady(dst audio.Buffer, n, cnt int) {
 					p = max(need[f], p)
 				}
 				win := (*[tpTaps]float64)(ext[f : f+tpTaps])
-				if check && (l.noSkip || tpCentre[0]*math.Abs(win[tpTaps/2-1])+tpCentre[1]*math.Abs(win[tpTaps/2])+sp >= ceiling) {
+				if l.noSkip || tpCentre[0]*math.Abs(win[tpTaps/2-1])+tpCentre[1]*math.Abs(win[tpTaps/2])+sp >= ceiling {
 					var s0, s1, s2 float64
 					for j := 0; j < tpTaps; j++ {
 						s0 += tpPhases[0][j] * win[j]
@@ -459,21 +478,31 @@ func (l *Limiter) steady(dst audio.Buffer, n, cnt int) {
 		}
 		// The delay line and the history as push leaves them.
 		ring := l.xring[c]
-		for f, v := range in {
-			ring[(int(k0)+f)&mask] = v
-		}
+		at := int(k0) & mask
+		m := copy(ring[at:], in)
+		copy(ring, in[m:])
 		for f := max(0, cnt-tpTaps); f < cnt; f++ {
 			h := (h0 + f) % tpTaps
 			hc[h] = in[f]
 			hc[h+tpTaps] = in[f]
 		}
 	}
-	for f, p := range need {
-		if p > ceiling {
-			need[f] = ceiling / p
-		} else {
-			need[f] = 1
+	// The required gains of the stretches that were checked: ceiling/p
+	// above the ceiling, else 1 (ceiling/ceiling, exactly), and 1 for NaN,
+	// without a branch on the signal.
+	for f0 := 0; f0 < cnt; {
+		span := (i0 + f0) / skipSpan
+		f1 := min(cnt, (span+1)*skipSpan-i0)
+		if !l.skip[span] || l.noSkip {
+			for f := f0; f < f1; f++ {
+				q := ceiling / max(need[f], ceiling)
+				if q != q {
+					q = 1
+				}
+				need[f] = q
+			}
 		}
+		f0 = f1
 	}
 
 	// The gain curve; need becomes the gain of each output frame.
@@ -487,57 +516,86 @@ func (l *Limiter) steady(dst audio.Buffer, n, cnt int) {
 	fa := float64(attack)
 	rel := l.rel
 	w := int64(attack + 2*tpTaps + 1)
-	for f, nd := range need {
-		for dqLen > 0 && dqVal[(dqHead+dqLen-1)&dqMask] >= nd {
-			dqLen--
-		}
-		j := (dqHead + dqLen) & dqMask
-		dqIdx[j] = k
-		dqVal[j] = nd
-		dqLen++
-		for dqIdx[dqHead] <= k-w {
-			dqHead = (dqHead + 1) & dqMask
-			dqLen--
-		}
-		held := dqVal[dqHead]
-		avgSum += held - avg[avgPos]
-		avg[avgPos] = held
-		avgPos++
-		if avgPos == attack {
-			avgPos = 0
-			var s float64
-			for _, v := range avg {
-				s += v
+	unity := false // avg is known to hold only ones
+	for f0 := 0; f0 < cnt; {
+		span := (i0 + f0) / skipSpan
+		f1 := min(cnt, (span+1)*skipSpan-i0)
+		if l.skip[span] && !l.noSkip && g == 1 && dqLen == 1 && dqVal[dqHead] == 1 && avgSum == fa {
+			if !unity {
+				unity = true
+				for _, v := range avg {
+					unity = unity && v == 1
+				}
 			}
-			avgSum = s
-		}
-		k++
-		a := avgSum / fa
-		// At unity the release computes 1 + 0*rel: 1.
-		gg := 1.0
-		if g != 1 {
-			gg = g + (1-g)*rel
-			if gg > 1-1e-7 {
-				gg = 1
+			if unity {
+				// Every frame of the stretch requires unity and the gain
+				// is at unity: the loop below would pop the deque's one
+				// entry and push the frame's, add 1-1 to the sum (and
+				// re-add ones to attack), and keep the gain at 1.
+				m := f1 - f0
+				k += int64(m)
+				dqIdx[dqHead] = k - 1
+				avgPos = (avgPos + m) % attack
+				f0 = f1 // need is 1 there already
+				continue
 			}
 		}
-		if a < gg {
-			gg = a
+		unity = false
+		for f := f0; f < f1; f++ {
+			nd := need[f]
+			for dqLen > 0 && dqVal[(dqHead+dqLen-1)&dqMask] >= nd {
+				dqLen--
+			}
+			j := (dqHead + dqLen) & dqMask
+			dqIdx[j] = k
+			dqVal[j] = nd
+			dqLen++
+			for dqIdx[dqHead] <= k-w {
+				dqHead = (dqHead + 1) & dqMask
+				dqLen--
+			}
+			held := dqVal[dqHead]
+			avgSum += held - avg[avgPos]
+			avg[avgPos] = held
+			avgPos++
+			if avgPos == attack {
+				avgPos = 0
+				var s float64
+				for _, v := range avg {
+					s += v
+				}
+				avgSum = s
+			}
+			k++
+			a := avgSum / fa
+			// At unity the release computes 1 + 0*rel: 1.
+			gg := 1.0
+			if g != 1 {
+				gg = g + (1-g)*rel
+				if gg > 1-1e-7 {
+					gg = 1
+				}
+			}
+			if a < gg {
+				gg = a
+			}
+			g = gg
+			if g < minG {
+				minG = g
+			}
+			need[f] = g
 		}
-		g = gg
-		if g < minG {
-			minG = g
-		}
-		need[f] = g
+		f0 = f1
 	}
 
-	out := int(l.out)
+	from := int(l.out) & mask
 	for c := range dst {
 		ring := l.xring[c]
 		d := dst[c][n : n+cnt]
-		for f, gf := range need {
-			d[f] = ring[(out+f)&mask] * gf
-		}
+		// The ring in at most two contiguous runs.
+		m := min(cnt, len(ring)-from)
+		scale(d[:m], ring[from:from+m], need[:m])
+		scale(d[m:], ring[:cnt-m], need[m:])
 	}
 	l.scrPos += cnt
 	l.in, l.out, l.hpos, l.g, l.minG = k, l.out+int64(cnt), (h0+cnt)%tpTaps, g, minG

@@ -8,3 +8,9 @@ const hasStereoKernel = false
 func energy2(f, g *kfilter, l, r, coef []float64) (float64, float64) {
 	return f.energy(l), g.energy(r)
 }
+
+// energy2Sq is energy2; the meter adds the squares itself where there is
+// no stereo kernel.
+func energy2Sq(f, g *kfilter, l, r, coef []float64, _ *[4]float64) (float64, float64) {
+	return energy2(f, g, l, r, coef)
+}

@@ -3,6 +3,8 @@ package loudness
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/audiopost/audiopost/audio"
 )
 
 // At 48 kHz the filters derived from the analog prototypes are the
@@ -51,5 +53,47 @@ func TestEnergy2IsEnergy(t *testing.T) {
 				t.Fatalf("%d Hz, frames %v: sums %g %g, want %g %g; states equal %v %v", rate, blk, sl, sr, wl, wr, f1 == f2, g1 == g2)
 			}
 		}
+	}
+}
+
+// energy2Sq is energy2 to the last bit, and the meter's sum of squares
+// for RMS, which it adds along the way with the stereo kernel, is the sum
+// of sumSquares over the blocks, left then right, whatever the block
+// sizes (odd ones shift the parity within the hops).
+func TestEnergy2SqIsEnergy2(t *testing.T) {
+	x := rand.New(rand.NewPCG(3, 4))
+	l, r := make([]float64, 20000), make([]float64, 20000)
+	for i := range l {
+		l[i] = x.NormFloat64() * 0.3
+		r[i] = x.NormFloat64() * 0.01
+	}
+	f1, g1 := newKFilter(48000), newKFilter(48000)
+	f2, g2 := newKFilter(48000), newKFilter(48000)
+	coef := f2.packStereo()
+	var sq [4]float64
+	for _, blk := range [][2]int{{0, 1}, {1, 700}, {700, 2501}, {2501, 3999}, {3999, 5000}} {
+		a, b := l[blk[0]:blk[1]], r[blk[0]:blk[1]]
+		wl, wr := energy2(&f1, &g1, a, b, coef)
+		sl, sr := energy2Sq(&f2, &g2, a, b, coef, &sq)
+		if sl != wl || sr != wr || f1 != f2 || g1 != g2 {
+			t.Fatalf("frames %v: sums %g %g, want %g %g; states equal %v %v", blk, sl, sr, wl, wr, f1 == f2, g1 == g2)
+		}
+	}
+	m, err := NewMeter(audio.Format{SampleRate: 48000, Channels: 2}, Options{Mode: ModeRMS | ModeI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want float64
+	for off := 0; off < len(l); {
+		n := min(len(l)-off, 1+x.IntN(3000))
+		if err := m.Write(audio.Buffer{l[off : off+n], r[off : off+n]}); err != nil {
+			t.Fatal(err)
+		}
+		want += sumSquares(l[off : off+n])
+		want += sumSquares(r[off : off+n])
+		off += n
+	}
+	if m.rmsSum != want {
+		t.Errorf("sum of squares %v, want %v", m.rmsSum, want)
 	}
 }

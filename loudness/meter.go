@@ -309,20 +309,24 @@ func (m *Meter) Write(b audio.Buffer) error {
 			}
 		}
 	}
-	if m.mode&ModeRMS != 0 {
+	// With the stereo kernel the K-weighting loop adds up the squares
+	// too, in sumSquares's order.
+	fused := hasStereoKernel && m.kweight && m.kstereo != nil
+	if m.mode&ModeRMS != 0 && !fused {
 		for c, x := range b {
 			if m.weights[c] > 0 {
 				m.rmsSum += sumSquares(x)
 			}
 		}
 	}
+	var sq [4]float64
 	if m.kweight {
 		for off := 0; off < n; {
 			k := min(n-off, m.hop[m.subIdx+1]-m.hop[m.subIdx]-m.pos)
 			e := 0.0
 			if m.kstereo != nil {
 				// e as the loop below adds it, both channels at once.
-				sl, sr := energy2(&m.kf[0], &m.kf[1], b[0][off:off+k], b[1][off:off+k], m.kstereo)
+				sl, sr := energy2Sq(&m.kf[0], &m.kf[1], b[0][off:off+k], b[1][off:off+k], m.kstereo, &sq)
 				e += m.weights[0] * sl
 				e += m.weights[1] * sr
 			} else {
@@ -339,6 +343,12 @@ func (m *Meter) Write(b audio.Buffer) error {
 				m.endHop()
 			}
 		}
+	}
+	if m.mode&ModeRMS != 0 && fused {
+		// Both channels weigh (m.kstereo): left, then right, each the
+		// sum of its even and odd frames.
+		m.rmsSum += sq[0] + sq[2]
+		m.rmsSum += sq[1] + sq[3]
 	}
 	m.frames += int64(n)
 	return nil
@@ -440,7 +450,11 @@ func (m *Meter) inSpeech(t int64) bool {
 // absMax returns the largest |x[i]|. Comparing the bit patterns of the
 // absolute values as integers orders them like the floats (NaN aside) and
 // avoids the NaN handling of the float max builtin.
-func absMax(x []float64) float64 {
+func absMax(x []float64) float64 { return math.Float64frombits(absMaxBits(x)) }
+
+// absMaxGoBits is the bit pattern of the largest |x[i]| (a NaN's above
+// every number), by two integer maxima side by side.
+func absMaxGoBits(x []float64) uint64 {
 	var m0, m1 uint64
 	i := 0
 	for ; i+1 < len(x); i += 2 {
@@ -458,7 +472,7 @@ func absMax(x []float64) float64 {
 			m0 = a
 		}
 	}
-	return math.Float64frombits(max(m0, m1))
+	return max(m0, m1)
 }
 
 func sumSquares(x []float64) float64 {

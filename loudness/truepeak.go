@@ -36,6 +36,8 @@ type TruePeakDetector struct {
 	// phases[p] holds, for p = 1..factor-1, the branch taps in the order
 	// they meet the samples in the window (oldest first).
 	phases [3][tpTaps]float32
+	// wide holds each tap of phases eight times, for peaks3's kernel.
+	wide *[3][tpTaps][8]float32
 	// bound is the largest sum of |taps| over the phases: no interpolated
 	// value can exceed it times the largest |sample| in the window.
 	bound float64
@@ -77,6 +79,16 @@ func NewTruePeakDetector(sampleRate, channels int) *TruePeakDetector {
 		// float32 rounding in the sums can add a few ulps; the margin
 		// keeps the skip test conservative.
 		d.bound = math.Max(d.bound, abs*(1+1e-6))
+	}
+	if d.factor == 4 {
+		d.wide = new([3][tpTaps][8]float32)
+		for p := range d.wide {
+			for j := range d.wide[p] {
+				for l := range d.wide[p][j] {
+					d.wide[p][j][l] = d.phases[p][j]
+				}
+			}
+		}
 	}
 	return d
 }
@@ -214,6 +226,9 @@ func (d *TruePeakDetector) chunk(ch int, x []float64, floor float64) float32 {
 	del := tpHist - tpTaps/2
 	for _, f := range buf[del : del+len(x)] {
 		peak = max(peak, abs32(f))
+	}
+	if d.wide != nil {
+		return max(peak, peaks3(&d.phases, d.wide, buf, len(x)))
 	}
 	for p := 0; p < d.factor-1; p++ {
 		peak = max(peak, branchPeak(&d.phases[p], buf, len(x)))

@@ -288,12 +288,18 @@ func (a *Analyzer) Write(b audio.Buffer) error {
 		return fmt.Errorf("classify: Write after Close")
 	default:
 	}
-	if len(a.cur.samples)+len(a.cur.levels) > 0 {
+	if len(a.cur.samples) >= chunkSamples {
 		a.work <- a.cur
 		a.cur = <-a.free
 	}
 	return nil
 }
+
+// chunkSamples is how many decimated samples (half a second at 16 kHz) a
+// Concurrent analyzer hands its goroutine at a time: handing over every
+// Write's few hundred would wake the goroutine, which keeps up, for each
+// one, and a wake-up costs about as much as the work it brings.
+const chunkSamples = 8192
 
 // consume takes mono input frames: the sub-block levels, the decimation
 // and the analysis of every window that completes, with the state in

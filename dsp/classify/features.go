@@ -228,20 +228,28 @@ func newSpectral(fsd float64) *spectral {
 // analyse computes the features of the frame x (len nw, oldest first) into
 // f (all but level).
 func (s *spectral) analyse(x []float64, f *feature) {
-	var e float64
-	for i, v := range x {
-		s.in[i] = v * s.win[i]
-		e += s.in[i] * s.in[i]
-	}
-	if e < silentFrame*s.winPow {
+	if s.silent(x) {
 		// Digital silence (pauses of edited and synthetic audio) needs
 		// no transform; it counts as a silent spectrum.
 		clear(s.pow)
+		clear(s.prefix)
 	} else {
 		clear(s.in[s.nw:])
 		s.fft.Coefficients(s.coef, s.in)
-		for i, c := range s.coef {
-			s.pow[i] = real(c)*real(c) + imag(c)*imag(c)
+		// The power spectrum, and periodicity's running sums of its low
+		// band along with it: their chain of additions overlaps the
+		// products.
+		half := s.nacf / 2
+		pre := s.prefix[: half+2 : half+2]
+		var acc float64
+		for i, c := range s.coef[:half+1] {
+			p := real(c)*real(c) + imag(c)*imag(c)
+			s.pow[i] = p
+			acc += p
+			pre[i+1] = acc
+		}
+		for i, c := range s.coef[half+1:] {
+			s.pow[half+1+i] = real(c)*real(c) + imag(c)*imag(c)
 		}
 	}
 	// Mean square of the signal in a band from the one-sided spectrum.
@@ -323,6 +331,44 @@ func (s *spectral) analyse(x []float64, f *feature) {
 	f.voicing, f.pitch = s.periodicity()
 }
 
+// silent sets s.in[:len(x)] to the windowed frame and reports whether its
+// energy, the sum of the squares in order, is below silentFrame*winPow.
+// Four running sums decide it without the sum's chain of additions: sums
+// of the same non-negative terms in any order lie within n*2^-53 of each
+// other relative to their size (windows here have at most 960 samples, so
+// 2^-40 is far beyond that), so only a sum that close to the threshold needs the sum in order.
+func (s *spectral) silent(x []float64) bool {
+	in, win := s.in[:len(x)], s.win[:len(x)]
+	var e0, e1, e2, e3 float64
+	i := 0
+	for ; i+3 < len(x); i += 4 {
+		a, b, c, d := x[i]*win[i], x[i+1]*win[i+1], x[i+2]*win[i+2], x[i+3]*win[i+3]
+		in[i], in[i+1], in[i+2], in[i+3] = a, b, c, d
+		e0 += a * a
+		e1 += b * b
+		e2 += c * c
+		e3 += d * d
+	}
+	for ; i < len(x); i++ {
+		a := x[i] * win[i]
+		in[i] = a
+		e0 += a * a
+	}
+	thr := silentFrame * s.winPow
+	const margin = 1.0 / (1 << 40)
+	switch e := (e0 + e1) + (e2 + e3); {
+	case e < thr*(1-margin):
+		return true
+	case e > thr*(1+margin):
+		return false
+	}
+	var e float64 // NaN, or too close to call
+	for _, v := range in {
+		e += v * v
+	}
+	return e < thr
+}
+
 // periodicity whitens the low band of the power spectrum (each bin divided
 // by the mean over +-500 Hz, which removes the spectral envelope: formants,
 // the tilt of pink noise) and returns the highest peak of its normalised
@@ -331,17 +377,27 @@ func (s *spectral) analyse(x []float64, f *feature) {
 // white or coloured, score near zero while a harmonic comb scores high.
 func (s *spectral) periodicity() (float32, float32) {
 	half := s.nacf / 2
-	s.prefix[0] = 0
-	for k := 0; k <= half; k++ {
-		s.prefix[k+1] = s.prefix[k] + s.pow[k]
-	}
+	// s.prefix[k] is the sum of pow[0..k), added in order by analyse.
 	if s.prefix[half+1] <= 1e-18 {
 		return 0, 0
+	}
+	// Bins whose window lies inside [0, half] go to the kernel in
+	// groups of four where there is one; the loop takes the rest.
+	in0, in1 := max(s.loBin, s.whiteK), half-s.whiteK+1
+	skipTo := in0
+	if in0 < in1 {
+		skipTo = s.whitenInterior(in0, in1, s.whiteK)
 	}
 	for k := 0; k <= half; k++ {
 		if k < s.loBin {
 			s.acCoef[k] = 0
 			continue
+		}
+		if k == in0 {
+			k = skipTo
+			if k > half {
+				break
+			}
 		}
 		lo, hi := max(0, k-s.whiteK), min(half+1, k+s.whiteK+1)
 		m := (s.prefix[hi] - s.prefix[lo]) / float64(hi-lo)
@@ -361,9 +417,7 @@ func (s *spectral) periodicity() (float32, float32) {
 	// within 0.1 of the highest is the period (the others are octave and
 	// fifth errors).
 	nac := s.nac[:s.lagHi+2]
-	for l := s.lagLo - 1; l <= s.lagHi+1; l++ {
-		nac[l] = s.ac[l] / (r0 * s.rw[l])
-	}
+	normalise(nac, s.ac, s.rw, r0, s.lagLo-1, s.lagHi+2)
 	nacf := func(l int) float64 { return nac[l] }
 	peak := func(l int) bool {
 		v := nac[l]

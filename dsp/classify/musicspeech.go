@@ -1,8 +1,8 @@
 package classify
 
 import (
+	"cmp"
 	"math"
-	"slices"
 )
 
 // Speech/music classification.
@@ -47,6 +47,23 @@ const (
 func (r *Result) evidence(nb int) []float64 {
 	ev := make([]float64, nb)
 	ns := len(r.feats)
+	// Which sub-blocks j end a voiced pair (j-1, j), and a steady one:
+	// the windows of neighbouring blocks overlap by all but a tenth, so
+	// each pair is judged once and the windows count them.
+	const pairBit, steadyBit = 1, 2
+	flags := make([]uint8, ns)
+	for j := 1; j < ns; j++ {
+		if !r.Activity[j] || !r.Activity[j-1] {
+			continue
+		}
+		f, g := r.feat(j), r.feat(j-1)
+		if f.voicing > 0.5 && g.voicing > 0.5 {
+			flags[j] = pairBit
+			if pitchStep(f.pitch, g.pitch) < steadyCents {
+				flags[j] |= steadyBit
+			}
+		}
+	}
 	var bands []float64
 	for b := range ev {
 		if !r.Voiced[b] {
@@ -59,11 +76,10 @@ func (r *Result) evidence(nb int) []float64 {
 			if !r.Activity[j] {
 				continue
 			}
-			f := r.feat(j)
-			bands = append(bands, float64(f.band))
-			if f.voicing > 0.5 && j > lo && r.Activity[j-1] && r.feat(j-1).voicing > 0.5 {
+			bands = append(bands, float64(float32(r.feats[j].band)/100)) // unpack's band
+			if j > lo && flags[j]&pairBit != 0 {
 				pairs++
-				if pitchStep(f.pitch, r.feat(j-1).pitch) < steadyCents {
+				if flags[j]&steadyBit != 0 {
 					steady++
 				}
 			}
@@ -71,14 +87,15 @@ func (r *Result) evidence(nb int) []float64 {
 		if len(bands) < minActive {
 			continue
 		}
-		slices.Sort(bands)
-		top := bands[int(0.9*float64(len(bands)-1))]
+		// The 90th percentile and the count of the values sorting below
+		// top-dipDB (NaNs first, as slices.Sort orders them): what the
+		// sorted window would give, without sorting it.
+		top := nth(bands, int(0.9*float64(len(bands)-1)))
 		dips := 0
 		for _, v := range bands {
-			if v >= top-dipDB {
-				break
+			if !(v >= top-dipDB) {
+				dips++
 			}
-			dips++
 		}
 		e := clamp((float64(dips)/float64(len(bands))-dipSplit)/dipScale, -3, 3)
 		// Pitch evidence counts in proportion to how much of the window
@@ -90,6 +107,52 @@ func (r *Result) evidence(nb int) []float64 {
 		ev[b] = e
 	}
 	return ev
+}
+
+// nth returns the value slices.Sort would put at index k of x (NaNs
+// before all numbers), reordering x: quickselect, in linear expected time.
+// Values equal under that order (a number and itself, +0 and -0, NaNs)
+// may come from either element.
+func nth(x []float64, k int) float64 {
+	lo, hi := 0, len(x)-1
+	for lo < hi {
+		// Median of three as the pivot, then Hoare's partition.
+		m := lo + (hi-lo)/2
+		if cmp.Less(x[m], x[lo]) {
+			x[m], x[lo] = x[lo], x[m]
+		}
+		if cmp.Less(x[hi], x[lo]) {
+			x[hi], x[lo] = x[lo], x[hi]
+		}
+		if cmp.Less(x[hi], x[m]) {
+			x[hi], x[m] = x[m], x[hi]
+		}
+		p := x[m]
+		i, j := lo, hi
+		for i <= j {
+			for cmp.Less(x[i], p) {
+				i++
+			}
+			for cmp.Less(p, x[j]) {
+				j--
+			}
+			if i <= j {
+				x[i], x[j] = x[j], x[i]
+				i++
+				j--
+			}
+		}
+		// x[lo..j] <= p <= x[i..hi], and x[j+1..i-1] equal p.
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return x[k]
+		}
+	}
+	return x[k]
 }
 
 func clamp(x, lo, hi float64) float64 { return max(lo, min(hi, x)) }

@@ -2,13 +2,15 @@ package classify
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/audiopost/audiopost/internal/testaudio"
-	"math"
-	"strings"
-	"testing"
 )
 
 // programme is a test recording made of labelled parts.
@@ -231,5 +233,167 @@ func TestSingleKind(t *testing.T) {
 	s := analyse(t, makeMusic(t, "pluck", 10, 1), SpeechOnly)
 	if len(s.Segments) != 1 || s.Segments[0].Label != Speech {
 		t.Errorf("SpeechOnly: segments %v", s.Segments)
+	}
+}
+
+// nth is the element slices.Sort puts at index k, to the bit up to values
+// equal in its order (+0 and -0, NaNs), on random lengths with
+// duplicates, signed zeros and NaN; and evidence counts dips as the
+// sorted scan does.
+func TestNthIsSorted(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for trial := range 3000 {
+		n := 1 + r.IntN(250)
+		x := make([]float64, n)
+		for i := range x {
+			switch v := r.IntN(30); {
+			case v == 0 && trial%3 == 0:
+				x[i] = math.NaN()
+			case v == 1:
+				x[i] = math.Copysign(0, -1)
+			case v == 2:
+				x[i] = 0
+			case v < 12:
+				x[i] = float64(r.IntN(8)) - 40 // duplicates
+			default:
+				x[i] = r.NormFloat64()*20 - 40
+			}
+		}
+		k := int(0.9 * float64(n-1))
+		sorted := slices.Clone(x)
+		slices.Sort(sorted)
+		want := sorted[k]
+		wantDips := 0
+		for _, v := range sorted {
+			if v >= want-dipDB {
+				break
+			}
+			wantDips++
+		}
+		got := nth(slices.Clone(x), k)
+		if !(got == want || math.IsNaN(got) && math.IsNaN(want)) {
+			t.Fatalf("trial %d: nth(%d of %d) = %v, sorted %v", trial, k, n, got, want)
+		}
+		dips := 0
+		for _, v := range x {
+			if !(v >= got-dipDB) {
+				dips++
+			}
+		}
+		if dips != wantDips {
+			t.Fatalf("trial %d: %d dips, the sorted scan counts %d", trial, dips, wantDips)
+		}
+	}
+}
+
+// silent decides as the sum of squares in order does, on frames of every
+// level, frames right at the threshold (where only the ordered sum can
+// tell) and frames with NaN, at the decimated rates the analyzer uses.
+func TestSilentIsOrderedSum(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, fsd := range []float64{8000, 12000, 16000, 23999} {
+		s := newSpectral(fsd)
+		thr := silentFrame * s.winPow
+		x := make([]float64, s.nw)
+		for trial := range 3000 {
+			for i := range x {
+				x[i] = r.NormFloat64()
+			}
+			var e float64
+			for i, v := range x {
+				w := v * s.win[i]
+				e += w * w
+			}
+			// Scale to a random level around the threshold, some right at
+			// it (the scaling rounds, so the ordered sum lands on either
+			// side).
+			k := math.Sqrt(thr / e)
+			if trial%3 != 0 {
+				k *= math.Pow(10, r.Float64()*4-2)
+			}
+			for i := range x {
+				x[i] *= k
+			}
+			if trial%97 == 0 {
+				x[r.IntN(len(x))] = math.NaN()
+			}
+			e = 0
+			for i, v := range x {
+				w := v * s.win[i]
+				e += w * w
+			}
+			if got, want := s.silent(x), e < thr; got != want {
+				t.Fatalf("fsd %v trial %d: silent %v, the ordered sum %g against %g says %v", fsd, trial, got, e, thr, want)
+			}
+		}
+	}
+}
+
+// evidenceBySort is evidence as it was: each window sorted, each pair's
+// pitch step judged in every window that holds it.
+func (r *Result) evidenceBySort(nb int) []float64 {
+	ev := make([]float64, nb)
+	ns := len(r.feats)
+	var bands []float64
+	for b := range ev {
+		if !r.Voiced[b] {
+			continue
+		}
+		lo, hi := max(0, (b-evidenceHalf)*SubBlocks), min(ns, (b+evidenceHalf+1)*SubBlocks)
+		bands = bands[:0]
+		steady, pairs := 0, 0
+		for j := lo; j < hi; j++ {
+			if !r.Activity[j] {
+				continue
+			}
+			f := r.feat(j)
+			bands = append(bands, float64(f.band))
+			if f.voicing > 0.5 && j > lo && r.Activity[j-1] && r.feat(j-1).voicing > 0.5 {
+				pairs++
+				if pitchStep(f.pitch, r.feat(j-1).pitch) < steadyCents {
+					steady++
+				}
+			}
+		}
+		if len(bands) < minActive {
+			continue
+		}
+		slices.Sort(bands)
+		top := bands[int(0.9*float64(len(bands)-1))]
+		dips := 0
+		for _, v := range bands {
+			if v >= top-dipDB {
+				break
+			}
+			dips++
+		}
+		e := clamp((float64(dips)/float64(len(bands))-dipSplit)/dipScale, -3, 3)
+		if pairs >= 10 {
+			w := min(1, float64(pairs)/steadyPairs)
+			e += w * clamp((steadySplit-float64(steady)/float64(pairs))/steadyScale, -3, 3)
+		}
+		ev[b] = e
+	}
+	return ev
+}
+
+// The evidence is what sorting every window and judging every pair in
+// every window gave, to the bit, on speech, music and their changes.
+func TestEvidenceIsSorted(t *testing.T) {
+	p := makeProgramme(t, "speech:12", "music-pluck:10", "tight:8", "music-beat:8", "speech:6")
+	r := analyse(t, p.x, Auto)
+	nb := len(r.Voiced)
+	got, want := r.evidence(nb), r.evidenceBySort(nb)
+	nonzero := 0
+	for b := range want {
+		if math.Float64bits(got[b]) != math.Float64bits(want[b]) {
+			t.Fatalf("block %d: evidence %v, by sorting %v", b, got[b], want[b])
+		}
+		if want[b] != 0 {
+			nonzero++
+		}
+	}
+	if nonzero < nb/2 {
+		t.Errorf("only %d of %d blocks have evidence: the comparison says little", nonzero, nb)
 	}
 }

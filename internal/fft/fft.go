@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"unsafe"
 )
 
 // Complex is the plan of a complex transform of one power-of-two length.
@@ -112,13 +113,62 @@ func (p *Complex) passesFrom(z []complex128, tw []complex128, inverse bool) {
 			z[j], z[j+1] = a+b, a-b
 		}
 	}
+	p.radix4Passes(z, tw, inverse, false)
+}
+
+// radix4Passes runs the radix-4 passes, without the first (h = 1) when
+// the caller has done it.
+func (p *Complex) radix4Passes(z []complex128, tw []complex128, inverse, firstDone bool) {
 	for _, ps := range p.passes {
 		if ps.h == 1 {
-			radix4Trivial(z, inverse)
+			if !firstDone {
+				radix4Trivial(z, inverse)
+			}
 			continue
 		}
 		radix4Pass(z, ps.h, tw[ps.off:ps.off+3*ps.h], inverse)
 	}
+}
+
+// permutedFirst sets z (length Len, at least 2) to src (the same
+// length) in bit-reversed order with the first pass (radix-2, or
+// radix-4 of span 1) already run, and returns whether it was the radix-4
+// one. Each group of that pass is one gather: at j = rev[i], i below
+// Len/2 (or Len/4), the bit reversal puts i and i+Len/2 (i, i+Len/2,
+// i+Len/4, i+3Len/4), so the pass costs no sweep of its own. The
+// butterflies are those of passesFrom and radix4Trivial, operation for
+// operation.
+func (p *Complex) permutedFirst(z, src []complex128, inverse bool) bool {
+	n := p.n
+	rev := p.rev[:n:n]
+	src = src[:n:n]
+	if firstPass(z[:n:n], src, rev, p.radix2, inverse) {
+		return !p.radix2
+	}
+	if p.radix2 {
+		h := n / 2
+		lo, hi := src[:h:h], src[h:n:n]
+		for i, a := range lo {
+			b := hi[i]
+			j := rev[i]
+			z[j], z[j+1] = a+b, a-b
+		}
+		return false
+	}
+	q := n / 4
+	s0, s1, s2, s3 := src[:q:q], src[q:2*q:2*q], src[2*q:3*q:3*q], src[3*q:n:n]
+	for i, x0 := range s0 {
+		x1, x2, x3 := s2[i], s1[i], s3[i]
+		a0, a1 := x0+x1, x0-x1
+		a2, a3 := x2+x3, x2-x3
+		r3 := complex(imag(a3), -real(a3))
+		if inverse {
+			r3 = -r3
+		}
+		g := z[rev[i] : rev[i]+4 : rev[i]+4]
+		g[0], g[1], g[2], g[3] = a0+a2, a1+r3, a0-a2, a1-r3
+	}
+	return true
 }
 
 // radix4Trivial is the first radix-4 pass (h = 1), whose twiddles are all
@@ -209,11 +259,16 @@ func (r *Real) Coefficients(dst []complex128, x []float64) {
 		panic(fmt.Sprintf("fft: real transform of %d: %d samples, %d coefficients", r.n, len(x), len(dst)))
 	}
 	z := r.z[:m:m]
-	rev := r.c.rev[:m:m]
-	for i, j := range rev {
-		z[j] = complex(x[2*i], x[2*i+1]) // packed straight into bit-reversed order
+	if m >= 2 {
+		// Packed straight into bit-reversed order, through the first pass.
+		// x[2i], x[2i+1] as one complex128 (real part first) is the
+		// packed value i.
+		packed := unsafe.Slice((*complex128)(unsafe.Pointer(unsafe.SliceData(x))), m)
+		first := r.c.permutedFirst(z, packed, false)
+		r.c.radix4Passes(z, r.c.tw, false, first)
+	} else {
+		z[0] = complex(x[0], x[1])
 	}
-	r.c.passesFrom(z, r.c.tw, false)
 	r.split(dst, z)
 }
 
@@ -230,7 +285,7 @@ func (r *Real) split(dst, z []complex128) {
 		return
 	}
 	tw := r.tw[: m/2+1 : m/2+1]
-	for k := 1; k <= m/2; k++ {
+	for k := splitPairs(dst, z, tw, m); k <= m/2; k++ {
 		a, b := z[k], z[m-k]
 		er, ei := 0.5*(real(a)+real(b)), 0.5*(imag(a)-imag(b))
 		or, oi := 0.5*(imag(a)+imag(b)), -0.5*(real(a)-real(b))
@@ -252,16 +307,16 @@ func (r *Real) Sequence(dst []float64, coef []complex128) {
 		panic(fmt.Sprintf("fft: real transform of %d: %d samples, %d coefficients", r.n, len(dst), len(coef)))
 	}
 	z := r.z[:m:m]
-	r.merge(r.zr[:m:m], coef)
-	for i, j := range r.c.rev[:m:m] {
-		z[j] = r.zr[i]
+	zr := r.zr[:m:m]
+	r.merge(zr, coef)
+	if m >= 2 {
+		first := r.c.permutedFirst(z, zr, true)
+		r.c.radix4Passes(z, r.c.twInv, true, first)
+	} else {
+		z[0] = zr[0]
 	}
-	r.c.passesFrom(z, r.c.twInv, true)
-	dst = dst[: 2*m : 2*m]
-	for i, v := range z {
-		dst[2*i] = real(v)
-		dst[2*i+1] = imag(v)
-	}
+	// The real and imaginary parts in order are the sequence.
+	copy(dst[:2*m:2*m], unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(z))), 2*m))
 }
 
 // merge is split backwards: E[k] = X[k] + conj X[m-k] and

@@ -140,3 +140,41 @@ func BenchmarkReal(b *testing.B) {
 		})
 	}
 }
+
+// Coefficients and Sequence, which gather their input straight into the
+// first pass, are the plain sequence (permutation, then every pass) to
+// the last bit, at odd and even powers of two.
+func TestRealFirstPassIsExact(t *testing.T) {
+	for _, n := range []int{2, 4, 8, 16, 32, 512, 1024, 2048} {
+		r := NewReal(n)
+		m := n / 2
+		x := noise(n, uint64(n)+11)
+		got := make([]complex128, m+1)
+		r.Coefficients(got, x)
+		z := make([]complex128, m)
+		for i, j := range r.c.rev {
+			z[j] = complex(x[2*i], x[2*i+1])
+		}
+		r.c.passesFrom(z, r.c.tw, false)
+		want := make([]complex128, m+1)
+		r.split(want, z)
+		for k := range want {
+			if got[k] != want[k] {
+				t.Fatalf("n %d: coefficient %d is %v, plainly %v", n, k, got[k], want[k])
+			}
+		}
+		seq := make([]float64, n)
+		r.Sequence(seq, want)
+		zr := make([]complex128, m)
+		r.merge(zr, want)
+		for i, j := range r.c.rev {
+			z[j] = zr[i]
+		}
+		r.c.passesFrom(z, r.c.twInv, true)
+		for i, v := range z {
+			if seq[2*i] != real(v) || seq[2*i+1] != imag(v) {
+				t.Fatalf("n %d: samples %d, %d are %v, %v, plainly %v", n, 2*i, 2*i+1, seq[2*i], seq[2*i+1], v)
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@
 package fft
 
 import (
+	"math"
 	"math/cmplx"
 	"testing"
 )
@@ -35,6 +36,46 @@ func TestRadix4AVXIsGo(t *testing.T) {
 			for i := range ref {
 				if fast[i] != ref[i] && !(cmplx.IsNaN(fast[i]) && cmplx.IsNaN(ref[i])) {
 					t.Fatalf("n %d inverse %v: bin %d is %v with AVX, %v in Go", n, inverse, i, fast[i], ref[i])
+				}
+			}
+		}
+	}
+}
+
+// The AVX split is the Go loop to the last bit, signed zeros included
+// (inputs with zero runs make zero and negative-zero coefficients).
+func TestSplitAVXIsGo(t *testing.T) {
+	if !useAVX {
+		t.Skip("no AVX")
+	}
+	for _, n := range []int{4, 8, 16, 32, 64, 512, 1024, 2048, 4096} {
+		r := NewReal(n)
+		for trial := range 3 {
+			x := noise(n, uint64(n+trial))
+			switch trial {
+			case 1:
+				for i := range x {
+					if i%3 != 0 {
+						x[i] = 0
+					}
+				}
+			case 2:
+				for i := range x {
+					x[i] = math.Copysign(0, -1)
+				}
+				x[n/2] = 1
+			}
+			run := func(avx bool) []complex128 {
+				defer func(v bool) { useAVX = v }(useAVX)
+				useAVX = avx
+				c := make([]complex128, n/2+1)
+				r.Coefficients(c, x)
+				return c
+			}
+			fast, ref := run(true), run(false)
+			for k := range ref {
+				if math.Float64bits(real(fast[k])) != math.Float64bits(real(ref[k])) || math.Float64bits(imag(fast[k])) != math.Float64bits(imag(ref[k])) {
+					t.Fatalf("n %d trial %d: coefficient %d is %v with AVX, %v in Go", n, trial, k, fast[k], ref[k])
 				}
 			}
 		}
