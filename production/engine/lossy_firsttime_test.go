@@ -23,7 +23,10 @@ type firstTimeFile struct {
 	make func(t *testing.T, rate, n int) audio.Buffer
 }
 
-// firstTimeFiles are ten 20 s programmes unlike the codec table's
+// firstTimeSeconds is the length of each programme.
+const firstTimeSeconds = 10
+
+// firstTimeFiles are ten programmes of firstTimeSeconds unlike the codec table's
 // materials: speech in other voices and sentences, at normal, quiet and
 // clipping levels, mono and stereo, over noise and hum, music alone and
 // loud, speech over music, transients, and a sox synth arrangement.
@@ -43,10 +46,10 @@ var firstTimeFiles = []firstTimeFile{
 		return audio.Buffer{x, slices.Clone(x)}
 	}},
 	{"music-stereo", 44100, func(t *testing.T, rate, n int) audio.Buffer {
-		return audio.Buffer{testaudio.Scale(testaudio.Music(rate, 20, 31), 0.5), testaudio.Scale(testaudio.Music(rate, 20, 32), 0.5)}
+		return audio.Buffer{testaudio.Scale(testaudio.Music(rate, firstTimeSeconds, 31), 0.5), testaudio.Scale(testaudio.Music(rate, firstTimeSeconds, 32), 0.5)}
 	}},
 	{"music-mono-loud", 48000, func(t *testing.T, rate, n int) audio.Buffer {
-		return audio.Buffer{testaudio.Scale(testaudio.Music(rate, 20, 33), 1.6)}
+		return audio.Buffer{testaudio.Scale(testaudio.Music(rate, firstTimeSeconds, 33), 1.6)}
 	}},
 	{"speech-noisy", 48000, func(t *testing.T, rate, n int) audio.Buffer {
 		x := speechFor(t, rate, n, 6, testaudio.Voices[2], 0.4)
@@ -55,8 +58,8 @@ var firstTimeFiles = []firstTimeFile{
 	{"speech-over-music", 44100, func(t *testing.T, rate, n int) audio.Buffer {
 		x := speechFor(t, rate, n, 8, testaudio.Voices[1], 0.4)
 		return audio.Buffer{
-			testaudio.Add(x, testaudio.Scale(testaudio.Music(rate, 20, 34), 0.25)),
-			testaudio.Add(x, testaudio.Scale(testaudio.Music(rate, 20, 35), 0.25)),
+			testaudio.Add(x, testaudio.Scale(testaudio.Music(rate, firstTimeSeconds, 34), 0.25)),
+			testaudio.Add(x, testaudio.Scale(testaudio.Music(rate, firstTimeSeconds, 35), 0.25)),
 		}
 	}},
 	{"bursts", 48000, func(t *testing.T, rate, n int) audio.Buffer {
@@ -84,14 +87,14 @@ func speechFor(t *testing.T, rate, n, first int, v testaudio.Voice, g float64) [
 	return testaudio.Scale(x[:n], g)
 }
 
-// soxSynth is 20 s of plucked chords and a kick-like thump from sox,
+// soxSynth is 10 s of plucked chords and a kick-like thump from sox,
 // stereo: sharp attacks and wide spectra unlike Music's.
 func soxSynth(t *testing.T, rate int) audio.Buffer {
 	sox := testaudio.NeedTool(t, "sox")
 	path := filepath.Join(t.TempDir(), "synth.wav")
 	cmd := exec.Command(sox, "-n", "-r", "44100", "-c", "2", "-b", "16", path,
 		"synth", "0.5", "pluck", "C3", "pluck", "E4", "pluck", "G4", "sine", "55", "fade", "0", "0.5", "0.45",
-		"repeat", "39", "gain", "-n", "-2", "rate", "-v", "44100")
+		"repeat", "19", "gain", "-n", "-2", "rate", "-v", "44100")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("sox: %v\n%s", err, out)
 	}
@@ -132,7 +135,7 @@ func TestLossyFirstTime(t *testing.T) {
 	formats := []string{"mp3", "mp3-vbr", "aac", "opus", "vorbis"}
 	peakFirst, allFirst := 0, 0
 	for _, file := range firstTimeFiles {
-		in := file.make(t, file.rate, 20*file.rate)
+		in := file.make(t, file.rate, firstTimeSeconds*file.rate)
 		dir := t.TempDir()
 		input := filepath.Join(dir, "in.wav")
 		testaudio.WriteWAVBits(t, input, in, file.rate, 24)
