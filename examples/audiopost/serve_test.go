@@ -305,6 +305,9 @@ func TestServeRoundTrip(t *testing.T) {
 }
 
 func TestServeGeneratesAdminPassword(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a start-up message; the plain run checks it")
+	}
 	s := startServe(t)
 	out := s.stdout.String()
 	_, rest, ok := strings.Cut(out, `created admin account "admin" with password `)
@@ -339,7 +342,10 @@ func TestServeLoad(t *testing.T) {
 	first := c.call("POST", "/api/productions.json", map[string]any{"metadata": map[string]any{"title": "seed"}})
 	uuid := first["uuid"].(string)
 
-	const n = 200
+	n := 200
+	if testing.Short() {
+		n = 50 // under the race detector: the same mix, fewer of each
+	}
 	type result struct {
 		what string
 		code int

@@ -118,6 +118,9 @@ func TestTranscribeErrors(t *testing.T) {
 
 // TestTranscribePocketSphinx runs the offline default on espeak-ng speech.
 func TestTranscribePocketSphinx(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the recogniser; the plain run checks it")
+	}
 	testaudio.NeedTool(t, "pocketsphinx_continuous")
 	x, _ := testaudio.Phrases(t, speech.SampleRate, testaudio.Sentences[:2], 1.5)
 	pcm := make([]int16, len(x))

@@ -43,6 +43,9 @@ func withData(t *testing.T, dir string, fn func(st *sqlstore.Store)) {
 }
 
 func TestUserCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sequential CLI commands; the plain run checks them, -race -short need not")
+	}
 	dir := t.TempDir()
 	out := mustCLI(t, "user", "add", "-data", dir, "-username", "alice", "-email", "alice@example.org", "-password", "correct horse")
 	if !strings.Contains(out, "created user alice") {

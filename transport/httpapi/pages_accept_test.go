@@ -35,6 +35,8 @@ func TestPagesFirstHour(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a browser and processes audio")
 	}
+	// Its own browser and server: the browser tests overlap their waits.
+	t.Parallel()
 	ctx := newBrowser(t)
 	e := newEnv(t)
 	if err := auth.SetPassword(context.Background(), e.store, e.userA.Username, testPassword); err != nil {

@@ -113,6 +113,8 @@ func TestPagesBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a browser")
 	}
+	// Its own browser and server: the browser tests overlap their waits.
+	t.Parallel()
 	ctx := newBrowser(t)
 	e := newEnv(t)
 	id, wavData := e.finished(e.keyA)

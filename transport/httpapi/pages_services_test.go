@@ -123,6 +123,8 @@ func TestPagesServicesBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a browser")
 	}
+	// Its own browser and server: the browser tests overlap their waits.
+	t.Parallel()
 	ctx := newBrowser(t)
 	srv := transfertest.Start(t, "sftp")
 	host, port, _ := net.SplitHostPort(srv.Addr)
