@@ -204,10 +204,7 @@ func (e *Engine) Run(ctx context.Context, p *production.Production, in Inputs, o
 	started := time.Now()
 	err := r.do(ctx)
 	r.cleanup(err != nil)
-	log := e.Logger
-	if log == nil {
-		log = slog.Default()
-	}
+	log := e.logger()
 	if err != nil {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("production stopped: %w", context.Cause(ctx))
@@ -229,6 +226,14 @@ func (e *Engine) Run(ctx context.Context, p *production.Production, in Inputs, o
 }
 
 // closeLater has cleanup close src if it holds resources.
+// logger is Logger, or slog.Default() when nil.
+func (e *Engine) logger() *slog.Logger {
+	if e.Logger == nil {
+		return slog.Default()
+	}
+	return e.Logger
+}
+
 func (r *run) closeLater(src audio.Source) {
 	if c, ok := src.(io.Closer); ok {
 		r.closers = append(r.closers, c)
@@ -831,7 +836,7 @@ func (r *run) verifyLossy(ctx context.Context, job ProcessJob, f audio.Format) e
 		}
 		r.result.LossyPasses++
 		r.result.LossyReencoded += len(redo)
-		slog.Info("re-rendering lossy outputs", "uuid", r.p.UUID, "attempt", attempt+1, "outputs", len(redo),
+		r.e.logger().Info("re-rendering lossy outputs", "uuid", r.p.UUID, "attempt", attempt+1, "outputs", len(redo),
 			"overshoot_db", round2(worst), "level_fix_db", r.levelFix)
 		if worst > 0 {
 			headroom += worst + 0.1
