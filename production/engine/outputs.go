@@ -303,6 +303,9 @@ type passPlan struct {
 	monoMeter *loudness.Meter
 }
 
+// maxVorbisMonoKbps is the highest bitrate libvorbis encodes mono at.
+const maxVorbisMonoKbps = 240
+
 // planOutputs opens the encoders of every audio output of p (or, when
 // only is not nil, of the outputs it names) for a stream of format f and
 // expected length (0 if unknown).
@@ -332,6 +335,14 @@ func (r *run) planOutputs(ctx context.Context, f audio.Format, length time.Durat
 		isMono := o.MonoMixdown && f.Channels > 1
 		if isMono {
 			vf.Channels, status = 1, production.StatusMonoMixdown
+		}
+		if of.Name == "vorbis" && vf.Channels == 1 && opts.Bitrate > maxVorbisMonoKbps {
+			// libvorbis has no mono mode above this rate: ffmpeg would
+			// fail to open the encoder.
+			if only == nil {
+				p.AddWarning(status, fmt.Sprintf("%s: bitrate %d kbps lowered to %d kbps, the most Vorbis encodes in mono", name, opts.Bitrate, maxVorbisMonoKbps))
+			}
+			opts.Bitrate = maxVorbisMonoKbps
 		}
 		split := o.SplitOnChapters && len(chapters) > 0
 		if split && of.Name == "video" && r.info.HasVideo {

@@ -421,3 +421,25 @@ func TestEngineVideoFromAudio(t *testing.T) {
 		t.Errorf("temporary files left: %q", left)
 	}
 }
+
+// TestVorbisMonoBitrate: libvorbis has no mono mode above 240 kbps, so a
+// mono programme asking for Vorbis at 320 is encoded at 240 with a warning
+// naming the file, instead of failing.
+func TestVorbisMonoBitrate(t *testing.T) {
+	needTools(t, "ffmpeg", "ffprobe")
+	const rate = 48000
+	dir, outDir := t.TempDir(), t.TempDir()
+	input := filepath.Join(dir, "talk.wav")
+	writeWAV(t, input, speechLike(rate, 3, 0.1)[:1], rate) // mono
+	p := newProduction(t, `{"input_file": "https://example.org/talk.wav", "output_basename": "ep",
+		"output_files": [{"format": "vorbis", "bitrate": 320}, {"format": "vorbis", "bitrate": 160, "suffix": "-low"}]}`)
+	if _, err := (&engine.Engine{}).Run(context.Background(), p, engine.Inputs{Main: input}, engine.DirWriter{Dir: outDir}, nil); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !strings.Contains(p.WarningMessage, "ep.ogg: bitrate 320 kbps lowered to 240 kbps") || strings.Contains(p.WarningMessage, "ep-low.ogg") {
+		t.Errorf("warning %q, want one naming ep.ogg's lowered bitrate", p.WarningMessage)
+	}
+	if pr := probe(t, filepath.Join(outDir, "ep.ogg")); len(pr.Streams) == 0 || pr.Streams[0].Channels != 1 {
+		t.Errorf("ep.ogg streams %+v, want one mono stream", pr.Streams)
+	}
+}
