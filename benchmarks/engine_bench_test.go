@@ -1,9 +1,7 @@
 package benchmarks
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -241,9 +239,6 @@ func loopedSpeechFile(tb testing.TB, secs float64) string {
 	if fi, err := os.Stat(path); err == nil && fi.Size() == 44+4*frames {
 		return path
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		tb.Fatal(err)
-	}
 	var texts []string
 	for len(texts) < 18 {
 		texts = append(texts, testaudio.Sentences...)
@@ -252,52 +247,6 @@ func loopedSpeechFile(tb testing.TB, secs float64) string {
 	x = testaudio.Scale(x, 0.5)
 	l := testaudio.Add(x, testaudio.PinkNoise(len(x), 1e-3, 7))
 	r := testaudio.Add(testaudio.Scale(slices.Clone(x), math.Pow(10, -2.0/20)), testaudio.PinkNoise(len(x), 1e-3, 8))
-	writeStereoRepeated(tb, path, l, r, rate, frames)
+	writePCM16(tb, path, 2, rate, frames, looped(l, r))
 	return path
-}
-
-// writeStereoRepeated writes the stereo loop (l, r) over and over into a
-// 16-bit WAV of frames, through a temporary file renamed at the end so a
-// cached file is always complete.
-func writeStereoRepeated(tb testing.TB, path string, l, r []float64, rate int, frames int64) {
-	tb.Helper()
-	tmp, err := os.CreateTemp(filepath.Dir(path), "stereo-*.tmp")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer os.Remove(tmp.Name())
-	w := bufio.NewWriterSize(tmp, 1<<20)
-	hdr := make([]byte, 44)
-	copy(hdr, "RIFF")
-	binary.LittleEndian.PutUint32(hdr[4:], uint32(36+frames*4))
-	copy(hdr[8:], "WAVEfmt ")
-	binary.LittleEndian.PutUint32(hdr[16:], 16)
-	binary.LittleEndian.PutUint16(hdr[20:], 1)
-	binary.LittleEndian.PutUint16(hdr[22:], 2)
-	binary.LittleEndian.PutUint32(hdr[24:], uint32(rate))
-	binary.LittleEndian.PutUint32(hdr[28:], uint32(rate*4))
-	binary.LittleEndian.PutUint16(hdr[32:], 4)
-	binary.LittleEndian.PutUint16(hdr[34:], 16)
-	copy(hdr[36:], "data")
-	binary.LittleEndian.PutUint32(hdr[40:], uint32(frames*4))
-	w.Write(hdr)
-	pcm := func(v float64) uint16 {
-		return uint16(int16(max(-32768, min(32767, math.Round(v*32767)))))
-	}
-	var s [4]byte
-	n := int64(len(l))
-	for i := range frames {
-		binary.LittleEndian.PutUint16(s[:], pcm(l[i%n]))
-		binary.LittleEndian.PutUint16(s[2:], pcm(r[i%n]))
-		w.Write(s[:])
-	}
-	if err := w.Flush(); err != nil {
-		tb.Fatal(err)
-	}
-	if err := tmp.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		tb.Fatal(err)
-	}
 }

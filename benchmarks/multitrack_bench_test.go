@@ -1,9 +1,7 @@
 package benchmarks
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -180,49 +178,9 @@ func multitrackFiles(tb testing.TB, secs float64) []string {
 		}
 		return out
 	}
-	writeRepeated(tb, paths[0], mic(host, guest, -3, 1), frames)
-	writeRepeated(tb, paths[1], mic(guest, host, -13, 2), frames)
+	writePCM16(tb, paths[0], 1, rate, frames, looped(mic(host, guest, -3, 1)))
+	writePCM16(tb, paths[1], 1, rate, frames, looped(mic(guest, host, -13, 2)))
 	bed := testaudio.Scale(testaudio.Music(rate, 20, 4), 0.5)
 	testaudio.WriteWAV(tb, paths[2], [][]float64{bed, bed}, rate)
 	return paths
-}
-
-// writeRepeated writes x over and over into a mono 16-bit WAV of frames.
-func writeRepeated(tb testing.TB, path string, x []float64, frames int64) {
-	tb.Helper()
-	tmp, err := os.CreateTemp(filepath.Dir(path), "mt-*.tmp")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer os.Remove(tmp.Name())
-	w := bufio.NewWriterSize(tmp, 1<<20)
-	hdr := make([]byte, 44)
-	copy(hdr, "RIFF")
-	binary.LittleEndian.PutUint32(hdr[4:], uint32(36+frames*2))
-	copy(hdr[8:], "WAVEfmt ")
-	binary.LittleEndian.PutUint32(hdr[16:], 16)
-	binary.LittleEndian.PutUint16(hdr[20:], 1)
-	binary.LittleEndian.PutUint16(hdr[22:], 1)
-	binary.LittleEndian.PutUint32(hdr[24:], 48000)
-	binary.LittleEndian.PutUint32(hdr[28:], 48000*2)
-	binary.LittleEndian.PutUint16(hdr[32:], 2)
-	binary.LittleEndian.PutUint16(hdr[34:], 16)
-	copy(hdr[36:], "data")
-	binary.LittleEndian.PutUint32(hdr[40:], uint32(frames*2))
-	w.Write(hdr)
-	var s [2]byte
-	for i := int64(0); i < frames; i++ {
-		v := math.Round(x[i%int64(len(x))] * 32767)
-		binary.LittleEndian.PutUint16(s[:], uint16(int16(max(-32768, min(32767, v)))))
-		w.Write(s[:])
-	}
-	if err := w.Flush(); err != nil {
-		tb.Fatal(err)
-	}
-	if err := tmp.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		tb.Fatal(err)
-	}
 }
