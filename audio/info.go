@@ -99,4 +99,8 @@ type EncodeOptions struct {
 	// from a goroutine of their own before Close returns, and Close fails
 	// if they could not; others leave Monitor unused.
 	Monitor Sink
+	// TempDir is where an encoder that needs temporary files (ffmpeg's
+	// cover and chapter files, an output it must seek in before it can
+	// be streamed) makes them; "" means the system's (os.TempDir).
+	TempDir string
 }

@@ -249,7 +249,7 @@ func (e *Encoder) start() error {
 		if isFile {
 			dir = filepath.Dir(fileW.Name())
 		}
-		t, err := tempFile(dir, ".audiopost-*"+e.of.ext)
+		t, err := tempFile(dir, e.opts.TempDir, ".audiopost-*"+e.of.ext)
 		if err != nil {
 			return fmt.Errorf("ffmpeg: temporary output for %s: %w", e.name, err)
 		}
@@ -436,7 +436,7 @@ func (e *Encoder) metadataInputs(length time.Duration, first int) (inputs, maps 
 
 // writeTemp stores data in a temporary file that Close removes.
 func (e *Encoder) writeTemp(pattern string, data []byte) (string, error) {
-	f, err := tempFile("", pattern)
+	f, err := tempFile(e.opts.TempDir, "", pattern)
 	if err != nil {
 		return "", fmt.Errorf("ffmpeg: temporary file for %s: %w", e.name, err)
 	}
@@ -755,7 +755,7 @@ func (e *Encoder) addMetadata() error {
 	if err != nil {
 		return err
 	}
-	t, err := tempFile(filepath.Dir(e.out), ".audiopost-*"+e.of.ext)
+	t, err := tempFile(filepath.Dir(e.out), e.opts.TempDir, ".audiopost-*"+e.of.ext)
 	if err != nil {
 		return fmt.Errorf("ffmpeg: temporary output for %s: %w", e.name, err)
 	}

@@ -179,12 +179,13 @@ func baseArgs() []string {
 }
 
 // tempFile creates an empty temporary file with the given extension in dir,
-// or in the system temp directory when dir is empty or not writable.
-func tempFile(dir, pattern string) (*os.File, error) {
+// or in fallback when dir is empty or not writable ("": the system temp
+// directory).
+func tempFile(dir, fallback, pattern string) (*os.File, error) {
 	if dir != "" {
 		if f, err := os.CreateTemp(dir, pattern); err == nil {
 			return f, nil
 		}
 	}
-	return os.CreateTemp("", pattern)
+	return os.CreateTemp(fallback, pattern)
 }

@@ -35,6 +35,12 @@ type Engine struct {
 	MaxDuration time.Duration
 	// Logger receives a line per finished run; nil means slog.Default().
 	Logger *slog.Logger
+	// TempDir is where a run makes its temporary files (the encoders'
+	// metadata files and seekable outputs, multitrack stems, videos with
+	// burned-in subtitles), all removed before Run returns; "" means the
+	// system's (os.TempDir). Outputs are written through the
+	// OutputWriter, not here.
+	TempDir string
 }
 
 // Inputs are the local files of a production.

@@ -336,7 +336,7 @@ func (mt *multitrack) writeTrack(ctx context.Context, zw *zip.Writer, i int, ent
 		return err
 	}
 	defer aligned.Close()
-	tmp, err := os.CreateTemp("", "audiopost-track-*")
+	tmp, err := os.CreateTemp(mt.r.e.TempDir, "audiopost-track-*")
 	if err != nil {
 		return err
 	}
@@ -346,7 +346,7 @@ func (mt *multitrack) writeTrack(ctx context.Context, zw *zip.Writer, i int, ent
 	}()
 	f := aligned.Format()
 	length := time.Duration(float64(mt.md.Offset(i)+mt.md.TrackFrames(i)) / float64(f.SampleRate) * float64(time.Second))
-	enc, err := audio.NewEncoder(ctx, format, tmp, f, audio.EncodeOptions{BitDepth: 24, Length: length,
+	enc, err := audio.NewEncoder(ctx, format, tmp, f, audio.EncodeOptions{BitDepth: 24, Length: length, TempDir: mt.r.e.TempDir,
 		Tags: audio.Tags{Title: mt.inputs[i].ID}})
 	if err != nil {
 		return err

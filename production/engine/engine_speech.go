@@ -198,7 +198,7 @@ func (r *run) burnSubtitles(ctx context.Context) error {
 			continue
 		}
 		if r.burnDir == "" {
-			dir, err := os.MkdirTemp("", "audiopost-burn-")
+			dir, err := os.MkdirTemp(r.e.TempDir, "audiopost-burn-")
 			if err != nil {
 				return err
 			}
@@ -209,7 +209,7 @@ func (r *run) burnSubtitles(ctx context.Context) error {
 			ext = ".mp4"
 		}
 		dst := filepath.Join(r.burnDir, fmt.Sprintf("%d%s", i, strings.ToLower(ext)))
-		res, err := burnin.Burn(ctx, dst, r.in.Main, r.transcript.Words, burnin.Style(*o.Subtitles), burnin.Options{})
+		res, err := burnin.Burn(ctx, dst, r.in.Main, r.transcript.Words, burnin.Style(*o.Subtitles), burnin.Options{TempDir: r.e.TempDir})
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

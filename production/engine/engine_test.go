@@ -220,8 +220,9 @@ func TestEngineEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end sweep of every output format; the plain run covers it")
 	}
+	t.Parallel()
 	tmp := t.TempDir()
-	t.Setenv("TMPDIR", t.TempDir())
+	engineTemp := t.TempDir()
 	input := speechMP3(t, tmp)
 	cover := coverPNG(t, tmp)
 	outDir := t.TempDir()
@@ -239,7 +240,7 @@ func TestEngineEndToEnd(t *testing.T) {
 			statuses = append(statuses, s)
 		}
 	}
-	eng := &engine.Engine{}
+	eng := &engine.Engine{TempDir: engineTemp}
 	inputs := engine.Inputs{Main: input, Cover: cover, ChapterImages: map[string]string{"https://example.org/bye.png": cover}}
 	res, err := eng.Run(context.Background(), p, inputs, engine.DirWriter{Dir: outDir}, progress)
 	if err != nil {
@@ -295,7 +296,7 @@ func TestEngineEndToEnd(t *testing.T) {
 	if got := listDir(t, outDir); !slices.Equal(got, names) {
 		t.Errorf("output directory holds %q, want exactly %q", got, names)
 	}
-	if left := listDir(t, os.Getenv("TMPDIR")); len(left) > 0 {
+	if left := listDir(t, engineTemp); len(left) > 0 {
 		t.Errorf("temporary files left behind: %q", left)
 	}
 
@@ -536,7 +537,8 @@ func checkSideFiles(t *testing.T, p *production.Production, dir string) {
 
 func TestEngineCancel(t *testing.T) {
 	tmp := t.TempDir()
-	t.Setenv("TMPDIR", t.TempDir())
+	t.Parallel()
+	engineTemp := t.TempDir()
 	outDir := t.TempDir()
 	var input string
 	request := e2eRequest
@@ -559,7 +561,7 @@ func TestEngineCancel(t *testing.T) {
 			cancel()
 		}
 	}
-	_, err := (&engine.Engine{}).Run(ctx, p, engine.Inputs{Main: input}, engine.DirWriter{Dir: outDir}, progress)
+	_, err := (&engine.Engine{TempDir: engineTemp}).Run(ctx, p, engine.Inputs{Main: input}, engine.DirWriter{Dir: outDir}, progress)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run after cancel = %v, want context.Canceled", err)
 	}
@@ -569,7 +571,7 @@ func TestEngineCancel(t *testing.T) {
 	if left := listDir(t, outDir); len(left) > 0 {
 		t.Errorf("cancelled run left files: %q", left)
 	}
-	if left := listDir(t, os.Getenv("TMPDIR")); len(left) > 0 {
+	if left := listDir(t, engineTemp); len(left) > 0 {
 		t.Errorf("cancelled run left temporary files: %q", left)
 	}
 }

@@ -322,7 +322,7 @@ func (r *run) planOutputs(ctx context.Context, f audio.Format, length time.Durat
 			continue
 		}
 		name := p.OutputFilename(i)
-		opts := audio.EncodeOptions{Bitrate: o.Bitrate, Tags: baseTags, Chapters: baseChapters, Length: length}
+		opts := audio.EncodeOptions{Bitrate: o.Bitrate, Tags: baseTags, Chapters: baseChapters, Length: length, TempDir: r.e.TempDir}
 		verify := of.Lossy() && r.normalize
 		if of.Lossy() && opts.Bitrate == 0 {
 			opts.Bitrate = of.DefaultBitrate

@@ -239,7 +239,8 @@ func TestEngineVideoAndAudiogram(t *testing.T) {
 	if d := os.Getenv("KEEP_OUT"); d != "" {
 		outDir = d
 	}
-	t.Setenv("TMPDIR", t.TempDir())
+	t.Parallel()
+	engineTemp := t.TempDir()
 	wav := filepath.Join(dir, "voice.wav")
 	writeWAV(t, wav, speechLike(rate, 6, 0.05), rate)
 	video := filepath.Join(dir, "clip.mp4")
@@ -250,7 +251,7 @@ func TestEngineVideoAndAudiogram(t *testing.T) {
 		"metadata": {"title": "Video Test"},
 		"output_files": [{"format": "video"}, {"format": "audiogram", "suffix": "-gram"}]}`)
 	cover := coverPNG(t, dir)
-	if _, err := (&engine.Engine{}).Run(context.Background(), p, engine.Inputs{Main: video, Cover: cover}, engine.DirWriter{Dir: outDir}, nil); err != nil {
+	if _, err := (&engine.Engine{TempDir: engineTemp}).Run(context.Background(), p, engine.Inputs{Main: video, Cover: cover}, engine.DirWriter{Dir: outDir}, nil); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	if !p.HasVideo || p.Format != "aac" {
@@ -306,7 +307,7 @@ func TestEngineVideoAndAudiogram(t *testing.T) {
 			t.Errorf("%s: loudness %.2f LUFS (%v), want -16", tc.name, res, err)
 		}
 	}
-	if left := listDir(t, os.Getenv("TMPDIR")); len(left) > 0 {
+	if left := listDir(t, engineTemp); len(left) > 0 {
 		t.Errorf("temporary files left: %q", left)
 	}
 }
@@ -370,14 +371,15 @@ func TestEngineVideoFromAudio(t *testing.T) {
 	needTools(t, "ffmpeg", "ffprobe")
 	const rate = 48000
 	dir, outDir := t.TempDir(), t.TempDir()
-	t.Setenv("TMPDIR", t.TempDir())
+	t.Parallel()
+	engineTemp := t.TempDir()
 	wav := filepath.Join(dir, "voice.wav")
 	writeWAV(t, wav, speechLike(rate, 6, 0.05), rate)
 	p := newProduction(t, `{"input_file": "https://example.org/voice.wav", "output_basename": "talk",
 		"metadata": {"title": "Rendered"},
 		"chapters": [{"start": "0", "title": "One"}, {"start": "2.5", "title": "Two"}],
 		"output_files": [{"format": "video"}, {"format": "video", "ending": "webm", "split_on_chapters": true}]}`)
-	if _, err := (&engine.Engine{}).Run(context.Background(), p, engine.Inputs{Main: wav, Cover: coverPNG(t, dir)}, engine.DirWriter{Dir: outDir}, nil); err != nil {
+	if _, err := (&engine.Engine{TempDir: engineTemp}).Run(context.Background(), p, engine.Inputs{Main: wav, Cover: coverPNG(t, dir)}, engine.DirWriter{Dir: outDir}, nil); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	if p.HasVideo {
@@ -417,7 +419,7 @@ func TestEngineVideoFromAudio(t *testing.T) {
 	if len(dims.Streams) != 1 || dims.Streams[0].Width != 1280 || dims.Streams[0].Height != 720 {
 		t.Errorf("video frame %+v, want 1280x720", dims.Streams)
 	}
-	if left := listDir(t, os.Getenv("TMPDIR")); len(left) > 0 {
+	if left := listDir(t, engineTemp); len(left) > 0 {
 		t.Errorf("temporary files left: %q", left)
 	}
 }

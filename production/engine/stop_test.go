@@ -3,7 +3,6 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -108,6 +107,7 @@ func TestStopLatency(t *testing.T) {
 	if testing.Short() {
 		t.Skip("stops a production in every stage")
 	}
+	t.Parallel()
 	needTools(t, "ffmpeg")
 	const rate = 44100
 	dir := t.TempDir()
@@ -135,7 +135,7 @@ func TestStopLatency(t *testing.T) {
 	}
 	for _, st := range stages {
 		t.Run(st.name, func(t *testing.T) {
-			t.Setenv("TMPDIR", t.TempDir())
+			engineTemp := t.TempDir()
 			outDir := t.TempDir()
 			p := newProduction(t, request)
 			ctx, cancel := context.WithCancel(context.Background())
@@ -148,7 +148,7 @@ func TestStopLatency(t *testing.T) {
 					cancel()
 				})
 			}
-			eng := &engine.Engine{}
+			eng := &engine.Engine{TempDir: engineTemp}
 			if st.proc != nil {
 				st.proc.stop = stop
 				eng.Processor = st.proc
@@ -179,7 +179,7 @@ func TestStopLatency(t *testing.T) {
 			if left := listDir(t, outDir); len(left) > 0 {
 				t.Errorf("stopped run left files: %q", left)
 			}
-			if left := listDir(t, os.Getenv("TMPDIR")); len(left) > 0 {
+			if left := listDir(t, engineTemp); len(left) > 0 {
 				t.Errorf("stopped run left temporary files: %q", left)
 			}
 		})

@@ -189,7 +189,7 @@ func New(cfg Config) (*Runner, error) {
 	}
 	e := cfg.Engine
 	if e == nil {
-		e = &engine.Engine{Logger: cfg.Logger}
+		e = &engine.Engine{Logger: cfg.Logger, TempDir: cfg.TempDir}
 	}
 	return &Runner{cfg: cfg, engine: e, log: cfg.Logger, wake: make(chan struct{}, 1), check: make(chan struct{})}, nil
 }

@@ -25,6 +25,9 @@ type Options struct {
 	CRF int
 	// Preset is the x264 preset ("veryfast" when empty).
 	Preset string
+	// TempDir is where the subtitle file is written while the video
+	// encodes; "" means the system's (os.TempDir).
+	TempDir string
 }
 
 // Result says what Burn did.
@@ -72,7 +75,7 @@ func Burn(ctx context.Context, dst, src string, words []speech.Word, s Style, op
 	if err != nil {
 		return res, err
 	}
-	dir, err := os.MkdirTemp("", "audiopost-burnin-")
+	dir, err := os.MkdirTemp(opts.TempDir, "audiopost-burnin-")
 	if err != nil {
 		return res, err
 	}
