@@ -159,8 +159,9 @@ func TestPipelineContract(t *testing.T) {
 	if out.Frames() != b.Frames() {
 		t.Fatalf("%d frames out, %d in", out.Frames(), b.Frames())
 	}
-	// Steady-state render allocates nothing.
-	long := stereoOf(voice(30, 140, 5, nil))
+	// Steady-state render allocates nothing: 55 reads of 4096 frames
+	// (about 5 s) stay clear of the end.
+	long := stereoOf(voice(3*secs+6, 140, 5, nil))
 	p, err := New(context.Background(), bufferOpener(long), cfg)
 	if err != nil {
 		t.Fatal(err)
