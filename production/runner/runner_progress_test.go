@@ -60,15 +60,15 @@ func (t progressTx) SetProgress(ctx context.Context, owner, uuid string, pct int
 func TestRunnerProgress(t *testing.T) {
 	e := newRunnerEnv(t, time.Hour)
 	const rate = 44100
-	uuid, _ := e.addProduction(wavRequest, wavBytes(t, speechLike(rate, 20, 0.05), rate))
-	// A clock that moves 50 ms each time it is read stands for a run
+	uuid, _ := e.addProduction(wavRequest, wavBytes(t, speechLike(rate, 5, 0.05), rate))
+	// A clock that moves 200 ms each time it is read stands for a run
 	// long enough to report in between.
 	var mu sync.Mutex
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := func() time.Time {
 		mu.Lock()
 		defer mu.Unlock()
-		clock = clock.Add(50 * time.Millisecond)
+		clock = clock.Add(200 * time.Millisecond)
 		return clock
 	}
 	log := &progressLog{Store: e.store, now: now}

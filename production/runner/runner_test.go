@@ -459,11 +459,12 @@ func (s *stealingStore) Heartbeat(ctx context.Context, l storage.Lease, d time.D
 func TestRunnerLeaseLostCancelsRun(t *testing.T) {
 	e := newRunnerEnv(t, time.Hour)
 	const rate = 44100
-	uuid, job := e.addProduction(wavRequest, wavBytes(t, speechLike(rate, 30, 0.05), rate))
+	uuid, job := e.addProduction(wavRequest, wavBytes(t, speechLike(rate, 2, 0.05), rate))
 	st := &stealingStore{Store: e.store}
 	var finished atomic.Int32
+	// The processing blocks until the lost lease cancels it.
 	r, err := runner.New(runner.Config{Store: st, Blobs: e.blobs, Lease: time.Minute, Heartbeat: 20 * time.Millisecond,
-		TempDir: t.TempDir(), Logger: quietLogger(), Engine: &engine.Engine{Logger: quietLogger()},
+		TempDir: t.TempDir(), Logger: quietLogger(), Engine: &engine.Engine{Logger: quietLogger(), Processor: newBlockingProcessor()},
 		OnFinished: func(ctx context.Context, tx storage.Tx, owner string, p *production.Production) error {
 			finished.Add(1)
 			return nil
