@@ -45,7 +45,7 @@ func soxMusic(t testing.TB, kind string, seconds float64, seed int) []float64 {
 	// Rendering spawns a sox per note: keep the result on disk, as
 	// testaudio.Speech does, so only the first run of the tests pays.
 	sum := sha256.Sum256([]byte("classify-soxmusic-v1|" + key))
-	dir := filepath.Join(os.TempDir(), "audiopost-testaudio")
+	dir := testaudio.CacheDir()
 	cache := filepath.Join(dir, hex.EncodeToString(sum[:8])+".f64")
 	if data, err := os.ReadFile(cache); err == nil && len(data) > 0 && len(data)%8 == 0 {
 		x := decodeF64(data)

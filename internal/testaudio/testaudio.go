@@ -77,6 +77,18 @@ var Sentences = []string{
 
 var speechCache sync.Map // key -> []float64
 
+// CacheDir is the directory synthesized test audio is kept in between
+// runs, so that only the first run on a machine pays for espeak-ng and
+// sox: audiopost/testaudio in the user's cache directory (where the Go
+// build cache lives), or in the temporary directory without one. It is
+// fixed by the first call.
+var CacheDir = sync.OnceValue(func() string {
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, "audiopost", "testaudio")
+	}
+	return filepath.Join(os.TempDir(), "audiopost-testaudio")
+})
+
 // Speech synthesizes text with espeak-ng at sampleRate (resampled by sox),
 // mono, with the level espeak-ng gives (peaks near full scale). Results are
 // cached for the life of the test binary.
@@ -98,7 +110,7 @@ func Speech(t testing.TB, sampleRate int, text string, v Voice) []float64 {
 	espeak := NeedTool(t, "espeak-ng")
 	sox := NeedTool(t, "sox")
 	sum := sha256.Sum256([]byte(key))
-	dir := filepath.Join(os.TempDir(), "audiopost-testaudio")
+	dir := CacheDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
