@@ -419,11 +419,10 @@ func (pr *processing) predict(a *dsp.Analysis, before []float64) *dsp.Analysis {
 	}
 	rate := a.Format.SampleRate
 	// The hops and their peaks move with the plan too (the limiter model
-	// reads them).
-	h := append([]float32(nil), pr.hops...)
-	var hp []float32
-	if len(pr.hopPeaks) == len(h) {
-		hp = append([]float32(nil), pr.hopPeaks...)
+	// reads them), in place: each is read once, then written.
+	h, hp := pr.hops, pr.hopPeaks
+	if len(hp) != len(h) {
+		hp = nil
 	}
 	for b := range out.Energy {
 		if !changed(b) {
@@ -453,6 +452,5 @@ func (pr *processing) predict(a *dsp.Analysis, before []float64) *dsp.Analysis {
 	if l := a.Loudness.Integrated; !math.IsInf(l, 0) && !math.IsNaN(l) {
 		out.Loudness.Integrated = l + loudness.IntegratedFromSteps(out.Energy) - loudness.IntegratedFromSteps(a.Energy)
 	}
-	pr.hops, pr.hopPeaks = h, hp
 	return &out
 }
