@@ -50,6 +50,14 @@ type Analyzer struct {
 	accRaw float64
 	peak   float64
 
+	// Sample peaks of the 10 ms hops (AnalyzerOptions.HopPeaks): hop is
+	// the hop within the block, hopEnd its end in frames of the block.
+	hopPeaks []float32
+	hopOn    bool
+	hop      int
+	hopEnd   int
+	hopPeak  float64
+
 	energy []float64
 	raw    []float64
 	peaks  []float32
@@ -79,6 +87,11 @@ type AnalyzerOptions struct {
 	// analysis and shares nothing with the rest. Finish then takes the
 	// labels from it.
 	ClassifyApart bool
+	// HopPeaks records the sample peak of every 10 ms hop of the meter
+	// (loudness.HopStart's grid, whole hops only) in Analysis.HopPeak:
+	// with the hops' K-weighted energies (loudness.Options.OnHop) it
+	// lets a model of the limiter predict its loudness loss.
+	HopPeaks bool
 }
 
 type band struct {
@@ -103,6 +116,11 @@ func NewAnalyzer(f audio.Format, o AnalyzerOptions) (*Analyzer, error) {
 	}
 	fs := float64(f.SampleRate)
 	a := &Analyzer{format: f, blockLen: blockLen(f.SampleRate), spectrum: o.Spectrum, apart: o.ClassifyApart && !o.NoClasses}
+	a.hopOn = o.HopPeaks
+	a.hopEnd = a.blockLen
+	if a.hopOn {
+		a.hopEnd = loudness.HopStart(f.SampleRate, 1)
+	}
 	mo := o.Loudness
 	mo.OnStep = func(e float64) { a.energy = append(a.energy, e) }
 	m, err := loudness.NewMeter(f, mo)
@@ -189,17 +207,30 @@ func (a *Analyzer) Write(b audio.Buffer) error {
 	}
 	n := b.Frames()
 	for off := 0; off < n; {
-		m := min(n-off, a.blockLen-a.pos)
+		// Segments end at blocks and, with HopPeaks, at hops (which
+		// rounds Raw's sums differently, by an ulp or so).
+		m := min(n-off, a.hopEnd-a.pos)
+		var segPeak float64
 		if len(b) == 2 {
 			sl, sr, pk := levels2(b[0][off:off+m], b[1][off:off+m])
 			a.accRaw += sl
 			a.accRaw += sr
-			a.peak = max(a.peak, pk)
+			segPeak = pk
 		} else {
 			for c := range b {
 				sr, pk := levels1(b[c][off : off+m])
 				a.accRaw += sr
-				a.peak = max(a.peak, pk)
+				segPeak = max(segPeak, pk)
+			}
+		}
+		a.peak = max(a.peak, segPeak)
+		if a.hopOn {
+			a.hopPeak = max(a.hopPeak, segPeak)
+			if a.pos+m == a.hopEnd {
+				a.hopPeaks = append(a.hopPeaks, float32(a.hopPeak))
+				a.hopPeak = 0
+				a.hop = (a.hop + 1) % loudness.StepHops
+				a.hopEnd = loudness.HopStart(a.format.SampleRate, a.hop+1)
 			}
 		}
 		// Only the blocks endBlock transforms need their mono mix.
@@ -336,6 +367,9 @@ type Analysis struct {
 	Raw []float64
 	// Peak is the sample peak of every block.
 	Peak []float32
+	// HopPeak is the sample peak of every whole 10 ms hop (the meter's
+	// hops, loudness.HopStart) with AnalyzerOptions.HopPeaks, else nil.
+	HopPeak []float32
 	// Voiced marks blocks with voice (or other foreground) activity.
 	Voiced []bool
 	// Music marks blocks classified as music rather than speech.
@@ -370,7 +404,7 @@ func (a *Analyzer) Finish() *Analysis {
 	a.energy = a.energy[:len(a.raw)]
 	an := &Analysis{
 		Format: a.format, BlockLen: a.blockLen, Loudness: a.meter.Result(),
-		Energy: a.energy, Raw: a.raw, Peak: a.peaks,
+		Energy: a.energy, Raw: a.raw, Peak: a.peaks, HopPeak: a.hopPeaks,
 		flatness: a.flat, bands: a.bands, ltas: a.ltas, ltasN: a.ltasN, fine: a.fine, nfft: a.nfft,
 		frames: frames,
 	}

@@ -2,10 +2,12 @@ package dsp
 
 import (
 	"context"
+	"math"
 	"slices"
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/loudness"
 )
 
 // TestAnalyzerNoClasses checks that leaving the classifier out changes
@@ -67,5 +69,64 @@ func TestAnalyzerClassifyApart(t *testing.T) {
 	}
 	if n, err := NewAnalyzer(audio.Format{SampleRate: fs, Channels: 2}, AnalyzerOptions{}); err != nil || n.Classifier() != nil {
 		t.Errorf("an analyzer that classifies itself offers its classifier: %v", err)
+	}
+}
+
+// TestAnalyzerHopPeaks checks the hop peaks against the samples, at two
+// rates and channel counts and in writes that end anywhere, and that they
+// change none of the block levels (Raw's sums by rounding at most).
+func TestAnalyzerHopPeaks(t *testing.T) {
+	for _, tc := range []struct {
+		fs int
+		b  func([]float64) audio.Buffer
+	}{{48000, stereo}, {44100, mono}} {
+		b := tc.b(speechLike(tc.fs, 2.37, 130, 7))
+		f := audio.Format{SampleRate: tc.fs, Channels: len(b)}
+		run := func(hops bool) *Analysis {
+			a, err := NewAnalyzer(f, AnalyzerOptions{NoClasses: true, HopPeaks: hops})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for off, k := 0, 0; off < b.Frames(); k++ {
+				n := min(b.Frames()-off, []int{1000, 37, 4800, 1, 2205}[k%5])
+				if err := a.Write(b.Slice(off, off+n)); err != nil {
+					t.Fatal(err)
+				}
+				off += n
+			}
+			return a.Finish()
+		}
+		plain, an := run(false), run(true)
+		if plain.HopPeak != nil {
+			t.Errorf("%d Hz: hop peaks without HopPeaks", tc.fs)
+		}
+		step := loudness.StepFrames(tc.fs)
+		var want []float32
+		for s := 0; s*step < b.Frames(); s++ {
+			for k := range loudness.StepHops {
+				lo, hi := s*step+loudness.HopStart(tc.fs, k), s*step+loudness.HopStart(tc.fs, k+1)
+				if hi > b.Frames() {
+					break
+				}
+				var pk float64
+				for c := range b {
+					for _, v := range b[c][lo:hi] {
+						pk = max(pk, math.Abs(v))
+					}
+				}
+				want = append(want, float32(pk))
+			}
+		}
+		if !slices.Equal(an.HopPeak, want) {
+			t.Errorf("%d Hz: %d hop peaks, want %d (or values differ)", tc.fs, len(an.HopPeak), len(want))
+		}
+		if !slices.Equal(plain.Energy, an.Energy) || !slices.Equal(plain.Peak, an.Peak) || len(plain.Raw) != len(an.Raw) {
+			t.Errorf("%d Hz: HopPeaks changed the block levels", tc.fs)
+		}
+		for i := range plain.Raw {
+			if d := math.Abs(an.Raw[i] - plain.Raw[i]); d > 1e-12*plain.Raw[i] {
+				t.Errorf("%d Hz: block %d raw %g, without hop peaks %g", tc.fs, i, an.Raw[i], plain.Raw[i])
+			}
+		}
 	}
 }

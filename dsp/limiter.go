@@ -98,6 +98,10 @@ var tpCentre = func() (c [3]float64) {
 // the interpolation.
 const skipSpan = 64
 
+// LimiterRelease is the time constant, in seconds, with which the
+// limiter's gain recovers after a peak.
+const LimiterRelease = 0.08
+
 // LimiterMargin is how far below the requested ceiling, in dB, the limiter
 // aims, to absorb the difference between its interpolator and other true-
 // peak meters (which may oversample differently).
@@ -173,7 +177,7 @@ func NewLimiter(src audio.Source, ceilingDB float64) (*Limiter, error) {
 	l := &Limiter{src: src, ch: f.Channels, ceiling: DBToGain(ceilingDB - LimiterMargin), g: 1, minG: 1}
 	l.attack = max(1, int(math.Round(0.002*fs)))
 	l.delay = l.attack + tpTaps
-	l.rel = 1 - math.Exp(-1/(0.08*fs))
+	l.rel = 1 - math.Exp(-1/(LimiterRelease*fs))
 	// The delay line holds a whole scratch block beyond the delay, so that
 	// steady can write a block's input before it reads its output.
 	size := 1

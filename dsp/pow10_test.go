@@ -10,6 +10,7 @@ import (
 // halves, the special values, and exponents past overflow and underflow.
 func TestPow10IsPow(t *testing.T) {
 	ys := []float64{0, math.Copysign(0, -1), 1, -1, 0.5, -0.5, 1.5, -1.5, 2, -2, 0.49999999999999994, 0.5000000000000001,
+		-0.49999999999999994, -0.5000000000000001, 0.9999999999999999, -0.9999999999999999, 0.75, -0.75, 1e-300, -1e-300,
 		math.NaN(), math.Inf(1), math.Inf(-1), 307, 308, 309, -307, -323, -324, -400, 1e300, -1e300, 1 << 62, 1 << 63, -(1 << 63), 5e-324, -5e-324}
 	r := rand.New(rand.NewPCG(15, 16))
 	for range 200000 {

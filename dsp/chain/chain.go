@@ -60,9 +60,10 @@ type processing struct {
 	compRef   float64
 	control   []float64 // loudness-control plan (range, short-term, momentary), dB per block
 	// hops are the K-weighted sums of the 10 ms hops of the latest
-	// measurement (loudness.Options.OnHop), kept where predict may use
-	// them.
+	// measurement (loudness.Options.OnHop) and hopPeaks their sample
+	// peaks, kept where predict and the limiter model may use them.
 	hops     []float32
+	hopPeaks []float32
 	settings Settings
 	profile  *spectral.Profile  // noise profile for the restoration stage
 	den      *spectral.Denoiser // the restoration node of the latest build
@@ -179,7 +180,6 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 			return nil, fmt.Errorf("loudness pass: %w", err)
 		}
 	}
-	pr.hops = nil
 	p.proc = proc
 
 	// Normalization gain, corrected for what the limiter will take off.
@@ -190,11 +190,22 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 			p.stats.Warnings = append(p.stats.Warnings, "input is silent: loudness not normalized")
 		}
 		// The limiter takes loudness off programmes whose peaks stand far
-		// above their loudness, and cuts change what is measured; when
-		// either applies, passes that render the output correct the gain
-		// (dsp.FitGain).
-		if len(pr.applied)+len(pr.silenced) > 0 || limiterLoss(proc, p.gainDB, cfg.ceiling()) >= limiterLossTrigger {
-			first := p.gainDB
+		// above their loudness, and cuts change what is measured. Without
+		// cuts, the programme loudness of the limited output is predicted
+		// from the measurement's hops (limiterModel); passes that render
+		// the output correct the gain (dsp.FitGain) where the model's
+		// correction is too large to trust, where cuts apply, and, for the
+		// other methods, where a rougher estimate finds the limiter at
+		// work.
+		cut := len(pr.applied)+len(pr.silenced) > 0
+		first := p.gainDB
+		render := cut || limiterLoss(proc, p.gainDB, cfg.ceiling()) >= limiterLossTrigger
+		if loud := p.measured(proc.Loudness); !cut && cfg.Method == loudness.Program && first == cfg.TargetLUFS-loud &&
+			len(pr.hops) > 0 && len(pr.hopPeaks) == len(pr.hops) {
+			p.gainDB = newLimiterModel(pr.hops, pr.hopPeaks, p.format.SampleRate).fit(loud, cfg.TargetLUFS, cfg.ceiling())
+			render = p.gainDB-first > modelTrust
+		}
+		if render {
 			p.gainDB, err = dsp.FitGain(p.gainDB, cfg.TargetLUFS, maxVerifyPasses, func(g float64) (float64, error) {
 				p.gainDB = g
 				return p.verify(ctx, open, pr)
@@ -202,16 +213,16 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 			if err != nil {
 				return nil, fmt.Errorf("limiter check pass: %w", err)
 			}
-			// What the limiter took off the speech the gain now makes up
-			// everywhere; the pauses, which it never touched, give it
-			// back, so the background stays where it was against the
-			// speech. Cuts change the loudness too, so only limiting
-			// counts.
-			if loss := p.gainDB - first; cfg.Leveler && len(pr.applied) == 0 && loss > 0.05 {
-				pr.lowerPauses(loss)
-			}
+		}
+		// What the limiter took off the speech the gain now makes up
+		// everywhere; the pauses, which it never touched, give it back,
+		// so the background stays where it was against the speech. Cuts
+		// change the loudness too, so only limiting counts.
+		if loss := p.gainDB - first; cfg.Leveler && len(pr.applied) == 0 && loss > 0.05 {
+			pr.lowerPauses(loss)
 		}
 	}
+	pr.hops, pr.hopPeaks = nil, nil
 	p.gainStats()
 	p.stats.Settings = pr.settings
 	p.stats.Settings.NormalizationGainDB = p.gainDB
@@ -314,11 +325,14 @@ func (p *Pipeline) measure(ctx context.Context, open audio.Opener, pr *processin
 	err := runPass(ctx, p.cfg, open, pr.build, func(f audio.Format, _ *stages) ([]audio.Sink, error) {
 		mo := p.meterOptions(loudness.ModeM | loudness.ModeS | loudness.ModeI | loudness.ModeLRA | loudness.ModeRMS)
 		pr.hops = nil
-		if p.cfg.Leveler && p.cfg.Method == loudness.Program {
+		// The hops serve predict (leveling) and the limiter model
+		// (normalization), both of the programme loudness.
+		hops := p.cfg.Method == loudness.Program && (p.cfg.Leveler || p.cfg.Normalize)
+		if hops {
 			pr.hops = make([]float32, 0, len(p.in.Energy)*loudness.StepHops)
 			mo.OnHop = func(s float64) { pr.hops = append(pr.hops, float32(s)) }
 		}
-		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Loudness: mo, NoClasses: true})
+		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Loudness: mo, NoClasses: true, HopPeaks: hops})
 		if err != nil {
 			return nil, err
 		}
@@ -331,6 +345,7 @@ func (p *Pipeline) measure(ctx context.Context, open audio.Opener, pr *processin
 	// block grid); the processed signal's own would be skewed by leveling.
 	res.Voiced = fitBools(p.in.Voiced, len(res.Energy))
 	res.Music = fitBools(p.in.Music, len(res.Energy))
+	pr.hopPeaks = res.HopPeak
 	return res, nil
 }
 

@@ -366,7 +366,9 @@ func (pr *processing) lowerPauses(db float64) {
 // recomputed; a block's peak scales by the largest ratio in it (a bound),
 // and the integrated loudness moves by what the gated integration of the
 // block energies says. The other readings (range, maxima, RMS, dialog)
-// and Raw are those of the measurement. On the acceptance tests the
+// and Raw are those of the measurement. pr.hops and pr.hopPeaks become
+// the hops' predicted energies and peaks (a peak scales by the largest
+// ratio at the hop's ends and middle). On the acceptance tests the
 // predicted integrated loudness is within 0.001 LU of a measurement: the
 // hops are short against the gain's ramps, and the K-weighting's memory
 // is shorter still.
@@ -416,17 +418,29 @@ func (pr *processing) predict(a *dsp.Analysis, before []float64) *dsp.Analysis {
 		return false
 	}
 	rate := a.Format.SampleRate
+	// The hops and their peaks move with the plan too (the limiter model
+	// reads them), in place: each is read once, then written.
+	h, hp := pr.hops, pr.hopPeaks
+	if len(hp) != len(h) {
+		hp = nil
+	}
 	for b := range out.Energy {
 		if !changed(b) {
 			continue
 		}
 		start := int64(b) * int64(blk)
-		if h := pr.hops; (b+1)*loudness.StepHops <= len(h) {
+		if (b+1)*loudness.StepHops <= len(h) {
 			var e float64
 			for k := 0; k < loudness.StepHops; k++ {
 				t0 := start + int64(loudness.HopStart(rate, k))
 				t1 := start + int64(loudness.HopStart(rate, k+1))
-				e += float64(h[b*loudness.StepHops+k]) * meanSquare(t0, t1)
+				i := b*loudness.StepHops + k
+				eh := float64(h[i]) * meanSquare(t0, t1)
+				e += eh
+				h[i] = float32(eh)
+				if hp != nil {
+					hp[i] = float32(float64(hp[i]) * max(ratio(t0), ratio((t0+t1)/2), ratio(t1-1)))
+				}
 			}
 			out.Energy[b] = e / float64(blk)
 		} else {
