@@ -79,6 +79,47 @@ func (p packed) unpack() feature {
 	}
 }
 
+// featChunkBits sets the size of a featStore chunk: 4096 sub-blocks (41 s
+// of audio, 57 KB).
+const featChunkBits = 12
+
+// featStore holds the packed features of a recording's sub-blocks in
+// fixed chunks. Appending to one slice would copy the whole history at
+// every doubling and leave up to as much again unused (30 MB for three
+// hours with its copy, at the moment the analysis ends); chunks grow by
+// 57 KB and nothing is copied. The zero value is empty; a nil *featStore
+// is empty too (DropFeatures).
+type featStore struct {
+	chunks [][]packed
+	n      int
+}
+
+// add appends the features of the next sub-block.
+func (s *featStore) add(p packed) {
+	k := s.n & (1<<featChunkBits - 1)
+	if k == 0 {
+		s.chunks = append(s.chunks, make([]packed, 1<<featChunkBits))
+	}
+	s.chunks[len(s.chunks)-1][k] = p
+	s.n++
+}
+
+// len returns the number of sub-blocks stored.
+func (s *featStore) len() int {
+	if s == nil {
+		return 0
+	}
+	return s.n
+}
+
+// at returns the features of sub-block j.
+func (s *featStore) at(j int) packed {
+	if uint(j) >= uint(s.n) {
+		panic("classify: sub-block index out of range")
+	}
+	return s.chunks[j>>featChunkBits][j&(1<<featChunkBits-1)]
+}
+
 // Pitch range of the periodicity search, Hz.
 const (
 	minPitch = 60.0

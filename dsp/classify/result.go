@@ -65,16 +65,17 @@ type Result struct {
 	// the segment around it). See MergeSegments for the API's view.
 	Segments []Segment
 
-	feats    []packed
+	feats    *featStore
 	bflux    []float32 // spectral change per block, dB
 	floorSub []float32 // noise floor per sub-block, dB
 }
 
-// DropFeatures releases the 10 ms features that only filler and cough
-// detection read (about 5 MB per hour of audio): a pipeline that will not
-// cut calls it after the analysis, so that long productions stay small.
-// Cuts afterwards finds no fillers or coughs; everything else is kept.
-func (r *Result) DropFeatures() { r.feats = nil }
+// DropFeatures releases the 10 ms features and noise floors that only
+// filler and cough detection read (about 6.5 MB per hour of audio): a
+// pipeline that will not cut calls it after the analysis, so that long
+// productions stay small. Cuts afterwards finds no fillers or coughs;
+// everything else is kept.
+func (r *Result) DropFeatures() { r.feats, r.floorSub = nil, nil }
 
 // SubBlockStart returns the first frame of sub-block j (j may be
 // len(Activity), giving Frames' upper bound for the last sub-block).
@@ -88,9 +89,9 @@ func (r *Result) BlockStart(i int) int64 {
 }
 
 // feat returns the features of sub-block j.
-func (r *Result) feat(j int) feature { return r.feats[j].unpack() }
+func (r *Result) feat(j int) feature { return r.feats.at(j).unpack() }
 
-func newResult(sampleRate int, frames int64, blockLen int, mode Mode, feats []packed, bflux []float32) *Result {
+func newResult(sampleRate int, frames int64, blockLen int, mode Mode, feats *featStore, bflux []float32) *Result {
 	r := &Result{SampleRate: sampleRate, Frames: frames, BlockLen: blockLen, Mode: mode, feats: feats, bflux: bflux}
 	nb := int(frames / int64(blockLen))
 	if rem := frames - int64(nb)*int64(blockLen); rem > 0 && rem >= int64(blockLen/4) {
@@ -106,7 +107,7 @@ func blockOf(j int) int { return j / SubBlocks }
 
 // activity computes the noise floor and the sub-block and block activity.
 func (r *Result) activity(nb int) {
-	ns := len(r.feats)
+	ns := r.feats.len()
 	nbAll := (ns + SubBlocks - 1) / SubBlocks
 	blockDB := make([]float64, nbAll)
 	for b := range blockDB {
@@ -131,7 +132,7 @@ func (r *Result) activity(nb int) {
 
 	act := make([]bool, ns)
 	on := false
-	for j := range r.feats {
+	for j := range r.feats.len() {
 		f := r.feat(j)
 		c := float64(f.band) - float64(r.floorSub[j])
 		tonal := f.flat < 0.12 && change[blockOf(j)]
@@ -185,7 +186,7 @@ const bgFlat = 0.3
 func (r *Result) background(nb int, blockDB []float64) []bool {
 	out := make([]bool, nb)
 	for b := range out {
-		lo, e := b*SubBlocks, min(len(r.feats), (b+1)*SubBlocks)
+		lo, e := b*SubBlocks, min(r.feats.len(), (b+1)*SubBlocks)
 		n := 0
 		minB, maxB, maxF := math.Inf(1), math.Inf(-1), 0.0
 		for j := lo; j < e; j++ {
@@ -242,7 +243,7 @@ func (r *Result) changing(nb int) []bool {
 	hi := make([]float64, nb)
 	var tmp [SubBlocks]float64
 	for b := range hi {
-		lo, e := b*SubBlocks, min(len(r.feats), (b+1)*SubBlocks)
+		lo, e := b*SubBlocks, min(r.feats.len(), (b+1)*SubBlocks)
 		n := 0
 		for j := lo; j < e; j++ {
 			tmp[n] = float64(r.feat(j).flux)
