@@ -41,7 +41,6 @@ type Pipeline struct {
 	err    error
 
 	in    *dsp.Analysis
-	proc  *dsp.Analysis
 	pr    *processing
 	spans []loudness.Span // speech in input time
 	// outSpans is speech in output time: spans moved by applied cuts.
@@ -180,7 +179,6 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 		}
 	}
 	pr.hops = nil
-	p.proc = proc
 
 	// Normalization gain, corrected for what the limiter will take off.
 	if cfg.Normalize {
@@ -212,7 +210,9 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 			}
 		}
 	}
-	p.gainStats()
+	// The processed signal's analysis ends here: the render does not keep
+	// its per-block arrays (2.4 MB for three hours).
+	p.gainStats(proc)
 	p.stats.Settings = pr.settings
 	p.stats.Settings.NormalizationGainDB = p.gainDB
 	p.stats.Settings.CeilingDBTP = cfg.ceiling()
@@ -461,18 +461,19 @@ func (p *Pipeline) finish() {
 
 // gainStats fills the gain statistics: the level change from input to
 // output over voiced blocks (leveler, compressor, control and
-// normalization together; the limiter's few dB on peaks are not counted).
-func (p *Pipeline) gainStats() {
+// normalization together; the limiter's few dB on peaks are not counted),
+// from proc, the analysis of the processed signal before normalization.
+func (p *Pipeline) gainStats(proc *dsp.Analysis) {
 	var sum float64
 	lo, hi := math.Inf(1), math.Inf(-1)
 	n := 0
 	for i, v := range p.in.Voiced {
 		// Blocks near silence (below the -70 LUFS gate) have no meaningful
 		// gain: their level is the filters' and the dither's.
-		if !v || i >= len(p.proc.Energy) || p.in.BlockDB(i) < -70 || p.proc.Energy[i] <= 0 {
+		if !v || i >= len(proc.Energy) || p.in.BlockDB(i) < -70 || proc.Energy[i] <= 0 {
 			continue
 		}
-		g := 10*math.Log10(p.proc.Energy[i]/p.in.Energy[i]) + p.gainDB
+		g := 10*math.Log10(proc.Energy[i]/p.in.Energy[i]) + p.gainDB
 		sum += g
 		lo, hi = math.Min(lo, g), math.Max(hi, g)
 		n++
