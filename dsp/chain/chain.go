@@ -83,7 +83,10 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 	var an *dsp.Analysis
 	err := runPass(ctx, cfg, open, nil, func(f audio.Format, st *stages) ([]audio.Sink, error) {
 		p.format = f
-		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Spectrum: true, Loudness: loudness.Options{DualMono: cfg.DualMono}, Classifier: cfg.Classifier, ClassifyApart: st != nil})
+		// Without cutting the features only the cutters read are dropped
+		// after the analysis (DropFeatures below): not kept at all.
+		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Spectrum: true, Loudness: loudness.Options{DualMono: cfg.DualMono}, Classifier: cfg.Classifier,
+			ClassifyApart: st != nil, ClassifyOnly: !cfg.Cutting.active()})
 		if err != nil {
 			return nil, err
 		}

@@ -247,8 +247,8 @@ func (r *Result) islands(minLen, maxLen int) []subSpan {
 // level, so steady stretches that continue each other's pitch are taken
 // together and the envelope may step down once.
 func (r *Result) fillers() []subSpan {
-	if r.feats == nil {
-		return nil // DropFeatures
+	if !r.feats.full() {
+		return nil // DropFeatures or ClassifyOnly
 	}
 	var out []subSpan
 	for _, is := range r.islands(fillerMin, fillerMax) {
@@ -526,8 +526,8 @@ func pitchStep(a, b float32) float64 {
 // little periodicity) and decay. Speech between pauses has voiced parts;
 // a breath rises slowly.
 func (r *Result) coughs() []subSpan {
-	if r.feats == nil {
-		return nil // DropFeatures
+	if !r.feats.full() {
+		return nil // DropFeatures or ClassifyOnly
 	}
 	var out []subSpan
 	for _, is := range r.islands(coughMin, coughMax) {
