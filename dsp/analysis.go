@@ -81,6 +81,10 @@ type AnalyzerOptions struct {
 	// cost, and passes that measure processed audio take their labels
 	// from the input's analysis anyway.
 	NoClasses bool
+	// ClassifyOnly has the classifier keep only what classification
+	// needs (classify.Analyzer.ClassifyOnly): the Classes then find no
+	// fillers or coughs.
+	ClassifyOnly bool
 	// ClassifyApart leaves the classifier to the caller, who writes the
 	// same blocks to Classifier, typically from a goroutine of its own
 	// (audio.ParallelSink): classification is the larger part of an
@@ -131,6 +135,9 @@ func NewAnalyzer(f audio.Format, o AnalyzerOptions) (*Analyzer, error) {
 	if !o.NoClasses {
 		if a.classes, err = classify.NewAnalyzer(f, o.Classifier); err != nil {
 			return nil, err
+		}
+		if o.ClassifyOnly {
+			a.classes.ClassifyOnly()
 		}
 	}
 	if o.Spectrum {

@@ -1,5 +1,7 @@
 // Package flac decodes and encodes FLAC streams in pure Go on top of
-// github.com/mewkiz/flac. Importing it registers the "flac" decoder (matched
+// github.com/mewkiz/flac, which decodes and writes the metadata blocks;
+// the encoder builds the frames itself (frame.go), in buffers it reuses.
+// Importing it registers the "flac" decoder (matched
 // by content: "fLaC", optionally behind an ID3v2 tag) and the "flac" encoder
 // with package audio.
 //

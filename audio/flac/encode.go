@@ -12,7 +12,6 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	mflac "github.com/mewkiz/flac"
-	"github.com/mewkiz/flac/frame"
 	"github.com/mewkiz/flac/meta"
 )
 
@@ -34,8 +33,7 @@ var ErrClosed = errors.New("flac: encoder closed")
 // "unknown", which FLAC allows.
 type Encoder struct {
 	ctx     context.Context
-	enc     *mflac.Encoder
-	out     *countingWriter
+	out     *bufio.Writer
 	dst     io.Writer
 	seeker  io.WriteSeeker
 	base    int64 // offset of "fLaC" in seeker
@@ -44,7 +42,8 @@ type Encoder struct {
 	bits    int
 	samples [][]int32 // one block per channel
 	fill    int
-	fr      frame.Frame
+	fw      *frameWriter
+	hdr     frameHeader
 	md5     hash.Hash
 	md5buf  []byte
 	total   uint64
@@ -86,7 +85,9 @@ func NewEncoder(ctx context.Context, w io.Writer, f audio.Format, opts audio.Enc
 		samples: make([][]int32, f.Channels),
 		md5:     md5.New(),
 		md5buf:  make([]byte, BlockSize*f.Channels*(bits/8)),
-		out:     &countingWriter{w: bufio.NewWriterSize(w, 1<<16)},
+		out:     bufio.NewWriterSize(w, 1<<16),
+		fw:      newFrameWriter(BlockSize),
+		hdr:     newFrameHeader(headerRate(f.SampleRate), bits),
 	}
 	if ws, ok := w.(io.WriteSeeker); ok {
 		if pos, err := ws.Seek(0, io.SeekCurrent); err == nil {
@@ -94,15 +95,9 @@ func NewEncoder(ctx context.Context, w io.Writer, f audio.Format, opts audio.Enc
 		}
 	}
 	backing := make([]int32, f.Channels*BlockSize)
-	subframes := make([]*frame.Subframe, f.Channels)
 	for c := range e.samples {
 		e.samples[c] = backing[c*BlockSize : (c+1)*BlockSize]
-		subframes[c] = &frame.Subframe{}
 	}
-	e.fr.Subframes = subframes
-	e.fr.HasFixedBlockSize = true
-	e.fr.BitsPerSample = uint8(bits)
-	e.fr.SampleRate = headerRate(f.SampleRate)
 	e.info = meta.StreamInfo{
 		BlockSizeMin:  BlockSize,
 		BlockSizeMax:  BlockSize,
@@ -110,9 +105,10 @@ func NewEncoder(ctx context.Context, w io.Writer, f audio.Format, opts audio.Enc
 		NChannels:     uint8(f.Channels),
 		BitsPerSample: uint8(bits),
 	}
-	info := e.info // the library keeps a pointer; STREAMINFO is patched by us
-	e.enc, err = mflac.NewEncoder(e.out, &info, blocks...)
-	if err != nil {
+	// The library writes the signature and the metadata blocks; the
+	// frames are ours (frame.go), and so is STREAMINFO's completion.
+	info := e.info
+	if _, err = mflac.NewEncoder(e.out, &info, blocks...); err != nil {
 		return nil, fmt.Errorf("flac: writing header: %w", err)
 	}
 	return e, nil
@@ -172,18 +168,11 @@ func (e *Encoder) writeFrame() error {
 	n := e.fill
 	e.fill = 0
 	e.hash(n)
-	for c, sf := range e.fr.Subframes {
-		// The library's analysis picks a predictor only for verbatim
-		// subframes and leaves its choice behind: reset every frame.
-		*sf = frame.Subframe{SubHeader: frame.SubHeader{Pred: frame.PredVerbatim}, Samples: e.samples[c][:n], NSamples: n}
-	}
-	e.fr.BlockSize = uint16(n)
-	e.fr.Channels = e.channelAssignment(n)
-	before := e.out.n
-	if err := e.enc.WriteFrame(&e.fr); err != nil {
+	frame := e.fw.encode(e.samples, n, uint(e.bits), e.channelAssignment(n), e.hdr)
+	if _, err := e.out.Write(frame); err != nil {
 		return fmt.Errorf("flac: writing frame: %w", err)
 	}
-	size := uint32(e.out.n - before)
+	size := uint32(len(frame))
 	if e.minFrm == 0 || size < e.minFrm {
 		e.minFrm = size
 	}
@@ -214,12 +203,9 @@ func (e *Encoder) hash(n int) {
 // channelAssignment picks the stereo decorrelation (left/right, left/side,
 // side/right or mid/side) whose second differences are smallest, the
 // estimate libFLAC uses, since smaller residuals code in fewer bits.
-func (e *Encoder) channelAssignment(n int) frame.Channels {
-	if e.nch != 2 {
-		return frame.Channels(e.nch - 1) // independent channels
-	}
-	if n < 3 {
-		return frame.ChannelsLR
+func (e *Encoder) channelAssignment(n int) uint8 {
+	if e.nch != 2 || n < 3 {
+		return uint8(e.nch - 1) // independent channels
 	}
 	l, r := e.samples[0][:n], e.samples[1][:n]
 	var sl, sr, sm, ss int64
@@ -237,15 +223,15 @@ func (e *Encoder) channelAssignment(n int) frame.Channels {
 		sm += abs((dl + dr) >> 1)
 		ss += abs(dl - dr)
 	}
-	best, ch := sl+sr, frame.ChannelsLR
+	best, ch := sl+sr, uint8(1) // left, right
 	if c := sl + ss; c < best {
-		best, ch = c, frame.ChannelsLeftSide
+		best, ch = c, chanLeftSide
 	}
 	if c := ss + sr; c < best {
-		best, ch = c, frame.ChannelsSideRight
+		best, ch = c, chanSideRight
 	}
 	if c := sm + ss; c < best {
-		ch = frame.ChannelsMidSide
+		ch = chanMidSide
 	}
 	return ch
 }
@@ -267,7 +253,7 @@ func (e *Encoder) Close() error {
 			return err
 		}
 	}
-	if err := e.out.w.Flush(); err != nil {
+	if err := e.out.Flush(); err != nil {
 		return err
 	}
 	if e.seeker == nil {
@@ -314,26 +300,4 @@ func streamInfoBody(si *meta.StreamInfo) [34]byte {
 	binary.BigEndian.PutUint64(b[10:], x)
 	copy(b[18:], si.MD5sum[:])
 	return b
-}
-
-// countingWriter counts the bytes of each frame for STREAMINFO. It is an
-// io.ByteWriter so that the library's bit writer does not add a buffer of
-// its own per call.
-type countingWriter struct {
-	w *bufio.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
-
-func (c *countingWriter) WriteByte(b byte) error {
-	if err := c.w.WriteByte(b); err != nil {
-		return err
-	}
-	c.n++
-	return nil
 }

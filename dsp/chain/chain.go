@@ -41,7 +41,6 @@ type Pipeline struct {
 	err    error
 
 	in    *dsp.Analysis
-	proc  *dsp.Analysis
 	pr    *processing
 	spans []loudness.Span // speech in input time
 	// outSpans is speech in output time: spans moved by applied cuts.
@@ -85,7 +84,10 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 	var an *dsp.Analysis
 	err := runPass(ctx, cfg, open, nil, func(f audio.Format, st *stages) ([]audio.Sink, error) {
 		p.format = f
-		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Spectrum: true, Loudness: loudness.Options{DualMono: cfg.DualMono}, Classifier: cfg.Classifier, ClassifyApart: st != nil})
+		// Without cutting the features only the cutters read are dropped
+		// after the analysis (DropFeatures below): not kept at all.
+		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Spectrum: true, Loudness: loudness.Options{DualMono: cfg.DualMono}, Classifier: cfg.Classifier,
+			ClassifyApart: st != nil, ClassifyOnly: !cfg.Cutting.active()})
 		if err != nil {
 			return nil, err
 		}
@@ -180,7 +182,6 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 			return nil, fmt.Errorf("loudness pass: %w", err)
 		}
 	}
-	p.proc = proc
 
 	// Normalization gain, corrected for what the limiter will take off.
 	if cfg.Normalize {
@@ -222,8 +223,10 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 			pr.lowerPauses(loss)
 		}
 	}
+	// The processed signal's analysis ends here: the render does not keep
+	// its per-block arrays (2.4 MB for three hours) or its hops.
 	pr.hops, pr.hopPeaks = nil, nil
-	p.gainStats()
+	p.gainStats(proc)
 	p.stats.Settings = pr.settings
 	p.stats.Settings.NormalizationGainDB = p.gainDB
 	p.stats.Settings.CeilingDBTP = cfg.ceiling()
@@ -476,18 +479,19 @@ func (p *Pipeline) finish() {
 
 // gainStats fills the gain statistics: the level change from input to
 // output over voiced blocks (leveler, compressor, control and
-// normalization together; the limiter's few dB on peaks are not counted).
-func (p *Pipeline) gainStats() {
+// normalization together; the limiter's few dB on peaks are not counted),
+// from proc, the analysis of the processed signal before normalization.
+func (p *Pipeline) gainStats(proc *dsp.Analysis) {
 	var sum float64
 	lo, hi := math.Inf(1), math.Inf(-1)
 	n := 0
 	for i, v := range p.in.Voiced {
 		// Blocks near silence (below the -70 LUFS gate) have no meaningful
 		// gain: their level is the filters' and the dither's.
-		if !v || i >= len(p.proc.Energy) || p.in.BlockDB(i) < -70 || p.proc.Energy[i] <= 0 {
+		if !v || i >= len(proc.Energy) || p.in.BlockDB(i) < -70 || proc.Energy[i] <= 0 {
 			continue
 		}
-		g := 10*math.Log10(p.proc.Energy[i]/p.in.Energy[i]) + p.gainDB
+		g := 10*math.Log10(proc.Energy[i]/p.in.Energy[i]) + p.gainDB
 		sum += g
 		lo, hi = math.Min(lo, g), math.Max(hi, g)
 		n++

@@ -38,7 +38,7 @@ func TestAnalyzerBlockSizes(t *testing.T) {
 			ref = r
 			continue
 		}
-		if diff := cmp.Diff(ref.feats, r.feats, cmp.AllowUnexported(packed{})); diff != "" {
+		if diff := cmp.Diff(ref.feats, r.feats, cmp.AllowUnexported(packed{}, featStore{})); diff != "" {
 			t.Fatalf("block size %d: features differ:\n%.2000s", bs, diff)
 		}
 		if diff := cmp.Diff(ref.Segments, r.Segments); diff != "" {

@@ -247,8 +247,8 @@ func (r *Result) islands(minLen, maxLen int) []subSpan {
 // level, so steady stretches that continue each other's pitch are taken
 // together and the envelope may step down once.
 func (r *Result) fillers() []subSpan {
-	if r.feats == nil {
-		return nil // DropFeatures
+	if !r.feats.full() {
+		return nil // DropFeatures or ClassifyOnly
 	}
 	var out []subSpan
 	for _, is := range r.islands(fillerMin, fillerMax) {
@@ -526,8 +526,8 @@ func pitchStep(a, b float32) float64 {
 // little periodicity) and decay. Speech between pauses has voiced parts;
 // a breath rises slowly.
 func (r *Result) coughs() []subSpan {
-	if r.feats == nil {
-		return nil // DropFeatures
+	if !r.feats.full() {
+		return nil // DropFeatures or ClassifyOnly
 	}
 	var out []subSpan
 	for _, is := range r.islands(coughMin, coughMax) {
@@ -569,7 +569,7 @@ func (r *Result) isCough(is subSpan) bool {
 	// The island starts 20 ms before the sound (activity hangover), so the
 	// peak is counted from the first sub-block above the floor.
 	start := 0
-	for start < n && float64(f(is.lo+start).band) < float64(r.floorSub[is.lo+start])+activeDB {
+	for start < n && float64(f(is.lo+start).band) < float64(r.floorAt(is.lo+start))+activeDB {
 		start++
 	}
 	if peakAt-start > coughAttack || float64(peakAt) > float64(n)/3 {
@@ -577,7 +577,7 @@ func (r *Result) isCough(is subSpan) bool {
 	}
 	var top float64 = -200
 	for j := is.lo; j < is.hi; j++ {
-		top = max(top, float64(f(j).band)-float64(r.floorSub[j]))
+		top = max(top, float64(f(j).band)-float64(r.floorAt(j)))
 	}
 	if top < coughRiseDB {
 		return false

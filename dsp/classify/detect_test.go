@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/internal/testaudio"
+	"github.com/google/go-cmp/cmp"
 )
 
 // fillerPhonemes are hesitations as espeak-ng phonemes: uh, um, er, erm.
@@ -467,5 +469,44 @@ func TestDropFeatures(t *testing.T) {
 	s2, f2 := count(r.Cuts(opts))
 	if found == 0 || fillers != 0 || f2 != 0 || s2 < silences || len(r.Segments) != segs {
 		t.Errorf("fillers found %d before, %d after DropFeatures; silences %d then %d; segments %d then %d", found, f2, silences, s2, segs, len(r.Segments))
+	}
+}
+
+// ClassifyOnly keeps what DropFeatures keeps, from the start: the same
+// labels, activity, noise floor, segments, speech/music evidence and cuts
+// as the full analysis after DropFeatures, with the Concurrent analysis
+// too, on speech with hesitations and on speech and music.
+func TestClassifyOnly(t *testing.T) {
+	h := makeHesitant(t, testaudio.Sentences[:6], testaudio.Voices[0], 1, fillerPhonemes)
+	p := makeProgramme(t, "speech:8", "music-testaudio:6")
+	opts := CutOptions{Silence: true, Filler: true, Cough: true}
+	for _, x := range [][]float64{h.x, p.x} {
+		full := analyse(t, x, Auto)
+		ev := full.evidence(len(full.Labels))
+		full.DropFeatures()
+		for _, concurrent := range []bool{false, true} {
+			a, err := NewAnalyzer(audio.Format{SampleRate: testFS, Channels: 1}, Auto)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.ClassifyOnly()
+			if concurrent {
+				a.Concurrent()
+			}
+			if err := a.Write(audio.Buffer{x}); err != nil {
+				t.Fatal(err)
+			}
+			r := a.Finish()
+			if diff := cmp.Diff(ev, r.evidence(len(r.Labels))); diff != "" {
+				t.Errorf("concurrent %v: evidence differs: %.2000s", concurrent, diff)
+			}
+			if diff := cmp.Diff(full.Cuts(opts), r.Cuts(opts)); diff != "" {
+				t.Errorf("concurrent %v: cuts differ: %s", concurrent, diff)
+			}
+			r.DropFeatures()
+			if diff := cmp.Diff(full, r, cmp.AllowUnexported(Result{})); diff != "" {
+				t.Errorf("concurrent %v: results differ: %.2000s", concurrent, diff)
+			}
+		}
 	}
 }

@@ -79,6 +79,77 @@ func (p packed) unpack() feature {
 	}
 }
 
+// featChunkBits sets the size of a featStore chunk: 4096 sub-blocks (41 s
+// of audio, 57 KB).
+const featChunkBits = 12
+
+// featStore holds the packed features of a recording's sub-blocks in
+// fixed chunks. Appending to one slice would copy the whole history at
+// every doubling and leave up to as much again unused (30 MB for three
+// hours with its copy, at the moment the analysis ends); chunks grow by
+// 57 KB and nothing is copied. The zero value is empty; a nil *featStore
+// is empty too (DropFeatures).
+//
+// A store made for classification only (classifyOnly) keeps the fields
+// the activity and speech/music decisions read, 8 of the 14 bytes, in
+// slim chunks; level, centroid and tilt, which only filler and cough
+// detection read, read as zero.
+type featStore struct {
+	chunks       [][]packed
+	slim         [][]slimFeat
+	classifyOnly bool
+	n            int
+}
+
+// slimFeat is the part of packed that classification reads.
+type slimFeat struct {
+	band          int16
+	flux, pitch   uint16
+	flat, voicing uint8
+}
+
+// add appends the features of the next sub-block.
+func (s *featStore) add(p packed) {
+	k := s.n & (1<<featChunkBits - 1)
+	if s.classifyOnly {
+		if k == 0 {
+			s.slim = append(s.slim, make([]slimFeat, 1<<featChunkBits))
+		}
+		s.slim[len(s.slim)-1][k] = slimFeat{band: p.band, flux: p.flux, pitch: p.pitch, flat: p.flat, voicing: p.voicing}
+	} else {
+		if k == 0 {
+			s.chunks = append(s.chunks, make([]packed, 1<<featChunkBits))
+		}
+		s.chunks[len(s.chunks)-1][k] = p
+	}
+	s.n++
+}
+
+// len returns the number of sub-blocks stored.
+func (s *featStore) len() int {
+	if s == nil {
+		return 0
+	}
+	return s.n
+}
+
+// full reports whether the store holds every feature, as filler and
+// cough detection need them.
+func (s *featStore) full() bool { return s != nil && !s.classifyOnly }
+
+// at returns the features of sub-block j.
+func (s *featStore) at(j int) packed {
+	if uint(j) >= uint(s.n) {
+		panic("classify: sub-block index out of range")
+	}
+	c, k := j>>featChunkBits, j&(1<<featChunkBits-1)
+	if s.classifyOnly {
+		f := s.slim[c][k]
+		return packed{band: f.band, flux: f.flux, pitch: f.pitch, flat: f.flat, voicing: f.voicing}
+	}
+	return s.chunks[c][k]
+}
+
 // Pitch range of the periodicity search, Hz.
 const (
 	minPitch = 60.0

@@ -46,7 +46,7 @@ const (
 // every block.
 func (r *Result) evidence(nb int) []float64 {
 	ev := make([]float64, nb)
-	ns := len(r.feats)
+	ns := r.feats.len()
 	// Which sub-blocks j end a voiced pair (j-1, j), and a steady one:
 	// the windows of neighbouring blocks overlap by all but a tenth, so
 	// each pair is judged once and the windows count them.
@@ -76,7 +76,7 @@ func (r *Result) evidence(nb int) []float64 {
 			if !r.Activity[j] {
 				continue
 			}
-			bands = append(bands, float64(float32(r.feats[j].band)/100)) // unpack's band
+			bands = append(bands, float64(float32(r.feats.at(j).band)/100)) // unpack's band
 			if j > lo && flags[j]&pairBit != 0 {
 				pairs++
 				if flags[j]&steadyBit != 0 {

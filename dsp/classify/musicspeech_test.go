@@ -333,7 +333,7 @@ func TestSilentIsOrderedSum(t *testing.T) {
 // pitch step judged in every window that holds it.
 func (r *Result) evidenceBySort(nb int) []float64 {
 	ev := make([]float64, nb)
-	ns := len(r.feats)
+	ns := r.feats.len()
 	var bands []float64
 	for b := range ev {
 		if !r.Voiced[b] {

@@ -65,16 +65,17 @@ type Result struct {
 	// the segment around it). See MergeSegments for the API's view.
 	Segments []Segment
 
-	feats    []packed
-	bflux    []float32 // spectral change per block, dB
-	floorSub []float32 // noise floor per sub-block, dB
+	feats *featStore
+	bflux []float32 // spectral change per block, dB
+	floor []float64 // noise floor per block (every sub-block's block), dB
 }
 
-// DropFeatures releases the 10 ms features that only filler and cough
-// detection read (about 5 MB per hour of audio): a pipeline that will not
-// cut calls it after the analysis, so that long productions stay small.
-// Cuts afterwards finds no fillers or coughs; everything else is kept.
-func (r *Result) DropFeatures() { r.feats = nil }
+// DropFeatures releases the 10 ms features and noise floors that only
+// filler and cough detection read (about 5.3 MB per hour of audio): a
+// pipeline that will not cut calls it after the analysis, so that long
+// productions stay small. Cuts afterwards finds no fillers or coughs;
+// everything else is kept.
+func (r *Result) DropFeatures() { r.feats, r.floor = nil, nil }
 
 // SubBlockStart returns the first frame of sub-block j (j may be
 // len(Activity), giving Frames' upper bound for the last sub-block).
@@ -88,9 +89,9 @@ func (r *Result) BlockStart(i int) int64 {
 }
 
 // feat returns the features of sub-block j.
-func (r *Result) feat(j int) feature { return r.feats[j].unpack() }
+func (r *Result) feat(j int) feature { return r.feats.at(j).unpack() }
 
-func newResult(sampleRate int, frames int64, blockLen int, mode Mode, feats []packed, bflux []float32) *Result {
+func newResult(sampleRate int, frames int64, blockLen int, mode Mode, feats *featStore, bflux []float32) *Result {
 	r := &Result{SampleRate: sampleRate, Frames: frames, BlockLen: blockLen, Mode: mode, feats: feats, bflux: bflux}
 	nb := int(frames / int64(blockLen))
 	if rem := frames - int64(nb)*int64(blockLen); rem > 0 && rem >= int64(blockLen/4) {
@@ -101,12 +102,24 @@ func newResult(sampleRate int, frames int64, blockLen int, mode Mode, feats []pa
 	return r
 }
 
+// floorAt returns the noise floor at sub-block j, dB: interpolated
+// between block centres. Computed where it is read rather than stored,
+// which would take 4 bytes per 10 ms (4.3 MB for three hours).
+func (r *Result) floorAt(j int) float32 {
+	nbAll := len(r.floor)
+	pos := (float64(j)+0.5)/SubBlocks - 0.5
+	b := int(math.Floor(pos))
+	fr := pos - float64(b)
+	lo, hi := r.floor[max(0, min(b, nbAll-1))], r.floor[max(0, min(b+1, nbAll-1))]
+	return float32(lo + fr*(hi-lo))
+}
+
 // blockOf returns the block of sub-block j.
 func blockOf(j int) int { return j / SubBlocks }
 
 // activity computes the noise floor and the sub-block and block activity.
 func (r *Result) activity(nb int) {
-	ns := len(r.feats)
+	ns := r.feats.len()
 	nbAll := (ns + SubBlocks - 1) / SubBlocks
 	blockDB := make([]float64, nbAll)
 	for b := range blockDB {
@@ -118,22 +131,14 @@ func (r *Result) activity(nb int) {
 		blockDB[b] = toDB(s / float64(hi-lo))
 	}
 	floor := noiseFloor(blockDB, r.background(nbAll, blockDB))
-	r.floorSub = make([]float32, ns)
-	for j := range r.floorSub {
-		// Interpolate between block centres.
-		pos := (float64(j)+0.5)/SubBlocks - 0.5
-		b := int(math.Floor(pos))
-		fr := pos - float64(b)
-		lo, hi := floor[max(0, min(b, nbAll-1))], floor[max(0, min(b+1, nbAll-1))]
-		r.floorSub[j] = float32(lo + fr*(hi-lo))
-	}
+	r.floor = floor
 	change := r.changing(nbAll)
 
 	act := make([]bool, ns)
 	on := false
-	for j := range r.feats {
+	for j := range r.feats.len() {
 		f := r.feat(j)
-		c := float64(f.band) - float64(r.floorSub[j])
+		c := float64(f.band) - float64(r.floorAt(j))
 		tonal := f.flat < 0.12 && change[blockOf(j)]
 		switch {
 		case float64(f.band) < absoluteGate:
@@ -185,7 +190,7 @@ const bgFlat = 0.3
 func (r *Result) background(nb int, blockDB []float64) []bool {
 	out := make([]bool, nb)
 	for b := range out {
-		lo, e := b*SubBlocks, min(len(r.feats), (b+1)*SubBlocks)
+		lo, e := b*SubBlocks, min(r.feats.len(), (b+1)*SubBlocks)
 		n := 0
 		minB, maxB, maxF := math.Inf(1), math.Inf(-1), 0.0
 		for j := lo; j < e; j++ {
@@ -242,7 +247,7 @@ func (r *Result) changing(nb int) []bool {
 	hi := make([]float64, nb)
 	var tmp [SubBlocks]float64
 	for b := range hi {
-		lo, e := b*SubBlocks, min(len(r.feats), (b+1)*SubBlocks)
+		lo, e := b*SubBlocks, min(r.feats.len(), (b+1)*SubBlocks)
 		n := 0
 		for j := lo; j < e; j++ {
 			tmp[n] = float64(r.feat(j).flux)

@@ -749,6 +749,9 @@ func (r *run) pass(ctx context.Context, src audio.Source, sinks []audio.Sink, pl
 		}
 		return 0, err
 	}
+	// The queues (0.5 MB per stereo output) fed encoders that are
+	// finished: a re-render of the lossy verification must not keep them.
+	plan.sinks, plan.queues = nil, nil
 	return frames, nil
 }
 

@@ -80,6 +80,9 @@ func (e *encodedFile) close() error {
 	}
 	e.closed = true
 	err := e.enc.Close()
+	// The closed encoder's buffers go with it: the lossy verification
+	// keeps the file and its meter through a re-render, not the encoder.
+	e.enc = nil
 	if err == nil {
 		err = e.fh.finish()
 	}
