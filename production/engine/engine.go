@@ -846,7 +846,7 @@ func (r *run) verifyLossy(ctx context.Context, job ProcessJob, f audio.Format) e
 		r.result.LossyPasses++
 		r.result.LossyReencoded += len(redo)
 		r.e.logger().Info("re-rendering lossy outputs", "uuid", r.p.UUID, "attempt", attempt+1, "outputs", len(redo),
-			"overshoot_db", round2(worst), "level_fix_db", r.levelFix)
+			"worst", worstName, "overshoot_db", round2(worst), "level_fix_db", r.levelFix)
 		if worst > 0 {
 			headroom += worst + 0.1
 			job.Headroom = headroom
