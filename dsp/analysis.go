@@ -96,6 +96,12 @@ type AnalyzerOptions struct {
 	// with the hops' K-weighted energies (loudness.Options.OnHop) it
 	// lets a model of the limiter predict its loudness loss.
 	HopPeaks bool
+	// Blocks is the number of 100 ms blocks the stream is expected to
+	// have (0: not known). The per-block and per-hop arrays are then
+	// allocated once instead of grown by doubling, which on a long
+	// programme holds the old and the new array at once (the hop peaks of
+	// three hours are 4.3 MB).
+	Blocks int
 }
 
 type band struct {
@@ -124,6 +130,12 @@ func NewAnalyzer(f audio.Format, o AnalyzerOptions) (*Analyzer, error) {
 	a.hopEnd = a.blockLen
 	if a.hopOn {
 		a.hopEnd = loudness.HopStart(f.SampleRate, 1)
+	}
+	if n := o.Blocks + 1; o.Blocks > 0 {
+		a.energy, a.raw, a.peaks = make([]float64, 0, n), make([]float64, 0, n), make([]float32, 0, n)
+		if a.hopOn {
+			a.hopPeaks = make([]float32, 0, n*loudness.StepHops)
+		}
 	}
 	mo := o.Loudness
 	mo.OnStep = func(e float64) { a.energy = append(a.energy, e) }

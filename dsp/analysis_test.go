@@ -82,8 +82,8 @@ func TestAnalyzerHopPeaks(t *testing.T) {
 	}{{48000, stereo}, {44100, mono}} {
 		b := tc.b(speechLike(tc.fs, 2.37, 130, 7))
 		f := audio.Format{SampleRate: tc.fs, Channels: len(b)}
-		run := func(hops bool) *Analysis {
-			a, err := NewAnalyzer(f, AnalyzerOptions{NoClasses: true, HopPeaks: hops})
+		run := func(hops bool, blocks int) *Analysis {
+			a, err := NewAnalyzer(f, AnalyzerOptions{NoClasses: true, HopPeaks: hops, Blocks: blocks})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,7 +96,15 @@ func TestAnalyzerHopPeaks(t *testing.T) {
 			}
 			return a.Finish()
 		}
-		plain, an := run(false), run(true)
+		plain, an := run(false, 0), run(true, 0)
+		// The expected length only sizes the arrays: the same analysis
+		// whether it is right, short or long.
+		for _, blocks := range []int{b.Frames() / blockLen(tc.fs), 3, 1000} {
+			if got := run(true, blocks); !slices.Equal(got.HopPeak, an.HopPeak) || !slices.Equal(got.Energy, an.Energy) ||
+				!slices.Equal(got.Raw, an.Raw) || !slices.Equal(got.Peak, an.Peak) {
+				t.Errorf("%d Hz: Blocks %d changed the analysis", tc.fs, blocks)
+			}
+		}
 		if plain.HopPeak != nil {
 			t.Errorf("%d Hz: hop peaks without HopPeaks", tc.fs)
 		}

@@ -335,7 +335,7 @@ func (p *Pipeline) measure(ctx context.Context, open audio.Opener, pr *processin
 			pr.hops = make([]float32, 0, len(p.in.Energy)*loudness.StepHops)
 			mo.OnHop = func(s float64) { pr.hops = append(pr.hops, float32(s)) }
 		}
-		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Loudness: mo, NoClasses: true, HopPeaks: hops})
+		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Loudness: mo, NoClasses: true, HopPeaks: hops, Blocks: len(p.in.Energy)})
 		if err != nil {
 			return nil, err
 		}
