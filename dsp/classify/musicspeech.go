@@ -1,8 +1,9 @@
 package classify
 
 import (
-	"cmp"
 	"math"
+
+	"github.com/audiopost/audiopost/internal/quickselect"
 )
 
 // Speech/music classification.
@@ -90,7 +91,7 @@ func (r *Result) evidence(nb int) []float64 {
 		// The 90th percentile and the count of the values sorting below
 		// top-dipDB (NaNs first, as slices.Sort orders them): what the
 		// sorted window would give, without sorting it.
-		top := nth(bands, int(0.9*float64(len(bands)-1)))
+		top := quickselect.Nth(bands, int(0.9*float64(len(bands)-1)))
 		dips := 0
 		for _, v := range bands {
 			if !(v >= top-dipDB) {
@@ -107,52 +108,6 @@ func (r *Result) evidence(nb int) []float64 {
 		ev[b] = e
 	}
 	return ev
-}
-
-// nth returns the value slices.Sort would put at index k of x (NaNs
-// before all numbers), reordering x: quickselect, in linear expected time.
-// Values equal under that order (a number and itself, +0 and -0, NaNs)
-// may come from either element.
-func nth(x []float64, k int) float64 {
-	lo, hi := 0, len(x)-1
-	for lo < hi {
-		// Median of three as the pivot, then Hoare's partition.
-		m := lo + (hi-lo)/2
-		if cmp.Less(x[m], x[lo]) {
-			x[m], x[lo] = x[lo], x[m]
-		}
-		if cmp.Less(x[hi], x[lo]) {
-			x[hi], x[lo] = x[lo], x[hi]
-		}
-		if cmp.Less(x[hi], x[m]) {
-			x[hi], x[m] = x[m], x[hi]
-		}
-		p := x[m]
-		i, j := lo, hi
-		for i <= j {
-			for cmp.Less(x[i], p) {
-				i++
-			}
-			for cmp.Less(p, x[j]) {
-				j--
-			}
-			if i <= j {
-				x[i], x[j] = x[j], x[i]
-				i++
-				j--
-			}
-		}
-		// x[lo..j] <= p <= x[i..hi], and x[j+1..i-1] equal p.
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return x[k]
-		}
-	}
-	return x[k]
 }
 
 func clamp(x, lo, hi float64) float64 { return max(lo, min(hi, x)) }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/audiopost/audiopost/internal/quickselect"
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
@@ -270,7 +271,7 @@ func TestNthIsSorted(t *testing.T) {
 			}
 			wantDips++
 		}
-		got := nth(slices.Clone(x), k)
+		got := quickselect.Nth(slices.Clone(x), k)
 		if !(got == want || math.IsNaN(got) && math.IsNaN(want)) {
 			t.Fatalf("trial %d: nth(%d of %d) = %v, sorted %v", trial, k, n, got, want)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/quickselect"
 )
 
 // Method selects how the Denoiser tells noise from signal.
@@ -664,7 +665,7 @@ func (d *Denoiser) level() {
 	for k := 2; k < len(d.P); k++ { // DC and the first bin hold rumble
 		r = append(r, d.P[k]/max(d.profile[k], 1e-30))
 	}
-	a := selectNth(r, len(r)/2) / math.Ln2
+	a := quickselect.Nth(r, len(r)/2) / math.Ln2
 	t := d.frame - 1
 	d.lvlHist[t%levelMinFrames] = a
 	m := a
@@ -679,38 +680,6 @@ func (d *Denoiser) level() {
 	for k, v := range d.profile {
 		d.lamL[k] = max(d.lvl*v, 1e-20)
 	}
-}
-
-// selectNth reorders x so that x[n] is the value that sorting would put
-// there, and returns it (Hoare's selection, in place).
-func selectNth(x []float64, n int) float64 {
-	lo, hi := 0, len(x)-1
-	for lo < hi {
-		p := x[lo+(hi-lo)/2]
-		i, j := lo, hi
-		for i <= j {
-			for x[i] < p {
-				i++
-			}
-			for x[j] > p {
-				j--
-			}
-			if i <= j {
-				x[i], x[j] = x[j], x[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case n <= j:
-			hi = j
-		case n >= i:
-			lo = i
-		default:
-			return x[n]
-		}
-	}
-	return x[n]
 }
 
 // reverb predicts the late reverberation PSD of this frame from the
