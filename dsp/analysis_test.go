@@ -3,6 +3,7 @@ package dsp
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -138,3 +139,46 @@ func TestAnalyzerHopPeaks(t *testing.T) {
 		}
 	}
 }
+
+// The voiced/unvoiced split of the level-binned spectra is the one the
+// sorted levels give: for every whole-dB bin level, at or above the tenth
+// of the voiced levels exactly when the histogram's threshold says so.
+func TestVoiceThresholdMatchesSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 200 {
+		n := 1 + rng.IntN(400)
+		an := &Analysis{Energy: make([]float64, n), Voiced: make([]bool, n)}
+		var voiced []float64
+		for i := range n {
+			switch rng.IntN(10) {
+			case 0:
+				an.Energy[i] = 0 // silent: -Inf, left out
+			case 1:
+				an.Energy[i] = lufsEnergy(float64(rng.IntN(60)) - 70) // whole dB, on a bin edge
+			default:
+				an.Energy[i] = lufsEnergy(-130 + 150*rng.Float64()) // beyond both ends of the bins too
+			}
+			an.Voiced[i] = rng.IntN(3) > 0
+			if db := an.BlockDB(i); an.Voiced[i] && !math.IsInf(db, -1) {
+				voiced = append(voiced, db)
+			}
+		}
+		thr := an.voiceThreshold()
+		if len(voiced) == 0 {
+			if !math.IsInf(thr, 1) {
+				t.Fatalf("trial %d: no voiced level, threshold %v", trial, thr)
+			}
+			continue
+		}
+		slices.Sort(voiced)
+		exact := voiced[len(voiced)/10]
+		for lb := range levelBins {
+			level := float64(lb + levelBinLow)
+			if (level >= thr) != (level >= exact) {
+				t.Fatalf("trial %d: bin %v dB is voiced %v by the histogram, %v by the sorted levels (%v)", trial, level, level >= thr, level >= exact, exact)
+			}
+		}
+	}
+}
+
+func lufsEnergy(db float64) float64 { return math.Pow(10, (db+0.691)/10) }

@@ -3,9 +3,9 @@ package dsp
 import (
 	"fmt"
 	"math"
-	"sort"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/quickselect"
 )
 
 // Detector selects how a Compressor measures level.
@@ -71,8 +71,21 @@ func CompressorPreset(kind CompressorKind, refDB float64) (CompressorParams, err
 // (spread under 5 dB) or mostly music gets soft, moderately dynamic speech
 // medium, very dynamic speech hard.
 func AutoCompressor(an *Analysis, plan GainPlan) CompressorKind {
-	var lv []float64
-	music := 0
+	voiced, music := 0, 0
+	for i, v := range an.Voiced {
+		if v {
+			voiced++
+			if an.Music[i] {
+				music++
+			}
+		}
+	}
+	if voiced < 10 || 2*music > voiced {
+		return Soft
+	}
+	// Two order statistics by selection, not a sort of a list grown by
+	// appending: three hours of blocks made 4.6 MB of garbage that way.
+	lv := make([]float64, 0, voiced)
 	for i, v := range an.Voiced {
 		if !v {
 			continue
@@ -82,15 +95,10 @@ func AutoCompressor(an *Analysis, plan GainPlan) CompressorKind {
 			g = plan.DB[i]
 		}
 		lv = append(lv, an.BlockDB(i)+g)
-		if an.Music[i] {
-			music++
-		}
 	}
-	if len(lv) < 10 || 2*music > len(lv) {
-		return Soft
-	}
-	sort.Float64s(lv)
-	spread := lv[len(lv)*95/100] - lv[len(lv)/2]
+	k95, k50 := len(lv)*95/100, len(lv)/2
+	hi := quickselect.Nth(lv, k95)
+	spread := hi - quickselect.Nth(lv[:k95], k50) // lv[:k95] holds the smaller ones
 	switch {
 	case spread < 5:
 		return Soft

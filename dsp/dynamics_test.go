@@ -2,6 +2,8 @@ package dsp
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
@@ -392,5 +394,59 @@ func TestEnvFloor(t *testing.T) {
 	}
 	if e := math.Nextafter(envFloor, 0); e+1e-30 == e {
 		t.Errorf("just below the floor, %g + 1e-30 is unchanged: the floor could be lower", e)
+	}
+}
+
+// AutoCompressor picks by the spread between the median and the 95th
+// percentile of the leveled voiced blocks: the kinds chosen on random
+// analyses are those the sorted levels give.
+func TestAutoCompressorSpread(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	kinds := map[CompressorKind]int{}
+	for trial := range 300 {
+		n := rng.IntN(200)
+		an := &Analysis{Energy: make([]float64, n), Voiced: make([]bool, n), Music: make([]bool, n)}
+		plan := GainPlan{DB: make([]float64, n-rng.IntN(n+1))}
+		width := 2 + 14*rng.Float64()
+		var lv []float64
+		music := 0
+		for i := range n {
+			an.Energy[i] = lufsEnergy(-30 + width*rng.Float64())
+			if rng.IntN(20) == 0 {
+				an.Energy[i] = 0
+			}
+			an.Voiced[i] = rng.IntN(4) > 0
+			an.Music[i] = rng.IntN(8) == 0
+			if i < len(plan.DB) {
+				plan.DB[i] = 3 * rng.NormFloat64()
+			}
+			if an.Voiced[i] {
+				g := 0.0
+				if i < len(plan.DB) {
+					g = plan.DB[i]
+				}
+				lv = append(lv, an.BlockDB(i)+g)
+				if an.Music[i] {
+					music++
+				}
+			}
+		}
+		want := Soft
+		if len(lv) >= 10 && 2*music <= len(lv) {
+			slices.Sort(lv)
+			switch spread := lv[len(lv)*95/100] - lv[len(lv)/2]; {
+			case spread >= 8:
+				want = Hard
+			case spread >= 5:
+				want = Medium
+			}
+		}
+		if got := AutoCompressor(an, plan); got != want {
+			t.Fatalf("trial %d: %v, the sorted levels give %v", trial, got, want)
+		}
+		kinds[want]++
+	}
+	if len(kinds) != 3 {
+		t.Errorf("the trials chose only %v: all three kinds should be tried", kinds)
 	}
 }
