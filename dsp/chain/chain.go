@@ -82,12 +82,12 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 
 	// Pass 1: analysis of the input.
 	var an *dsp.Analysis
-	err := runPass(ctx, cfg, open, nil, func(f audio.Format, st *stages) ([]audio.Sink, error) {
+	err := runPass(ctx, cfg, open, nil, func(f audio.Format, frames int64, st *stages) ([]audio.Sink, error) {
 		p.format = f
 		// Without cutting the features only the cutters read are dropped
 		// after the analysis (DropFeatures below): not kept at all.
 		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Spectrum: true, Loudness: loudness.Options{DualMono: cfg.DualMono}, Classifier: cfg.Classifier,
-			ClassifyApart: st != nil, ClassifyOnly: !cfg.Cutting.active()})
+			ClassifyApart: st != nil, ClassifyOnly: !cfg.Cutting.active(), Blocks: blocksOf(frames, f.SampleRate)})
 		if err != nil {
 			return nil, err
 		}
@@ -113,15 +113,40 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 	}
 	p.stats.InputSteps = an.Energy
 
-	pr := &processing{an: an, cfg: cfg, control: make([]float64, len(an.Energy))}
-	p.pr = pr
-	pr.plan()
+	var profile *spectral.Profile
 	if cfg.Restoration != nil {
-		if pr.profile, err = p.learnNoise(ctx, open); err != nil {
+		if profile, err = p.learnNoise(ctx, open); err != nil {
 			return nil, fmt.Errorf("noise profile pass: %w", err)
 		}
-		p.stats.Hum = pr.profile.Hum
+		p.stats.Hum = profile.Hum
 	}
+	return p.prepare(ctx, open, profile)
+}
+
+// WithHeadroom returns a new pipeline over the same input with
+// Config.Headroom set to headroom: what a lossy output that overshot needs
+// to be rendered again. It reuses p's analysis of the input (and noise
+// profile), so only the loudness passes and the render run again; p is
+// not changed and may be closed first.
+func (p *Pipeline) WithHeadroom(ctx context.Context, open audio.Opener, headroom float64) (*Pipeline, error) {
+	cfg := p.cfg
+	cfg.Headroom = headroom
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	q := &Pipeline{ctx: ctx, cfg: cfg, format: p.format, in: p.in, spans: p.spans}
+	q.stats = Stats{Input: p.stats.Input, Segments: p.stats.Segments, InputSteps: p.stats.InputSteps, Hum: p.stats.Hum}
+	return q.prepare(ctx, open, p.pr.profile)
+}
+
+// prepare plans the processing from the input's analysis (p.in), runs the
+// loudness passes and makes the pipeline ready to render.
+func (p *Pipeline) prepare(ctx context.Context, open audio.Opener, profile *spectral.Profile) (*Pipeline, error) {
+	cfg, an := p.cfg, p.in
+	var err error
+	pr := &processing{an: an, cfg: cfg, control: make([]float64, len(an.Energy)), profile: profile}
+	p.pr = pr
+	pr.plan()
 	p.outSpans = p.spans
 	if cfg.Cutting.active() {
 		cuts := an.Classes.Cuts(cfg.Cutting.Detect)
@@ -278,7 +303,7 @@ func (p *Pipeline) outputMeterOptions(mode loudness.Mode) loudness.Options {
 // classifier found free of voice.
 func (p *Pipeline) learnNoise(ctx context.Context, open audio.Opener) (*spectral.Profile, error) {
 	var prof *spectral.Profile
-	err := runPass(ctx, p.cfg, open, nil, func(f audio.Format, _ *stages) ([]audio.Sink, error) {
+	err := runPass(ctx, p.cfg, open, nil, func(f audio.Format, _ int64, _ *stages) ([]audio.Sink, error) {
 		vad := p.in.Voiced
 		if spectral.BlockFrames(f.SampleRate) != p.in.BlockLen {
 			vad = nil // another grid: the analyzer estimates activity itself
@@ -325,7 +350,7 @@ func (p *Pipeline) measured(r loudness.Result) float64 {
 // measure runs the processing chain into a level analysis.
 func (p *Pipeline) measure(ctx context.Context, open audio.Opener, pr *processing) (*dsp.Analysis, error) {
 	var res *dsp.Analysis
-	err := runPass(ctx, p.cfg, open, pr.build, func(f audio.Format, _ *stages) ([]audio.Sink, error) {
+	err := runPass(ctx, p.cfg, open, pr.build, func(f audio.Format, _ int64, _ *stages) ([]audio.Sink, error) {
 		mo := p.meterOptions(loudness.ModeM | loudness.ModeS | loudness.ModeI | loudness.ModeLRA | loudness.ModeRMS)
 		pr.hops = nil
 		// The hops serve predict (leveling) and the limiter model
@@ -356,7 +381,7 @@ func (p *Pipeline) measure(ctx context.Context, open audio.Opener, pr *processin
 func (p *Pipeline) verify(ctx context.Context, open audio.Opener, pr *processing) (float64, error) {
 	var got float64
 	err := runPass(ctx, p.cfg, open, func(src audio.Source, st *stages) (audio.Source, error) { return p.output(src, pr, st) },
-		func(f audio.Format, _ *stages) ([]audio.Sink, error) {
+		func(f audio.Format, _ int64, _ *stages) ([]audio.Sink, error) {
 			m, err := loudness.NewMeter(f, p.outputMeterOptions(loudness.ModeI|loudness.ModeRMS))
 			if err != nil {
 				return nil, err
@@ -428,10 +453,22 @@ func (p *Pipeline) Read(dst audio.Buffer) (int, error) {
 	return n, err
 }
 
+// errClosed is what Read returns after Close.
+var errClosed = errors.New("chain: read after Close")
+
 // Close stops the final render's stages and releases the input opened
-// for it.
+// for it. Reading after Close is an error.
 func (p *Pipeline) Close() error {
 	p.stages.close()
+	if p.pr != nil {
+		// The render's nodes and plans (3.5 MB for three hours) go;
+		// WithHeadroom, which may follow, needs only the noise profile.
+		p.pr = &processing{profile: p.pr.profile, den: p.pr.den}
+		p.src = nil
+		if p.err == nil {
+			p.err = errClosed
+		}
+	}
 	if p.closer != nil {
 		c := p.closer
 		p.closer = nil
@@ -505,7 +542,7 @@ func (p *Pipeline) gainStats(proc *dsp.Analysis) {
 // runPass opens the input, builds the chain over it (build may be nil)
 // and copies it into the sinks made by sinks, checking ctx between blocks.
 // Sinks that implement finisher are called after the last block.
-func runPass(ctx context.Context, cfg Config, open audio.Opener, build func(audio.Source, *stages) (audio.Source, error), sinks func(audio.Format, *stages) ([]audio.Sink, error)) error {
+func runPass(ctx context.Context, cfg Config, open audio.Opener, build func(audio.Source, *stages) (audio.Source, error), sinks func(f audio.Format, frames int64, st *stages) ([]audio.Sink, error)) error {
 	src, err := open(ctx)
 	if err != nil {
 		return err
@@ -518,7 +555,7 @@ func runPass(ctx context.Context, cfg Config, open audio.Opener, build func(audi
 	}
 	st := newStages(ctx, cfg)
 	defer st.close() // before the input is closed: stages may still read it
-	ss, err := sinks(src.Format(), st)
+	ss, err := sinks(src.Format(), knownFrames(src), st)
 	if err != nil {
 		return err
 	}
@@ -552,6 +589,29 @@ func runPass(ctx context.Context, cfg Config, open audio.Opener, build func(audi
 		f()
 	}
 	return nil
+}
+
+// knownFrames is the length of src in frames when its header states it
+// (audio.Decoder's Info), else -1.
+func knownFrames(src audio.Source) int64 {
+	if d, ok := src.(interface{ Info() audio.Info }); ok {
+		if n := d.Info().Frames; n > 0 {
+			return n
+		}
+	}
+	return -1
+}
+
+// blocksOf is AnalyzerOptions.Blocks for a stream of frames frames (-1 if
+// unknown), so that the analysis arrays are not grown by doubling, which
+// for three hours leaves megabytes of garbage. A header's claim beyond a
+// day is not believed.
+func blocksOf(frames int64, rate int) int {
+	const day = 24 * 3600
+	if frames <= 0 || frames > day*int64(rate) {
+		return 0
+	}
+	return int(frames / int64(loudness.StepFrames(rate)))
 }
 
 // finisher is a pseudo-sink: a function runPass calls after the last block.

@@ -65,7 +65,7 @@ func processedSignal(t *testing.T, open audio.Opener, cfg Config) audio.Buffer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Close()
+	defer p.Close() // which drops the plans build reads
 	src, err := open(context.Background())
 	if err != nil {
 		t.Fatal(err)

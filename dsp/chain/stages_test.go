@@ -3,12 +3,14 @@ package chain
 import (
 	"context"
 	"errors"
+	"reflect"
 	"runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/dsp/spectral"
 )
 
 // The passes cut into stages (goroutines, queued blocks) compute what the
@@ -69,7 +71,7 @@ func TestAsyncSinkError(t *testing.T) {
 	}
 	b := stereoOf(voice(20, 140, 9, nil))
 	bad := &failingSink{n: 3}
-	err := runPass(context.Background(), DefaultConfig(), bufferOpener(b), nil, func(audio.Format, *stages) ([]audio.Sink, error) {
+	err := runPass(context.Background(), DefaultConfig(), bufferOpener(b), nil, func(audio.Format, int64, *stages) ([]audio.Sink, error) {
 		return []audio.Sink{audio.MultiSink(), bad}, nil
 	})
 	if !errors.Is(err, errSink) {
@@ -77,5 +79,65 @@ func TestAsyncSinkError(t *testing.T) {
 	}
 	if w := bad.writes.Load(); w > 3+stageBlocks {
 		t.Errorf("the failing sink got %d blocks, want it left alone soon after its error", w)
+	}
+}
+
+// WithHeadroom renders what New with that headroom renders, to the last
+// bit, without analysing the input again: one pass fewer.
+func TestWithHeadroomMatchesNew(t *testing.T) {
+	b := stereoOf(voice(12, 140, 9, []float64{0, -9, -3}))
+	var opens atomic.Int32
+	open := func(ctx context.Context) (audio.Source, error) {
+		opens.Add(1)
+		return audio.NewBufferSource(b, fs), nil
+	}
+	ctx := context.Background()
+	readAll := func(p *Pipeline) audio.Buffer {
+		t.Helper()
+		defer p.Close()
+		out, err := audio.ReadAll(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	cfg := DefaultConfig()
+	cfg.Restoration = &Restoration{Settings: spectral.Settings{Method: spectral.Static, ReductionDB: 12}} // the noise profile is reused too
+	first, err := New(ctx, open, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll(first)
+
+	opens.Store(0)
+	again, err := first.WithHeadroom(ctx, open, 2.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, againOpens := readAll(again), opens.Load()
+
+	cfg.Headroom = 2.5
+	opens.Store(0)
+	fresh, err := New(ctx, open, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, freshOpens := readAll(fresh), opens.Load()
+	for c := range want {
+		if !slices.Equal(got[c], want[c]) {
+			t.Fatalf("channel %d differs from a new pipeline with the headroom", c)
+		}
+	}
+	if gs, ws := again.Stats(), fresh.Stats(); gs.Output != ws.Output || gs.Settings != ws.Settings || !reflect.DeepEqual(gs.Hum, ws.Hum) || !slices.Equal(gs.OutputSteps, ws.OutputSteps) {
+		t.Errorf("statistics differ: %+v / %+v", gs.Settings, ws.Settings)
+	}
+	if tp := again.Stats().Output.TruePeak; tp > cfg.ceiling()+0.1 {
+		t.Errorf("true peak %.2f dBTP above the ceiling %.2f", tp, cfg.ceiling())
+	}
+	if againOpens != freshOpens-2 {
+		t.Errorf("WithHeadroom read the input %d times, New %d: want the analysis and the noise profile passes saved", againOpens, freshOpens)
+	}
+	if _, err := first.WithHeadroom(ctx, open, -1); err == nil {
+		t.Error("a negative headroom was accepted")
 	}
 }

@@ -146,6 +146,9 @@ type run struct {
 	// process renders the processed audio (the Processor's, or the
 	// multitrack mixdown's), once and again for the lossy verification.
 	process func(context.Context, ProcessJob) (*Processed, error)
+	// again is the latest Processed's Again: the lossy verification's
+	// renders reuse the first one's analysis.
+	again func(context.Context, ProcessJob) (*Processed, error)
 	// transcript is what the recognizer heard, in input time (production
 	// time for multitrack); outTranscript the same on the output's
 	// timeline; speechSkipped says why there is none when the production
@@ -358,6 +361,7 @@ func (r *run) do(ctx context.Context) error {
 		}
 		return fmt.Errorf("audio processing: %w", err)
 	}
+	r.again = processed.Again
 	r.closeLater(processed.Source)
 	p.Cuts = processed.Cuts
 	src, err := r.withIntroOutro(ctx, processed.Source, job)
@@ -616,6 +620,15 @@ func (s *progressSource) Close() error {
 	return nil
 }
 
+// Info is the decoder's, so that the processor sees the input's length
+// (the chain sizes its analysis by it).
+func (s *progressSource) Info() audio.Info {
+	if d, ok := s.Source.(audio.Decoder); ok {
+		return d.Info()
+	}
+	return audio.Info{Frames: -1}
+}
+
 func (s *progressSource) Read(dst audio.Buffer) (int, error) {
 	n, err := s.Source.Read(dst)
 	s.frames += int64(n)
@@ -853,12 +866,19 @@ func (r *run) verifyLossy(ctx context.Context, job ProcessJob, f audio.Format) e
 		}
 		r.setStatus(production.StatusAudioEncoding, 0)
 		r.releaseRender()
-		processed, err := r.process(ctx, job)
+		process := r.process
+		if r.again != nil {
+			process = r.again
+		}
+		processed, err := process(ctx, job)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return fmt.Errorf("audio processing: %w", err)
+		}
+		if processed.Again != nil {
+			r.again = processed.Again
 		}
 		r.closeLater(processed.Source)
 		src, err := r.withIntroOutro(ctx, processed.Source, job)

@@ -55,6 +55,12 @@ type Processed struct {
 	// least the modes of loudness.ModeEBU). The Engine then does not
 	// measure the stream again unless intros or outros are added to it.
 	Measured func() loudness.Result
+	// Again, when not nil, processes the input once more for a job that
+	// differs only in Headroom (the lossy verification's), reusing what
+	// does not depend on it, such as the analysis of the input. The Engine
+	// calls it instead of Process after the first render has been read
+	// to its end; without it, it calls Process again.
+	Again func(ctx context.Context, job ProcessJob) (*Processed, error)
 }
 
 // ProcessStats are the processor's contribution to the statistics.
@@ -95,6 +101,12 @@ func (ChainProcessor) Process(ctx context.Context, open audio.Opener, job Proces
 	if err != nil {
 		return nil, err
 	}
+	return chainProcessed(pl, open), nil
+}
+
+// chainProcessed is the Processed of a chain pipeline. Its Again renders
+// with another headroom from the same analysis of the input.
+func chainProcessed(pl *chain.Pipeline, open audio.Opener) *Processed {
 	rate := pl.Format().SampleRate
 	var cuts []production.Cut
 	for _, c := range pl.Stats().Applied {
@@ -105,7 +117,14 @@ func (ChainProcessor) Process(ctx context.Context, open audio.Opener, job Proces
 		Cuts:     cuts,
 		Stats:    func() ProcessStats { return chainStats(pl.Stats(), rate) },
 		Measured: func() loudness.Result { return pl.Stats().Output },
-	}, nil
+		Again: func(ctx context.Context, job ProcessJob) (*Processed, error) {
+			again, err := pl.WithHeadroom(ctx, open, job.Headroom)
+			if err != nil {
+				return nil, err
+			}
+			return chainProcessed(again, open), nil
+		},
+	}
 }
 
 // The API's choices as the DSP's types.
