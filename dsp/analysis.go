@@ -49,13 +49,12 @@ type Analyzer struct {
 	accRaw float64
 	peak   float64
 
-	// Sample peaks of the 10 ms hops (AnalyzerOptions.HopPeaks): hop is
+	// Sample peaks of the 10 ms hops (AnalyzerOptions.OnHopPeak): hop is
 	// the hop within the block, hopEnd its end in frames of the block.
-	hopPeaks []float32
-	hopOn    bool
-	hop      int
-	hopEnd   int
-	hopPeak  float64
+	onHopPeak func(float64)
+	hop       int
+	hopEnd    int
+	hopPeak   float64
 
 	energy []float64
 	raw    []float64
@@ -90,16 +89,16 @@ type AnalyzerOptions struct {
 	// analysis and shares nothing with the rest. Finish then takes the
 	// labels from it.
 	ClassifyApart bool
-	// HopPeaks records the sample peak of every 10 ms hop of the meter
-	// (loudness.HopStart's grid, whole hops only) in Analysis.HopPeak:
-	// with the hops' K-weighted energies (loudness.Options.OnHop) it
-	// lets a model of the limiter predict its loudness loss.
-	HopPeaks bool
+	// OnHopPeak, when set, is called with the sample peak of every 10 ms
+	// hop of the meter (loudness.HopStart's grid, whole hops only), in
+	// order: with the hops' K-weighted energies (loudness.Options.OnHop)
+	// it lets a model of the limiter predict its loudness loss. The
+	// caller keeps them as it likes (three hours have a million).
+	OnHopPeak func(peak float64)
 	// Blocks is the number of 100 ms blocks the stream is expected to
-	// have (0: not known). The per-block and per-hop arrays are then
-	// allocated once instead of grown by doubling, which on a long
-	// programme holds the old and the new array at once (the hop peaks of
-	// three hours are 4.3 MB).
+	// have (0: not known). The per-block arrays are then allocated once
+	// instead of grown by doubling, which on a long programme holds the
+	// old and the new array at once.
 	Blocks int
 }
 
@@ -125,16 +124,13 @@ func NewAnalyzer(f audio.Format, o AnalyzerOptions) (*Analyzer, error) {
 	}
 	fs := float64(f.SampleRate)
 	a := &Analyzer{format: f, blockLen: blockLen(f.SampleRate), spectrum: o.Spectrum, apart: o.ClassifyApart && !o.NoClasses}
-	a.hopOn = o.HopPeaks
+	a.onHopPeak = o.OnHopPeak
 	a.hopEnd = a.blockLen
-	if a.hopOn {
+	if a.onHopPeak != nil {
 		a.hopEnd = loudness.HopStart(f.SampleRate, 1)
 	}
 	if n := o.Blocks + 1; o.Blocks > 0 {
 		a.energy, a.raw, a.peaks = make([]float64, 0, n), make([]float64, 0, n), make([]float32, 0, n)
-		if a.hopOn {
-			a.hopPeaks = make([]float32, 0, n*loudness.StepHops)
-		}
 	}
 	mo := o.Loudness
 	mo.OnStep = func(e float64) { a.energy = append(a.energy, e) }
@@ -225,7 +221,7 @@ func (a *Analyzer) Write(b audio.Buffer) error {
 	}
 	n := b.Frames()
 	for off := 0; off < n; {
-		// Segments end at blocks and, with HopPeaks, at hops (which
+		// Segments end at blocks and, with OnHopPeak, at hops (which
 		// rounds Raw's sums differently, by an ulp or so).
 		m := min(n-off, a.hopEnd-a.pos)
 		var segPeak float64
@@ -242,10 +238,10 @@ func (a *Analyzer) Write(b audio.Buffer) error {
 			}
 		}
 		a.peak = max(a.peak, segPeak)
-		if a.hopOn {
+		if a.onHopPeak != nil {
 			a.hopPeak = max(a.hopPeak, segPeak)
 			if a.pos+m == a.hopEnd {
-				a.hopPeaks = append(a.hopPeaks, float32(a.hopPeak))
+				a.onHopPeak(a.hopPeak)
 				a.hopPeak = 0
 				a.hop = (a.hop + 1) % loudness.StepHops
 				a.hopEnd = loudness.HopStart(a.format.SampleRate, a.hop+1)
@@ -385,9 +381,6 @@ type Analysis struct {
 	Raw []float64
 	// Peak is the sample peak of every block.
 	Peak []float32
-	// HopPeak is the sample peak of every whole 10 ms hop (the meter's
-	// hops, loudness.HopStart) with AnalyzerOptions.HopPeaks, else nil.
-	HopPeak []float32
 	// Voiced marks blocks with voice (or other foreground) activity.
 	Voiced []bool
 	// Music marks blocks classified as music rather than speech.
@@ -422,7 +415,7 @@ func (a *Analyzer) Finish() *Analysis {
 	a.energy = a.energy[:len(a.raw)]
 	an := &Analysis{
 		Format: a.format, BlockLen: a.blockLen, Loudness: a.meter.Result(),
-		Energy: a.energy, Raw: a.raw, Peak: a.peaks, HopPeak: a.hopPeaks,
+		Energy: a.energy, Raw: a.raw, Peak: a.peaks,
 		flatness: a.flat, bands: a.bands, ltas: a.ltas, ltasN: a.ltasN, fine: a.fine, nfft: a.nfft,
 		frames: frames,
 	}

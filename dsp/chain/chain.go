@@ -61,8 +61,8 @@ type processing struct {
 	// hops are the K-weighted sums of the 10 ms hops of the latest
 	// measurement (loudness.Options.OnHop) and hopPeaks their sample
 	// peaks, kept where predict and the limiter model may use them.
-	hops     []float32
-	hopPeaks []float32
+	hops     []hopLevel
+	hopPeaks []hopLevel // squared
 	settings Settings
 	profile  *spectral.Profile  // noise profile for the restoration stage
 	den      *spectral.Denoiser // the restoration node of the latest build
@@ -352,15 +352,18 @@ func (p *Pipeline) measure(ctx context.Context, open audio.Opener, pr *processin
 	var res *dsp.Analysis
 	err := runPass(ctx, p.cfg, open, pr.build, func(f audio.Format, _ int64, _ *stages) ([]audio.Sink, error) {
 		mo := p.meterOptions(loudness.ModeM | loudness.ModeS | loudness.ModeI | loudness.ModeLRA | loudness.ModeRMS)
-		pr.hops = nil
+		pr.hops, pr.hopPeaks = nil, nil
 		// The hops serve predict (leveling) and the limiter model
 		// (normalization), both of the programme loudness.
-		hops := p.cfg.Method == loudness.Program && (p.cfg.Leveler || p.cfg.Normalize)
-		if hops {
-			pr.hops = make([]float32, 0, len(p.in.Energy)*loudness.StepHops)
-			mo.OnHop = func(s float64) { pr.hops = append(pr.hops, float32(s)) }
+		o := dsp.AnalyzerOptions{NoClasses: true, Blocks: len(p.in.Energy)}
+		if p.cfg.Method == loudness.Program && (p.cfg.Leveler || p.cfg.Normalize) {
+			n := (len(p.in.Energy) + 1) * loudness.StepHops
+			pr.hops, pr.hopPeaks = make([]hopLevel, 0, n), make([]hopLevel, 0, n)
+			mo.OnHop = func(s float64) { pr.hops = append(pr.hops, toHopLevel(s)) }
+			o.OnHopPeak = func(pk float64) { pr.hopPeaks = append(pr.hopPeaks, toHopLevel(pk*pk)) }
 		}
-		a, err := dsp.NewAnalyzer(f, dsp.AnalyzerOptions{Loudness: mo, NoClasses: true, HopPeaks: hops, Blocks: len(p.in.Energy)})
+		o.Loudness = mo
+		a, err := dsp.NewAnalyzer(f, o)
 		if err != nil {
 			return nil, err
 		}
@@ -373,7 +376,6 @@ func (p *Pipeline) measure(ctx context.Context, open audio.Opener, pr *processin
 	// block grid); the processed signal's own would be skewed by leveling.
 	res.Voiced = fitBools(p.in.Voiced, len(res.Energy))
 	res.Music = fitBools(p.in.Music, len(res.Energy))
-	pr.hopPeaks = res.HopPeak
 	return res, nil
 }
 

@@ -32,13 +32,13 @@ const modelTrust = 1.0
 // peak the limiter sees, and the energy is taken as even within a hop;
 // against renders the loss comes out within a few percent, slightly high.
 type limiterModel struct {
-	hops  []float32 // K-weighted sums of the hops (loudness.Options.OnHop)
-	peaks []float32 // sample peaks of the hops
-	beta  float64   // the limiter's release per hop: what is left of a reduction
-	steps []float64 // scratch: 100 ms step energies
+	hops  []hopLevel // K-weighted sums of the hops (loudness.Options.OnHop)
+	peaks []hopLevel // squared sample peaks of the hops
+	beta  float64    // the limiter's release per hop: what is left of a reduction
+	steps []float64  // scratch: 100 ms step energies
 }
 
-func newLimiterModel(hops, peaks []float32, sampleRate int) *limiterModel {
+func newLimiterModel(hops, peaks []hopLevel, sampleRate int) *limiterModel {
 	hopSec := float64(loudness.StepFrames(sampleRate)) / loudness.StepHops / float64(sampleRate)
 	n := min(len(hops), len(peaks))
 	return &limiterModel{hops: hops[:n], peaks: peaks[:n], beta: math.Exp(-hopSec / dsp.LimiterRelease),
@@ -50,6 +50,8 @@ func newLimiterModel(hops, peaks []float32, sampleRate int) *limiterModel {
 func (m *limiterModel) loss(gainDB, ceilingDB float64) float64 {
 	a := dsp.DBToGain(gainDB)
 	c := dsp.DBToGain(ceilingDB - dsp.LimiterMargin)
+	c2a := c * c / (a * a) // a hop is limited where its squared peak exceeds this
+	pw := hopPowers()
 	n := len(m.hops) / loudness.StepHops
 	before, after := m.steps[:n], m.steps[n:2*n]
 	g := 1.0
@@ -57,11 +59,11 @@ func (m *limiterModel) loss(gainDB, ceilingDB float64) float64 {
 	for s := range n {
 		var eb, ea float64
 		for h := s * loudness.StepHops; h < (s+1)*loudness.StepHops; h++ {
-			e := float64(m.hops[h])
+			e := float64(pw[m.hops[h]])
 			eb += e
 			need := 1.0
-			if pk := float64(m.peaks[h]) * a; pk > c {
-				need = c / pk
+			if pk2 := float64(pw[m.peaks[h]]); pk2 > c2a {
+				need = c / (math.Sqrt(pk2) * a)
 			}
 			rel := 1 - (1-g)*m.beta
 			next := min(need, rel)

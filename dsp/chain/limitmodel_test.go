@@ -31,9 +31,9 @@ func TestLimiterModel(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.TargetLUFS = target
 			b := processedSignal(t, bufferOpener(in), cfg)
-			an, hops := measureHops(t, b)
+			an, hops, peaks := measureHops(t, b)
 			loud := an.Loudness.Integrated
-			m := newLimiterModel(hops, an.HopPeak, fs)
+			m := newLimiterModel(hops, peaks, fs)
 			for _, ceiling := range []float64{0, -1, -2, -3, -4.5} {
 				g0 := target - loud
 				g := m.fit(loud, target, ceiling)
@@ -82,19 +82,20 @@ func processedSignal(t *testing.T, open audio.Opener, cfg Config) audio.Buffer {
 }
 
 // measureHops measures b as the chain's loudness pass does: the analysis
-// with its hop peaks, and the K-weighted hop sums.
-func measureHops(t *testing.T, b audio.Buffer) (*dsp.Analysis, []float32) {
+// and the K-weighted sums and squared sample peaks of its hops.
+func measureHops(t *testing.T, b audio.Buffer) (*dsp.Analysis, []hopLevel, []hopLevel) {
 	t.Helper()
-	var hops []float32
-	a, err := dsp.NewAnalyzer(audio.Format{SampleRate: fs, Channels: len(b)}, dsp.AnalyzerOptions{NoClasses: true, HopPeaks: true,
-		Loudness: loudness.Options{Mode: loudness.ModeI, OnHop: func(s float64) { hops = append(hops, float32(s)) }}})
+	var hops, peaks []hopLevel
+	a, err := dsp.NewAnalyzer(audio.Format{SampleRate: fs, Channels: len(b)}, dsp.AnalyzerOptions{NoClasses: true,
+		OnHopPeak: func(pk float64) { peaks = append(peaks, toHopLevel(pk*pk)) },
+		Loudness:  loudness.Options{Mode: loudness.ModeI, OnHop: func(s float64) { hops = append(hops, toHopLevel(s)) }}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Write(b); err != nil {
 		t.Fatal(err)
 	}
-	return a.Finish(), hops
+	return a.Finish(), hops, peaks
 }
 
 // limitedLoudness renders b through the normalization gain and the
@@ -114,4 +115,25 @@ func limitedLoudness(t *testing.T, b audio.Buffer, gainDB, ceiling float64) floa
 		t.Fatal(err)
 	}
 	return r.Integrated
+}
+
+// A hopLevel keeps a power to within half its 0.01 dB step, over the
+// range of hop energies and peaks, and 0 as 0.
+func TestHopLevelRoundTrip(t *testing.T) {
+	pw := hopPowers()
+	if toHopLevel(0) != 0 || pw[0] != 0 || toHopLevel(-1) != 0 || toHopLevel(math.NaN()) != 0 {
+		t.Error("no power is not level 0")
+	}
+	worst := 0.0
+	for db := -290.0; db < 60; db += 0.0737 {
+		p := math.Pow(10, db/10)
+		got := float64(pw[toHopLevel(p)])
+		worst = max(worst, math.Abs(10*math.Log10(got/p)))
+	}
+	if worst > hopLevelStep/2+1e-6 {
+		t.Errorf("a power came back %.5f dB off, want at most %.3f", worst, hopLevelStep/2)
+	}
+	if toHopLevel(1e-40) != 0 {
+		t.Error("a power below the floor is not level 0")
+	}
 }

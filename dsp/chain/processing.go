@@ -421,6 +421,7 @@ func (pr *processing) predict(a *dsp.Analysis, before []float64) *dsp.Analysis {
 	// The hops and their peaks move with the plan too (the limiter model
 	// reads them), in place: each is read once, then written.
 	h, hp := pr.hops, pr.hopPeaks
+	pw := hopPowers()
 	if len(hp) != len(h) {
 		hp = nil
 	}
@@ -435,11 +436,12 @@ func (pr *processing) predict(a *dsp.Analysis, before []float64) *dsp.Analysis {
 				t0 := start + int64(loudness.HopStart(rate, k))
 				t1 := start + int64(loudness.HopStart(rate, k+1))
 				i := b*loudness.StepHops + k
-				eh := float64(h[i]) * meanSquare(t0, t1)
+				eh := float64(pw[h[i]]) * meanSquare(t0, t1)
 				e += eh
-				h[i] = float32(eh)
+				h[i] = toHopLevel(eh)
 				if hp != nil {
-					hp[i] = float32(float64(hp[i]) * max(ratio(t0), ratio((t0+t1)/2), ratio(t1-1)))
+					r := max(ratio(t0), ratio((t0+t1)/2), ratio(t1-1))
+					hp[i] = toHopLevel(float64(pw[hp[i]]) * r * r)
 				}
 			}
 			out.Energy[b] = e / float64(blk)
