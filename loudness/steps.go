@@ -1,5 +1,7 @@
 package loudness
 
+import "sync"
+
 // Analyses and gain plans see a stream as the sequence of its 100 ms step
 // energies (Options.OnStep). The functions here derive loudness from such a
 // sequence with the meter's own definitions, so that a plan computed from
@@ -44,7 +46,9 @@ func WindowLoudness(steps []float64, w int) []float64 {
 // 100 ms, built from four steps each, gated as the Meter gates them. It is
 // -Inf for silence or fewer than four steps.
 func IntegratedFromSteps(steps []float64) float64 {
-	h := newHistogram()
+	h := stepHistograms.Get().(*histogram)
+	defer stepHistograms.Put(h)
+	h.reset()
 	var s float64
 	for i, v := range steps {
 		s += v
@@ -57,6 +61,11 @@ func IntegratedFromSteps(steps []float64) float64 {
 	}
 	return h.gated(-10)
 }
+
+// stepHistograms are IntegratedFromSteps' histograms (320 KB each): the
+// limiter model calls it twice at every step of its fit, which made
+// megabytes of garbage on a long programme.
+var stepHistograms = sync.Pool{New: func() any { return newHistogram() }}
 
 // EnergyLUFS converts a channel-weighted K-weighted mean square (a step's
 // energy) to LUFS; 0 is -Inf, the package's convention for silence.
