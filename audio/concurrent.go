@@ -48,15 +48,8 @@ type Prefetched struct {
 // ErrPrefetchClosed is what a Prefetched source returns once closed.
 var ErrPrefetchClosed = errors.New("audio: prefetched source closed")
 
-// prefetchFrames is the size of a Prefetched buffer. Handing a buffer
-// from one goroutine to the other costs the same whatever its size, so
-// larger buffers than Copy's make fewer hand-overs: the chain's passes
-// on two cores ran 5% faster with two of 8192 frames than with four of
-// 4096, in the same memory.
-const prefetchFrames = 2 * DefaultBlock
-
 // Prefetch returns a Source that yields what src yields, read up to
-// blocks buffers of 8192 frames ahead by a goroutine that starts at
+// blocks buffers of DefaultBlock frames ahead by a goroutine that starts at
 // the first Read and stops at
 // src's end or error, when ctx is done (Read then returns ctx.Err()), or
 // when Close is called (Read then returns ErrPrefetchClosed). Everything
@@ -74,7 +67,7 @@ func Prefetch(ctx context.Context, src Source, blocks int) *Prefetched {
 		done:   make(chan struct{}),
 	}
 	for range blocks {
-		p.free <- &prefetchBlock{buf: NewBuffer(f.Channels, prefetchFrames)}
+		p.free <- &prefetchBlock{buf: NewBuffer(f.Channels, DefaultBlock)}
 	}
 	p.start = func() { go p.run(ctx, src) }
 	return p

@@ -10,14 +10,9 @@ import (
 	"github.com/audiopost/audiopost/audio"
 )
 
-// stageBlocks is how many blocks a stage may run ahead of the next, and
-// sinkBlocks how many a sink of fanOut may fall behind: enough to ride out
-// scheduling jitter, small enough to keep memory bounded (audio.Prefetch's
-// blocks are 8192 frames, asyncSink's Copy's 4096).
-const (
-	stageBlocks = 2
-	sinkBlocks  = 4
-)
+// stageBlocks is how many blocks a stage may run ahead of the next: enough
+// to ride out scheduling jitter, small enough to keep memory bounded.
+const stageBlocks = 4
 
 // stages cuts one pass into concurrently running parts (see
 // audio.Prefetch and audio.ParallelSink) and stops them when the pass
@@ -65,7 +60,7 @@ func (st *stages) fanOut(ss []audio.Sink) audio.Sink {
 	}
 	out := []audio.Sink{ss[0]}
 	for _, k := range ss[1:] {
-		a := newAsyncSink(st.ctx, k, sinkBlocks)
+		a := newAsyncSink(st.ctx, k, stageBlocks)
 		st.async = append(st.async, a)
 		out = append(out, a)
 	}

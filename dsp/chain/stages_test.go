@@ -77,7 +77,7 @@ func TestAsyncSinkError(t *testing.T) {
 	if !errors.Is(err, errSink) {
 		t.Fatalf("pass with a failing sink: %v", err)
 	}
-	if w := bad.writes.Load(); w > 3+sinkBlocks {
+	if w := bad.writes.Load(); w > 3+stageBlocks {
 		t.Errorf("the failing sink got %d blocks, want it left alone soon after its error", w)
 	}
 }

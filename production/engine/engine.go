@@ -705,7 +705,7 @@ func (r *run) pass(ctx context.Context, src audio.Source, sinks []audio.Sink, pl
 	f := src.Format()
 	if runtime.GOMAXPROCS(0) > 1 {
 		// Render in one goroutine, encode in this one.
-		pre := audio.Prefetch(ctx, src, 2)
+		pre := audio.Prefetch(ctx, src, 4)
 		defer pre.Close()
 		src = pre
 	}
