@@ -59,7 +59,9 @@ type Processed struct {
 	// differs only in Headroom (the lossy verification's), reusing what
 	// does not depend on it, such as the analysis of the input. The Engine
 	// calls it instead of Process after the first render has been read
-	// to its end; without it, it calls Process again.
+	// to its end; without it, it calls Process again. A Processor that
+	// changes another's Processed (its Source, say) must change what
+	// Again returns alike, or set Again to nil.
 	Again func(ctx context.Context, job ProcessJob) (*Processed, error)
 }
 

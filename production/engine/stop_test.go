@@ -19,12 +19,14 @@ import (
 const maxStopLatency = 2 * time.Second
 
 // stoppingProcessor is the chain, run as usual, that stops the run from
-// inside: in its call number call, once a second of audio was read from
-// the open-th input it opened (a pass over the input), or, with open 0,
-// from the processed audio it returned. With hot it adds 6 dB after the
-// chain and drops the chain's own measurement, so that every lossy
-// output decodes above maxpeak and the lossy verification renders again
-// (its second call).
+// inside: in its call number call (Process is call 1, each Processed.Again
+// the next), once a second of audio was read from the open-th input that
+// call opened (a pass over the input), or, with open 0, from the processed
+// audio it returned. With hot it adds 6 dB after the chain and drops the
+// chain's own measurement, so that every lossy output decodes above
+// maxpeak and the lossy verification renders again (call 2, through
+// Again, which reads the input only for the loudness passes and the
+// render).
 type stoppingProcessor struct {
 	hot         bool
 	call, open  int
@@ -34,11 +36,8 @@ type stoppingProcessor struct {
 }
 
 func (h *stoppingProcessor) Process(ctx context.Context, open audio.Opener, job engine.ProcessJob) (*engine.Processed, error) {
-	h.mu.Lock()
-	h.calls++
-	call := h.calls
-	h.opns = 0
-	h.mu.Unlock()
+	// The chain's Again keeps the opener of the first call: it counts
+	// against whichever call is current.
 	counted := func(ctx context.Context) (audio.Source, error) {
 		src, err := open(ctx)
 		if err != nil {
@@ -46,14 +45,25 @@ func (h *stoppingProcessor) Process(ctx context.Context, open audio.Opener, job 
 		}
 		h.mu.Lock()
 		h.opns++
-		n := h.opns
+		call, n := h.calls, h.opns
 		h.mu.Unlock()
 		if call != h.call || n != h.open {
 			return src, nil
 		}
 		return &gainSource{Source: src, gain: 1, after: int64(src.Format().SampleRate), fn: h.stop}, nil
 	}
-	pr, err := engine.ChainProcessor{}.Process(ctx, counted, job)
+	return h.wrap(func() (*engine.Processed, error) { return engine.ChainProcessor{}.Process(ctx, counted, job) })
+}
+
+// wrap starts the next call, runs it and wraps what it returns, Again
+// included.
+func (h *stoppingProcessor) wrap(process func() (*engine.Processed, error)) (*engine.Processed, error) {
+	h.mu.Lock()
+	h.calls++
+	call := h.calls
+	h.opns = 0
+	h.mu.Unlock()
+	pr, err := process()
 	if err != nil {
 		return nil, err
 	}
@@ -66,6 +76,11 @@ func (h *stoppingProcessor) Process(ctx context.Context, open audio.Opener, job 
 		src.after, src.fn = int64(src.Format().SampleRate), h.stop
 	}
 	pr.Source = src
+	if again := pr.Again; again != nil {
+		pr.Again = func(ctx context.Context, job engine.ProcessJob) (*engine.Processed, error) {
+			return h.wrap(func() (*engine.Processed, error) { return again(ctx, job) })
+		}
+	}
 	return pr, nil
 }
 
@@ -130,7 +145,7 @@ func TestStopLatency(t *testing.T) {
 		{"mono mixdown", production.StatusMonoMixdown, 0, nil},
 		{"split on chapters", production.StatusSplitChapters, 0, nil},
 		// The lossy verification processes and encodes again.
-		{"lossy verification (processing)", 0, 0, &stoppingProcessor{hot: true, call: 2, open: 2}},
+		{"lossy verification (processing)", 0, 0, &stoppingProcessor{hot: true, call: 2, open: 1}},
 		{"lossy verification (encoding)", 0, 0, &stoppingProcessor{hot: true, call: 2}},
 	}
 	for _, st := range stages {
