@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -159,11 +160,11 @@ func speechFile(b testing.TB) string {
 // -16 LUFS, 0 dBTP limiter) on the WAV file at path, writing a 16-bit WAV.
 // It returns the time chain.New took (the analysis and loudness passes)
 // and the time of the render into the encoder.
-func chainToWAV(b testing.TB, path, out string) (passes, render time.Duration) {
+func chainToWAV(b testing.TB, path, out string, cfg chain.Config) (passes, render time.Duration) {
 	ctx := context.Background()
 	open := func(ctx context.Context) (audio.Source, error) { return audio.Open(ctx, path) }
 	t0 := time.Now()
-	p, err := chain.New(ctx, open, chain.DefaultConfig())
+	p, err := chain.New(ctx, open, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -261,7 +262,7 @@ func BenchmarkChainSpeech(b *testing.B) {
 		runtime.GOMAXPROCS(n)
 		runtime.GC()
 		c0, t0 := selfCPU(), time.Now()
-		passes, render := chainToWAV(b, path, filepath.Join(dir, "chain.wav"))
+		passes, render := chainToWAV(b, path, filepath.Join(dir, "chain.wav"), chain.DefaultConfig())
 		wall, cpu = time.Since(t0).Seconds(), (selfCPU() - c0).Seconds()
 		return wall, cpu, fmt.Sprintf("%.3f s (cpu %.3f; passes %.3f + render %.3f)", wall, cpu, passes.Seconds(), render.Seconds())
 	}
@@ -299,4 +300,78 @@ func BenchmarkChainSpeech(b *testing.B) {
 	b.ReportMetric(speechSeconds/c2, "x_realtime_2core")
 	b.Logf("medians over %d runs (max-min): ffmpeg %.3f s (%.3f), chain 1 core %.3f s (%.3f), 2 cores %.3f s (%.3f); chain faster than ffmpeg %.1fx on one core, %.1fx on two",
 		len(ffWall), f, spread(ffWall), c1, spread(wall1), c2, spread(wall2), f/c1, f/c2)
+}
+
+// BenchmarkChainTimeSplit measures how fast the default chain could run on
+// two cores with every pass split in time instead of into stages (issue
+// 19's next step). In every iteration, in turn: the five-minute file of
+// BenchmarkChainSpeech through the chain as it is (stages on two cores),
+// and its two halves at the same time, each through the chain on a
+// goroutine of its own with Config.Sequential. The halves are not one
+// production (each is leveled and normalized alone, and nothing joins
+// them), so split_s is a ceiling: what two cores give when no audio passes
+// between them.
+//
+//	go test ./benchmarks -run '^$' -bench ChainTimeSplit -benchtime 5x
+//
+// staged_s and split_s are median wall-clock seconds, x_staged their
+// ratio, *_cpu_s the CPU seconds of each.
+func BenchmarkChainTimeSplit(b *testing.B) {
+	path := speechFile(b)
+	halves := halfFiles(b, path)
+	dir := b.TempDir()
+	seq := chain.DefaultConfig()
+	seq.Sequential = true
+	var staged, split, stagedCPU, splitCPU []float64
+	for b.Loop() {
+		runtime.GC()
+		c0, t0 := selfCPU(), time.Now()
+		chainToWAV(b, path, filepath.Join(dir, "whole.wav"), chain.DefaultConfig())
+		staged, stagedCPU = append(staged, time.Since(t0).Seconds()), append(stagedCPU, (selfCPU()-c0).Seconds())
+		runtime.GC()
+		c0, t0 = selfCPU(), time.Now()
+		var wg sync.WaitGroup
+		for i, h := range halves {
+			wg.Go(func() { chainToWAV(b, h, filepath.Join(dir, fmt.Sprintf("half%d.wav", i)), seq) })
+		}
+		wg.Wait()
+		split, splitCPU = append(split, time.Since(t0).Seconds()), append(splitCPU, (selfCPU()-c0).Seconds())
+	}
+	st, sp := median(staged), median(split)
+	b.ReportMetric(st, "staged_s")
+	b.ReportMetric(sp, "split_s")
+	b.ReportMetric(st/sp, "x_staged")
+	b.ReportMetric(median(stagedCPU), "staged_cpu_s")
+	b.ReportMetric(median(splitCPU), "split_cpu_s")
+	b.Logf("five minutes on two cores: staged %.3f s (cpu %.3f), two halves at once %.3f s (cpu %.3f): %.2fx",
+		st, median(stagedCPU), sp, median(splitCPU), st/sp)
+}
+
+// halfFiles writes the two halves of the 16-bit WAV at path beside it,
+// once, and returns their paths.
+func halfFiles(b testing.TB, path string) [2]string {
+	b.Helper()
+	out := [2]string{strings.TrimSuffix(path, ".wav") + "-half1.wav", strings.TrimSuffix(path, ".wav") + "-half2.wav"}
+	if _, err := os.Stat(out[1]); err == nil {
+		return out
+	}
+	src, err := audio.Open(context.Background(), path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Close()
+	whole, err := audio.ReadAll(context.Background(), src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := whole.Frames() / 2
+	// The second half is written last and under another name first: when
+	// it is there, both are whole.
+	for i, part := range []audio.Buffer{whole.Slice(0, n), whole.Slice(n, whole.Frames())} {
+		writeWAV(b, out[i]+".tmp", part, src.Format().SampleRate)
+		if err := os.Rename(out[i]+".tmp", out[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return out
 }
