@@ -355,20 +355,12 @@ func halfFiles(b testing.TB, path string) [2]string {
 	if _, err := os.Stat(out[1]); err == nil {
 		return out
 	}
-	src, err := audio.Open(context.Background(), path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer src.Close()
-	whole, err := audio.ReadAll(context.Background(), src)
-	if err != nil {
-		b.Fatal(err)
-	}
+	whole, rate := readAudio(b, path)
 	n := whole.Frames() / 2
 	// The second half is written last and under another name first: when
 	// it is there, both are whole.
 	for i, part := range []audio.Buffer{whole.Slice(0, n), whole.Slice(n, whole.Frames())} {
-		writeWAV(b, out[i]+".tmp", part, src.Format().SampleRate)
+		writeWAV(b, out[i]+".tmp", part, rate)
 		if err := os.Rename(out[i]+".tmp", out[i]); err != nil {
 			b.Fatal(err)
 		}

@@ -105,6 +105,21 @@ func writeWAV(tb testing.TB, path string, b audio.Buffer, rate int) {
 	}
 }
 
+// readAudio decodes the file at path whole and returns it with its rate.
+func readAudio(tb testing.TB, path string) (audio.Buffer, int) {
+	tb.Helper()
+	d, err := audio.Open(context.Background(), path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer d.Close()
+	b, err := audio.ReadAll(context.Background(), d)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b, d.Format().SampleRate
+}
+
 // makeSpeech renders sentences with several espeak-ng voices and joins them
 // at different levels with pauses: speech with a realistic loudness spread.
 func makeSpeech(t *testing.T, dir string) string {
@@ -125,16 +140,8 @@ func makeSpeech(t *testing.T, dir string) string {
 		if b, err := exec.Command(espeak, "-v", l.voice, "-s", l.speed, "-w", p, l.text).CombinedOutput(); err != nil {
 			t.Fatalf("espeak-ng: %v\n%s", err, b)
 		}
-		d, err := audio.Open(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := audio.ReadAll(context.Background(), d)
-		d.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		rate = d.Format().SampleRate
+		var b audio.Buffer
+		b, rate = readAudio(t, p)
 		g := math.Pow(10, gains[i]/20)
 		for _, v := range b[0] {
 			out = append(out, v*g)

@@ -225,11 +225,13 @@ func (p *Pipeline) prepare(ctx context.Context, open audio.Opener, profile *spec
 		// work.
 		cut := len(pr.applied)+len(pr.silenced) > 0
 		first := p.gainDB
-		render := cut || limiterLoss(proc, p.gainDB, cfg.ceiling()) >= limiterLossTrigger
+		var render bool
 		if loud := p.measured(proc.Loudness); !cut && cfg.Method == loudness.Program && first == cfg.TargetLUFS-loud &&
 			len(pr.hops) > 0 && len(pr.hopPeaks) == len(pr.hops) {
 			p.gainDB = newLimiterModel(pr.hops, pr.hopPeaks, p.format.SampleRate).fit(loud, cfg.TargetLUFS, cfg.ceiling())
 			render = p.gainDB-first > modelTrust
+		} else {
+			render = cut || limiterLoss(proc, p.gainDB, cfg.ceiling()) >= limiterLossTrigger
 		}
 		if render {
 			p.gainDB, err = dsp.FitGain(p.gainDB, cfg.TargetLUFS, maxVerifyPasses, func(g float64) (float64, error) {
