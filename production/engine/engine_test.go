@@ -66,7 +66,7 @@ func speechMP3(t *testing.T, dir string) string {
 		"Welcome to the audio post production test. This episode checks loudness, tags, chapters and every output format. "+
 			"We talk for a while, pause, and talk again, so that the leveler and the loudness meter have real speech to work on.")
 	wav := filepath.Join(dir, "speech.wav")
-	run(t, "sox", raw, "-r", "44100", "-c", "2", wav, "repeat", "3", "trim", "0", "20", "gain", "-12")
+	run(t, "sox", "-R", raw, "-r", "44100", "-c", "2", wav, "repeat", "3", "trim", "0", "20", "gain", "-12") // -R: the same dither every run
 	mp3 := filepath.Join(dir, "episode.mp3")
 	run(t, "ffmpeg", "-nostdin", "-v", "error", "-i", wav, "-c:a", "libmp3lame", "-b:a", "128k",
 		"-metadata", "album=Imported Album", "-metadata", "title=File Title", "-y", mp3)

@@ -92,7 +92,9 @@ func speechFor(t *testing.T, rate, n, first int, v testaudio.Voice, g float64) [
 func soxSynth(t *testing.T, rate int) audio.Buffer {
 	sox := testaudio.NeedTool(t, "sox")
 	path := filepath.Join(t.TempDir(), "synth.wav")
-	cmd := exec.Command(sox, "-n", "-r", "44100", "-c", "2", "-b", "16", path,
+	// -R: pluck seeds its strings with noise, and 16-bit output is
+	// dithered; both are random unless sox runs in repeatable mode.
+	cmd := exec.Command(sox, "-R", "-n", "-r", "44100", "-c", "2", "-b", "16", path,
 		"synth", "0.5", "pluck", "C3", "pluck", "E4", "pluck", "G4", "sine", "55", "fade", "0", "0.5", "0.45",
 		"repeat", "19", "gain", "-n", "-2", "rate", "-v", "44100")
 	if out, err := cmd.CombinedOutput(); err != nil {
