@@ -33,13 +33,9 @@ type Scene struct {
 	Container string
 }
 
-// renderContainers are the containers of a rendered video.
-var renderContainers = map[string]outputFormat{
-	"mp4":      {codec: []string{"aac"}, muxer: "mp4", ext: ".mp4", defaultKbps: 128, maxChannels: 8, seekable: true, tags: styleMP4},
-	"mov":      {codec: []string{"aac"}, muxer: "mov", ext: ".mov", defaultKbps: 128, maxChannels: 8, seekable: true, tags: styleMP4},
-	"matroska": {codec: []string{"aac"}, muxer: "matroska", ext: ".mkv", defaultKbps: 128, maxChannels: 8, seekable: true, tags: styleMatroska},
-	"webm":     {codec: []string{"libopus"}, muxer: "webm", ext: ".webm", defaultKbps: 96, maxChannels: 8, seekable: true, tags: styleMatroska},
-}
+// renderContainers are the containers of a rendered video: those of a
+// remuxed one.
+var renderContainers = videoContainers
 
 var colorRE = regexp.MustCompile(`^0x[0-9a-fA-F]{6}$`)
 
