@@ -22,6 +22,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/wav"
 	"github.com/audiopost/audiopost/dsp/chain"
+	"github.com/audiopost/audiopost/dsp/spectral"
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
@@ -366,4 +367,38 @@ func halfFiles(b testing.TB, path string) [2]string {
 		}
 	}
 	return out
+}
+
+// BenchmarkChainSpill measures what the chain's spill (Config.SpillBytes)
+// saves where it is used, with the restoration stage: the five-minute file
+// of BenchmarkChainSpeech through the default chain with the classic and
+// the dynamic denoiser, on two cores, with the spill and without it
+// (SpillBytes -1: every pass processes the input again), in turn in every
+// iteration.
+func BenchmarkChainSpill(b *testing.B) {
+	path := speechFile(b)
+	dir := b.TempDir()
+	methods := []spectral.Method{spectral.Classic, spectral.Dynamic}
+	wall := map[string][]float64{}
+	for b.Loop() {
+		for _, m := range methods {
+			for _, spill := range []int64{0, -1} {
+				cfg := chain.DefaultConfig()
+				cfg.Restoration = &chain.Restoration{Settings: spectral.Settings{Method: m}}
+				cfg.SpillBytes, cfg.TempDir = spill, dir
+				runtime.GC()
+				t0 := time.Now()
+				chainToWAV(b, path, filepath.Join(dir, "out.wav"), cfg)
+				key := fmt.Sprintf("%s/spill=%v", m, spill == 0)
+				wall[key] = append(wall[key], time.Since(t0).Seconds())
+			}
+		}
+	}
+	for _, m := range methods {
+		with, without := median(wall[fmt.Sprintf("%s/spill=true", m)]), median(wall[fmt.Sprintf("%s/spill=false", m)])
+		b.ReportMetric(with, m.String()+"_spill_s")
+		b.ReportMetric(without, m.String()+"_nospill_s")
+		b.ReportMetric(without/with, "x_"+m.String())
+		b.Logf("%s denoiser, five minutes on two cores: %.3f s with the spill, %.3f s without: %.2fx", m, with, without, without/with)
+	}
 }

@@ -69,6 +69,8 @@ type processing struct {
 	// applied are the cuts the output leaves out, silenced those it
 	// silences, in input frames.
 	applied, silenced classify.Cuts
+	// spill keeps the output of core for the passes after the first.
+	spill *spill
 }
 
 // New analyses the input, runs the loudness passes and returns the
@@ -141,11 +143,16 @@ func (p *Pipeline) WithHeadroom(ctx context.Context, open audio.Opener, headroom
 
 // prepare plans the processing from the input's analysis (p.in), runs the
 // loudness passes and makes the pipeline ready to render.
-func (p *Pipeline) prepare(ctx context.Context, open audio.Opener, profile *spectral.Profile) (*Pipeline, error) {
+func (p *Pipeline) prepare(ctx context.Context, input audio.Opener, profile *spectral.Profile) (_ *Pipeline, err error) {
 	cfg, an := p.cfg, p.in
-	var err error
-	pr := &processing{an: an, cfg: cfg, control: make([]float64, len(an.Energy)), profile: profile}
+	pr := &processing{an: an, cfg: cfg, control: make([]float64, len(an.Energy)), profile: profile, spill: newSpill(cfg)}
 	p.pr = pr
+	defer func() {
+		if err != nil {
+			pr.spill.close()
+		}
+	}()
+	open := pr.source(input)
 	pr.plan()
 	p.outSpans = p.spans
 	if cfg.Cutting.active() {
@@ -159,7 +166,7 @@ func (p *Pipeline) prepare(ctx context.Context, open audio.Opener, profile *spec
 		}
 		if cfg.Cutting.Refine != nil {
 			cuts = cfg.Cutting.Refine(cuts)
-			if err := cuts.Validate(); err != nil {
+			if err = cuts.Validate(); err != nil {
 				return nil, fmt.Errorf("refined cuts: %w", err)
 			}
 		}
@@ -298,6 +305,19 @@ func (p *Pipeline) outputMeterOptions(mode loudness.Mode) loudness.Options {
 	o := p.meterOptions(mode)
 	o.Speech = p.outSpans
 	return o
+}
+
+// source is the opener of the passes after the analysis: the spill once
+// it holds the processed signal, else the input. A spill whose writing
+// pass failed is written again.
+func (pr *processing) source(input audio.Opener) audio.Opener {
+	return func(ctx context.Context) (audio.Source, error) {
+		pr.spill.reset()
+		if pr.spill.ready() {
+			return pr.spill.open(), nil
+		}
+		return input(ctx)
+	}
 }
 
 // learnNoise runs the restoration stage's analysis pass: the noise
@@ -465,6 +485,7 @@ var errClosed = errors.New("chain: read after Close")
 func (p *Pipeline) Close() error {
 	p.stages.close()
 	if p.pr != nil {
+		p.pr.spill.close()
 		// The render's nodes and plans (3.5 MB for three hours) go;
 		// WithHeadroom, which may follow, needs only the noise profile.
 		p.pr = &processing{profile: p.pr.profile, den: p.pr.den}

@@ -103,6 +103,14 @@ type Config struct {
 	// when more than one CPU is available (GOMAXPROCS), each pass runs as
 	// stages in goroutines of their own with bit-identical results.
 	Sequential bool
+	// SpillBytes bounds the temporary file in which, with Restoration,
+	// the first loudness pass keeps the processed signal for the passes
+	// after it, which then neither decode nor filter, denoise or compress
+	// the input again: 0 means DefaultSpillBytes, a negative value keeps
+	// nothing. A longer programme is processed again in every pass.
+	SpillBytes int64
+	// TempDir is where that file is made (default os.TempDir).
+	TempDir string
 }
 
 // Restoration configures the restoration stage. Its noise profile is

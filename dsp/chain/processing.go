@@ -93,6 +93,24 @@ func compParams(c Compression, ref float64) (dsp.CompressorParams, bool, error) 
 // build wraps src in the processing chain: filter, leveler, compressor,
 // loudness control.
 func (pr *processing) build(src audio.Source, st *stages) (audio.Source, error) {
+	s := src
+	if _, ok := src.(*spillReader); !ok {
+		var err error
+		if s, err = pr.core(src, st); err != nil {
+			return nil, err
+		}
+		s = pr.spill.tee(s, knownFrames(src))
+	}
+	if nonZero(pr.control) {
+		return dsp.NewPlanGain(s, dsp.GainPlan{BlockLen: pr.an.BlockLen, DB: pr.control})
+	}
+	return s, nil
+}
+
+// core is the processing before the loudness control: filter,
+// restoration, leveler and compressors, which the loudness passes do not
+// change (see spill).
+func (pr *processing) core(src audio.Source, st *stages) (audio.Source, error) {
 	c, an := pr.cfg, pr.an
 	var err error
 	s := src
@@ -144,12 +162,7 @@ func (pr *processing) build(src audio.Source, st *stages) (audio.Source, error) 
 		after = pr.rest
 	}
 	if nonZero(after.DB) {
-		if s, err = dsp.NewPlanGain(s, after); err != nil {
-			return nil, err
-		}
-	}
-	if nonZero(pr.control) {
-		return dsp.NewPlanGain(s, dsp.GainPlan{BlockLen: an.BlockLen, DB: pr.control})
+		return dsp.NewPlanGain(s, after)
 	}
 	return s, nil
 }

@@ -37,7 +37,8 @@ type Engine struct {
 	Logger *slog.Logger
 	// TempDir is where a run makes its temporary files (the encoders'
 	// metadata files and seekable outputs, multitrack stems, videos with
-	// burned-in subtitles), all removed before Run returns; "" means the
+	// burned-in subtitles, the chain's processed signal between its
+	// passes), all removed before Run returns; "" means the
 	// system's (os.TempDir). Outputs are written through the
 	// OutputWriter, not here.
 	TempDir string
@@ -352,7 +353,7 @@ func (r *run) do(ctx context.Context) error {
 	if err := r.recognize(ctx); err != nil {
 		return err
 	}
-	job := ProcessJob{Algorithms: alg, CutStart: p.CutStart, CutEnd: p.CutEnd, RefineCuts: r.refineCuts(p.SampleRate)}
+	job := ProcessJob{Algorithms: alg, CutStart: p.CutStart, CutEnd: p.CutEnd, RefineCuts: r.refineCuts(p.SampleRate), TempDir: r.e.TempDir}
 	job.Headroom = lossyHeadroom(p)
 	processed, err := r.process(ctx, job)
 	if err != nil {

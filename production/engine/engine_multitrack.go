@@ -139,7 +139,7 @@ func (mt *multitrack) process(ctx context.Context, job ProcessJob) (*Processed, 
 		mt.r.info.Frames = mt.md.Frames()
 	}
 	cfg := MasterConfig(job.Algorithms)
-	cfg.Headroom = job.Headroom
+	cfg.Headroom, cfg.TempDir = job.Headroom, job.TempDir
 	pl, err := chain.New(ctx, mt.openMix, cfg)
 	if err != nil {
 		return nil, err

@@ -39,6 +39,9 @@ type ProcessJob struct {
 	// RefineCuts, when set, adjusts the detected cuts before they are
 	// made: the filler words of a speech recognition (chain.Cutting.Refine).
 	RefineCuts func(classify.Cuts) classify.Cuts
+	// TempDir is where the processor may make temporary files (the
+	// Engine's TempDir).
+	TempDir string
 }
 
 // Processed is the result of a Processor.
@@ -94,7 +97,7 @@ type ChainProcessor struct{}
 // Process implements Processor.
 func (ChainProcessor) Process(ctx context.Context, open audio.Opener, job ProcessJob) (*Processed, error) {
 	cfg := ChainConfig(job.Algorithms)
-	cfg.Headroom = job.Headroom
+	cfg.Headroom, cfg.TempDir = job.Headroom, job.TempDir
 	cfg.Cutting.Detect.TrimStart, cfg.Cutting.Detect.TrimEnd = job.CutStart, job.CutEnd
 	if cfg.Cutting.Detect.Filler {
 		cfg.Cutting.Refine = job.RefineCuts
