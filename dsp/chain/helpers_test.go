@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
@@ -235,4 +236,25 @@ func (r *bytesR) Read(p []byte) (int, error) {
 	n := copy(p, r.b)
 	r.b = r.b[n:]
 	return n, nil
+}
+
+// renderCounting renders cfg over b and returns the output, the
+// statistics and how many times the input was opened.
+func renderCounting(t *testing.T, b audio.Buffer, cfg Config) (audio.Buffer, Stats, int) {
+	t.Helper()
+	var opens atomic.Int32
+	open := func(ctx context.Context) (audio.Source, error) {
+		opens.Add(1)
+		return audio.NewBufferSource(b, fs), nil
+	}
+	p, err := New(context.Background(), open, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	out, err := audio.ReadAll(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, p.Stats(), int(opens.Load())
 }

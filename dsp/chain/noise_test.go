@@ -1,7 +1,6 @@
 package chain
 
 import (
-	"context"
 	"math"
 	"testing"
 
@@ -14,15 +13,7 @@ import (
 // output.
 func renderMono(t *testing.T, x []float64, cfg Config) []float64 {
 	t.Helper()
-	p, err := New(context.Background(), bufferOpener(audio.Buffer{x}), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	out, err := audio.ReadAll(context.Background(), p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, _, _ := renderCounting(t, audio.Buffer{x}, cfg)
 	return out[0]
 }
 

@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
-	"sync/atomic"
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
@@ -33,27 +32,6 @@ func spillConfig(dir string, spillBytes int64) Config {
 	cfg.MaxLRA = 1 // constraint passes more, which read the spill too
 	cfg.TempDir, cfg.SpillBytes = dir, spillBytes
 	return cfg
-}
-
-// renderCounting renders cfg over b and returns the output, the
-// statistics and how many times the input was opened.
-func renderCounting(t *testing.T, b audio.Buffer, cfg Config) (audio.Buffer, Stats, int) {
-	t.Helper()
-	var opens atomic.Int32
-	open := func(ctx context.Context) (audio.Source, error) {
-		opens.Add(1)
-		return audio.NewBufferSource(b, fs), nil
-	}
-	p, err := New(context.Background(), open, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	out, err := audio.ReadAll(context.Background(), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out, p.Stats(), int(opens.Load())
 }
 
 // With the restoration stage, the passes after the first loudness pass

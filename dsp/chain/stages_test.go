@@ -25,16 +25,8 @@ func TestStagesAreBitIdentical(t *testing.T) {
 		cfg := DefaultConfig()
 		cfg.MaxLRA = 4 // a constraint pass more
 		cfg.Sequential = sequential
-		p, err := New(context.Background(), bufferOpener(b), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer p.Close()
-		out, err := audio.ReadAll(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out, p.Stats()
+		out, st, _ := renderCounting(t, b, cfg)
+		return out, st
 	}
 	seq, sst := run(true)
 	par, pst := run(false)

@@ -22,9 +22,7 @@ func TestAACCoderOvershoot(t *testing.T) {
 		t.Skip("encodes ten programmes twice")
 	}
 	t.Parallel()
-	for _, tool := range []string{"ffmpeg", "espeak-ng", "sox"} {
-		testaudio.NeedTool(t, tool)
-	}
+	needProgrammeTools(t)
 	const aacFastMaxRise = 0.6
 	ctx := context.Background()
 	worstFast, worstTwoloop := -100.0, -100.0

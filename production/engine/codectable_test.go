@@ -52,9 +52,7 @@ func TestCodecTable(t *testing.T) {
 	}
 	// Self-contained (no Setenv): runs beside the other heavy engine tests.
 	t.Parallel()
-	for _, tool := range []string{"ffmpeg", "espeak-ng", "sox"} {
-		testaudio.NeedTool(t, tool)
-	}
+	needProgrammeTools(t)
 	var keys []codecKey
 	for _, name := range tableFormats {
 		of, _ := production.LookupFormat(name)

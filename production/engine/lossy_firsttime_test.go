@@ -130,9 +130,7 @@ func TestLossyFirstTime(t *testing.T) {
 	}
 	// Self-contained (no Setenv): runs beside the other heavy engine tests.
 	t.Parallel()
-	for _, tool := range []string{"ffmpeg", "espeak-ng", "sox"} {
-		testaudio.NeedTool(t, tool)
-	}
+	needProgrammeTools(t)
 	ctx := context.Background()
 	formats := []string{"mp3", "mp3-vbr", "aac", "opus", "vorbis"}
 	peakFirst, allFirst, rerendered := 0, 0, 0
@@ -187,6 +185,15 @@ func TestLossyFirstTime(t *testing.T) {
 	}
 	if peakFirst < 9 {
 		t.Errorf("lossy outputs met maxpeak on the first encode for %d of %d programmes, want at least 9", peakFirst, len(firstTimeFiles))
+	}
+}
+
+// needProgrammeTools skips t unless the tools that make the test
+// programmes (espeak-ng, sox) and encode them (ffmpeg) are installed.
+func needProgrammeTools(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"ffmpeg", "espeak-ng", "sox"} {
+		testaudio.NeedTool(t, tool)
 	}
 }
 
