@@ -24,9 +24,10 @@ const DefaultSpillBytes = 2 << 30
 // and the ceiling only.
 //
 // The signal is kept as 32-bit floats in the machine's byte order (the
-// file never leaves the process), 150 dB below full scale, far under
-// any output's resolution; the pass that writes it passes on the same
-// rounded values, so that every pass sees the same signal. The file is
+// file never leaves the process): the rounding lies about 145 dB below
+// each sample, far under any output's resolution, and the pass that
+// writes the file passes on the same rounded values, so that every pass
+// sees the same signal. The file is
 // unlinked as soon as it is made where the system allows it, so nothing
 // is left behind even by a crash.
 type spill struct {
@@ -126,6 +127,12 @@ func (s *spill) close() {
 	}
 }
 
+// abandon gives the spill up for good and frees its disk space at once.
+func (s *spill) abandon() {
+	s.state = spillAbandoned
+	s.close()
+}
+
 // spillChunk is how many bytes the writer gathers before each write and
 // the reader reads at once.
 const spillChunk = 1 << 16
@@ -148,7 +155,7 @@ func (w *spillWriter) Read(dst audio.Buffer) (int, error) {
 	if n > 0 {
 		ch := len(dst)
 		if w.off+int64(len(w.buf)+n*ch*4) > w.s.limit {
-			w.s.state = spillAbandoned
+			w.s.abandon()
 			return n, err
 		}
 		for i := 0; i < n; {
@@ -187,7 +194,7 @@ func (w *spillWriter) flush() bool {
 		return true
 	}
 	if _, err := w.s.f.WriteAt(w.buf, w.off); err != nil {
-		w.s.state = spillAbandoned
+		w.s.abandon()
 		return false
 	}
 	w.off += int64(len(w.buf))

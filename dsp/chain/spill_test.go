@@ -81,9 +81,13 @@ func TestSpillReusesProcessing(t *testing.T) {
 // without a spill, when the input's length is unknown too.
 func TestSpillLimit(t *testing.T) {
 	b := spillInput()
+	before := openFiles()
 	_, _, opens := renderCounting(t, b, spillConfig(t.TempDir(), 64<<10))
 	if opens < 5 {
 		t.Errorf("past SpillBytes the input was opened %d times, want at least 5", opens)
+	}
+	if n := openFiles(); n != before {
+		t.Errorf("%d files open after Close, %d before", n, before)
 	}
 }
 
