@@ -326,6 +326,10 @@ func (e *Encoder) startMonitor() (*os.File, error) {
 		demuxer = "aac" // the ADTS muxer's demuxer
 	}
 	args := append(baseArgs(), "-f", demuxer, "-i", "pipe:0", "-map", "0:a:0")
+	if p := monitorPriming[e.of.monitor]; p > 0 {
+		// At the stream's own rate, before the decoder resamples.
+		args = append(args, "-af", "atrim=start_sample="+strconv.Itoa(p))
+	}
 	dec, err := startDecoder(e.ctx, e.tool, args, monR, e.format, audio.Info{Format: e.name})
 	monR.Close()
 	if err != nil {
@@ -341,6 +345,16 @@ func (e *Encoder) startMonitor() (*os.File, error) {
 	}()
 	return monW, nil
 }
+
+// monitorPriming is how many samples the decoder of each monitored raw
+// stream returns before the first one the encoder was given: the
+// encoder's priming, which the file's container (LAME's tag, MP4's edit
+// list) tells its decoder to skip but a raw stream does not carry. The
+// monitor skips them too, so that it measures what the file will play,
+// aligned with the input; unaligned, the gating of a programme as
+// regular as a repeated synth phrase moved by 0.9 LU. Ogg's own pre-skip
+// already aligns Opus and Vorbis.
+var monitorPriming = map[string]int{"mp3": 1105, "adts": 1024}
 
 // teeOptions turns muxer arguments ("-f", "mp3", "-id3v2_version", "3")
 // into the options of a tee muxer output ("f=mp3:id3v2_version=3").

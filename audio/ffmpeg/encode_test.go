@@ -463,6 +463,21 @@ func checkMonitor(t *testing.T, mon *monitorSink, file audio.Buffer, fileRate, r
 			t.Errorf("channel %d: monitor at %.2f dBFS, file at %.2f dBFS", c, m, f)
 		}
 	}
+	if fileRate != rate {
+		return
+	}
+	// Sample for sample, from the first: the monitor skips the priming the
+	// file's container skips.
+	n := min(mon.got.Frames(), file.Frames())
+	worst := 0.0
+	for c := range 2 {
+		for i := range n {
+			worst = max(worst, math.Abs(mon.got[c][i]-file[c][i]))
+		}
+	}
+	if worst > 1e-4 {
+		t.Errorf("the monitor's samples differ from the file's by up to %.3g: not aligned", worst)
+	}
 }
 
 // failingSink refuses every block.
