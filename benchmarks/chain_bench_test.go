@@ -356,7 +356,7 @@ func halfFiles(b testing.TB, path string) [2]string {
 	if _, err := os.Stat(out[1]); err == nil {
 		return out
 	}
-	whole, rate := readAudio(b, path)
+	whole, rate := testaudio.ReadFile(b, path)
 	n := whole.Frames() / 2
 	// The second half is written last and under another name first: when
 	// it is there, both are whole.

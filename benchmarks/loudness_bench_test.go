@@ -15,6 +15,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	_ "github.com/audiopost/audiopost/audio/wav"
+	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -105,21 +106,6 @@ func writeWAV(tb testing.TB, path string, b audio.Buffer, rate int) {
 	}
 }
 
-// readAudio decodes the file at path whole and returns it with its rate.
-func readAudio(tb testing.TB, path string) (audio.Buffer, int) {
-	tb.Helper()
-	d, err := audio.Open(context.Background(), path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer d.Close()
-	b, err := audio.ReadAll(context.Background(), d)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return b, d.Format().SampleRate
-}
-
 // makeSpeech renders sentences with several espeak-ng voices and joins them
 // at different levels with pauses: speech with a realistic loudness spread.
 func makeSpeech(t *testing.T, dir string) string {
@@ -141,7 +127,7 @@ func makeSpeech(t *testing.T, dir string) string {
 			t.Fatalf("espeak-ng: %v\n%s", err, b)
 		}
 		var b audio.Buffer
-		b, rate = readAudio(t, p)
+		b, rate = testaudio.ReadFile(t, p)
 		g := math.Pow(10, gains[i]/20)
 		for _, v := range b[0] {
 			out = append(out, v*g)

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/loudness"
 )
@@ -33,15 +32,7 @@ func TestGraph(t *testing.T) {
 	run(context.Background(), filepath.Join(dir, "host.wav"), filepath.Join(dir, "guest.wav"), out, &stdout)
 	t.Log(strings.TrimSpace(stdout.String()))
 
-	d, err := audio.Open(context.Background(), out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	b, err := audio.ReadAll(context.Background(), d)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, _ := testaudio.ReadFile(t, out)
 	r, err := loudness.MeasureBuffer(b, rate, loudness.Options{})
 	if err != nil {
 		t.Fatal(err)

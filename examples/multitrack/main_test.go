@@ -87,15 +87,7 @@ func TestMultitrack(t *testing.T) {
 	}
 	t.Log("\n" + strings.TrimSpace(stdout.String()))
 
-	d, err := audio.Open(context.Background(), out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	b, err := audio.ReadAll(context.Background(), d)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, _ := testaudio.ReadFile(t, out)
 	if b.Frames() != len(host) {
 		t.Errorf("master has %d frames, the talk %d", b.Frames(), len(host))
 	}

@@ -559,6 +559,22 @@ func EncodeWAV(t testing.TB, b audio.Buffer, rate, bits int) []byte {
 	return m.B
 }
 
+// ReadFile decodes the audio file at path whole with the decoders the
+// test binary registers (audio.Open) and returns it with its sample rate.
+func ReadFile(tb testing.TB, path string) (audio.Buffer, int) {
+	tb.Helper()
+	d, err := audio.Open(context.Background(), path)
+	if err != nil {
+		tb.Fatalf("decoding %s: %v", filepath.Base(path), err)
+	}
+	defer d.Close()
+	b, err := audio.ReadAll(context.Background(), d)
+	if err != nil {
+		tb.Fatalf("decoding %s: %v", filepath.Base(path), err)
+	}
+	return b, d.Format().SampleRate
+}
+
 // DecodeWAV decodes a WAV file with audiopost's decoder.
 func DecodeWAV(t testing.TB, file []byte) audio.Buffer {
 	t.Helper()

@@ -153,20 +153,6 @@ func (p ffprobeOut) tag(key string) string {
 	return ""
 }
 
-func decodeAll(t *testing.T, path string) (audio.Buffer, int) {
-	t.Helper()
-	d, err := audio.Open(context.Background(), path)
-	if err != nil {
-		t.Fatalf("decoding %s: %v", filepath.Base(path), err)
-	}
-	defer d.Close()
-	b, err := audio.ReadAll(context.Background(), d)
-	if err != nil {
-		t.Fatalf("decoding %s: %v", filepath.Base(path), err)
-	}
-	return b, d.Format().SampleRate
-}
-
 func fileMD5(t *testing.T, path string) (string, int64) {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -390,7 +376,7 @@ func checkOutputs(t *testing.T, p *production.Production, dir string, target flo
 		if f.Type != production.TypeLossy && f.Type != production.TypeLossless {
 			continue
 		}
-		b, rate := decodeAll(t, path)
+		b, rate := testaudio.ReadFile(t, path)
 		length := time.Duration(float64(b.Frames()) / float64(rate) * float64(time.Second))
 		want := time.Duration(p.Length * float64(time.Second))
 		tol := codecFrame[o.Format]

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/loudness"
 	"github.com/audiopost/audiopost/production/engine"
 
@@ -51,7 +52,7 @@ func TestEngineOutroOtherSampleRate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	out, outRate := decodeAll(t, filepath.Join(outDir, "ep.flac"))
+	out, outRate := testaudio.ReadFile(t, filepath.Join(outDir, "ep.flac"))
 	if outRate != rate {
 		t.Fatalf("output at %d Hz", outRate)
 	}

@@ -100,20 +100,7 @@ func soxSynth(t *testing.T, rate int) audio.Buffer {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("sox: %v\n%s", err, out)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	d, err := audio.Decode(context.Background(), f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	b, err := audio.ReadAll(context.Background(), d)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, _ := testaudio.ReadFile(t, path)
 	return b
 }
 
@@ -162,8 +149,8 @@ func TestLossyFirstTime(t *testing.T) {
 			t.Errorf("%s: the processor ran %d times, want once (re-renders through Again)", file.name, proc.calls)
 		}
 		rerendered += res.LossyPasses
-		maxpeak := p.Algorithms.In(production.ScopeSingletrack).Float("maxpeak")
-		target := float64(p.Algorithms.In(production.ScopeSingletrack).Int("loudnesstarget"))
+		alg := p.Algorithms.In(production.ScopeSingletrack)
+		maxpeak, target := alg.Float("maxpeak"), float64(alg.Int("loudnesstarget"))
 		worst := math.Inf(-1)
 		for _, wf := range res.Files {
 			got := measureFile(t, filepath.Join(out, wf.Name))

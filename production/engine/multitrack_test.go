@@ -95,7 +95,7 @@ func TestEngineMultitrack(t *testing.T) {
 	}
 
 	// The master: the conversation's length, at the target, under maxpeak.
-	master, mrate := decodeAll(t, filepath.Join(outDir, "show.flac"))
+	master, mrate := testaudio.ReadFile(t, filepath.Join(outDir, "show.flac"))
 	if mrate != rate || len(master) != 2 || master.Frames() != n {
 		t.Errorf("master: %d Hz, %d channels, %d frames; want %d Hz stereo, %d frames", mrate, len(master), master.Frames(), rate, n)
 	}
@@ -110,7 +110,7 @@ func TestEngineMultitrack(t *testing.T) {
 	if lr.TruePeak > -1 {
 		t.Errorf("master true peak %.2f dBTP, want at most -1", lr.TruePeak)
 	}
-	if mp3, _ := decodeAll(t, filepath.Join(outDir, "show.mp3")); mp3.Frames() < n-rate/10 {
+	if mp3, _ := testaudio.ReadFile(t, filepath.Join(outDir, "show.mp3")); mp3.Frames() < n-rate/10 {
 		t.Errorf("mp3 master has %d frames, want about %d", mp3.Frames(), n)
 	}
 
@@ -215,7 +215,7 @@ func unzipTracks(t *testing.T, path string) map[string]audio.Buffer {
 		if err := os.WriteFile(tmp, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		out[f.Name], _ = decodeAll(t, tmp)
+		out[f.Name], _ = testaudio.ReadFile(t, tmp)
 	}
 	return out
 }

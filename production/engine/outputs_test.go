@@ -123,8 +123,8 @@ func TestEngineSplitMonoIntro(t *testing.T) {
 	}
 
 	// The mono outputs are the mean of the channels.
-	stereo, _ := decodeAll(t, filepath.Join(outDir, "ep-stereo.wav"))
-	full, _ := decodeAll(t, filepath.Join(outDir, "ep.flac"))
+	stereo, _ := testaudio.ReadFile(t, filepath.Join(outDir, "ep-stereo.wav"))
+	full, _ := testaudio.ReadFile(t, filepath.Join(outDir, "ep.flac"))
 	if len(stereo) != 2 || len(full) != 1 || full.Frames() != int(13.5*rate) || stereo.Frames() != full.Frames() {
 		t.Fatalf("stereo wav has %d channels, %d frames; mono flac %d channels, %d frames; want 2 and 1 channels, %d frames",
 			len(stereo), stereo.Frames(), len(full), full.Frames(), int(13.5*rate))
@@ -146,7 +146,7 @@ func TestEngineSplitMonoIntro(t *testing.T) {
 	}
 	for k, title := range []string{"One", "Two", "Three"} {
 		name := filepath.Join(outDir, []string{"ep-01.wav", "ep-02.wav", "ep-03.wav"}[k])
-		part, _ := decodeAll(t, name)
+		part, _ := testaudio.ReadFile(t, name)
 		if part.Frames() != bounds[k+1]-bounds[k] {
 			t.Errorf("part %d has %d frames, want %d", k+1, part.Frames(), bounds[k+1]-bounds[k])
 			continue
@@ -298,7 +298,7 @@ func TestEngineVideoAndAudiogram(t *testing.T) {
 		if pr.Format.Tags["title"] != "Video Test" {
 			t.Errorf("%s: title tag %q", tc.name, pr.Format.Tags["title"])
 		}
-		b, r := decodeAll(t, path)
+		b, r := testaudio.ReadFile(t, path)
 		if d := float64(b.Frames()) / float64(r); math.Abs(d-p.Length) > 0.1 {
 			t.Errorf("%s: audio %.3f s, production %.3f s", tc.name, d, p.Length)
 		}
@@ -336,7 +336,7 @@ func TestEngineSplitLossy(t *testing.T) {
 	}
 	frame := 1152.0 / rate
 	for i, name := range want {
-		b, r := decodeAll(t, filepath.Join(outDir, name))
+		b, r := testaudio.ReadFile(t, filepath.Join(outDir, name))
 		wantLen := []float64{5.25, 2.75}[i%2]
 		if d := float64(b.Frames()) / float64(r); math.Abs(d-wantLen) > frame {
 			t.Errorf("%s: %.4f s, want %.2f s within one MP3 frame", name, d, wantLen)
@@ -405,7 +405,7 @@ func TestEngineVideoFromAudio(t *testing.T) {
 		if v != 1 || a != 1 {
 			t.Errorf("%s: %d %s video and %d %s audio streams, want one each", tc.name, v, tc.vcodec, a, tc.acodec)
 		}
-		b, r := decodeAll(t, filepath.Join(outDir, tc.name))
+		b, r := testaudio.ReadFile(t, filepath.Join(outDir, tc.name))
 		if d := float64(b.Frames()) / float64(r); math.Abs(d-tc.seconds) > 0.1 {
 			t.Errorf("%s: %.3f s of audio, want %.1f", tc.name, d, tc.seconds)
 		}
