@@ -244,13 +244,18 @@ func (f *cascade) run(ch int, x []float64) {
 // instructions (which GOAMD64=v3 would otherwise do): every path, Go loops
 // and SSE2 kernels alike, then rounds the same way and gives identical
 // results.
+//
+// z1 is (b1*v + z2) - a1*y: the feedback product comes in last, so from
+// one output to the next the recurrence waits on an add, a multiply and a
+// subtract (9 cycles), not also on the add of z2 (12): a two-section
+// stereo cascade, latency-bound, runs about a quarter faster.
 
 func single(x []float64, c Coeffs, zc *[2]float64) {
 	z1, z2 := zc[0], zc[1]
 	for i, v := range x {
 		v += antiDenormal
 		y := float64(c.B0*v) + z1
-		z1 = float64(c.B1*v) - float64(c.A1*y) + z2
+		z1 = float64(c.B1*v) + z2 - float64(c.A1*y)
 		z2 = float64(c.B2*v) - float64(c.A2*y)
 		x[i] = y
 	}
@@ -263,11 +268,11 @@ func pair(x []float64, c, d Coeffs, zc, zd *[2]float64) {
 	for i, v := range x {
 		v += antiDenormal
 		y := float64(c.B0*v) + z1
-		z1 = float64(c.B1*v) - float64(c.A1*y) + z2
+		z1 = float64(c.B1*v) + z2 - float64(c.A1*y)
 		z2 = float64(c.B2*v) - float64(c.A2*y)
 		y += antiDenormal
 		u := float64(d.B0*y) + w1
-		w1 = float64(d.B1*y) - float64(d.A1*u) + w2
+		w1 = float64(d.B1*y) + w2 - float64(d.A1*u)
 		w2 = float64(d.B2*y) - float64(d.A2*u)
 		x[i] = u
 	}
@@ -311,8 +316,8 @@ func singleStereo(l, r []float64, c Coeffs, zl, zr *[2]float64) {
 		w := r[i] + antiDenormal
 		y := float64(c.B0*v) + a1
 		x := float64(c.B0*w) + p1
-		a1 = float64(c.B1*v) - float64(c.A1*y) + a2
-		p1 = float64(c.B1*w) - float64(c.A1*x) + p2
+		a1 = float64(c.B1*v) + a2 - float64(c.A1*y)
+		p1 = float64(c.B1*w) + p2 - float64(c.A1*x)
 		a2 = float64(c.B2*v) - float64(c.A2*y)
 		p2 = float64(c.B2*w) - float64(c.A2*x)
 		l[i] = y
@@ -333,16 +338,16 @@ func pairStereo(l, r []float64, c, d Coeffs, zlc, zld, zrc, zrd *[2]float64) {
 		w := r[i] + antiDenormal
 		y := float64(c.B0*v) + a1
 		x := float64(c.B0*w) + p1
-		a1 = float64(c.B1*v) - float64(c.A1*y) + a2
-		p1 = float64(c.B1*w) - float64(c.A1*x) + p2
+		a1 = float64(c.B1*v) + a2 - float64(c.A1*y)
+		p1 = float64(c.B1*w) + p2 - float64(c.A1*x)
 		a2 = float64(c.B2*v) - float64(c.A2*y)
 		p2 = float64(c.B2*w) - float64(c.A2*x)
 		y += antiDenormal
 		x += antiDenormal
 		u := float64(d.B0*y) + b1
 		t := float64(d.B0*x) + q1
-		b1 = float64(d.B1*y) - float64(d.A1*u) + b2
-		q1 = float64(d.B1*x) - float64(d.A1*t) + q2
+		b1 = float64(d.B1*y) + b2 - float64(d.A1*u)
+		q1 = float64(d.B1*x) + q2 - float64(d.A1*t)
 		b2 = float64(d.B2*y) - float64(d.A2*u)
 		q2 = float64(d.B2*x) - float64(d.A2*t)
 		l[i] = u

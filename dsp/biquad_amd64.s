@@ -14,17 +14,18 @@
 // section z1 (left, right), z2 (left, right).
 
 // SECTION filters X0 (the section's input, antiDenormal already added)
-// into X0, with states Z1, Z2 and coefficients at OFF(CX).
+// into X0, with states Z1, Z2 and coefficients at OFF(CX). Z1 takes Z2
+// before the feedback product, as in the Go loops (see single).
 #define SECTION(Z1, Z2, OFF) \
 	MOVAPD X0, X1; \
 	MULPD  (OFF+0)(CX), X1; \
 	ADDPD  Z1, X1; \
 	MOVAPD X0, Z1; \
 	MULPD  (OFF+16)(CX), Z1; \
+	ADDPD  Z2, Z1; \
 	MOVAPD X1, X2; \
 	MULPD  (OFF+48)(CX), X2; \
 	SUBPD  X2, Z1; \
-	ADDPD  Z2, Z1; \
 	MOVAPD X0, Z2; \
 	MULPD  (OFF+32)(CX), Z2; \
 	MOVAPD X1, X2; \
