@@ -10,9 +10,13 @@ import (
 	"github.com/audiopost/audiopost/audio"
 )
 
-// stageBlocks is how many blocks a stage may run ahead of the next: enough
-// to ride out scheduling jitter, small enough to keep memory bounded.
-const stageBlocks = 4
+// stageBlocks is how many blocks a stage may run ahead of the next: 1.4 s
+// at 48 kHz, 1 MB of stereo per stage. With three or four stages on two
+// cores the scheduler lets one wait on another now and then; 4 blocks
+// left the faster stage idle through those waits, and 16 made the loudness
+// pass and the render about 10% faster in alternating runs (8 gained
+// less, 32 no more), for 3 MB more of the render's memory.
+const stageBlocks = 16
 
 // stages cuts one pass into concurrently running parts (see
 // audio.Prefetch and audio.ParallelSink) and stops them when the pass
