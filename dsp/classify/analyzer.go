@@ -313,79 +313,84 @@ func (a *Analyzer) Write(b audio.Buffer) error {
 const chunkSamples = 8192
 
 // consume takes mono input frames: the sub-block levels, the decimation
-// and the analysis of every window that completes, with the state in
-// locals, calling out only when a sub-block ends or a window may be
-// complete.
+// and the analysis of every window that completes. Levels may run ahead
+// of the samples: a window is analysed when both are in.
 func (a *Analyzer) consume(mono []float64) {
 	w := a.win
-	lp0, lp1 := a.lp[0], a.lp[1]
-	dec := a.dec
+	a.subLevels(mono, func(l float32) { w.levels.push(l) })
+	a.antiAlias(mono)
 	ring, mask := w.ring, int64(len(w.ring)-1)
-	subAcc, subN, inPos, subEnd := a.subAcc, a.subN, a.inPos, a.subEnd
-	phase, nDec, due := a.phase, w.nDec, w.due
-	for _, x := range mono {
-		subAcc += x * x
-		subN++
-		inPos++
-		if inPos == subEnd {
-			a.subAcc, a.subN = subAcc, subN
-			w.levels.push(a.endSub())
-			subAcc, subN, subEnd = a.subAcc, a.subN, a.subEnd
-		}
-		if dec > 1 {
-			x = lp0.run(x)
-			x = lp1.run(x)
-		}
-		phase--
-		if phase <= 0 {
-			phase = dec
-			ring[nDec&mask] = x
-			nDec++
-			if nDec >= due {
-				w.nDec = nDec
-				w.analyseDue()
-				due = w.due
-			}
+	nDec, due := w.nDec, w.due
+	i := max(a.phase-1, 0)
+	for ; i < len(mono); i += a.dec {
+		ring[nDec&mask] = mono[i]
+		nDec++
+		if nDec >= due {
+			w.nDec = nDec
+			w.analyseDue()
+			due = w.due
 		}
 	}
-	a.lp[0], a.lp[1] = lp0, lp1
-	a.subAcc, a.subN, a.inPos, a.subEnd = subAcc, subN, inPos, subEnd
-	a.phase, w.nDec = phase, nDec
+	a.phase, w.nDec = i-len(mono)+1, nDec
 }
 
 // consumeApart is consume for a Concurrent analyzer: the decimated
-// samples and the levels go into the chunk for the goroutine. Levels may
-// run ahead of the samples: a window is analysed when both are in, and
-// the level of a sub-block always comes before the last sample of its
-// window.
+// samples and the levels go into the chunk for the goroutine. The level
+// of a sub-block always comes before the last sample of its window.
 func (a *Analyzer) consumeApart(mono []float64) {
 	c := a.cur
-	lp0, lp1 := a.lp[0], a.lp[1]
-	dec := a.dec
+	a.subLevels(mono, func(l float32) { c.levels = append(c.levels, l) })
+	a.antiAlias(mono)
+	i := max(a.phase-1, 0)
+	for ; i < len(mono); i += a.dec {
+		c.samples = append(c.samples, mono[i])
+	}
+	a.phase = i - len(mono) + 1
+}
+
+// subLevels adds mono to the sub-block levels, giving each one that ends
+// to end.
+func (a *Analyzer) subLevels(mono []float64, end func(float32)) {
 	subAcc, subN, inPos, subEnd := a.subAcc, a.subN, a.inPos, a.subEnd
-	phase := a.phase
 	for _, x := range mono {
 		subAcc += x * x
 		subN++
 		inPos++
 		if inPos == subEnd {
 			a.subAcc, a.subN = subAcc, subN
-			c.levels = append(c.levels, a.endSub())
+			end(a.endSub())
 			subAcc, subN, subEnd = a.subAcc, a.subN, a.subEnd
 		}
-		if dec > 1 {
-			x = lp0.run(x)
-			x = lp1.run(x)
-		}
-		phase--
-		if phase <= 0 {
-			phase = dec
-			c.samples = append(c.samples, x)
-		}
 	}
-	a.lp[0], a.lp[1] = lp0, lp1
 	a.subAcc, a.subN, a.inPos, a.subEnd = subAcc, subN, inPos, subEnd
-	a.phase = phase
+}
+
+// antiAlias low-passes x in place before decimation, through both
+// sections at once. The states are locals and the coefficients are read
+// through pointers: with all eighteen values in locals the compiler
+// spilled states to the stack, and the store and reload on the
+// recurrence made the loop twice as slow.
+func (a *Analyzer) antiAlias(x []float64) {
+	if a.dec <= 1 {
+		return
+	}
+	p, q := &a.lp[0], &a.lp[1]
+	x1, x2, y1, y2 := p.x1, p.x2, p.y1, p.y2
+	u1, u2, v1, v2 := q.x1, q.x2, q.y1, q.y2
+	for i, v := range x {
+		// The float64 conversions keep the compiler from fusing
+		// products into FMA instructions, so every build (GOAMD64 v1 or
+		// v3, other architectures) rounds alike and classifies alike.
+		y := float64(p.b0*v) + float64(p.b1*x1) + float64(p.b2*x2) - float64(p.a2*y2) - float64(p.a1*y1)
+		x2, x1 = x1, v
+		y2, y1 = y1, y
+		z := float64(q.b0*y) + float64(q.b1*u1) + float64(q.b2*u2) - float64(q.a2*v2) - float64(q.a1*v1)
+		u2, u1 = u1, y
+		v2, v1 = v1, z
+		x[i] = z
+	}
+	p.x1, p.x2, p.y1, p.y2 = x1, x2, y1, y2
+	q.x1, q.x2, q.y1, q.y2 = u1, u2, v1, v2
 }
 
 // endSub closes the current sub-block and returns its level.
@@ -479,10 +484,10 @@ func (a *Analyzer) Finish() *Result {
 	return newResult(a.format.SampleRate, a.inPos, a.blockLen, a.mode, &feats, w.bflux)
 }
 
-// biquad is a second-order section in direct form I. The decimation runs
-// two in series on every input sample, and the sum of this form puts only
-// the last multiply and subtract (6 cycles) between one output and the
-// next, where the transposed form II waits 9 to 12.
+// biquad is a second-order section in direct form I (see antiAlias). The
+// decimation runs two in series on every input sample, and the sum of this
+// form puts only the last multiply and subtract (6 cycles) between one
+// output and the next, where the transposed form II waits 9 to 12.
 type biquad struct {
 	b0, b1, b2, a1, a2 float64
 	x1, x2, y1, y2     float64
@@ -496,12 +501,3 @@ func lowPass(fs, f0, q float64) biquad {
 	return biquad{b0: (1 - c) / 2 / a0, b1: (1 - c) / a0, b2: (1 - c) / 2 / a0, a1: -2 * c / a0, a2: (1 - alpha) / a0}
 }
 
-// run filters one sample. The float64 conversions keep the compiler from
-// fusing products into FMA instructions, so every build (GOAMD64 v1 or
-// v3, other architectures) rounds alike and classifies alike.
-func (f *biquad) run(x float64) float64 {
-	y := float64(f.b0*x) + float64(f.b1*f.x1) + float64(f.b2*f.x2) - float64(f.a2*f.y2) - float64(f.a1*f.y1)
-	f.x2, f.x1 = f.x1, x
-	f.y2, f.y1 = f.y1, y
-	return y
-}
