@@ -167,8 +167,8 @@ type Compressor struct {
 	phase    int   // frame index modulo compressorStep
 	pos      int64 // absolute frame index of the next frame
 	sched    *compSchedule
-	minDB    float64 // lowest gain so far, for statistics
-	pow   stepPowers // stereoRMS's tables
+	minDB    float64    // lowest gain so far, for statistics
+	pow      stepPowers // stereoRMS's tables
 	// stereoRMS's step in progress: the gain's distance from the target
 	// at its start, the powers that shrink it, the detector's sums.
 	dist float64

@@ -500,4 +500,3 @@ func lowPass(fs, f0, q float64) biquad {
 	a0 := 1 + alpha
 	return biquad{b0: (1 - c) / 2 / a0, b1: (1 - c) / a0, b2: (1 - c) / 2 / a0, a1: -2 * c / a0, a2: (1 - alpha) / a0}
 }
-
