@@ -415,10 +415,11 @@ func (p *Pipeline) verify(ctx context.Context, open audio.Opener, pr *processing
 	return got, err
 }
 
-// output is the processing chain plus cuts, normalization gain and
-// limiter.
+// output is the processing chain plus normalization gain, cuts and
+// limiter. The gain comes before the cuts, whose fades and silences it
+// passes unchanged.
 func (p *Pipeline) output(src audio.Source, pr *processing, st *stages) (audio.Source, error) {
-	s, err := pr.build(src, st)
+	s, err := pr.buildWithGain(src, st, p.gainDB)
 	if err != nil {
 		return nil, err
 	}
@@ -433,12 +434,7 @@ func (p *Pipeline) output(src audio.Source, pr *processing, st *stages) (audio.S
 			return nil, err
 		}
 	}
-	s = st.split(s)
-	g, err := dsp.NewGain(s, p.gainDB)
-	if err != nil {
-		return nil, err
-	}
-	l, err := dsp.NewLimiter(g, p.cfg.ceiling())
+	l, err := dsp.NewLimiter(st.split(s), p.cfg.ceiling())
 	if err != nil {
 		return nil, err
 	}

@@ -93,6 +93,14 @@ func compParams(c Compression, ref float64) (dsp.CompressorParams, bool, error) 
 // build wraps src in the processing chain: filter, leveler, compressor,
 // loudness control.
 func (pr *processing) build(src audio.Source, st *stages) (audio.Source, error) {
+	return pr.buildWithGain(src, st, 0)
+}
+
+// buildWithGain is build with gainDB more on the loudness control: the
+// render's normalization gain rides on the control plan's node, which
+// scales every sample anyway, instead of a node of its own that would
+// read and write the whole signal once more.
+func (pr *processing) buildWithGain(src audio.Source, st *stages, gainDB float64) (audio.Source, error) {
 	s := src
 	if _, ok := src.(*spillReader); !ok {
 		var err error
@@ -101,7 +109,16 @@ func (pr *processing) build(src audio.Source, st *stages) (audio.Source, error) 
 		}
 		s = pr.spill.tee(s, knownFrames(src))
 	}
-	if nonZero(pr.control) {
+	switch {
+	case gainDB != 0 && len(pr.control) > 0:
+		db := make([]float64, len(pr.control))
+		for i, c := range pr.control {
+			db[i] = c + gainDB
+		}
+		return dsp.NewPlanGain(s, dsp.GainPlan{BlockLen: pr.an.BlockLen, DB: db})
+	case gainDB != 0:
+		return dsp.NewGain(s, gainDB)
+	case nonZero(pr.control):
 		return dsp.NewPlanGain(s, dsp.GainPlan{BlockLen: pr.an.BlockLen, DB: pr.control})
 	}
 	return s, nil
