@@ -276,6 +276,41 @@ func (a *Analyzer) Write(b audio.Buffer) error {
 	return nil
 }
 
+// Prime runs b, the frames just before the stream, through the meter's
+// filters without analysing them (see loudness.Meter.Prime): the
+// analyzer of the second part of a programme starts as one analysing the
+// whole would be there.
+func (a *Analyzer) Prime(b audio.Buffer) error {
+	if err := checkShape(b, a.format.Channels); err != nil {
+		return err
+	}
+	return a.meter.Prime(b)
+}
+
+// Append adds to a the analysis of next, which analysed the continuation
+// of a's stream (see loudness.Meter.Append; next's Loudness.Offset is
+// a's offset plus a's length). a's length must be a whole number of
+// blocks, and neither may classify or take spectra: those need the whole
+// stream. Afterwards a holds what one analyzer of both streams would, to
+// within rounding, and may analyse on; next is spent.
+func (a *Analyzer) Append(next *Analyzer) error {
+	switch {
+	case a.classes != nil || next.classes != nil || a.spectrum || next.spectrum:
+		return fmt.Errorf("%w: only level analyses can be joined", loudness.ErrAppend)
+	case a.pos != 0 || next.format != a.format || (a.onHopPeak == nil) != (next.onHopPeak == nil):
+		return fmt.Errorf("%w: the first analysis ends inside a block, or the two differ", loudness.ErrAppend)
+	}
+	if err := a.meter.Append(next.meter); err != nil {
+		return err
+	}
+	a.energy = append(a.energy, next.energy...)
+	a.raw = append(a.raw, next.raw...)
+	a.peaks = append(a.peaks, next.peaks...)
+	a.pos, a.accRaw, a.peak = next.pos, next.accRaw, next.peak
+	a.hop, a.hopEnd, a.hopPeak = next.hop, next.hopEnd, next.hopPeak
+	return nil
+}
+
 // levels1 returns the sum of squares of x, added in order, and its sample
 // peak. The peak compares the bit patterns of the magnitudes as integers,
 // which order like the floats (NaN aside): the float max builtin's NaN

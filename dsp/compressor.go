@@ -210,6 +210,17 @@ func NewCompressor(src audio.Source, p CompressorParams) (*Compressor, error) {
 	}, nil
 }
 
+// StartAt places the source's first frame at frame of the programme, for
+// a render that starts part way into it: the gain computer keeps its
+// steps at the programme's frame positions, and a speech/music schedule
+// its blocks. Call it before the first Read; the detector and the gain
+// start at rest, so a render that must match one from the start runs a
+// few seconds ahead of where its output is kept.
+func (c *Compressor) StartAt(frame int64) {
+	c.pos = frame
+	c.phase = int(frame % compressorStep)
+}
+
 // Params returns the parameters in use.
 func (c *Compressor) Params() CompressorParams { return c.p }
 
@@ -348,6 +359,10 @@ func (c *Compressor) Read(dst audio.Buffer) (int, error) {
 // every block size gives the same samples.
 func (c *Compressor) stereoRMS(l, r []float64) {
 	w := c.stepWeights()
+	if c.keep == nil {
+		// Started inside a step (StartAt): the gain is at rest.
+		c.keep = &w.keepRel
+	}
 	for i := 0; i < len(l); {
 		if c.phase == 0 {
 			// The step's first frame sets the target from the detector,

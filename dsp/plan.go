@@ -44,6 +44,11 @@ func NewPlanGain(src audio.Source, plan GainPlan) (*PlanGain, error) {
 	return &PlanGain{src: src, ch: src.Format().Channels, half: plan.BlockLen / 2, block: plan.BlockLen, db: db}, nil
 }
 
+// StartAt places the source's first frame at frame of the plan, for a
+// render that starts part way into the programme. Call it before the
+// first Read.
+func (p *PlanGain) StartAt(frame int64) { p.pos = frame }
+
 // Format implements audio.Source.
 func (p *PlanGain) Format() audio.Format { return p.src.Format() }
 

@@ -37,6 +37,16 @@ func (h *histogram) reset() {
 	h.zero, h.n = 0, 0
 }
 
+// merge adds the blocks of o.
+func (h *histogram) merge(o *histogram) {
+	for i := range h.count {
+		h.count[i] += o.count[i]
+		h.sum[i] += o.sum[i]
+	}
+	h.zero += o.zero
+	h.n += o.n
+}
+
 // binOf returns the bin of loudness l.
 func binOf(l float64) int {
 	i := int(math.Floor((l - histLow) / histWidth))

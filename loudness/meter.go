@@ -71,6 +71,10 @@ type Options struct {
 	// predict how a slowly varying gain would change the step energies
 	// without measuring again.
 	OnHop func(sum float64)
+	// Offset is how many frames of the programme precede the stream: a
+	// meter measuring the continuation of a programme (see Meter.Append)
+	// finds its speech ranges, which are in programme time, by it.
+	Offset int64
 }
 
 // Errors of this package. They wrap audio's sentinels where one fits.
@@ -148,6 +152,11 @@ type Meter struct {
 	onHop     func(float64)
 
 	frames int64
+	offset int64 // Options.Offset
+	// first holds the energies of the first hops, which Append replays
+	// into the meter that measured what came before: the windows that
+	// reach across the join are that meter's to count.
+	first [ringLen - 1]float64
 }
 
 // NewMeter returns a meter for streams of format f.
@@ -159,7 +168,10 @@ func NewMeter(f audio.Format, opts Options) (*Meter, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Meter{format: f, mode: opts.Mode, weights: w, onStep: opts.OnStep, onHop: opts.OnHop}
+	if opts.Offset < 0 {
+		return nil, fmt.Errorf("loudness: offset %d frames", opts.Offset)
+	}
+	m := &Meter{format: f, mode: opts.Mode, weights: w, onStep: opts.OnStep, onHop: opts.OnHop, offset: opts.Offset}
 	if m.mode == 0 {
 		m.mode = ModeAll
 	}
@@ -382,13 +394,24 @@ func (m *Meter) sanitize(b audio.Buffer) audio.Buffer {
 	return m.clean
 }
 
-// endHop closes a 10 ms hop: it updates the sliding sums and, at the end of
-// each 100 ms step, feeds the gating histograms.
+// endHop closes a 10 ms hop.
 func (m *Meter) endHop() {
 	e := m.acc
 	m.acc, m.pos = 0, 0
 	if m.onHop != nil {
 		m.onHop(e)
+	}
+	m.addHop(e, -1)
+}
+
+// addHop takes the energy of the next hop: it updates the sliding sums
+// and, at the end of each 100 ms step, feeds the gating histograms. A hop
+// that Append replays is hop since (from 1) after the join, and only the
+// windows that reach back across the join count.
+func (m *Meter) addHop(e float64, since int) {
+	spans := func(w int) bool { return since < 0 || since < w }
+	if m.hops < ringLen-1 {
+		m.first[m.hops] = e
 	}
 	oldM := m.ring[(m.ringAt+ringLen-stepsM*subSteps)%ringLen]
 	oldS := m.ring[m.ringAt]
@@ -401,32 +424,121 @@ func (m *Meter) endHop() {
 		// Recomputing the sliding sums once per step keeps the rounding
 		// of the running add/subtract from accumulating over hours.
 		m.sumM, m.sumS = m.windowSum(stepsM*subSteps), m.windowSum(ringLen)
-		if m.onStep != nil {
+		if m.onStep != nil && since < 0 {
 			m.onStep(max(m.windowSum(subSteps), 0) / float64(m.step))
 		}
 	} else {
 		m.sumM += e - oldM
 		m.sumS += e - oldS
 	}
-	if m.hops >= stepsM*subSteps {
+	if m.hops >= stepsM*subSteps && spans(stepsM*subSteps) {
 		eM := max(m.sumM, 0) / float64(stepsM*m.step)
 		m.maxM = max(m.maxM, eM)
 		if m.subIdx == 0 {
 			if m.blocks != nil {
 				m.blocks.add(eM)
 			}
-			if m.dialog != nil && m.inSpeech((m.hops/subSteps-stepsM/2)*int64(m.step)) {
+			if m.dialog != nil && m.inSpeech(m.offset+(m.hops/subSteps-stepsM/2)*int64(m.step)) {
 				m.dialog.add(eM)
 			}
 		}
 	}
-	if m.hops >= ringLen {
+	if m.hops >= ringLen && spans(ringLen) {
 		eS := max(m.sumS, 0) / float64(stepsS*m.step)
 		m.maxS = max(m.maxS, eS)
 		if m.subIdx == 0 && m.short != nil {
 			m.short.add(eS)
 		}
 	}
+}
+
+// ErrAppend means Meter.Append was given a meter that cannot continue
+// the measurement.
+var ErrAppend = errors.New("loudness: meters cannot be joined")
+
+// Prime runs b through the meter's filters without measuring it: the
+// frames just before the stream, so that a meter measuring the
+// continuation of a programme (see Append) starts with the filter states
+// one meter measuring the whole would have there. About half a second is
+// plenty: the K-weighting's memory is a few milliseconds.
+func (m *Meter) Prime(b audio.Buffer) error {
+	if len(b) != m.format.Channels {
+		return fmt.Errorf("%w: %d channels written to a %d-channel meter", audio.ErrFormatMismatch, len(b), m.format.Channels)
+	}
+	if m.tp != nil {
+		return fmt.Errorf("%w: the true-peak interpolator cannot be primed", ErrAppend)
+	}
+	if !m.kweight || b.Frames() == 0 {
+		return nil
+	}
+	for _, x := range b {
+		if !(absMax(x) <= maxSample) {
+			b = m.sanitize(b)
+			break
+		}
+	}
+	if m.kstereo != nil {
+		energy2(&m.kf[0], &m.kf[1], b[0], b[1], m.kstereo)
+		return nil
+	}
+	for c := range m.kf {
+		m.kf[c].energy(b[c])
+	}
+	return nil
+}
+
+// Append adds to m the measurement of next, which measured the
+// continuation of m's stream: from the frame after m's last, with
+// Options.Offset at m's offset plus m's length, primed (see Prime) with
+// the frames before. Both must have the same format and options, m's
+// length must be a whole number of 100 ms steps, and neither may track
+// the true peak. Afterwards m holds, to within rounding, what one meter
+// measuring both streams in turn would hold, and may measure on; next is
+// spent. Two meters can so measure the halves of a programme at once.
+func (m *Meter) Append(next *Meter) error {
+	switch {
+	case next.format != m.format || next.mode != m.mode || next.kweight != m.kweight || len(next.weights) != len(m.weights):
+		return fmt.Errorf("%w: other format or mode", ErrAppend)
+	case m.tp != nil:
+		return fmt.Errorf("%w: true peak", ErrAppend)
+	case m.subIdx != 0 || m.pos != 0 || m.frames%int64(m.step) != 0:
+		return fmt.Errorf("%w: the first ends inside a 100 ms step (%d frames)", ErrAppend, m.frames)
+	case next.offset != m.offset+m.frames:
+		return fmt.Errorf("%w: the second starts at frame %d, not %d", ErrAppend, next.offset, m.offset+m.frames)
+	case (m.dialog == nil) != (next.dialog == nil):
+		return fmt.Errorf("%w: speech ranges on one only", ErrAppend)
+	}
+	for c := range m.weights {
+		if m.weights[c] != next.weights[c] {
+			return fmt.Errorf("%w: other channel weights", ErrAppend)
+		}
+	}
+	if m.kweight {
+		// The windows across the join: m's last hops and next's first.
+		k := int(min(next.hops, ringLen-1))
+		for j := range k {
+			m.addHop(next.first[j], j+1)
+		}
+		if next.hops > int64(k) {
+			// Beyond them next's own sliding state is m's.
+			m.ring, m.ringAt, m.sumM, m.sumS = next.ring, next.ringAt, next.sumM, next.sumS
+		}
+		m.hops += next.hops - int64(k)
+		m.subIdx, m.pos, m.acc = next.subIdx, next.pos, next.acc
+		copy(m.kf, next.kf)
+		m.maxM, m.maxS = max(m.maxM, next.maxM), max(m.maxS, next.maxS)
+		for _, h := range [][2]*histogram{{m.blocks, next.blocks}, {m.short, next.short}, {m.dialog, next.dialog}} {
+			if h[0] != nil {
+				h[0].merge(h[1])
+			}
+		}
+	}
+	for c := range m.peak {
+		m.peak[c] = max(m.peak[c], next.peak[c])
+	}
+	m.rmsSum += next.rmsSum
+	m.frames += next.frames
+	return nil
 }
 
 // windowSum adds the last n hop energies.
