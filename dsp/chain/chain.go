@@ -369,28 +369,40 @@ func (p *Pipeline) measured(r loudness.Result) float64 {
 	return v
 }
 
+// measureMode is what the loudness passes measure of the processed
+// signal.
+const measureMode = loudness.ModeM | loudness.ModeS | loudness.ModeI | loudness.ModeLRA | loudness.ModeRMS
+
+// keepsHops reports whether the loudness passes keep the hops: they
+// serve predict (leveling) and the limiter model (normalization), both of
+// the programme loudness.
+func keepsHops(cfg Config) bool {
+	return cfg.Method == loudness.Program && (cfg.Leveler || cfg.Normalize)
+}
+
 // measure runs the processing chain into a level analysis.
-func (p *Pipeline) measure(ctx context.Context, open audio.Opener, pr *processing) (*dsp.Analysis, error) {
-	var res *dsp.Analysis
-	err := runPass(ctx, p.cfg, open, pr.build, func(f audio.Format, _ int64, _ *stages) ([]audio.Sink, error) {
-		mo := p.meterOptions(loudness.ModeM | loudness.ModeS | loudness.ModeI | loudness.ModeLRA | loudness.ModeRMS)
-		pr.hops, pr.hopPeaks = nil, nil
-		// The hops serve predict (leveling) and the limiter model
-		// (normalization), both of the programme loudness.
-		o := dsp.AnalyzerOptions{NoClasses: true, Blocks: len(p.in.Energy)}
-		if p.cfg.Method == loudness.Program && (p.cfg.Leveler || p.cfg.Normalize) {
-			n := (len(p.in.Energy) + 1) * loudness.StepHops
-			pr.hops, pr.hopPeaks = make([]hopLevel, 0, n), make([]hopLevel, 0, n)
-			mo.OnHop = func(s float64) { pr.hops = append(pr.hops, toHopLevel(s)) }
-			o.OnHopPeak = func(pk float64) { pr.hopPeaks = append(pr.hopPeaks, toHopLevel(pk*pk)) }
-		}
-		o.Loudness = mo
-		a, err := dsp.NewAnalyzer(f, o)
-		if err != nil {
-			return nil, err
-		}
-		return []audio.Sink{a, finisher(func() { res = a.Finish() })}, nil
-	})
+func (p *Pipeline) measure(ctx context.Context, open audio.Opener, pr *processing) (res *dsp.Analysis, err error) {
+	if split := p.splitAt(); split > 0 {
+		res, err = p.measureSplit(ctx, open, pr, split)
+	} else {
+		err = runPass(ctx, p.cfg, open, pr.build, func(f audio.Format, _ int64, _ *stages) ([]audio.Sink, error) {
+			mo := p.meterOptions(measureMode)
+			pr.hops, pr.hopPeaks = nil, nil
+			o := dsp.AnalyzerOptions{NoClasses: true, Blocks: len(p.in.Energy)}
+			if keepsHops(p.cfg) {
+				n := (len(p.in.Energy) + 1) * loudness.StepHops
+				pr.hops, pr.hopPeaks = make([]hopLevel, 0, n), make([]hopLevel, 0, n)
+				mo.OnHop = func(s float64) { pr.hops = append(pr.hops, toHopLevel(s)) }
+				o.OnHopPeak = func(pk float64) { pr.hopPeaks = append(pr.hopPeaks, toHopLevel(pk*pk)) }
+			}
+			o.Loudness = mo
+			a, err := dsp.NewAnalyzer(f, o)
+			if err != nil {
+				return nil, err
+			}
+			return []audio.Sink{a, finisher(func() { res = a.Finish() })}, nil
+		})
+	}
 	if err != nil {
 		return nil, err
 	}

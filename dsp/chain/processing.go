@@ -93,41 +93,52 @@ func compParams(c Compression, ref float64) (dsp.CompressorParams, bool, error) 
 // build wraps src in the processing chain: filter, leveler, compressor,
 // loudness control.
 func (pr *processing) build(src audio.Source, st *stages) (audio.Source, error) {
-	return pr.buildWithGain(src, st, 0)
+	return pr.buildFrom(src, st, 0, 0)
 }
 
-// buildWithGain is build with gainDB more on the loudness control: the
-// render's normalization gain rides on the control plan's node, which
-// scales every sample anyway, instead of a node of its own that would
-// read and write the whole signal once more.
+// buildWithGain is build with the normalization gain (see buildFrom).
 func (pr *processing) buildWithGain(src audio.Source, st *stages, gainDB float64) (audio.Source, error) {
+	return pr.buildFrom(src, st, gainDB, 0)
+}
+
+// buildFrom is build over a src whose first frame is frame start of the
+// input (a loudness pass split in time, see measureSplit), with gainDB
+// more on the loudness control: the render's normalization gain rides on
+// the control plan's node, which scales every sample anyway, instead of a
+// node of its own that would read and write the whole signal once more.
+func (pr *processing) buildFrom(src audio.Source, st *stages, gainDB float64, start int64) (audio.Source, error) {
 	s := src
 	if _, ok := src.(*spillReader); !ok {
 		var err error
-		if s, err = pr.core(src, st); err != nil {
+		if s, err = pr.core(src, st, start); err != nil {
 			return nil, err
 		}
 		s = pr.spill.tee(s, knownFrames(src))
 	}
+	db := pr.control
 	switch {
 	case gainDB != 0 && len(pr.control) > 0:
-		db := make([]float64, len(pr.control))
+		db = make([]float64, len(pr.control))
 		for i, c := range pr.control {
 			db[i] = c + gainDB
 		}
-		return dsp.NewPlanGain(s, dsp.GainPlan{BlockLen: pr.an.BlockLen, DB: db})
 	case gainDB != 0:
 		return dsp.NewGain(s, gainDB)
-	case nonZero(pr.control):
-		return dsp.NewPlanGain(s, dsp.GainPlan{BlockLen: pr.an.BlockLen, DB: pr.control})
+	case !nonZero(pr.control):
+		return s, nil
 	}
-	return s, nil
+	g, err := dsp.NewPlanGain(s, dsp.GainPlan{BlockLen: pr.an.BlockLen, DB: db})
+	if err != nil {
+		return nil, err
+	}
+	g.StartAt(start)
+	return g, nil
 }
 
 // core is the processing before the loudness control: filter,
 // restoration, leveler and compressors, which the loudness passes do not
 // change (see spill).
-func (pr *processing) core(src audio.Source, st *stages) (audio.Source, error) {
+func (pr *processing) core(src audio.Source, st *stages, start int64) (audio.Source, error) {
 	c, an := pr.cfg, pr.an
 	var err error
 	s := src
@@ -159,27 +170,40 @@ func (pr *processing) core(src audio.Source, st *stages) (audio.Source, error) {
 	}
 	compress := onS || (hasMusic && onM)
 	if compress && nonZero(pr.full.DB) {
-		if s, err = dsp.NewPlanGain(s, pr.full); err != nil {
+		g, err := dsp.NewPlanGain(s, pr.full)
+		if err != nil {
 			return nil, err
 		}
+		g.StartAt(start)
+		s = g
 	}
+	var comp *dsp.Compressor
 	switch {
 	case hasMusic && (onS || onM) && (sp != mp):
-		s, err = dsp.NewSpeechMusicCompressor(s, an, sp, mp)
+		comp, err = dsp.NewSpeechMusicCompressor(s, an, sp, mp)
 	case onS:
-		s, err = dsp.NewCompressor(s, sp)
+		comp, err = dsp.NewCompressor(s, sp)
 	case hasMusic && onM:
-		s, err = dsp.NewCompressor(s, mp)
+		comp, err = dsp.NewCompressor(s, mp)
 	}
 	if err != nil {
 		return nil, err
+	}
+	if comp != nil {
+		comp.StartAt(start)
+		s = comp
 	}
 	after := pr.leveler
 	if compress {
 		after = pr.rest
 	}
 	if nonZero(after.DB) {
-		return dsp.NewPlanGain(s, after)
+		g, err := dsp.NewPlanGain(s, after)
+		if err != nil {
+			return nil, err
+		}
+		g.StartAt(start)
+		return g, nil
 	}
 	return s, nil
 }

@@ -3,6 +3,7 @@ package chain
 import (
 	"context"
 	"errors"
+	"math"
 	"reflect"
 	"runtime"
 	"slices"
@@ -131,5 +132,49 @@ func TestWithHeadroomMatchesNew(t *testing.T) {
 	}
 	if _, err := first.WithHeadroom(ctx, open, -1); err == nil {
 		t.Error("a negative headroom was accepted")
+	}
+}
+
+// A loudness pass split in time (measureSplit) measures what one pass
+// over the whole input measures, to within rounding: the same gains, the
+// same output to far below 16-bit resolution. The input mixes levels and
+// music, so that leveler, both compressors and every meter reading take
+// part across the join.
+func TestSplitPassMatchesOnePass(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	}
+	x := voice(splitMin.Seconds()+6, 140, 4, []float64{0, -10, -4, -8})
+	m := music(20)
+	for i := range m {
+		x[25*fs+i] += 0.3 * m[i]
+	}
+	b := stereoOf(x)
+	run := func(sequential bool) (audio.Buffer, Stats, int) {
+		cfg := DefaultConfig()
+		cfg.MaxLRA = 6 // a constraint pass more
+		cfg.Sequential = sequential
+		return renderCounting(t, b, cfg)
+	}
+	seq, sst, seqOpens := run(true)
+	par, pst, parOpens := run(false)
+	if parOpens <= seqOpens {
+		t.Fatalf("the loudness passes were not split: %d opens, sequentially %d", parOpens, seqOpens)
+	}
+	var worst float64
+	for c := range seq {
+		for i := range seq[c] {
+			worst = max(worst, math.Abs(seq[c][i]-par[c][i]))
+		}
+	}
+	if worst > 1e-9 {
+		t.Errorf("the output differs by up to %g", worst)
+	}
+	if d := math.Abs(sst.Settings.NormalizationGainDB - pst.Settings.NormalizationGainDB); d > 1e-9 {
+		t.Errorf("normalization gain %.12f, split %.12f", sst.Settings.NormalizationGainDB, pst.Settings.NormalizationGainDB)
+	}
+	if sst.Settings.SpeechCompression != pst.Settings.SpeechCompression || math.Abs(sst.Output.Integrated-pst.Output.Integrated) > 1e-9 ||
+		math.Abs(sst.Output.LRA-pst.Output.LRA) > 1e-9 {
+		t.Errorf("statistics differ: %+v / %+v", sst.Output, pst.Output)
 	}
 }

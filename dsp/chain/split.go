@@ -1,0 +1,184 @@
+package chain
+
+import (
+	"context"
+	"errors"
+	"io"
+	"runtime"
+	"time"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/dsp"
+	"github.com/audiopost/audiopost/loudness"
+)
+
+// A loudness pass cut into stages hands every block from one core to the
+// other two or three times, and on two cores that traffic costs about
+// half again the pass's CPU time. Cut in time instead, each core runs the
+// whole chain over half of the input, and the halves' analyses are
+// joined (dsp.Analyzer.Append): the pass takes about half its one-core
+// time.
+const (
+	// splitMin is the shortest input whose loudness pass is split:
+	// below it the run-up of the second half costs more than it gains.
+	splitMin = 60 * time.Second
+	// splitRunUp is how far ahead of its half the second half's chain
+	// starts, so that its states are those of a chain that ran from the
+	// start: the compressor's gain, the slowest (150 ms release at most),
+	// settles to within 2e-9 in 3 s; the filters in milliseconds.
+	splitRunUp = 3 * time.Second
+	// splitPrime is the part of the run-up the meter's K-weighting runs
+	// through (loudness.Meter.Prime).
+	splitPrime = 500 * time.Millisecond
+)
+
+// splitAt returns the frame at which the loudness pass over the input
+// splits in time, or 0 when it runs in stages: on one core, with
+// restoration (whose spill the pass writes, and whose denoiser holds
+// seconds of state), with a filter other than the high-pass, or on short
+// input.
+func (p *Pipeline) splitAt() int64 {
+	c := p.cfg
+	if c.Sequential || runtime.GOMAXPROCS(0) < 2 || c.Restoration != nil || p.pr.spill != nil ||
+		(c.Filter != dsp.FilterOff && c.Filter != dsp.FilterHighPass) {
+		return 0
+	}
+	rate := int64(p.format.SampleRate)
+	frames := p.in.Frames()
+	if frames < int64(splitMin.Seconds())*rate {
+		return 0
+	}
+	// On the grid of the analysis blocks (the meter's steps) and of the
+	// compressor's control steps.
+	unit := int64(p.in.BlockLen) * 16
+	return frames / 2 / unit * unit
+}
+
+// measureSplit is measure with the pass split in time at frame split: the
+// first half on the calling goroutine, the second, from a run-up before
+// it, on another; their analyses joined as one analyzer's.
+func (p *Pipeline) measureSplit(ctx context.Context, open audio.Opener, pr *processing, split int64) (*dsp.Analysis, error) {
+	rate := int64(p.format.SampleRate)
+	run := max(split-int64(splitRunUp.Seconds()*float64(rate))/16*16, 0)
+	prime := min(int64(splitPrime.Seconds()*float64(rate)), split-run)
+	blocks := len(p.in.Energy)
+	first := int(split / int64(p.in.BlockLen))
+	newAnalyzer := func(offset int64, blocks int, hops, peaks *[]hopLevel) (*dsp.Analyzer, error) {
+		mo := p.meterOptions(measureMode)
+		mo.Offset = offset
+		o := dsp.AnalyzerOptions{NoClasses: true, Blocks: blocks}
+		if keepsHops(p.cfg) {
+			n := (blocks + 1) * loudness.StepHops
+			*hops, *peaks = make([]hopLevel, 0, n), make([]hopLevel, 0, n)
+			mo.OnHop = func(s float64) { *hops = append(*hops, toHopLevel(s)) }
+			o.OnHopPeak = func(pk float64) { *peaks = append(*peaks, toHopLevel(pk*pk)) }
+		}
+		o.Loudness = mo
+		return dsp.NewAnalyzer(p.format, o)
+	}
+	var hopsA, peaksA, hopsB, peaksB []hopLevel
+	a, err := newAnalyzer(0, blocks, &hopsA, &peaksA)
+	if err != nil {
+		return nil, err
+	}
+	b, err := newAnalyzer(split, blocks-first, &hopsB, &peaksB)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	second := make(chan error, 1)
+	go func() {
+		err := p.measureFrom(ctx, open, pr, run, split-run-prime, split-run, -1, b)
+		if err != nil {
+			cancel() // the first half need not go on
+		}
+		second <- err
+	}()
+	errA := p.measureFrom(ctx, open, pr, 0, 0, 0, split, a)
+	if errA != nil {
+		cancel()
+	}
+	errB := <-second
+	if err := errors.Join(errA, errB); err != nil {
+		return nil, err
+	}
+	if err := a.Append(b); err != nil {
+		return nil, err
+	}
+	pr.hops, pr.hopPeaks = nil, nil
+	if keepsHops(p.cfg) {
+		pr.hops, pr.hopPeaks = append(hopsA, hopsB...), append(peaksA, peaksB...)
+	}
+	return a.Finish(), nil
+}
+
+// measureFrom runs the chain over the input from frame start into a:
+// frames [0, prime) of the chain's output are dropped (the run-up),
+// [prime, from) prime the analyzer, and [from, end) are analysed (end -1:
+// to the input's end).
+func (p *Pipeline) measureFrom(ctx context.Context, open audio.Opener, pr *processing, start, prime, from, end int64, a *dsp.Analyzer) error {
+	src, err := open(ctx)
+	if err != nil {
+		return err
+	}
+	if c, ok := src.(io.Closer); ok {
+		defer c.Close()
+	}
+	buf := audio.NewBuffer(p.format.Channels, audio.DefaultBlock)
+	// Decoding is cheap next to the chain: the run-up's start is found by
+	// reading up to it.
+	if err := feed(ctx, src, buf, start, nil); err != nil {
+		return err
+	}
+	s, err := pr.buildFrom(src, nil, 0, start)
+	if err != nil {
+		return err
+	}
+	if err := feed(ctx, s, buf, prime, nil); err != nil {
+		return err
+	}
+	if err := feed(ctx, s, buf, from-prime, a.Prime); err != nil {
+		return err
+	}
+	n := int64(-1)
+	if end >= 0 {
+		n = end - from
+	}
+	if err := feed(ctx, s, buf, n, a.Write); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+// feed reads n frames of src (to its end if n is -1) and gives them to
+// w, or drops them when w is nil. An end before n frames is io.EOF.
+func feed(ctx context.Context, src audio.Source, buf audio.Buffer, n int64, w func(audio.Buffer) error) error {
+	for n != 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		k := buf.Frames()
+		if n > 0 {
+			k = int(min(int64(k), n))
+		}
+		got, err := src.Read(buf.Slice(0, k))
+		if got > 0 {
+			if w != nil {
+				if err := w(buf.Slice(0, got)); err != nil {
+					return err
+				}
+			}
+			if n > 0 {
+				n -= int64(got)
+			}
+		}
+		if err == io.EOF && n < 0 {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
