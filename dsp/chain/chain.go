@@ -45,6 +45,9 @@ type Pipeline struct {
 	spans []loudness.Span // speech in input time
 	// outSpans is speech in output time: spans moved by applied cuts.
 	outSpans []loudness.Span
+	// cheapSkip: reading up to the middle of the input costs little next
+	// to processing it (see splitAt).
+	cheapSkip bool
 }
 
 // processing holds what the analysis decided for the chain.
@@ -82,9 +85,17 @@ func New(ctx context.Context, open audio.Opener, cfg Config) (*Pipeline, error) 
 	}
 	p := &Pipeline{ctx: ctx, cfg: cfg}
 
-	// Pass 1: analysis of the input.
+	// Pass 1: analysis of the input. Its source shows what kind of input
+	// this is.
+	first := func(ctx context.Context) (audio.Source, error) {
+		s, err := open(ctx)
+		if err == nil {
+			p.cheapSkip = cheapToSkip(s)
+		}
+		return s, err
+	}
 	var an *dsp.Analysis
-	err := runPass(ctx, cfg, open, nil, func(f audio.Format, frames int64, st *stages) ([]audio.Sink, error) {
+	err := runPass(ctx, cfg, first, nil, func(f audio.Format, frames int64, st *stages) ([]audio.Sink, error) {
 		p.format = f
 		// Without cutting the features only the cutters read are dropped
 		// after the analysis (DropFeatures below): not kept at all.
@@ -136,7 +147,7 @@ func (p *Pipeline) WithHeadroom(ctx context.Context, open audio.Opener, headroom
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	q := &Pipeline{ctx: ctx, cfg: cfg, format: p.format, in: p.in, spans: p.spans}
+	q := &Pipeline{ctx: ctx, cfg: cfg, format: p.format, in: p.in, spans: p.spans, cheapSkip: p.cheapSkip}
 	q.stats = Stats{Input: p.stats.Input, Segments: p.stats.Segments, InputSteps: p.stats.InputSteps, Hum: p.stats.Hum}
 	return q.prepare(ctx, open, p.pr.profile)
 }

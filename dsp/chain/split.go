@@ -35,11 +35,13 @@ const (
 // splitAt returns the frame at which the loudness pass over the input
 // splits in time, or 0 when it runs in stages: on one core, with
 // restoration (whose spill the pass writes, and whose denoiser holds
-// seconds of state), with a filter other than the high-pass, or on short
-// input.
+// seconds of state), with a filter other than the high-pass, on short
+// input, or on compressed input, whose first half the second half's
+// decoder would spend longer decoding to reach its start than the chain
+// takes over all of it.
 func (p *Pipeline) splitAt() int64 {
 	c := p.cfg
-	if c.Sequential || runtime.GOMAXPROCS(0) < 2 || c.Restoration != nil || p.pr.spill != nil ||
+	if !p.cheapSkip || c.Sequential || runtime.GOMAXPROCS(0) < 2 || c.Restoration != nil || p.pr.spill != nil ||
 		(c.Filter != dsp.FilterOff && c.Filter != dsp.FilterHighPass) {
 		return 0
 	}
@@ -181,4 +183,14 @@ func feed(ctx context.Context, src audio.Source, buf audio.Buffer, n int64, w fu
 		}
 	}
 	return nil
+}
+
+// cheapToSkip reports whether reading src through costs little next to
+// the chain: PCM in a WAV file, or audio in memory.
+func cheapToSkip(src audio.Source) bool {
+	if _, ok := src.(*audio.BufferSource); ok {
+		return true
+	}
+	d, ok := src.(interface{ Info() audio.Info })
+	return ok && d.Info().Format == "wav"
 }

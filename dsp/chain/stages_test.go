@@ -178,3 +178,29 @@ func TestSplitPassMatchesOnePass(t *testing.T) {
 		t.Errorf("statistics differ: %+v / %+v", sst.Output, pst.Output)
 	}
 }
+
+// opaqueSource hides what kind of source it wraps, as a decoder of a
+// compressed format would look.
+type opaqueSource struct{ audio.Source }
+
+// Compressed input is not split: the second half's decoder would decode
+// the first half only to reach its start.
+func TestSplitOnlyWhereSkippingIsCheap(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	}
+	b := stereoOf(voice(splitMin.Seconds()+1, 140, 4, nil))
+	opens := 0
+	open := func(ctx context.Context) (audio.Source, error) {
+		opens++
+		return opaqueSource{audio.NewBufferSource(b, fs)}, nil
+	}
+	p, err := New(context.Background(), open, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	if opens != 3 { // analysis, loudness pass, render
+		t.Errorf("%d opens: the loudness pass was split", opens)
+	}
+}
