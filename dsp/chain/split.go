@@ -18,10 +18,12 @@ import (
 // whole chain over half of the input, and the halves' analyses are
 // joined (dsp.Analyzer.Append): the pass takes about half its one-core
 // time.
+// splitMin is the shortest input whose loudness pass is split: below it
+// the run-up of the second half costs more than it gains. (A variable,
+// so that tests split short inputs.)
+var splitMin = 60 * time.Second
+
 const (
-	// splitMin is the shortest input whose loudness pass is split:
-	// below it the run-up of the second half costs more than it gains.
-	splitMin = 60 * time.Second
 	// splitRunUp is how far ahead of its half the second half's chain
 	// starts, so that its states are those of a chain that ran from the
 	// start: the compressor's gain, the slowest (150 ms release at most),

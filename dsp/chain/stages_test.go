@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/dsp/spectral"
@@ -144,10 +145,12 @@ func TestSplitPassMatchesOnePass(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	}
-	x := voice(splitMin.Seconds()+6, 140, 4, []float64{0, -10, -4, -8})
-	m := music(20)
+	defer func(d time.Duration) { splitMin = d }(splitMin)
+	splitMin = 15 * time.Second
+	x := voice(24, 140, 4, []float64{0, -10, -4})
+	m := music(8)
 	for i := range m {
-		x[25*fs+i] += 0.3 * m[i]
+		x[9*fs+i] += 0.3 * m[i]
 	}
 	b := stereoOf(x)
 	run := func(sequential bool) (audio.Buffer, Stats, int) {
@@ -189,7 +192,9 @@ func TestSplitOnlyWhereSkippingIsCheap(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	}
-	b := stereoOf(voice(splitMin.Seconds()+1, 140, 4, nil))
+	defer func(d time.Duration) { splitMin = d }(splitMin)
+	splitMin = 15 * time.Second
+	b := stereoOf(voice(16, 140, 4, nil))
 	opens := 0
 	open := func(ctx context.Context) (audio.Source, error) {
 		opens++
