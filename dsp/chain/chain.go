@@ -442,7 +442,7 @@ func (p *Pipeline) verify(ctx context.Context, open audio.Opener, pr *processing
 // limiter. The gain comes before the cuts, whose fades and silences it
 // passes unchanged.
 func (p *Pipeline) output(src audio.Source, pr *processing, st *stages) (audio.Source, error) {
-	s, err := pr.buildWithGain(src, st, p.gainDB)
+	s, err := pr.buildWith(src, st, buildOptions{gainDB: p.gainDB, render: true})
 	if err != nil {
 		return nil, err
 	}

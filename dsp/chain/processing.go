@@ -93,24 +93,30 @@ func compParams(c Compression, ref float64) (dsp.CompressorParams, bool, error) 
 // build wraps src in the processing chain: filter, leveler, compressor,
 // loudness control.
 func (pr *processing) build(src audio.Source, st *stages) (audio.Source, error) {
-	return pr.buildFrom(src, st, 0, 0)
+	return pr.buildWith(src, st, buildOptions{})
 }
 
-// buildWithGain is build with the normalization gain (see buildFrom).
-func (pr *processing) buildWithGain(src audio.Source, st *stages, gainDB float64) (audio.Source, error) {
-	return pr.buildFrom(src, st, gainDB, 0)
+// buildOptions say where a chain is built and for which pass.
+type buildOptions struct {
+	// gainDB is more gain on the loudness control: the render's
+	// normalization gain rides on the control plan's node, which scales
+	// every sample anyway, instead of a node of its own that would read
+	// and write the whole signal once more.
+	gainDB float64
+	// start is the frame of the input that src begins at (a pass split
+	// in time, see measureSplit).
+	start int64
+	// render: the chain feeds the limiter, not a meter (see core).
+	render bool
 }
 
-// buildFrom is build over a src whose first frame is frame start of the
-// input (a loudness pass split in time, see measureSplit), with gainDB
-// more on the loudness control: the render's normalization gain rides on
-// the control plan's node, which scales every sample anyway, instead of a
-// node of its own that would read and write the whole signal once more.
-func (pr *processing) buildFrom(src audio.Source, st *stages, gainDB float64, start int64) (audio.Source, error) {
+// buildWith is build as o says.
+func (pr *processing) buildWith(src audio.Source, st *stages, o buildOptions) (audio.Source, error) {
+	gainDB, start := o.gainDB, o.start
 	s := src
 	if _, ok := src.(*spillReader); !ok {
 		var err error
-		if s, err = pr.core(src, st, start); err != nil {
+		if s, err = pr.core(src, st, o); err != nil {
 			return nil, err
 		}
 		s = pr.spill.tee(s, knownFrames(src))
@@ -138,15 +144,24 @@ func (pr *processing) buildFrom(src audio.Source, st *stages, gainDB float64, st
 // core is the processing before the loudness control: filter,
 // restoration, leveler and compressors, which the loudness passes do not
 // change (see spill).
-func (pr *processing) core(src audio.Source, st *stages, start int64) (audio.Source, error) {
-	c, an := pr.cfg, pr.an
+func (pr *processing) core(src audio.Source, st *stages, o buildOptions) (audio.Source, error) {
+	c, an, start := pr.cfg, pr.an, o.start
 	var err error
 	s := src
 	if c.Filter != dsp.FilterOff {
 		if s, err = dsp.NewFilter(s, an, c.Filter); err != nil {
 			return nil, err
 		}
-		s = st.split(s)
+		// A render's stages are balanced with the filter beside the
+		// compressor, [decoder, filter, compressor] | [limiter] |
+		// [meters, encoders]: one hand-off fewer than with a stage for
+		// the filter made the render 0.159 -> 0.154 s on five minutes of
+		// speech, 12 ms less CPU, in alternating runs. A loudness pass,
+		// whose last stage is the analyzer, and the denoiser, which
+		// needs a core to itself, keep the filter's stage.
+		if !o.render || c.Restoration != nil {
+			s = st.split(s)
+		}
 	}
 	if r := c.Restoration; r != nil {
 		d, err := spectral.NewDenoiser(s, pr.denoiserOptions(r, s.Format().SampleRate))

@@ -135,7 +135,7 @@ func (p *Pipeline) measureFrom(ctx context.Context, open audio.Opener, pr *proce
 	if err := feed(ctx, src, buf, start, nil); err != nil {
 		return err
 	}
-	s, err := pr.buildFrom(src, nil, 0, start)
+	s, err := pr.buildWith(src, nil, buildOptions{start: start})
 	if err != nil {
 		return err
 	}
