@@ -446,11 +446,15 @@ func (pr *processing) predict(a *dsp.Analysis, before []float64) *dsp.Analysis {
 	blk := a.BlockLen
 	curve := func(plan []float64) func(t int64) float64 {
 		// PlanGain's curve: linear in amplitude between block centres,
-		// the first and last values held beyond them.
+		// the first and last values held beyond them. The gains are
+		// converted once: the hops below read each a few hundred times.
 		half := int64(blk / 2)
+		gains := make([]float64, len(plan))
+		for k, db := range plan {
+			gains[k] = dsp.DBToGain(db)
+		}
 		at := func(k int64) float64 {
-			k = min(max(k, 0), int64(len(plan)-1))
-			return dsp.DBToGain(plan[k])
+			return gains[min(max(k, 0), int64(len(gains)-1))]
 		}
 		return func(t int64) float64 {
 			rel := t - half
