@@ -23,6 +23,14 @@ type Decoder interface {
 	Close() error
 }
 
+// FrameSeeker is a Source that can move to any frame of its stream: the
+// next Read starts there. Decoders of PCM in a file can; the Decoders
+// Open and Decode return implement it and fail with ErrUnsupported where
+// the codec or the reader cannot.
+type FrameSeeker interface {
+	SeekFrame(frame int64) error
+}
+
 // Encoder is a Sink that writes an encoded stream. Close flushes it and
 // finishes the container; nothing is complete before Close returns nil.
 type Encoder interface {
@@ -361,6 +369,26 @@ func (g *guardedDecoder) Format() Format { return g.format }
 func (g *guardedDecoder) Info() Info     { return g.d.Info() }
 func (g *guardedDecoder) Close() error   { return g.d.Close() }
 
+// SeekFrame implements FrameSeeker where the codec's decoder does.
+func (g *guardedDecoder) SeekFrame(frame int64) error {
+	if _, ok := g.d.(FrameSeeker); !ok {
+		return fmt.Errorf("%w: seeking in %s", ErrUnsupported, g.codec)
+	}
+	err := guard(g.codec, func() error { return seekFrame(g.d, frame) })
+	if err == nil {
+		g.frames, g.err = frame, nil
+	}
+	return err
+}
+
+// seekFrame seeks d if it can.
+func seekFrame(d Source, frame int64) error {
+	if s, ok := d.(FrameSeeker); ok {
+		return s.SeekFrame(frame)
+	}
+	return fmt.Errorf("%w: the source cannot seek", ErrUnsupported)
+}
+
 func (g *guardedDecoder) Read(dst Buffer) (n int, err error) {
 	if g.err != nil {
 		return 0, g.err
@@ -409,6 +437,9 @@ type fileDecoder struct {
 	Decoder
 	f *os.File
 }
+
+// SeekFrame implements FrameSeeker.
+func (d *fileDecoder) SeekFrame(frame int64) error { return seekFrame(d.Decoder, frame) }
 
 func (d *fileDecoder) Close() error {
 	err := d.Decoder.Close()

@@ -34,6 +34,15 @@ func (s *BufferSource) Read(dst Buffer) (int, error) {
 	return n, nil
 }
 
+// SeekFrame implements FrameSeeker.
+func (s *BufferSource) SeekFrame(frame int64) error {
+	if frame < 0 {
+		return errors.New("audio: seek to a negative frame")
+	}
+	s.pos = int(min(frame, int64(s.buf.Frames())))
+	return nil
+}
+
 // DefaultBlock is the block size, in frames, that Copy and ReadAll use.
 const DefaultBlock = 4096
 

@@ -30,6 +30,9 @@ type Decoder struct {
 	mask       uint32
 
 	remaining int64 // bytes of the data chunk still unread, -1 when unknown
+	// dataAt is where the data chunk's samples start in a reader that can
+	// seek (-1 otherwise), dataSize their length (-1 when unknown).
+	dataAt, dataSize int64
 	buf       []byte
 	lo, hi    int  // buf[lo:hi] is read but not yet decoded
 	srcEOF    bool // the reader reported io.EOF
@@ -287,7 +290,13 @@ func (d *Decoder) setup(h *header, rf64 bool) error {
 		// chunk in a file whose RIFF size ends right here is really empty.
 		size = -1
 	}
-	d.remaining = size
+	d.remaining, d.dataSize, d.dataAt = size, size, -1
+	if sk, ok := d.r.(io.Seeker); ok {
+		// The header is read and nothing past it: here the samples start.
+		if at, err := sk.Seek(0, io.SeekCurrent); err == nil {
+			d.dataAt = at
+		}
+	}
 	d.info = audio.Info{
 		Format:     "wav",
 		Container:  "wav",
@@ -395,6 +404,31 @@ func (d *Decoder) Read(dst audio.Buffer) (int, error) {
 	}
 	d.err = d.end()
 	return 0, d.err
+}
+
+// SeekFrame implements audio.FrameSeeker over a reader that can seek: the
+// next Read starts at frame (the end, for a frame past it).
+func (d *Decoder) SeekFrame(frame int64) error {
+	sk, ok := d.r.(io.Seeker)
+	switch {
+	case !ok || d.dataAt < 0:
+		return fmt.Errorf("%w: seeking in a WAV stream that cannot seek", audio.ErrUnsupported)
+	case frame < 0:
+		return fmt.Errorf("wav: seek to frame %d", frame)
+	}
+	off := frame * int64(d.blockAlign)
+	if d.dataSize >= 0 {
+		off = min(off, d.dataSize/int64(d.blockAlign)*int64(d.blockAlign))
+	}
+	if _, err := sk.Seek(d.dataAt+off, io.SeekStart); err != nil {
+		return err
+	}
+	d.lo, d.hi = 0, 0
+	d.srcEOF, d.done, d.readErr, d.err, d.stalls = false, false, nil, nil, 0
+	if d.dataSize >= 0 {
+		d.remaining = d.dataSize - off
+	}
+	return nil
 }
 
 // fill reads once from the reader into the free end of buf, never past the
