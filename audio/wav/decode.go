@@ -33,14 +33,14 @@ type Decoder struct {
 	// dataAt is where the data chunk's samples start in a reader that can
 	// seek (-1 otherwise), dataSize their length (-1 when unknown).
 	dataAt, dataSize int64
-	buf       []byte
-	lo, hi    int  // buf[lo:hi] is read but not yet decoded
-	srcEOF    bool // the reader reported io.EOF
-	done      bool // no more bytes will be read
-	readErr   error
-	err       error // sticky end: io.EOF or the failure
-	dropped   int
-	stalls    int
+	buf              []byte
+	lo, hi           int  // buf[lo:hi] is read but not yet decoded
+	srcEOF           bool // the reader reported io.EOF
+	done             bool // no more bytes will be read
+	readErr          error
+	err              error // sticky end: io.EOF or the failure
+	dropped          int
+	stalls           int
 }
 
 // NewDecoder reads the WAV header from r and returns a decoder positioned at
