@@ -130,10 +130,16 @@ func (p *Pipeline) measureFrom(ctx context.Context, open audio.Opener, pr *proce
 		defer c.Close()
 	}
 	buf := audio.NewBuffer(p.format.Channels, audio.DefaultBlock)
-	// Decoding is cheap next to the chain: the run-up's start is found by
-	// reading up to it.
-	if err := feed(ctx, src, buf, start, nil); err != nil {
-		return err
+	// A WAV file seeks to the run-up's start; a stream is read up to it,
+	// which costs little next to the chain (see cheapToSkip).
+	there := start == 0
+	if sk, ok := src.(audio.FrameSeeker); ok && !there {
+		there = sk.SeekFrame(start) == nil
+	}
+	if !there {
+		if err := feed(ctx, src, buf, start, nil); err != nil {
+			return err
+		}
 	}
 	s, err := pr.buildWith(src, nil, buildOptions{start: start})
 	if err != nil {
