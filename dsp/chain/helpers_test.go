@@ -242,10 +242,16 @@ func (r *bytesR) Read(p []byte) (int, error) {
 // statistics and how many times the input was opened.
 func renderCounting(t *testing.T, b audio.Buffer, cfg Config) (audio.Buffer, Stats, int) {
 	t.Helper()
+	return renderWrapped(t, b, cfg, func(s audio.Source) audio.Source { return s })
+}
+
+// renderWrapped is renderCounting over the sources wrap makes of b's.
+func renderWrapped(t *testing.T, b audio.Buffer, cfg Config, wrap func(audio.Source) audio.Source) (audio.Buffer, Stats, int) {
+	t.Helper()
 	var opens atomic.Int32
 	open := func(ctx context.Context) (audio.Source, error) {
 		opens.Add(1)
-		return audio.NewBufferSource(b, fs), nil
+		return wrap(audio.NewBufferSource(b, fs)), nil
 	}
 	p, err := New(context.Background(), open, cfg)
 	if err != nil {

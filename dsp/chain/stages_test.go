@@ -157,21 +157,7 @@ func TestSplitPassMatchesOnePass(t *testing.T) {
 		cfg := DefaultConfig()
 		cfg.MaxLRA = 6 // a constraint pass more
 		cfg.Sequential = sequential
-		var opens atomic.Int32
-		open := func(ctx context.Context) (audio.Source, error) {
-			opens.Add(1)
-			return wrap(audio.NewBufferSource(b, fs)), nil
-		}
-		p, err := New(context.Background(), open, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer p.Close()
-		out, err := audio.ReadAll(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out, p.Stats(), int(opens.Load())
+		return renderWrapped(t, b, cfg, wrap)
 	}
 	seq, sst, seqOpens := run(true, func(s audio.Source) audio.Source { return s })
 	// The second half seeks to its run-up, or reads up to it where the
@@ -223,16 +209,7 @@ func TestSplitOnlyWhereSkippingIsCheap(t *testing.T) {
 	defer func(d time.Duration) { splitMin = d }(splitMin)
 	splitMin = 15 * time.Second
 	b := stereoOf(voice(16, 140, 4, nil))
-	opens := 0
-	open := func(ctx context.Context) (audio.Source, error) {
-		opens++
-		return opaqueSource{audio.NewBufferSource(b, fs)}, nil
-	}
-	p, err := New(context.Background(), open, DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Close()
+	_, _, opens := renderWrapped(t, b, DefaultConfig(), func(s audio.Source) audio.Source { return opaqueSource{s} })
 	if opens != 3 { // analysis, loudness pass, render
 		t.Errorf("%d opens: the loudness pass was split", opens)
 	}
