@@ -18,6 +18,7 @@ import (
 // whole chain over half of the input, and the halves' analyses are
 // joined (dsp.Analyzer.Append): the pass takes about half its one-core
 // time.
+
 // splitMin is the shortest input whose loudness pass is split: below it
 // the run-up of the second half costs more than it gains. (A variable,
 // so that tests split short inputs.)
@@ -103,9 +104,13 @@ func (p *Pipeline) measureSplit(ctx context.Context, open audio.Opener, pr *proc
 	if errA != nil {
 		cancel()
 	}
-	errB := <-second
-	if err := errors.Join(errA, errB); err != nil {
-		return nil, err
+	// The half that failed first tells why; the other one's error is then
+	// only the cancellation.
+	switch errB := <-second; {
+	case errA != nil && (errB == nil || !errors.Is(errA, context.Canceled)):
+		return nil, errA
+	case errB != nil:
+		return nil, errB
 	}
 	if err := a.Append(b); err != nil {
 		return nil, err

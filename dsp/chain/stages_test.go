@@ -214,3 +214,46 @@ func TestSplitOnlyWhereSkippingIsCheap(t *testing.T) {
 		t.Errorf("%d opens: the loudness pass was split", opens)
 	}
 }
+
+// failingAfter fails every Read past frame at.
+type failingAfter struct {
+	audio.Source
+	at, pos int64
+}
+
+var errTestRead = errors.New("test: read failed")
+
+func (f *failingAfter) Read(dst audio.Buffer) (int, error) {
+	if f.pos >= f.at {
+		return 0, errTestRead
+	}
+	n, err := f.Source.Read(dst.Slice(0, int(min(int64(dst.Frames()), f.at-f.pos))))
+	f.pos += int64(n)
+	return n, err
+}
+
+// A split pass that fails in its second half reports that failure, not
+// the first half's cancellation.
+func TestSplitPassFailure(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	}
+	defer func(d time.Duration) { splitMin = d }(splitMin)
+	splitMin = 15 * time.Second
+	b := stereoOf(voice(16, 140, 4, nil))
+	var opens atomic.Int32
+	open := func(ctx context.Context) (audio.Source, error) {
+		src := audio.Source(audio.NewBufferSource(b, fs))
+		if opens.Add(1) > 1 { // the loudness pass's halves, not the analysis
+			src = &failingAfter{Source: wavStream{src}, at: int64(b.Frames()) * 9 / 10}
+		}
+		return src, nil
+	}
+	_, err := New(context.Background(), open, DefaultConfig())
+	if !errors.Is(err, errTestRead) {
+		t.Fatalf("New: %v", err)
+	}
+	if opens.Load() != 3 {
+		t.Errorf("%d opens: the pass was not split", opens.Load())
+	}
+}
