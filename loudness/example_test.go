@@ -60,3 +60,42 @@ func ExampleTruePeakDetector() {
 		20*math.Log10(sp), 20*math.Log10(tp), d.Factor(), d.Delay())
 	// Output: sample peak -9.0 dBFS, true peak -6.0 dBTP, 4x oversampling, 6 frames delay
 }
+
+// Two meters measure the halves of a programme at once, each on a core of
+// its own, and Append joins them into the reading of one meter. The
+// second is primed with the half second before its half and starts at
+// the first's length (Options.Offset). Here: a tone that steps from -30
+// to -20 dBFS in the middle of 20 s.
+func ExampleMeter_Append() {
+	const rate, half = 48000, 10 * 48000
+	x := make([]float64, 2*half)
+	for i := range x {
+		amp := math.Pow(10, -30.0/20)
+		if i >= half {
+			amp = math.Pow(10, -20.0/20)
+		}
+		x[i] = amp * math.Sin(2*math.Pi*1000*float64(i)/rate)
+	}
+	f := audio.Format{SampleRate: rate, Channels: 1}
+	mode := loudness.ModeI | loudness.ModeLRA
+	first, _ := loudness.NewMeter(f, loudness.Options{Mode: mode})
+	second, _ := loudness.NewMeter(f, loudness.Options{Mode: mode, Offset: half})
+	done := make(chan error)
+	go func() { done <- first.Write(audio.Buffer{x[:half]}) }()
+	if err := second.Prime(audio.Buffer{x[half-rate/2 : half]}); err != nil {
+		panic(err)
+	}
+	if err := second.Write(audio.Buffer{x[half:]}); err != nil {
+		panic(err)
+	}
+	if err := <-done; err != nil {
+		panic(err)
+	}
+	if err := first.Append(second); err != nil {
+		panic(err)
+	}
+	whole, _ := loudness.MeasureBuffer(audio.Buffer{x}, rate, loudness.Options{Mode: mode})
+	r := first.Result()
+	fmt.Printf("joined: I %.2f LUFS, LRA %.2f LU; one meter: I %.2f LUFS, LRA %.2f LU\n", r.Integrated, r.LRA, whole.Integrated, whole.LRA)
+	// Output: joined: I -25.60 LUFS, LRA 10.00 LU; one meter: I -25.60 LUFS, LRA 10.00 LU
+}
