@@ -391,23 +391,31 @@ func keepsHops(cfg Config) bool {
 	return cfg.Method == loudness.Program && (cfg.Leveler || cfg.Normalize)
 }
 
+// measureAnalyzer returns the analyzer of a loudness pass over blocks
+// blocks from frame offset of the input, which keeps the hops and their
+// peaks in *hops and *peaks (nil where keepsHops says no).
+func (p *Pipeline) measureAnalyzer(offset int64, blocks int, hops, peaks *[]hopLevel) (*dsp.Analyzer, error) {
+	mo := p.meterOptions(measureMode)
+	mo.Offset = offset
+	o := dsp.AnalyzerOptions{NoClasses: true, Blocks: blocks}
+	*hops, *peaks = nil, nil
+	if keepsHops(p.cfg) {
+		n := (blocks + 1) * loudness.StepHops
+		*hops, *peaks = make([]hopLevel, 0, n), make([]hopLevel, 0, n)
+		mo.OnHop = func(s float64) { *hops = append(*hops, toHopLevel(s)) }
+		o.OnHopPeak = func(pk float64) { *peaks = append(*peaks, toHopLevel(pk*pk)) }
+	}
+	o.Loudness = mo
+	return dsp.NewAnalyzer(p.format, o)
+}
+
 // measure runs the processing chain into a level analysis.
 func (p *Pipeline) measure(ctx context.Context, open audio.Opener, pr *processing) (res *dsp.Analysis, err error) {
 	if split := p.splitAt(); split > 0 {
 		res, err = p.measureSplit(ctx, open, pr, split)
 	} else {
-		err = runPass(ctx, p.cfg, open, pr.build, func(f audio.Format, _ int64, _ *stages) ([]audio.Sink, error) {
-			mo := p.meterOptions(measureMode)
-			pr.hops, pr.hopPeaks = nil, nil
-			o := dsp.AnalyzerOptions{NoClasses: true, Blocks: len(p.in.Energy)}
-			if keepsHops(p.cfg) {
-				n := (len(p.in.Energy) + 1) * loudness.StepHops
-				pr.hops, pr.hopPeaks = make([]hopLevel, 0, n), make([]hopLevel, 0, n)
-				mo.OnHop = func(s float64) { pr.hops = append(pr.hops, toHopLevel(s)) }
-				o.OnHopPeak = func(pk float64) { pr.hopPeaks = append(pr.hopPeaks, toHopLevel(pk*pk)) }
-			}
-			o.Loudness = mo
-			a, err := dsp.NewAnalyzer(f, o)
+		err = runPass(ctx, p.cfg, open, pr.build, func(audio.Format, int64, *stages) ([]audio.Sink, error) {
+			a, err := p.measureAnalyzer(0, len(p.in.Energy), &pr.hops, &pr.hopPeaks)
 			if err != nil {
 				return nil, err
 			}

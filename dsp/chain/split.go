@@ -9,7 +9,6 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/dsp"
-	"github.com/audiopost/audiopost/loudness"
 )
 
 // A loudness pass cut into stages hands every block from one core to the
@@ -68,25 +67,12 @@ func (p *Pipeline) measureSplit(ctx context.Context, open audio.Opener, pr *proc
 	prime := min(int64(splitPrime.Seconds()*float64(rate)), split-run)
 	blocks := len(p.in.Energy)
 	first := int(split / int64(p.in.BlockLen))
-	newAnalyzer := func(offset int64, blocks int, hops, peaks *[]hopLevel) (*dsp.Analyzer, error) {
-		mo := p.meterOptions(measureMode)
-		mo.Offset = offset
-		o := dsp.AnalyzerOptions{NoClasses: true, Blocks: blocks}
-		if keepsHops(p.cfg) {
-			n := (blocks + 1) * loudness.StepHops
-			*hops, *peaks = make([]hopLevel, 0, n), make([]hopLevel, 0, n)
-			mo.OnHop = func(s float64) { *hops = append(*hops, toHopLevel(s)) }
-			o.OnHopPeak = func(pk float64) { *peaks = append(*peaks, toHopLevel(pk*pk)) }
-		}
-		o.Loudness = mo
-		return dsp.NewAnalyzer(p.format, o)
-	}
 	var hopsA, peaksA, hopsB, peaksB []hopLevel
-	a, err := newAnalyzer(0, blocks, &hopsA, &peaksA)
+	a, err := p.measureAnalyzer(0, blocks, &hopsA, &peaksA)
 	if err != nil {
 		return nil, err
 	}
-	b, err := newAnalyzer(split, blocks-first, &hopsB, &peaksB)
+	b, err := p.measureAnalyzer(split, blocks-first, &hopsB, &peaksB)
 	if err != nil {
 		return nil, err
 	}
@@ -117,6 +103,7 @@ func (p *Pipeline) measureSplit(ctx context.Context, open audio.Opener, pr *proc
 	}
 	pr.hops, pr.hopPeaks = nil, nil
 	if keepsHops(p.cfg) {
+		// hopsA has room for the whole: nothing is copied but hopsB.
 		pr.hops, pr.hopPeaks = append(hopsA, hopsB...), append(peaksA, peaksB...)
 	}
 	return a.Finish(), nil
@@ -156,42 +143,29 @@ func (p *Pipeline) measureFrom(ctx context.Context, open audio.Opener, pr *proce
 	if err := feed(ctx, s, buf, from-prime, a.Prime); err != nil {
 		return err
 	}
-	n := int64(-1)
-	if end >= 0 {
-		n = end - from
-	}
-	if err := feed(ctx, s, buf, n, a.Write); err != nil && !errors.Is(err, io.EOF) {
+	if end < 0 {
+		_, err := audio.CopyBuffer(ctx, a, s, buf)
 		return err
 	}
-	return nil
+	return feed(ctx, s, buf, end-from, a.Write)
 }
 
-// feed reads n frames of src (to its end if n is -1) and gives them to
-// w, or drops them when w is nil. An end before n frames is io.EOF.
+// feed reads n frames of src and gives them to w, or drops them when w
+// is nil. An input that ends before is io.EOF.
 func feed(ctx context.Context, src audio.Source, buf audio.Buffer, n int64, w func(audio.Buffer) error) error {
-	for n != 0 {
+	view := make(audio.Buffer, len(buf)) // so that no block allocates
+	for n > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		k := buf.Frames()
-		if n > 0 {
-			k = int(min(int64(k), n))
-		}
-		got, err := src.Read(buf.Slice(0, k))
-		if got > 0 {
-			if w != nil {
-				if err := w(buf.Slice(0, got)); err != nil {
-					return err
-				}
-			}
-			if n > 0 {
-				n -= int64(got)
+		got, err := src.Read(buf.SliceInto(view, 0, int(min(int64(buf.Frames()), n))))
+		if got > 0 && w != nil {
+			if err := w(buf.SliceInto(view, 0, got)); err != nil {
+				return err
 			}
 		}
-		if err == io.EOF && n < 0 {
-			return nil
-		}
-		if err != nil {
+		n -= int64(got)
+		if err != nil && !(errors.Is(err, io.EOF) && n == 0) {
 			return err
 		}
 	}

@@ -142,11 +142,7 @@ func TestWithHeadroomMatchesNew(t *testing.T) {
 // music, so that leveler, both compressors and every meter reading take
 // part across the join.
 func TestSplitPassMatchesOnePass(t *testing.T) {
-	if runtime.GOMAXPROCS(0) < 2 {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	}
-	defer func(d time.Duration) { splitMin = d }(splitMin)
-	splitMin = 15 * time.Second
+	splitShortInputs(t)
 	x := voice(24, 140, 4, []float64{0, -10, -4})
 	m := music(8)
 	for i := range m {
@@ -203,11 +199,7 @@ type opaqueSource struct{ audio.Source }
 // Compressed input is not split: the second half's decoder would decode
 // the first half only to reach its start.
 func TestSplitOnlyWhereSkippingIsCheap(t *testing.T) {
-	if runtime.GOMAXPROCS(0) < 2 {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	}
-	defer func(d time.Duration) { splitMin = d }(splitMin)
-	splitMin = 15 * time.Second
+	splitShortInputs(t)
 	b := stereoOf(voice(16, 140, 4, nil))
 	_, _, opens := renderWrapped(t, b, DefaultConfig(), func(s audio.Source) audio.Source { return opaqueSource{s} })
 	if opens != 3 { // analysis, loudness pass, render
@@ -215,37 +207,18 @@ func TestSplitOnlyWhereSkippingIsCheap(t *testing.T) {
 	}
 }
 
-// failingAfter fails every Read past frame at.
-type failingAfter struct {
-	audio.Source
-	at, pos int64
-}
-
 var errTestRead = errors.New("test: read failed")
-
-func (f *failingAfter) Read(dst audio.Buffer) (int, error) {
-	if f.pos >= f.at {
-		return 0, errTestRead
-	}
-	n, err := f.Source.Read(dst.Slice(0, int(min(int64(dst.Frames()), f.at-f.pos))))
-	f.pos += int64(n)
-	return n, err
-}
 
 // A split pass that fails in its second half reports that failure, not
 // the first half's cancellation.
 func TestSplitPassFailure(t *testing.T) {
-	if runtime.GOMAXPROCS(0) < 2 {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	}
-	defer func(d time.Duration) { splitMin = d }(splitMin)
-	splitMin = 15 * time.Second
+	splitShortInputs(t)
 	b := stereoOf(voice(16, 140, 4, nil))
 	var opens atomic.Int32
 	open := func(ctx context.Context) (audio.Source, error) {
 		src := audio.Source(audio.NewBufferSource(b, fs))
 		if opens.Add(1) > 1 { // the loudness pass's halves, not the analysis
-			src = &failingAfter{Source: wavStream{src}, at: int64(b.Frames()) * 9 / 10}
+			src = &failAfter{Source: wavStream{src}, frames: b.Frames() * 9 / 10, err: errTestRead}
 		}
 		return src, nil
 	}
@@ -256,4 +229,18 @@ func TestSplitPassFailure(t *testing.T) {
 	if opens.Load() != 3 {
 		t.Errorf("%d opens: the pass was not split", opens.Load())
 	}
+}
+
+// splitShortInputs lets the loudness pass split inputs of 15 s or more,
+// on two cores, for the rest of the test: shorter test inputs than a
+// minute's.
+func splitShortInputs(t *testing.T) {
+	t.Helper()
+	if runtime.GOMAXPROCS(0) < 2 {
+		procs := runtime.GOMAXPROCS(2)
+		t.Cleanup(func() { runtime.GOMAXPROCS(procs) })
+	}
+	d := splitMin
+	splitMin = 15 * time.Second
+	t.Cleanup(func() { splitMin = d })
 }
