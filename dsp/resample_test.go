@@ -10,6 +10,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/dsp"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
@@ -276,7 +277,7 @@ func TestResamplerRoundTrip(t *testing.T) {
 // (-0.0005 dB at 18 kHz, -0.003 dB at 20 kHz between 44.1 and 48 kHz),
 // so the signal stays below that.
 func TestResamplerAgreesWithSox(t *testing.T) {
-	sox := testaudio.NeedTool(t, "sox")
+	sox := need.Program(t, "sox")
 	r := testaudio.NewRand(4)
 	var freqs, amps, ph []float64
 	for k := 0; k < 200; k++ {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
@@ -41,7 +42,7 @@ func soxMusic(t testing.TB, kind string, seconds float64, seed int) []float64 {
 	if x, ok := soxCache.Load(key); ok {
 		return append([]float64(nil), x.([]float64)...)
 	}
-	sox := testaudio.NeedTool(t, "sox")
+	sox := need.Program(t, "sox")
 	// Rendering spawns a sox per note: keep the result on disk, as
 	// testaudio.Speech does, so only the first run of the tests pays.
 	sum := sha256.Sum256([]byte("classify-soxmusic-v1|" + key))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/dsp/classify"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
@@ -92,7 +93,7 @@ func sisdr(ref, est []float64) float64 {
 // afftdn runs ffmpeg's afftdn with default settings over mono x.
 func afftdn(t testing.TB, x []float64, args string) []float64 {
 	t.Helper()
-	ff := testaudio.NeedTool(t, "ffmpeg")
+	ff := need.Program(t, "ffmpeg")
 	in := make([]byte, 8*len(x))
 	for i, v := range x {
 		u := math.Float64bits(v)

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/speech"
 )
@@ -121,7 +122,8 @@ func TestTranscribePocketSphinx(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the recogniser; the plain run checks it")
 	}
-	testaudio.NeedTool(t, "pocketsphinx_continuous")
+	need.Program(t, "pocketsphinx_continuous")
+	need.Path(t, "/usr/share/pocketsphinx/model/en-us")
 	x, _ := testaudio.Phrases(t, speech.SampleRate, testaudio.Sentences[:2], 1.5)
 	pcm := make([]int16, len(x))
 	for i, v := range x {

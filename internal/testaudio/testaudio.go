@@ -23,22 +23,8 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/wav"
+	"github.com/audiopost/audiopost/internal/need"
 )
-
-// NeedTool returns the path of an external program. Without it the test
-// is skipped, or fails when the CI environment variable is set, because CI
-// installs every tool the tests use.
-func NeedTool(t testing.TB, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not installed (CI installs it)", name)
-		}
-		t.Skipf("%s is not installed", name)
-	}
-	return p
-}
 
 // Voice selects an espeak-ng voice and speaking style.
 type Voice struct {
@@ -107,8 +93,8 @@ func Speech(t testing.TB, sampleRate int, text string, v Voice) []float64 {
 	if x, ok := speechCache.Load(key); ok {
 		return append([]float64(nil), x.([]float64)...)
 	}
-	espeak := NeedTool(t, "espeak-ng")
-	sox := NeedTool(t, "sox")
+	espeak := need.Program(t, "espeak-ng")
+	sox := need.Program(t, "sox")
 	sum := sha256.Sum256([]byte(key))
 	dir := CacheDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/loudness"
 	"github.com/audiopost/audiopost/production"
@@ -90,7 +91,7 @@ func speechFor(t *testing.T, rate, n, first int, v testaudio.Voice, g float64) [
 // soxSynth is 10 s of plucked chords and a kick-like thump from sox,
 // stereo: sharp attacks and wide spectra unlike Music's.
 func soxSynth(t *testing.T, rate int) audio.Buffer {
-	sox := testaudio.NeedTool(t, "sox")
+	sox := need.Program(t, "sox")
 	path := filepath.Join(t.TempDir(), "synth.wav")
 	// -R: pluck seeds its strings with noise, and 16-bit output is
 	// dithered; both are random unless sox runs in repeatable mode.
@@ -188,7 +189,7 @@ func TestLossyFirstTime(t *testing.T) {
 func needProgrammeTools(t *testing.T) {
 	t.Helper()
 	for _, tool := range []string{"ffmpeg", "espeak-ng", "sox"} {
-		testaudio.NeedTool(t, tool)
+		need.Program(t, tool)
 	}
 }
 

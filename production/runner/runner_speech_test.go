@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/production/runner"
@@ -17,8 +18,9 @@ import (
 // written; with the service gone, the audio is made and the warning says
 // why the transcript is not.
 func TestRunnerSpeechRecognition(t *testing.T) {
-	testaudio.NeedTool(t, "pocketsphinx_continuous")
-	testaudio.NeedTool(t, "espeak-ng")
+	need.Program(t, "pocketsphinx_continuous")
+	need.Path(t, "/usr/share/pocketsphinx/model/en-us")
+	need.Program(t, "espeak-ng")
 	e := newRunnerEnv(t, time.Hour)
 	ctx := context.Background()
 	svc := storage.Service{Owner: e.user.ID, Type: "pocketsphinx", DisplayName: "PocketSphinx"}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/audio"
-	"github.com/audiopost/audiopost/internal/testaudio"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/speech"
 	"github.com/audiopost/audiopost/speech/burnin"
 )
@@ -127,8 +127,8 @@ func TestWriteASS(t *testing.T) {
 
 func requireFFmpeg(t *testing.T) {
 	t.Helper()
-	testaudio.NeedTool(t, "ffmpeg")
-	testaudio.NeedTool(t, "ffprobe")
+	need.Program(t, "ffmpeg")
+	need.Program(t, "ffprobe")
 }
 
 // grey is the background of the test videos: neither black, white nor red.

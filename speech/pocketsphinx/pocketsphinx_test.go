@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/speech"
 	"github.com/audiopost/audiopost/speech/pocketsphinx"
@@ -99,7 +100,7 @@ func TestLanguage(t *testing.T) {
 }
 
 func TestFailure(t *testing.T) {
-	testaudio.NeedTool(t, pocketsphinx.Program)
+	need.Program(t, pocketsphinx.Program)
 	r := &pocketsphinx.Recognizer{Args: []string{"-no_such_option", "1"}}
 	_, err := r.Recognize(context.Background(), tone(0.5), speech.Options{})
 	if !errors.Is(err, speech.ErrFailed) {
@@ -109,7 +110,7 @@ func TestFailure(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
-	testaudio.NeedTool(t, pocketsphinx.Program)
+	need.Program(t, pocketsphinx.Program)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := (&pocketsphinx.Recognizer{}).Recognize(ctx, tone(1), speech.Options{})
@@ -119,7 +120,8 @@ func TestCancel(t *testing.T) {
 }
 
 func TestSilence(t *testing.T) {
-	testaudio.NeedTool(t, pocketsphinx.Program)
+	need.Program(t, pocketsphinx.Program)
+	need.Path(t, pocketsphinx.DefaultModelDir)
 	tr, err := (&pocketsphinx.Recognizer{}).Recognize(context.Background(), tone(2), speech.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +169,8 @@ func readCues(t *testing.T, data []byte, sep string) []cueTime {
 // end within 0.5 s of the spoken phrase it belongs to). The word error
 // rate is logged.
 func TestEspeakSubtitles(t *testing.T) {
-	testaudio.NeedTool(t, pocketsphinx.Program)
+	need.Program(t, pocketsphinx.Program)
+	need.Path(t, pocketsphinx.DefaultModelDir)
 	const rate = 48000
 	sentences := testaudio.Sentences
 	if testing.Short() {
