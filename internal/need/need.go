@@ -82,6 +82,17 @@ var Table = []Need{
 	{KindProgram, "initdb", "postgresql", []string{"/usr/lib/postgresql/*/bin/initdb"}},
 	{KindProgram, "pocketsphinx_continuous", "pocketsphinx", nil},
 	{KindPath, "/usr/share/pocketsphinx/model/en-us", "pocketsphinx-en-us", nil},
+	// The recordings of the real-audio corpus (internal/realaudio): a file
+	// each package installs.
+	{KindPath, "/usr/share/asterisk/sounds/en_US_f_Allison/vm-intro.g722", "asterisk-core-sounds-en-g722", nil},
+	{KindPath, "/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz", "asterisk-core-sounds-en", nil},
+	{KindPath, "/usr/share/codec2/wav/ve9qrp.wav", "codec2-examples", nil},
+	{KindPath, "/usr/share/klettres/en/alpha/A.ogg", "klettres-data", nil},
+	{KindPath, "/usr/share/asterisk/moh/manolo_camp-morning_coffee.g722", "asterisk-moh-opsound-g722", nil},
+	{KindPath, "/usr/share/lmms/samples/drums/kick01.ogg", "lmms-common", nil},
+	{KindPath, "/usr/share/sounds/sf2/TimGM6mb.sf2", "timgm6mb-soundfont", nil},
+	{KindPath, "/usr/bin/fluidsynth", "fluidsynth", nil},
+	{KindPath, "/usr/share/games/openttd/baseset/opensfx/opensfx.cat", "openttd-opensfx", nil},
 	// The families speech/burnin.Fonts maps the spec's font names onto.
 	{KindProgram, "fc-list", "fontconfig", nil},
 	{KindFont, "DejaVu Sans", "fonts-dejavu-core", nil},
