@@ -71,10 +71,11 @@ func (e FieldErrors) Error() string {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		if p == "" {
-			p = "(request)"
+		name := p
+		if name == "" {
+			name = "(request)"
 		}
-		b.WriteString(p)
+		b.WriteString(name)
 		b.WriteString(": ")
 		b.WriteString(e[p])
 	}
