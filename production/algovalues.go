@@ -281,13 +281,19 @@ func validateSegments(segs []Segment, path string, errs FieldErrors) {
 	dev, _ := LookupAlgorithm("deverbamount", ScopeSingletrack)
 	deb, _ := LookupAlgorithm("debreathamount", ScopeSingletrack)
 	fm, _ := LookupAlgorithm("filtermethod", ScopeSingletrack)
+	if len(segs) > MaxSegments {
+		errs.Addf(path, "has %d segments; at most %d are allowed", len(segs), MaxSegments)
+	}
 	for i, s := range segs {
 		p := indexPath(path, i)
-		if s.Start < 0 || math.IsNaN(s.Start) {
-			errs.Add(p+".start", "must not be negative")
+		if !(s.Start >= 0 && s.Start <= MaxSegmentSeconds) {
+			errs.Addf(p+".start", "must be a number of seconds from 0 to %d", MaxSegmentSeconds)
 		}
-		if !(s.Start < s.Stop) {
+		switch {
+		case !(s.Start < s.Stop):
 			errs.Add(p+".stop", "must be greater than start")
+		case !(s.Stop <= MaxSegmentSeconds):
+			errs.Addf(p+".stop", "must be at most %d seconds", MaxSegmentSeconds)
 		}
 		if i > 0 && math.Abs(s.Start-segs[i-1].Stop) > segmentEpsilon {
 			errs.Addf(p+".start", "must equal the stop of the previous segment (%s); segments must be contiguous", formatValue(segs[i-1].Stop))

@@ -80,9 +80,10 @@ func (p *Production) Apply(in *Input, opts ApplyOptions) error {
 		q.Image, q.Thumbnail = nil, nil
 	}
 	q.applyFields(in, opts, errs)
-	if len(errs) == 0 {
-		errs.Merge("", Validate(q, ValidateOptions{Preset: opts.Preset}))
-	}
+	// Validation runs even after a field failed to apply, so every bad
+	// field of the request (every bad track, say) is reported at once;
+	// a path keeps its first message.
+	errs.Merge("", Validate(q, ValidateOptions{Preset: opts.Preset}))
 	if len(errs) > 0 {
 		return errs
 	}
@@ -120,7 +121,7 @@ func (p *Production) resetData() {
 	keep := Production{
 		UUID: p.UUID, Status: p.Status, CreationTime: p.CreationTime, ChangeTime: p.ChangeTime,
 		InputFile: p.InputFile, Service: p.Service,
-		Length: p.Length, Channels: p.Channels, SampleRate: p.SampleRate, Bitrate: p.Bitrate,
+		Length: p.Length, InputLength: p.InputLength, Channels: p.Channels, SampleRate: p.SampleRate, Bitrate: p.Bitrate,
 		Format: p.Format, HasVideo: p.HasVideo, StatusPage: p.StatusPage, EditPage: p.EditPage,
 		UsedCredits: p.UsedCredits,
 	}
@@ -213,7 +214,7 @@ func (p *Production) applyFields(in *Input, opts ApplyOptions, errs FieldErrors)
 	for i, c := range in.Chapters {
 		start, err := ParseTimestamp(string(c.Start))
 		if err != nil {
-			errs.Add(indexPath("chapters", base+i)+".start", "must be a time HH:MM:SS[.mmm] or seconds")
+			errs.Addf(indexPath("chapters", base+i)+".start", "must be a time HH:MM:SS[.mmm] or a number of seconds, at most %d hours", MaxTimestampSeconds/3600)
 			continue
 		}
 		p.Chapters = append(p.Chapters, Chapter{Start: start, Title: strings.TrimSpace(c.Title), URL: strings.TrimSpace(c.URL), Image: c.Image})

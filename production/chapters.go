@@ -92,8 +92,11 @@ func ParseTimestamp(s string) (time.Duration, error) {
 	parts[len(parts)-1] = whole
 	var total int64
 	for i, p := range parts {
-		if p == "" || !digits(p) || len(p) > 9 {
+		if p == "" || !digits(p) {
 			return bad("fields must be digits")
+		}
+		if len(p) > 9 {
+			return bad("too large")
 		}
 		v, _ := strconv.ParseInt(p, 10, 64)
 		if i > 0 && v >= 60 {
@@ -101,7 +104,7 @@ func ParseTimestamp(s string) (time.Duration, error) {
 		}
 		total = total*60 + v
 	}
-	if total > maxTimestampSeconds {
+	if total > MaxTimestampSeconds {
 		return bad("too large")
 	}
 	d := time.Duration(total) * time.Second
@@ -115,9 +118,9 @@ func ParseTimestamp(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// maxTimestampSeconds bounds timestamps (1000 hours) so sums of them cannot
+// MaxTimestampSeconds bounds timestamps (1000 hours) so sums of them cannot
 // overflow a Duration.
-const maxTimestampSeconds = 1000 * 3600
+const MaxTimestampSeconds = 1000 * 3600
 
 func digits(s string) bool {
 	for i := 0; i < len(s); i++ {

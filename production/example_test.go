@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/audiopost/audiopost/production"
 )
@@ -72,4 +73,39 @@ func ExampleOutputPosition() {
 	at := production.OutputPosition(600e9, 15e9, 2e9, []production.Cut{{Start: 240, Stop: 245}})
 	fmt.Println(production.FormatTimestamp(at))
 	// Output: 00:10:08.000
+}
+
+// A production is fitted to its work budget when it is saved, once its
+// input is probed: chapters past the input's end are dropped with a
+// warning, and work the input's length does not allow is a form error.
+func ExampleProduction_FitBudget() {
+	in, err := production.DecodeInput([]byte(`{
+		"input_file": "https://example.org/ep1.wav",
+		"chapters": [{"start": 0, "title": "Intro"}, {"start": 4, "title": "Talk"}, {"start": 999999, "title": "Typo"}],
+		"output_files": [{"format": "aac", "split_on_chapters": true}]
+	}`))
+	if err != nil {
+		panic(err)
+	}
+	p, err := production.New(in, production.ApplyOptions{})
+	if err != nil {
+		panic(err)
+	}
+	p.InputLength, p.Format = 10, "wav" // as the server probed the input
+	if err := p.FitBudget(production.Limits{}); err != nil {
+		panic(err)
+	}
+	fmt.Println(len(p.Chapters), "chapters;", p.WarningMessage)
+	w, b := production.PlanWork(p), production.DefaultLimits().Budget(p)
+	fmt.Printf("%d parts of at most %d, %d files, %d external processes of at most %d\n", w.Parts, b.Parts, w.Files, w.Processes, b.Processes)
+
+	// Twelve chapters over ten seconds are more parts than ten seconds allow.
+	for i := 1; i < 12; i++ {
+		p.Chapters = append(p.Chapters, production.Chapter{Start: time.Duration(i) * 800 * time.Millisecond, Title: "More"})
+	}
+	fmt.Println(p.FitBudget(production.Limits{}))
+	// Output:
+	// 2 chapters; 1 chapter at or after the end of the input (00:00:10.000) dropped: 277:46:39.000 "Typo"
+	// 2 parts of at most 11, 4 files, 8 external processes of at most 280
+	// invalid fields: output_files.0.split_on_chapters: would split into 13 parts, one per chapter; 10 s of input allow at most 11 (one per 1 s of input, at most 500)
 }

@@ -67,6 +67,10 @@ type Production struct {
 	// FailedInputs identifies the input files an input error was about
 	// (stored, never in responses).
 	FailedInputs string `json:"failed_inputs,omitempty"`
+	// InputLength is the probed length of the main input in seconds, which
+	// chapters and the work budget are measured against (stored, never in
+	// responses: length is the output's once processed).
+	InputLength float64 `json:"input_length,omitempty"`
 	// Progress is the percentage of processing done (not in the original
 	// interface): see ShownProgress. It comes from the resource row
 	// (storage.Resource.Progress), as the status does, not the document.
@@ -181,7 +185,7 @@ func (p Production) MarshalJSON() ([]byte, error) {
 	q := plain(p)
 	q.StatusString = p.Status.String()
 	q.Progress = ShownProgress(p.Status, p.Progress)
-	q.FailedInputs = ""
+	q.FailedInputs, q.InputLength = "", 0
 	if p.Status != StatusError {
 		q.ErrorKind = ""
 	}

@@ -29,6 +29,9 @@ var (
 // handlers, the web pages and the command line all go through it.
 type Service struct {
 	Store storage.Store
+	// Limits bound the work of each production (see FitBudget); the zero
+	// value means DefaultLimits.
+	Limits Limits
 }
 
 // Load reads production id of owner in tx (storage.ErrNotFound when there
@@ -42,11 +45,17 @@ func Load(ctx context.Context, tx storage.Tx, owner, id string) (*Production, st
 	return p, r, err
 }
 
-// Create stores the new production p (its UUID set) of owner; with start
-// it is stored Waiting with its job in the same transaction.
+// Create stores the new production p (its UUID set, its inputs probed) of
+// owner; with start it is stored Waiting with its job in the same
+// transaction. p is first fitted to the work budget (FitBudget): its
+// chapters past the input's end are dropped with a warning, and work
+// beyond the budget is FieldErrors.
 func (s Service) Create(ctx context.Context, owner string, p *Production, start bool) error {
+	if err := p.FitBudget(s.Limits); err != nil {
+		return err
+	}
 	if start {
-		if err := startable(p); err != nil {
+		if err := s.startable(p); err != nil {
 			return err
 		}
 		p.Status = StatusWaiting
@@ -68,7 +77,7 @@ func (s Service) Create(ctx context.Context, owner string, p *Production, start 
 }
 
 // Start queues production id for processing: it is re-read, its
-// start_allowed checked, live jobs of it canceled (restarting a waiting
+// start_allowed and work budget checked, live jobs of it canceled (restarting a waiting
 // production must not queue it twice), its status set to Waiting and a
 // JobProcess job enqueued.
 func (s Service) Start(ctx context.Context, owner, id string) error {
@@ -77,7 +86,7 @@ func (s Service) Start(ctx context.Context, owner, id string) error {
 		if err != nil {
 			return err
 		}
-		if err := startable(p); err != nil {
+		if err := s.startable(p); err != nil {
 			return err
 		}
 		if _, err := tx.CancelJobs(ctx, owner, id); err != nil {
@@ -90,7 +99,7 @@ func (s Service) Start(ctx context.Context, owner, id string) error {
 	})
 }
 
-func startable(p *Production) error {
+func (s Service) startable(p *Production) error {
 	switch {
 	case !p.HasInput():
 		return fmt.Errorf("%w: it has no input file", ErrNotStartable)
@@ -100,7 +109,9 @@ func startable(p *Production) error {
 		// Processing would write nothing, finish Done and cost credits.
 		return FieldErrors{"output_files": "add at least one output file before starting: without one, processing produces nothing"}
 	}
-	return nil
+	// A production saved before its input's length was known (or before
+	// these limits) is checked now; the engine checks once more.
+	return CheckWork(p, s.Limits).Err()
 }
 
 // Stop cancels the live jobs of production id. A production still Waiting

@@ -36,6 +36,18 @@ func Validate(p *Production, opts ValidateOptions) FieldErrors {
 			errs.Add("input_file", "presets have no input file")
 		}
 	}
+	for _, l := range []struct {
+		name     string
+		n, limit int
+	}{
+		{"chapters", len(p.Chapters), MaxChapters},
+		{"output_files", len(p.OutputFiles), MaxOutputFiles},
+		{"multi_input_files", len(p.MultiInputFiles), MaxMultiInputFiles},
+	} {
+		if l.n > l.limit {
+			errs.Addf(l.name, "has %d entries; at most %d are allowed", l.n, l.limit)
+		}
+	}
 	validateChapters(p.Chapters, errs)
 	if msg := nameProblem(p.OutputBasename); msg != "" {
 		errs.Add("output_basename", msg)
@@ -348,8 +360,8 @@ func validateMultiInputs(p *Production, opts ValidateOptions, errs FieldErrors) 
 				ids[m.ID] = i
 			}
 		}
-		if m.Offset < 0 || math.IsNaN(m.Offset) || math.IsInf(m.Offset, 0) {
-			errs.Add(path+".offset", "must be a number of seconds >= 0")
+		if !(m.Offset >= 0 && m.Offset <= MaxOffset) {
+			errs.Addf(path+".offset", "must be a number of seconds from 0 to %d", MaxOffset)
 		}
 		if len(m.Algorithms) > 0 {
 			if m.Type != InputMultitrack {

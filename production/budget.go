@@ -1,0 +1,477 @@
+package production
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The work a production asks for is bounded twice. Requests are checked
+// against fixed caps (the constants below, stated in the OpenAPI document)
+// when they are applied, productions and presets alike. Once the inputs
+// are probed, the work the engine would do (Work, from PlanWork) is checked
+// against a Budget that follows from the inputs' length and the server's
+// Limits: FitBudget does that when a production is saved, Service.Start
+// when it is started and the engine once more before it encodes anything,
+// so a production that would outgrow its input is a form error, never a
+// surprise in the worker.
+
+// Caps on the lists and numbers of one request, whatever the input.
+const (
+	// MaxChapters bounds the chapters of a production.
+	MaxChapters = 1000
+	// MaxOutputFiles bounds the output files of a production or preset.
+	MaxOutputFiles = 32
+	// MaxMultiInputFiles bounds the tracks, intros and outros together.
+	MaxMultiInputFiles = 32
+	// MaxSegments bounds the denoise segments of an algorithms object.
+	MaxSegments = 1000
+	// MaxOffset is the largest offset of a multi_input_files entry, in
+	// seconds (a day); the Budget bounds it further by the inputs' length.
+	MaxOffset = 86400
+	// MaxSegmentSeconds bounds the start and stop of a denoise segment,
+	// as MaxTimestampSeconds bounds chapter starts.
+	MaxSegmentSeconds = MaxTimestampSeconds
+	// MaxChapterImageBytes bounds one chapter image: a player shows it at
+	// a few hundred pixels, and the engine holds every one in memory.
+	MaxChapterImageBytes = 8 << 20
+)
+
+// Limits are the server-wide bounds of the work one production may ask
+// for beyond the fixed caps. The zero value of a field means its default
+// (DefaultLimits); a negative one is taken as the default too.
+type Limits struct {
+	// Parts bounds the files one output split on chapters writes.
+	Parts int
+	// PartSeconds is how much input each split part needs: an output is
+	// split into at most 1 + length/PartSeconds parts, so a short input
+	// cannot fan out into hundreds of encoders.
+	PartSeconds float64
+	// Files bounds the files one production writes, parts included.
+	Files int
+	// Processes bounds the external processes (encoders, the decoders
+	// that verify lossy files, decoders of inputs ffmpeg reads) one
+	// run starts over its course; ProcessesPerSecond of input are
+	// allowed on top of BaseProcesses up to that bound.
+	Processes          int
+	ProcessesPerSecond float64
+	// Memory bounds the planned peak memory of one run in bytes (see
+	// Work.Memory), external processes included.
+	Memory int64
+	// Silence is how many seconds longer than its inputs together a
+	// programme may be: offsets that place tracks apart add silence, which
+	// costs processing time as audio does.
+	Silence float64
+}
+
+// Defaults of Limits.
+const (
+	DefaultParts              = 500
+	DefaultPartSeconds        = 1.0
+	DefaultFiles              = 1000
+	DefaultProcesses          = 5000
+	DefaultProcessesPerSecond = 8.0
+	DefaultMemory             = 1 << 30
+	DefaultSilence            = 600.0
+	// BaseProcesses are the external processes any production may start,
+	// whatever its length.
+	BaseProcesses = 200
+)
+
+// DefaultLimits returns the limits a server uses unless configured.
+func DefaultLimits() Limits {
+	return Limits{Parts: DefaultParts, PartSeconds: DefaultPartSeconds, Files: DefaultFiles,
+		Processes: DefaultProcesses, ProcessesPerSecond: DefaultProcessesPerSecond,
+		Memory: DefaultMemory, Silence: DefaultSilence}
+}
+
+// WithDefaults returns l with every unset field at its default.
+func (l Limits) WithDefaults() Limits {
+	d := DefaultLimits()
+	if l.Parts <= 0 {
+		l.Parts = d.Parts
+	}
+	if !(l.PartSeconds > 0) || math.IsInf(l.PartSeconds, 0) {
+		l.PartSeconds = d.PartSeconds
+	}
+	if l.Files <= 0 {
+		l.Files = d.Files
+	}
+	if l.Processes <= 0 {
+		l.Processes = d.Processes
+	}
+	if !(l.ProcessesPerSecond > 0) || math.IsInf(l.ProcessesPerSecond, 0) {
+		l.ProcessesPerSecond = d.ProcessesPerSecond
+	}
+	if l.Memory <= 0 {
+		l.Memory = d.Memory
+	}
+	if !(l.Silence > 0) || math.IsInf(l.Silence, 0) {
+		l.Silence = d.Silence
+	}
+	return l
+}
+
+// Budget is what one production may use, from its inputs' length and the
+// Limits. It is only meaningful when Known.
+type Budget struct {
+	// Known is false while an input of the production has no probed
+	// length yet (not uploaded, or stored before lengths were kept): the
+	// budget is checked again when it has one.
+	Known bool
+	// Timeline is the length in seconds chapters are placed on: the main
+	// input, or a multitrack production's mix.
+	Timeline float64
+	// Inputs is the length of every input together, in seconds.
+	Inputs float64
+	// Duration is the longest programme, in seconds.
+	Duration float64
+	// Parts bounds the parts of one split output.
+	Parts int
+	// Files, Processes and Memory bound Work's.
+	Files     int
+	Processes int
+	Memory    int64
+}
+
+// Work is what processing a production would take, as PlanWork plans it:
+// upper bounds, not predictions.
+type Work struct {
+	// Duration is the programme's length in seconds: the main input or
+	// the mix, intros and outros (less their overlaps) included.
+	Duration float64
+	// Tracks are the multitrack tracks with a file.
+	Tracks int
+	// Outputs are the output files asked for; Parts the most parts one
+	// split output writes (1 when none is split).
+	Outputs int
+	Parts   int
+	// Files are the files written, parts and the waveform and loudness
+	// images included.
+	Files int
+	// Processes are the external processes started over the run: an
+	// encoder per file of a format ffmpeg encodes, the decoder that
+	// verifies a lossy file, the pass that writes chapters into it,
+	// twice for lossy files (the verification may encode them again),
+	// and the decoders of inputs ffmpeg reads, once per pass.
+	Processes int
+	// Concurrent are the external processes running at once at most (in
+	// the encoding pass every output's encoder runs).
+	Concurrent int
+	// Memory is the planned peak memory in bytes: the engine, each
+	// track's analysis, each concurrent external process and the chapter
+	// images.
+	Memory int64
+}
+
+// Figures of the memory plan, measured on this project's benchmarks and
+// ffmpeg 7 (anonymous memory; the libraries are shared between processes):
+// the engine stays within 64 MB whatever the input's length
+// (BenchmarkEngineLongRSS), a multitrack track's analysis and gain plans
+// take a few MB plus about 12 MB per hour (dsp/mixdown: three one-hour
+// tracks in 70 MB), an audio encoder or decoder 12 MB, a video encoder
+// (libx264 at 1280x720) 210 MB.
+const (
+	engineMemory       = 64 << 20
+	trackMemory        = 8 << 20
+	trackMemoryPerHour = 12 << 20
+	processMemory      = 16 << 20
+	videoProcessMemory = 256 << 20
+)
+
+// nativeInputs are the input formats the engine decodes without ffmpeg.
+var nativeInputs = []string{"wav", "flac", "mp3"}
+
+// inputPasses is how often an input is decoded in one run at most: probe,
+// analysis, loudness pass, render, the verification's render and the cover.
+const inputPasses = 6
+
+// timeline returns the length chapters are placed on and whether it is
+// known: the main input's, or the mix's (the end of the last track that is
+// not looped or trimmed to the others; of any track when all are).
+func (p *Production) timeline() (float64, bool) {
+	if !p.IsMultitrack {
+		return p.InputLength, p.InputFile != "" && p.InputLength > 0
+	}
+	var mix, all float64
+	n, known := 0, true
+	for _, m := range p.MultiInputFiles {
+		if m.Type != InputMultitrack || m.InputFile == "" {
+			continue
+		}
+		n++
+		if !(m.InputLength > 0) {
+			known = false
+			continue
+		}
+		end := m.Offset + m.InputLength
+		all = max(all, end)
+		if !m.Algorithms.In(ScopeTrack).Bool("loop_trim") {
+			mix = max(mix, end)
+		}
+	}
+	if mix == 0 {
+		mix = all
+	}
+	return mix, known && n > 0
+}
+
+// lengths returns the timeline, the inputs' total, the programme's
+// duration and whether all are known.
+func (p *Production) lengths() (timeline, inputs, duration float64, known bool) {
+	timeline, known = p.timeline()
+	duration = timeline
+	if p.IsMultitrack {
+		for _, m := range p.MultiInputFiles {
+			if m.Type == InputMultitrack && m.InputFile != "" {
+				inputs += m.InputLength
+			}
+		}
+	} else {
+		inputs = timeline
+	}
+	for _, m := range p.MultiInputFiles {
+		if (m.Type != InputIntro && m.Type != InputOutro) || m.InputFile == "" {
+			continue
+		}
+		if !(m.InputLength > 0) {
+			known = false
+			continue
+		}
+		inputs += m.InputLength
+		duration += math.Max(0, m.InputLength-m.Offset)
+	}
+	return timeline, inputs, duration, known
+}
+
+// Budget returns what p may use under l.
+func (l Limits) Budget(p *Production) Budget {
+	l = l.WithDefaults()
+	timeline, inputs, _, known := p.lengths()
+	b := Budget{Known: known, Timeline: timeline, Inputs: inputs, Duration: inputs + l.Silence,
+		Files: l.Files, Memory: l.Memory}
+	b.Parts = l.Parts
+	if parts := 1 + math.Floor(timeline/l.PartSeconds); parts < float64(b.Parts) {
+		b.Parts = int(parts)
+	}
+	b.Processes = l.Processes
+	if procs := BaseProcesses + math.Floor(timeline*l.ProcessesPerSecond); procs < float64(b.Processes) {
+		b.Processes = int(procs)
+	}
+	return b
+}
+
+// PlanWork plans the work processing p would take (see Work). It reads
+// the probed lengths and formats of the inputs; unknown ones count as 0.
+func PlanWork(p *Production) Work {
+	_, _, duration, _ := p.lengths()
+	w := Work{Duration: duration, Outputs: len(p.OutputFiles), Parts: 1}
+	decoders := 0
+	if !p.IsMultitrack && p.InputFile != "" && !slices.Contains(nativeInputs, p.Format) {
+		decoders++
+	}
+	for _, m := range p.MultiInputFiles {
+		if m.InputFile == "" || (m.Type == InputMultitrack && !p.IsMultitrack) {
+			continue
+		}
+		if m.Type == InputMultitrack {
+			w.Tracks++
+		}
+		if !slices.Contains(nativeInputs, m.InputFiletype) {
+			decoders++
+		}
+	}
+	normalize := p.IsMultitrack || p.Algorithms.In(ScopeSingletrack).Bool("normloudness")
+	chapters := len(p.Chapters)
+	var memory int64 = engineMemory
+	for _, o := range p.OutputFiles {
+		f, ok := LookupFormat(o.Format)
+		if !ok {
+			continue
+		}
+		files := 1
+		if o.SplitOnChapters && chapters > 0 && f.Type != TypeDescription && !(f.Name == "video" && p.HasVideo) {
+			files = chapters
+			w.Parts = max(w.Parts, files)
+		}
+		w.Files += files
+		perFile, running := 0, 0
+		switch {
+		case f.Lossy():
+			perFile, running = 1, 1
+			if normalize {
+				perFile, running = 2, 2
+			}
+			if files == 1 && chapters > 0 {
+				perFile++ // chapters written after the encoder
+			}
+			perFile *= 2 // the verification may encode the file again
+		case f.Name == "alac":
+			perFile, running = 1, 1
+			if chapters > 0 {
+				perFile++
+			}
+		case f.Type == TypeVideo:
+			perFile, running = 1, 1
+			if o.Subtitles != nil && o.Subtitles.Enabled {
+				perFile++ // burning the subtitles in
+			}
+			memory += int64(running) * videoProcessMemory
+			running = 0
+		}
+		w.Processes += files * perFile
+		w.Concurrent += running
+	}
+	w.Files += 2 // waveform and loudness images
+	w.Processes += decoders * inputPasses
+	w.Concurrent += decoders
+	memory += int64(w.Concurrent) * processMemory
+	hours := duration / 3600
+	memory += int64(w.Tracks) * (trackMemory + int64(hours*trackMemoryPerHour))
+	images := map[string]bool{}
+	for _, c := range p.Chapters {
+		if c.Image != nil && *c.Image != "" {
+			images[*c.Image] = true
+		}
+	}
+	memory += int64(len(images)) * MaxChapterImageBytes
+	w.Memory = memory
+	return w
+}
+
+// CheckWork checks the planned work of p against its budget under l and
+// returns what exceeds it, keyed by the fields that ask for it; nil when
+// the work fits or the budget is not known yet (see Budget.Known).
+func CheckWork(p *Production, l Limits) FieldErrors {
+	l = l.WithDefaults()
+	b := l.Budget(p)
+	if !b.Known {
+		return nil
+	}
+	w := PlanWork(p)
+	errs := FieldErrors{}
+	chapters := len(p.Chapters)
+	for i, o := range p.OutputFiles {
+		if !o.SplitOnChapters || chapters <= b.Parts {
+			continue
+		}
+		if f, ok := LookupFormat(o.Format); !ok || f.Type == TypeDescription || (f.Name == "video" && p.HasVideo) {
+			continue
+		}
+		errs.Addf(indexPath("output_files", i)+".split_on_chapters",
+			"would split into %d parts, one per chapter; %s of input allow at most %d (one per %s of input, at most %d)",
+			chapters, formatSeconds(b.Timeline), b.Parts, formatSeconds(l.PartSeconds), l.Parts)
+	}
+	if len(errs) == 0 {
+		// Files and processes follow from the parts: only without an
+		// error there they say something new.
+		if w.Files > b.Files {
+			errs.Addf("output_files", "would write %d files (split parts included); at most %d", w.Files, b.Files)
+		} else if w.Processes > b.Processes {
+			errs.Addf("output_files", "would start %d external processes (encoders, and decoders verifying lossy files); %s of input allow at most %d (%d, and %g per second of input, at most %d)",
+				w.Processes, formatSeconds(b.Timeline), b.Processes, BaseProcesses, l.ProcessesPerSecond, l.Processes)
+		}
+	}
+	if p.IsMultitrack && w.Duration > b.Duration {
+		for i, m := range p.MultiInputFiles {
+			if m.Type != InputMultitrack || m.InputFile == "" {
+				continue
+			}
+			if end := m.Offset + m.InputLength; end > b.Duration {
+				errs.Addf(indexPath("multi_input_files", i)+".offset",
+					"places the track's end at %s; the inputs together are %s long, and offsets may add at most %s of silence",
+					formatSeconds(end), formatSeconds(b.Inputs), formatSeconds(l.Silence))
+			}
+		}
+		if len(errs) == 0 {
+			errs.Addf("multi_input_files", "the programme would be %s long; the inputs together are %s, and offsets may add at most %s of silence",
+				formatSeconds(w.Duration), formatSeconds(b.Inputs), formatSeconds(l.Silence))
+		}
+	}
+	if w.Memory > b.Memory {
+		errs.Addf("", "processing would need about %d MB of memory (lossy and video outputs, tracks and chapter images); at most %d MB",
+			w.Memory>>20, b.Memory>>20)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
+}
+
+// FitBudget makes p fit the work budget under l, as it is saved: chapters
+// that start at or after the end of the input are dropped (the spec accepts
+// chapters; a part or mark after the end would be empty) with a warning
+// naming them, then the work is checked (CheckWork). It returns the
+// FieldErrors of the work that does not fit, nil otherwise; p keeps the
+// dropped chapters' warning either way.
+func (p *Production) FitBudget(l Limits) error {
+	if dropped := p.DropChaptersPastEnd(); len(dropped) > 0 {
+		end, _ := p.timeline()
+		p.AddWarning(p.Status, ChaptersDroppedWarning(dropped, end))
+	}
+	return CheckWork(p, l).Err()
+}
+
+// DropChaptersPastEnd removes the chapters that start at or after the end
+// of the timeline they are placed on, when it is known, and returns them
+// in start order.
+func (p *Production) DropChaptersPastEnd() []Chapter {
+	end, known := p.timeline()
+	if !known {
+		return nil
+	}
+	limit := seconds(end)
+	var dropped []Chapter
+	p.Chapters = slices.DeleteFunc(p.Chapters, func(c Chapter) bool {
+		if c.Start >= limit {
+			dropped = append(dropped, c)
+			return true
+		}
+		return false
+	})
+	slices.SortStableFunc(dropped, func(a, b Chapter) int { return int(a.Start - b.Start) })
+	return dropped
+}
+
+// namedDropped is how many dropped chapters a warning names.
+const namedDropped = 5
+
+// ChaptersDroppedWarning is the warning for chapters dropped because they
+// start at or after end (seconds): it names the first few and counts the
+// rest, so a long list cannot bloat the production.
+func ChaptersDroppedWarning(dropped []Chapter, end float64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d chapter", len(dropped))
+	if len(dropped) != 1 {
+		b.WriteString("s")
+	}
+	fmt.Fprintf(&b, " at or after the end of the input (%s) dropped: ", FormatTimestamp(seconds(end)))
+	for i, c := range dropped[:min(len(dropped), namedDropped)] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		title := c.Title
+		if len(title) > 40 {
+			title = strings.ToValidUTF8(title[:40], "") + "..."
+		}
+		fmt.Fprintf(&b, "%s %q", FormatTimestamp(c.Start), title)
+	}
+	if n := len(dropped) - namedDropped; n > 0 {
+		fmt.Fprintf(&b, " and %d more", n)
+	}
+	return b.String()
+}
+
+// formatSeconds writes a length for messages: "10 s", "1.5 s", "2 h 3 min".
+func formatSeconds(s float64) string {
+	d := time.Duration(math.Round(s*1000)) * time.Millisecond
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%g s", math.Round(s*1000)/1000)
+	case s < 3600:
+		return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%d h %d min", int(d.Hours()), int(d.Minutes())%60)
+}

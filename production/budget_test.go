@@ -1,0 +1,350 @@
+package production
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// probedAt returns the production of body as if its inputs had been probed:
+// the main input (when it has one) length seconds long in format, and
+// every intro, outro and track too.
+func probedAt(t *testing.T, body string, length float64, format string) *Production {
+	t.Helper()
+	p, err := create(t, body)
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	if p.InputFile != "" {
+		p.InputLength, p.Length, p.Format = length, length, format
+	}
+	for i := range p.MultiInputFiles {
+		m := &p.MultiInputFiles[i]
+		if m.InputFile != "" {
+			m.InputLength, m.InputFiletype = length, format
+		}
+	}
+	return p
+}
+
+// chaptersJSON returns n chapters every step seconds from 0.
+func chaptersJSON(n int, step float64) string {
+	var b strings.Builder
+	b.WriteString(`"chapters":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"start":%g,"title":"Chapter %d"}`, float64(i)*step, i+1)
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+const input = `"input_file":"https://example.org/in.wav"`
+
+func TestFitBudgetDropsChaptersPastTheEnd(t *testing.T) {
+	p := probedAt(t, `{`+input+`,"chapters":[{"start":0,"title":"Start"},{"start":"00:00:09.999","title":"Last"},
+		{"start":10,"title":"At the end"},{"start":999999,"title":"Far"}],"output_files":[{"format":"aac","split_on_chapters":true}]}`, 10, "wav")
+	if err := p.FitBudget(Limits{}); err != nil {
+		t.Fatalf("FitBudget: %v", err)
+	}
+	var kept []string
+	for _, c := range p.Chapters {
+		kept = append(kept, c.Title)
+	}
+	if strings.Join(kept, ",") != "Start,Last" {
+		t.Errorf("kept %q, want Start and Last", kept)
+	}
+	want := `2 chapters at or after the end of the input (00:00:10.000) dropped: 00:00:10.000 "At the end", 277:46:39.000 "Far"`
+	if p.WarningMessage != want {
+		t.Errorf("warning %q\nwant    %q", p.WarningMessage, want)
+	}
+	if p.WarningStatus == nil || *p.WarningStatus != p.Status {
+		t.Errorf("warning status %v, want the production's %v", p.WarningStatus, p.Status)
+	}
+	// Nothing more to drop: no second warning.
+	if err := p.FitBudget(Limits{}); err != nil || strings.Count(p.WarningMessage, "dropped") != 1 {
+		t.Errorf("second FitBudget: %v, warning %q", err, p.WarningMessage)
+	}
+}
+
+func TestChaptersDroppedWarningNamesFirstFive(t *testing.T) {
+	p := probedAt(t, `{`+input+`,`+chaptersJSON(1000, 1)+`}`, 10, "wav")
+	if err := p.FitBudget(Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Chapters) != 10 {
+		t.Fatalf("%d chapters kept, want 10", len(p.Chapters))
+	}
+	want := `990 chapters at or after the end of the input (00:00:10.000) dropped: 00:00:10.000 "Chapter 11", 00:00:11.000 "Chapter 12", ` +
+		`00:00:12.000 "Chapter 13", 00:00:13.000 "Chapter 14", 00:00:14.000 "Chapter 15" and 985 more`
+	if p.WarningMessage != want {
+		t.Errorf("warning %q\nwant    %q", p.WarningMessage, want)
+	}
+}
+
+// TestBudgetUnknownUntilProbed: without a probed length nothing is dropped
+// and no length-bound rule applies; the check waits for the input.
+func TestBudgetUnknownUntilProbed(t *testing.T) {
+	p, err := create(t, `{`+input+`,`+chaptersJSON(1000, 0.5)+`,"output_files":[{"format":"opus","split_on_chapters":true}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := (Limits{}).Budget(p); b.Known {
+		t.Fatalf("budget known before the input was probed: %+v", b)
+	}
+	if err := p.FitBudget(Limits{}); err != nil || len(p.Chapters) != 1000 || p.WarningMessage != "" {
+		t.Fatalf("FitBudget before probing: %v, %d chapters, warning %q", err, len(p.Chapters), p.WarningMessage)
+	}
+}
+
+func TestCheckWorkSplitParts(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		chapters int
+		step     float64
+		length   float64
+		limits   Limits
+		want     string // message at output_files.0.split_on_chapters, "" for none
+	}{
+		{"one part per second", 10, 1, 10, Limits{}, ""},
+		{"eleven on ten seconds", 11, 0.9, 10, Limits{}, ""},
+		{"twenty on ten seconds", 20, 0.5, 10, Limits{}, "would split into 20 parts, one per chapter; 10 s of input allow at most 11 (one per 1 s of input, at most 500)"},
+		{"a thousand on an hour", 1000, 3, 3600, Limits{}, "would split into 1000 parts, one per chapter; 1 h 0 min of input allow at most 500 (one per 1 s of input, at most 500)"},
+		{"configured", 30, 1, 60, Limits{Parts: 25}, "at most 25 (one per 1 s of input, at most 25)"},
+		{"configured seconds", 30, 1, 60, Limits{PartSeconds: 5}, "at most 13 (one per 5 s of input, at most 500)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := probedAt(t, `{`+input+`,`+chaptersJSON(c.chapters, c.step)+`,"output_files":[{"format":"opus","split_on_chapters":true},{"format":"wav"}]}`, c.length, "wav")
+			err := p.FitBudget(c.limits)
+			if len(p.Chapters) != c.chapters {
+				t.Fatalf("%d chapters left of %d", len(p.Chapters), c.chapters)
+			}
+			fe := fieldErr(t, err)
+			if c.want == "" {
+				if fe != nil {
+					t.Fatalf("rejected: %v", fe)
+				}
+				if w := PlanWork(p); w.Parts != c.chapters || w.Files != c.chapters+1+2 {
+					t.Errorf("planned %d parts and %d files, want %d and %d", w.Parts, w.Files, c.chapters, c.chapters+3)
+				}
+				return
+			}
+			if msg := fe["output_files.0.split_on_chapters"]; !strings.Contains(msg, c.want) {
+				t.Fatalf("output_files.0.split_on_chapters: %q, want %q (all: %v)", msg, c.want, fe)
+			}
+		})
+	}
+}
+
+// TestCheckWorkFilesAndProcesses: many split lossy outputs of a short
+// input are held by the processes they would start, bound to the input's
+// length; a long input by the files.
+func TestCheckWorkFilesAndProcesses(t *testing.T) {
+	outputs := func(n int, format string) string {
+		var b strings.Builder
+		b.WriteString(`"output_files":[`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"format":%q,"split_on_chapters":true,"suffix":"-%d"}`, format, i)
+		}
+		return b.String() + "]"
+	}
+	// 32 outputs of 11 parts of 10 s: 352 files, 1,408 processes (each part
+	// an encoder and its verifying decoder, twice); 10 s allow 280.
+	p := probedAt(t, `{`+input+`,`+chaptersJSON(11, 0.9)+`,`+outputs(32, "mp3")+`}`, 10, "wav")
+	fe := fieldErr(t, p.FitBudget(Limits{}))
+	if msg := fe["output_files"]; !strings.Contains(msg, "would start 1408 external processes") || !strings.Contains(msg, "at most 280") {
+		t.Errorf("output_files: %q (all %v)", msg, fe)
+	}
+	// The same as WAV starts no process: 354 files are fine.
+	p = probedAt(t, `{`+input+`,`+chaptersJSON(11, 0.9)+`,`+outputs(32, "wav")+`}`, 10, "wav")
+	if err := p.FitBudget(Limits{}); err != nil {
+		t.Errorf("32 split WAV outputs of 10 s: %v", err)
+	}
+	// An hour in 400 parts, as 3 WAV outputs: 1,202 files.
+	p = probedAt(t, `{`+input+`,`+chaptersJSON(400, 9)+`,`+outputs(3, "wav")+`}`, 3600, "wav")
+	fe = fieldErr(t, p.FitBudget(Limits{}))
+	if msg := fe["output_files"]; msg != "would write 1202 files (split parts included); at most 1000" {
+		t.Errorf("output_files: %q (all %v)", msg, fe)
+	}
+	if err := p.FitBudget(Limits{Files: 1202}); err != nil {
+		t.Errorf("with Files 1202: %v", err)
+	}
+}
+
+func TestCheckWorkOffsets(t *testing.T) {
+	tracks := func(offsets ...string) string {
+		var b strings.Builder
+		b.WriteString(`{"is_multitrack":true,"output_files":[{"format":"wav"}],"multi_input_files":[`)
+		for i, o := range offsets {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"type":"multitrack","id":"t%d","input_file":"https://example.org/%d.wav","offset":%s}`, i, i, o)
+		}
+		return b.String() + "]}"
+	}
+	// Two 10 s tracks: 20 s of input, 600 s of silence allowed.
+	if err := probedAt(t, tracks("0", "610"), 10, "wav").FitBudget(Limits{}); err != nil {
+		t.Errorf("offset 610: %v", err)
+	}
+	fe := fieldErr(t, probedAt(t, tracks("0", "611"), 10, "wav").FitBudget(Limits{}))
+	want := "places the track's end at 10 min 21 s; the inputs together are 20 s long, and offsets may add at most 10 min 0 s of silence"
+	if fe["multi_input_files.1.offset"] != want || len(fe) != 1 {
+		t.Errorf("offset 611: %v", fe)
+	}
+	// Every track too far is named.
+	fe = fieldErr(t, probedAt(t, tracks("5000", "0", "86400"), 10, "wav").FitBudget(Limits{}))
+	if len(fe) != 2 || fe["multi_input_files.0.offset"] == "" || fe["multi_input_files.2.offset"] == "" {
+		t.Errorf("offsets 5000 and 86400: %v", fe)
+	}
+	if err := probedAt(t, tracks("5000"), 10, "wav").FitBudget(Limits{Silence: 5000}); err != nil {
+		t.Errorf("offset 5000 with 5000 s of silence allowed: %v", err)
+	}
+	// The fixed caps hold before any probe; 1e12 s would overflow a
+	// time.Duration.
+	for _, o := range []string{"1e12", "1e6", "86400.5", "-1"} {
+		_, err := create(t, tracks("0", o))
+		if fe := fieldErr(t, err); !strings.Contains(fe["multi_input_files.1.offset"], "from 0 to 86400") {
+			t.Errorf("offset %s: %v", o, fe)
+		}
+	}
+	// A looped track follows the others: its own end does not lengthen
+	// the programme, and chapters are placed on the mix.
+	p := probedAt(t, `{"is_multitrack":true,"chapters":[{"start":11,"title":"In"},{"start":25,"title":"Past"}],"multi_input_files":[
+		{"type":"multitrack","id":"a","input_file":"https://example.org/a.wav","offset":5},
+		{"type":"multitrack","id":"bed","input_file":"https://example.org/bed.wav","offset":20,"algorithms":{"loop_trim":true}}]}`, 10, "wav")
+	if err := p.FitBudget(Limits{}); err != nil || len(p.Chapters) != 1 || p.Chapters[0].Title != "In" {
+		t.Errorf("multitrack chapters: %v, kept %+v", err, p.Chapters)
+	}
+	if w := PlanWork(p); w.Duration != 15 || w.Tracks != 2 {
+		t.Errorf("planned %v s of %d tracks, want 15 s of 2", w.Duration, w.Tracks)
+	}
+}
+
+func TestCheckWorkMemory(t *testing.T) {
+	videos := `"output_files":[{"format":"audiogram"},{"format":"audiogram","suffix":"-b"},{"format":"audiogram","suffix":"-c"},{"format":"audiogram","suffix":"-d"}]`
+	p := probedAt(t, `{`+input+`,`+videos+`}`, 60, "wav")
+	fe := fieldErr(t, p.FitBudget(Limits{}))
+	if !strings.Contains(fe[""], "processing would need about 1088 MB of memory") {
+		t.Errorf("four video renders: %v", fe)
+	}
+	if err := p.FitBudget(Limits{Memory: 2 << 30}); err != nil {
+		t.Errorf("with 2 GB: %v", err)
+	}
+	// Chapter images are held in memory: 130 distinct ones do not fit.
+	var b strings.Builder
+	b.WriteString(`{` + input + `,"chapters":[`)
+	for i := range 130 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"start":%d,"title":"c","image":"https://example.org/%d.png"}`, i, i)
+	}
+	b.WriteString(`]}`)
+	p = probedAt(t, b.String(), 600, "wav")
+	if fe := fieldErr(t, p.FitBudget(Limits{})); !strings.Contains(fe[""], "chapter images") {
+		t.Errorf("130 chapter images: %v", fe)
+	}
+}
+
+// TestPlanWorkProcesses pins the process plan of a small production: an
+// AAC input ffmpeg decodes, a lossy output with chapters, a split one and
+// a lossless one.
+func TestPlanWorkProcesses(t *testing.T) {
+	p := probedAt(t, `{`+input+`,`+chaptersJSON(3, 2)+`,"output_files":[{"format":"mp3"},{"format":"opus","split_on_chapters":true},{"format":"flac"},{"format":"alac"}]}`, 10, "aac")
+	w := PlanWork(p)
+	// mp3: (encoder + verifier + chapters) x 2; opus: 3 parts x (encoder
+	// + verifier) x 2; alac: encoder + chapters; the input: 6 passes.
+	if want := 6 + 12 + 2 + 6; w.Processes != want {
+		t.Errorf("planned %d processes, want %d", w.Processes, want)
+	}
+	if want := 2 + 2 + 1 + 1; w.Concurrent != want {
+		t.Errorf("planned %d at once, want %d", w.Concurrent, want)
+	}
+	if w.Files != 1+3+1+1+2 || w.Parts != 3 || w.Outputs != 4 {
+		t.Errorf("planned %+v", w)
+	}
+	// Without loudness normalization nothing verifies the lossy files.
+	p.Algorithms = p.Algorithms.Merge(AlgorithmValues{"normloudness": false})
+	if w := PlanWork(p); w.Processes != 6+4+6+2 {
+		t.Errorf("without normloudness: %d processes", w.Processes)
+	}
+}
+
+func TestFixedCaps(t *testing.T) {
+	many := func(name string, n int, item func(i int) string) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, `{%q:[`, name)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(item(i))
+		}
+		return b.String() + "]}"
+	}
+	for _, c := range []struct {
+		field string
+		limit int
+		item  func(i int) string
+	}{
+		{"chapters", MaxChapters, func(i int) string { return fmt.Sprintf(`{"start":%d,"title":"c"}`, i) }},
+		{"output_files", MaxOutputFiles, func(i int) string { return fmt.Sprintf(`{"format":"wav","suffix":"-%d"}`, i) }},
+		{"multi_input_files", MaxMultiInputFiles, func(i int) string { return fmt.Sprintf(`{"type":"intro","id":"i%d"}`, i) }},
+	} {
+		if _, err := create(t, many(c.field, c.limit, c.item)); err != nil {
+			t.Errorf("%d %s: %v", c.limit, c.field, err)
+		}
+		_, err := create(t, many(c.field, c.limit+1, c.item))
+		if fe := fieldErr(t, err); fe[c.field] != fmt.Sprintf("has %d entries; at most %d are allowed", c.limit+1, c.limit) {
+			t.Errorf("%d %s: %v", c.limit+1, c.field, fe)
+		}
+	}
+	segs := func(n int) string {
+		var b strings.Builder
+		b.WriteString(`{"algorithms":{"segments":[`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"start":%d,"stop":%d}`, i, i+1)
+		}
+		return b.String() + "]}}"
+	}
+	if _, err := create(t, segs(MaxSegments)); err != nil {
+		t.Errorf("%d segments: %v", MaxSegments, err)
+	}
+	_, err := create(t, segs(MaxSegments+1))
+	if fe := fieldErr(t, err); !strings.Contains(fe["algorithms.segments"], "at most 1000") {
+		t.Errorf("%d segments: %v", MaxSegments+1, fe)
+	}
+	// A chapter start can never overflow a Duration, nor a sum of them.
+	if d := time.Duration(MaxTimestampSeconds) * time.Second * MaxChapters; d < 0 {
+		t.Errorf("MaxChapters chapters at MaxTimestampSeconds overflow: %v", d)
+	}
+}
+
+func TestLimitsWithDefaults(t *testing.T) {
+	if got := (Limits{}).WithDefaults(); got != DefaultLimits() {
+		t.Errorf("zero Limits: %+v", got)
+	}
+	got := Limits{Parts: -1, PartSeconds: -2, Silence: -1, Memory: 5}.WithDefaults()
+	if want := DefaultLimits(); got.Parts != want.Parts || got.PartSeconds != want.PartSeconds || got.Silence != want.Silence || got.Memory != 5 {
+		t.Errorf("negative fields: %+v", got)
+	}
+}
+
+// TestFieldErrorsErrorNamesRequestMessages: a message about no particular
+// field (the memory budget's) is in the error text, as "(request)".
+func TestFieldErrorsErrorNamesRequestMessages(t *testing.T) {
+	got := FieldErrors{"": "too much", "chapters": "too many"}.Error()
+	if want := "invalid fields: (request): too much; chapters: too many"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+}
