@@ -33,6 +33,13 @@ type Engine struct {
 	Processor Processor
 	// MaxDuration caps the input length (0: no cap).
 	MaxDuration time.Duration
+	// Limits bound the work of a run (the zero value means
+	// production.DefaultLimits): once the inputs are probed, chapters past
+	// the input's end are dropped with a warning and a production whose
+	// planned work exceeds its budget ends in Error before any encoder
+	// starts. The API checks the same when a production is saved or
+	// started; this catches productions saved before.
+	Limits production.Limits
 	// Logger receives a line per finished run; nil means slog.Default().
 	Logger *slog.Logger
 	// TempDir is where a run makes its temporary files (the encoders'
@@ -334,6 +341,9 @@ func (r *run) do(ctx context.Context) error {
 	if err := r.probe(ctx); err != nil {
 		return err
 	}
+	if err := r.fitBudget(); err != nil {
+		return err
+	}
 	var alg production.AlgorithmView
 	if p.IsMultitrack {
 		alg = p.Algorithms.In(production.ScopeMaster)
@@ -455,6 +465,15 @@ func (r *run) probe(ctx context.Context) error {
 	return nil
 }
 
+// fitBudget fits the probed production to the engine's Limits (see
+// production.FitBudget) at the status it was probed in.
+func (r *run) fitBudget() error {
+	if err := r.p.FitBudget(r.e.Limits); err != nil {
+		return fmt.Errorf("the production needs more than this server allows: %w", err)
+	}
+	return nil
+}
+
 // probeMain reads the main input's properties and tags and returns its
 // length in seconds.
 func (r *run) probeMain(ctx context.Context) (float64, error) {
@@ -473,6 +492,7 @@ func (r *run) probeMain(ctx context.Context) (float64, error) {
 	p.SampleRate = d.Format().SampleRate
 	p.Bitrate = info.Bitrate
 	p.HasVideo = info.HasVideo
+	p.InputLength = info.Length
 	p.Metadata.ImportTags(info.Tags)
 	r.expected = info.Frames
 	if r.expected < 0 {

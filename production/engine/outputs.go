@@ -226,10 +226,19 @@ func (s *splitSink) ensure(k int) error {
 	return nil
 }
 
-// finish opens the parts the stream never reached (chapters starting
-// after its end), which stay empty.
+// finish opens the parts the stream never reached (chapters starting at
+// its end, as those in a cut at the end do), which stay empty, one after
+// the other: each is closed before the next opens, so at most one of the
+// output's encoders runs however many there are. The last part is left
+// for finishPass.
 func (s *splitSink) finish() error {
-	for k := range s.files {
+	if err := s.ensure(s.cur); err != nil {
+		return err
+	}
+	for k := s.cur + 1; k < len(s.files); k++ {
+		if err := s.files[k-1].close(); err != nil {
+			return fmt.Errorf("output %s: %w", s.files[k-1].fh.name, err)
+		}
 		if err := s.ensure(k); err != nil {
 			return err
 		}
