@@ -157,8 +157,9 @@ type Work struct {
 	// twice for lossy files (the verification may encode them again),
 	// and the decoders of inputs ffmpeg reads, once per pass.
 	Processes int
-	// Concurrent are the external processes running at once at most (in
-	// the encoding pass every output's encoder runs).
+	// Concurrent are the external processes running at once at most: in
+	// the encoding pass every output's encoder and verifier run, and the
+	// decoders of two passes of each input ffmpeg reads.
 	Concurrent int
 	// Memory is the planned peak memory in bytes: the engine, each
 	// track's analysis, each concurrent external process and the chapter
@@ -326,7 +327,8 @@ func PlanWork(p *Production) Work {
 	}
 	w.Files += 2 // waveform and loudness images
 	w.Processes += decoders * inputPasses
-	w.Concurrent += decoders
+	// A pass's decoder may live on until the next pass has opened its own.
+	w.Concurrent += 2 * decoders
 	memory += int64(w.Concurrent) * processMemory
 	hours := duration / 3600
 	memory += int64(w.Tracks) * (trackMemory + int64(hours*trackMemoryPerHour))

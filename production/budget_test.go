@@ -264,7 +264,7 @@ func TestPlanWorkProcesses(t *testing.T) {
 	if want := 6 + 12 + 2 + 6; w.Processes != want {
 		t.Errorf("planned %d processes, want %d", w.Processes, want)
 	}
-	if want := 2 + 2 + 1 + 1; w.Concurrent != want {
+	if want := 2 + 2 + 1 + 2; w.Concurrent != want {
 		t.Errorf("planned %d at once, want %d", w.Concurrent, want)
 	}
 	if w.Files != 1+3+1+1+2 || w.Parts != 3 || w.Outputs != 4 {
