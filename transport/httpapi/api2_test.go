@@ -480,7 +480,7 @@ func TestGolden(t *testing.T) {
 	})).obj(t)["uuid"].(string)
 	id := e.create(e.keyA, map[string]any{
 		"preset": pid, "metadata": map[string]any{"title": "T", "year": 2026},
-		"chapters": []any{map[string]any{"start": "00:00:10.5", "title": "C1"}},
+		"chapters": []any{map[string]any{"start": "00:00:01.5", "title": "C1"}},
 	})
 	e.must(e.upload("/api/production/"+id+"/upload.json", e.keyA, part{field: "input_file", name: "in.wav", data: makeWAV(t, 2, 48000, 2, audio.Tags{})}))
 	for _, c := range []struct{ path, golden, id string }{

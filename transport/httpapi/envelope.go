@@ -68,6 +68,22 @@ func invalid(form production.FieldErrors) *apiError {
 	return &apiError{status: http.StatusBadRequest, code: CodeValidation, msg: "the request has invalid fields", form: form}
 }
 
+// formErrors returns the form errors err carries when it is a validation
+// failure (a 400 with form_errors), nil otherwise.
+func formErrors(err error) production.FieldErrors {
+	var ae *apiError
+	var fe production.FieldErrors
+	switch {
+	case errors.As(err, &ae):
+		if ae.code == CodeValidation && len(ae.form) > 0 {
+			return ae.form
+		}
+	case errors.As(err, &fe):
+		return fe
+	}
+	return nil
+}
+
 // fieldError is a 400 with one form error.
 func fieldError(field, msg string) *apiError {
 	return invalid(production.FieldErrors{field: msg})

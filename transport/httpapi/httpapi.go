@@ -55,6 +55,11 @@ type Config struct {
 	MaxUploadBytes int64
 	// MaxBodyBytes bounds a JSON request body (default DefaultMaxBodyBytes).
 	MaxBodyBytes int64
+	// Limits bound the work one production may ask for, from its inputs'
+	// length: a request beyond them is a form error when the production is
+	// saved or started (see production.FitBudget). The zero value means
+	// production.DefaultLimits; give the worker's engine the same.
+	Limits production.Limits
 	// RateLimit is the sustained number of API requests per second allowed
 	// per user (a leaky bucket of RateBurst units kept as a throttle in the
 	// Store, so every API process on the store shares it; one write per
@@ -116,7 +121,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	}
 	s := &server{
 		store:   cfg.Store,
-		service: production.Service{Store: cfg.Store},
+		service: production.Service{Store: cfg.Store, Limits: cfg.Limits},
 		blobs:   cfg.Blobs,
 		base:    strings.TrimSuffix(cfg.BaseURL, "/"),
 		prefix:  strings.TrimSuffix(u.Path, "/"),

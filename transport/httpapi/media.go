@@ -299,7 +299,7 @@ func (s *server) probeBlob(ctx context.Context, field, key string) (audio.Info, 
 // tags into metadata fields that are still empty.
 func setInputInfo(p *production.Production, info audio.Info) {
 	p.Channels, p.SampleRate, p.Bitrate = info.Channels, info.SampleRate, info.Bitrate
-	p.Format, p.HasVideo, p.Length = info.Format, info.HasVideo, info.Length
+	p.Format, p.HasVideo, p.Length, p.InputLength = info.Format, info.HasVideo, info.Length, info.Length
 	p.Metadata.ImportTags(info.Tags)
 }
 

@@ -61,9 +61,10 @@ func (s *server) presetLookup(owner string) preset.Lookup {
 	}
 }
 
-// updateProduction loads a production, lets fn change it and stores it
-// with optimistic concurrency; a concurrent change makes it reload and
-// call fn once more, a second one is ErrConflict (409).
+// updateProduction loads a production, lets fn change it, fits it to the
+// work budget (production.FitBudget) and stores it with optimistic
+// concurrency; a concurrent change makes it reload and call fn once more,
+// a second one is ErrConflict (409).
 func (s *server) updateProduction(ctx context.Context, owner, uuid string, fn func(p *production.Production) error) (*production.Production, error) {
 	for attempt := 0; ; attempt++ {
 		p, r, err := s.loadProduction(ctx, s.store, owner, uuid)
@@ -71,6 +72,9 @@ func (s *server) updateProduction(ctx context.Context, owner, uuid string, fn fu
 			return nil, err
 		}
 		if err := fn(p); err != nil {
+			return nil, err
+		}
+		if err := p.FitBudget(s.service.Limits); err != nil {
 			return nil, err
 		}
 		if r.Doc, err = encodeProduction(p); err != nil {

@@ -173,7 +173,11 @@ func (s *server) syncServiceInput(ctx context.Context, owner string, p *producti
 // input_file is an http(s) URL or a file on an incoming service, when new
 // or changed since before. A URL then reads back as the file name, as the
 // main input's does.
+//
+// Every entry is tried: the form errors of all the bad ones are reported
+// together, so a client fixes every track in one round.
 func (s *server) syncMultiInputs(ctx context.Context, owner string, p *production.Production, before *production.Production) (changed []string, err error) {
+	bad := production.FieldErrors{}
 	prev := map[string]production.MultiInputFile{}
 	if before != nil {
 		for _, m := range before.MultiInputFiles {
@@ -194,19 +198,25 @@ func (s *server) syncMultiInputs(ctx context.Context, owner string, p *productio
 		var info audio.Info
 		switch {
 		case m.Service != "":
-			if err := s.fetchFromService(ctx, owner, field, m.Service, name, key, s.probeInto(ctx, field, &info)); err != nil {
-				return changed, err
-			}
+			err = s.fetchFromService(ctx, owner, field, m.Service, name, key, s.probeInto(ctx, field, &info))
 		case isAbsURL(name):
-			if name, err = s.fetchInto(ctx, field, name, m.ID, key, s.probeInto(ctx, field, &info)); err != nil {
-				return changed, err
-			}
+			name, err = s.fetchInto(ctx, field, name, m.ID, key, s.probeInto(ctx, field, &info))
 		default:
 			continue // an uploaded file, or one still to upload
+		}
+		if fe := formErrors(err); fe != nil {
+			bad.Merge("", fe)
+			continue
+		}
+		if err != nil {
+			return changed, err
 		}
 		m.InputFile = name
 		setTrackInfo(m, info)
 		changed = append(changed, m.ID)
+	}
+	if len(bad) > 0 {
+		return changed, invalid(bad)
 	}
 	return changed, nil
 }

@@ -171,19 +171,25 @@ func (s *server) uploadProduction(w http.ResponseWriter, r *http.Request, u stor
 	if len(ups) == 0 {
 		return newError(http.StatusBadRequest, CodeBadRequest, "the upload contains no file")
 	}
-	// Every file is checked before any replaces a stored one.
+	// Every file is checked before any replaces a stored one, and every
+	// bad one is reported.
 	infos := map[string]audio.Info{}
 	var th []byte
+	bad := production.FieldErrors{}
 	for _, up := range ups {
 		if up.field == "image" {
-			if th, err = s.coverThumbnail(ctx, "image", up.staged); err != nil {
-				return err
-			}
-			continue
+			th, err = s.coverThumbnail(ctx, "image", up.staged)
+		} else {
+			infos[up.field], err = s.probeBlob(ctx, up.field, up.staged)
 		}
-		if infos[up.field], err = s.probeBlob(ctx, up.field, up.staged); err != nil {
+		if fe := formErrors(err); fe != nil {
+			bad.Merge("", fe)
+		} else if err != nil {
 			return err
 		}
+	}
+	if len(bad) > 0 {
+		return invalid(bad)
 	}
 	var img, thumb string
 	for _, up := range ups {
