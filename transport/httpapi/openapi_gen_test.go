@@ -160,6 +160,7 @@ func algorithmSchema(rows []production.Algorithm) map[string]any {
 	}
 	if a.Kind == production.KindSegments {
 		s["items"] = map[string]any{"$ref": "#/components/schemas/Segment"}
+		s["maxItems"] = production.MaxSegments
 	}
 	d := a.DisplayName + ". " + a.Description
 	if a.BelongsTo != "" {

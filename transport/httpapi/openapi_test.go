@@ -748,3 +748,45 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAPILimits: the caps the document states are those package
+// production enforces.
+func TestOpenAPILimits(t *testing.T) {
+	_, d := loadOpenAPIFile(t)
+	for _, c := range []struct {
+		ref, keyword string
+		want         int
+	}{
+		{"#/components/schemas/ProductionInput/properties/chapters", "maxItems", production.MaxChapters},
+		{"#/components/schemas/ProductionInput/properties/output_files", "maxItems", production.MaxOutputFiles},
+		{"#/components/schemas/ProductionInput/properties/multi_input_files", "maxItems", production.MaxMultiInputFiles},
+		{"#/components/schemas/MultiInputFileInput/properties/offset", "maximum", production.MaxOffset},
+		{"#/components/schemas/ChapterInput/properties/start", "maximum", production.MaxTimestampSeconds},
+		{"#/components/schemas/Segment/properties/start", "maximum", production.MaxSegmentSeconds},
+		{"#/components/schemas/Segment/properties/stop", "maximum", production.MaxSegmentSeconds},
+		{"#/components/schemas/Algorithms/properties/segments", "maxItems", production.MaxSegments},
+	} {
+		s, err := d.resolve(c.ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := s.(map[string]any)[c.keyword].(json.Number)
+		if n, err := got.Int64(); err != nil || n != int64(c.want) {
+			t.Errorf("%s %s = %q, want %d", c.ref, c.keyword, got, c.want)
+		}
+	}
+	paths, _ := d.root["paths"].(map[string]any)
+	for path, want := range map[string]int{
+		"/api/production/{uuid}/chapters.json":          production.MaxChapters,
+		"/api/production/{uuid}/output_files.json":      production.MaxOutputFiles,
+		"/api/production/{uuid}/multi_input_files.json": production.MaxMultiInputFiles,
+		"/api/preset/{uuid}/output_files.json":          production.MaxOutputFiles,
+		"/api/preset/{uuid}/multi_input_files.json":     production.MaxMultiInputFiles,
+	} {
+		op, _ := paths[path].(map[string]any)["post"].(map[string]any)
+		body := get(op, "requestBody.content.application/json.schema.maxItems")
+		if n, ok := body.(json.Number); !ok || n.String() != strconv.Itoa(want) {
+			t.Errorf("POST %s: maxItems %v, want %d", path, body, want)
+		}
+	}
+}
