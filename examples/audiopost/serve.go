@@ -82,6 +82,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	addrFile := fs.String("addr-file", "", "write the listening address (host:port) to this file once ready")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	keyFile := secretKeyFlag(fs)
+	limits := limitsFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -162,7 +163,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fetch := outbound.New(outbound.Config{AllowLoopback: *allowPrivate, AllowPrivate: *allowPrivate,
 			MaxBytes: httpapi.DefaultMaxUploadBytes, Timeout: 10 * time.Minute})
 		api, err := httpapi.NewHandler(httpapi.Config{Store: st, Blobs: blobs, BaseURL: base,
-			Fetcher: fetch, RateLimit: *rateLimit, Logger: log, Transfer: &xfer,
+			Fetcher: fetch, RateLimit: *rateLimit, Logger: log, Transfer: &xfer, Limits: limits(),
 			Metrics: metrics, MetricsToken: os.Getenv("AUDIOPOST_METRICS_TOKEN")})
 		if err != nil {
 			return err
@@ -182,7 +183,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		wk, err = newWorker(st, blobs, workerConfig{workers: *workers, lease: *lease, poll: *poll, noCharge: !*credits,
-			workDir: workDir, base: base, allowPrivate: *allowPrivate, transfer: xfer, log: log,
+			workDir: workDir, base: base, allowPrivate: *allowPrivate, transfer: xfer, log: log, limits: limits(),
 			onProcessed: metrics.ObserveProcessing})
 		if err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/production/engine"
 	"github.com/audiopost/audiopost/production/runner"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/sqlstore"
@@ -34,6 +35,8 @@ type workerConfig struct {
 	log          *slog.Logger
 	// onProcessed sees every finished processing run (metrics).
 	onProcessed func(status production.Status, audioSeconds float64, took time.Duration)
+	// limits are the work budget the engine holds productions to.
+	limits production.Limits
 }
 
 // worker is the worker role: the job runner and the webhook sender,
@@ -65,7 +68,7 @@ func newWorker(st *sqlstore.Store, blobs storage.Blobs, c workerConfig) (*worker
 		return nil, err
 	}
 	w.runner, err = runner.New(runner.Config{
-		Store: w.store, Blobs: blobs, Workers: c.workers, NoCharge: c.noCharge, Lease: c.lease,
+		Store: w.store, Blobs: blobs, Engine: &engine.Engine{Logger: c.log, TempDir: c.workDir, Limits: c.limits}, Workers: c.workers, NoCharge: c.noCharge, Lease: c.lease,
 		TempDir: c.workDir, BaseURL: c.base, Logger: c.log, PollInterval: c.poll, Transfer: c.transfer,
 		OnProcessed: c.onProcessed,
 		OnFinished: func(ctx context.Context, tx storage.Tx, owner string, p *production.Production) error {
