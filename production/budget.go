@@ -190,33 +190,57 @@ var nativeInputs = []string{"wav", "flac", "mp3"}
 const inputPasses = 6
 
 // timeline returns the length chapters are placed on and whether it is
-// known: the main input's, or the mix's (the end of the last track that is
-// not looped or trimmed to the others; of any track when all are).
+// known: the main input's, or the mix's (see trackEnds).
 func (p *Production) timeline() (float64, bool) {
 	if !p.IsMultitrack {
 		return p.InputLength, p.InputFile != "" && p.InputLength > 0
 	}
-	var mix, all float64
+	var mix float64
 	n, known := 0, true
-	for _, m := range p.MultiInputFiles {
-		if m.Type != InputMultitrack || m.InputFile == "" {
-			continue
-		}
+	for _, end := range p.trackEnds() {
 		n++
-		if !(m.InputLength > 0) {
+		if end < 0 {
 			known = false
 			continue
 		}
-		end := m.Offset + m.InputLength
-		all = max(all, end)
-		if !m.Algorithms.In(ScopeTrack).Bool("loop_trim") {
-			mix = max(mix, end)
-		}
-	}
-	if mix == 0 {
-		mix = all
+		mix = max(mix, end)
 	}
 	return mix, known && n > 0
+}
+
+// trackEnds returns where each multitrack track with a file ends in the
+// mix, in seconds, by its index in MultiInputFiles (-1 while its length is
+// unknown), as dsp/mixdown places them: a track at its offset for its
+// length; a looped or trimmed one up to the reference, the end of the last
+// track that is not (of any track when all are), or at its offset when
+// that is later, since the mix lasts until every track's start.
+func (p *Production) trackEnds() map[int]float64 {
+	ends := map[int]float64{}
+	var ref, all float64
+	for i, m := range p.MultiInputFiles {
+		if m.Type != InputMultitrack || m.InputFile == "" {
+			continue
+		}
+		if !(m.InputLength > 0) {
+			ends[i] = -1
+			continue
+		}
+		end := m.Offset + m.InputLength
+		ends[i] = end
+		all = max(all, end)
+		if !m.Algorithms.In(ScopeTrack).Bool("loop_trim") {
+			ref = max(ref, end)
+		}
+	}
+	if ref == 0 {
+		ref = all
+	}
+	for i, end := range ends {
+		if end >= 0 && p.MultiInputFiles[i].Algorithms.In(ScopeTrack).Bool("loop_trim") {
+			ends[i] = max(ref, p.MultiInputFiles[i].Offset)
+		}
+	}
+	return ends
 }
 
 // lengths returns the timeline, the inputs' total, the programme's
@@ -377,11 +401,8 @@ func CheckWork(p *Production, l Limits) FieldErrors {
 		}
 	}
 	if p.IsMultitrack && w.Duration > b.Duration {
-		for i, m := range p.MultiInputFiles {
-			if m.Type != InputMultitrack || m.InputFile == "" {
-				continue
-			}
-			if end := m.Offset + m.InputLength; end > b.Duration {
+		for i, end := range p.trackEnds() {
+			if end > b.Duration {
 				errs.Addf(indexPath("multi_input_files", i)+".offset",
 					"places the track's end at %s; the inputs together are %s long, and offsets may add at most %s of silence",
 					formatSeconds(end), formatSeconds(b.Inputs), formatSeconds(l.Silence))

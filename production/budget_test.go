@@ -214,16 +214,31 @@ func TestCheckWorkOffsets(t *testing.T) {
 			t.Errorf("offset %s: %v", o, fe)
 		}
 	}
-	// A looped track follows the others: its own end does not lengthen
-	// the programme, and chapters are placed on the mix.
-	p := probedAt(t, `{"is_multitrack":true,"chapters":[{"start":11,"title":"In"},{"start":25,"title":"Past"}],"multi_input_files":[
+	// A looped track follows the others: its own length does not lengthen
+	// the programme, and chapters are placed on the mix. One that starts
+	// after the others' end still makes the mix last until its start, as
+	// dsp/mixdown renders it.
+	mix := func(bedOffset string) string {
+		return `{"is_multitrack":true,"chapters":[{"start":11,"title":"In"},{"start":17,"title":"Bed"},{"start":25,"title":"Past"}],"multi_input_files":[
 		{"type":"multitrack","id":"a","input_file":"https://example.org/a.wav","offset":5},
-		{"type":"multitrack","id":"bed","input_file":"https://example.org/bed.wav","offset":20,"algorithms":{"loop_trim":true}}]}`, 10, "wav")
-	if err := p.FitBudget(Limits{}); err != nil || len(p.Chapters) != 1 || p.Chapters[0].Title != "In" {
-		t.Errorf("multitrack chapters: %v, kept %+v", err, p.Chapters)
+		{"type":"multitrack","id":"bed","input_file":"https://example.org/bed.wav","offset":` + bedOffset + `,"algorithms":{"loop_trim":true}}]}`
 	}
-	if w := PlanWork(p); w.Duration != 15 || w.Tracks != 2 {
-		t.Errorf("planned %v s of %d tracks, want 15 s of 2", w.Duration, w.Tracks)
+	for _, c := range []struct {
+		bed      string
+		duration float64
+		kept     int
+	}{{"3", 15, 1}, {"20", 20, 2}} {
+		p := probedAt(t, mix(c.bed), 10, "wav")
+		if err := p.FitBudget(Limits{}); err != nil || len(p.Chapters) != c.kept {
+			t.Errorf("bed at %s s: %v, kept %+v", c.bed, err, p.Chapters)
+		}
+		if w := PlanWork(p); w.Duration != c.duration || w.Tracks != 2 {
+			t.Errorf("bed at %s s: planned %v s of %d tracks, want %v s of 2", c.bed, w.Duration, w.Tracks, c.duration)
+		}
+	}
+	fe = fieldErr(t, probedAt(t, mix("700"), 10, "wav").FitBudget(Limits{}))
+	if !strings.Contains(fe["multi_input_files.1.offset"], "places the track's end at 11 min 40 s") {
+		t.Errorf("bed at 700 s: %v", fe)
 	}
 }
 
