@@ -165,10 +165,6 @@ func (b *cappedBuffer) Write(p []byte) (int, error) {
 
 func (b *cappedBuffer) Bytes() []byte { return b.buf.Bytes() }
 
-// maxChapterImageBytes bounds a chapter image: a podcast player shows it
-// at a few hundred pixels, and the engine keeps them all in memory.
-const maxChapterImageBytes = 8 << 20
-
 // syncChapterImages stores the chapter images given by URL (another
 // server's, or a download URL of this one) under the production's chapter
 // folder, named by their content, and points each chapter at its download
@@ -194,14 +190,14 @@ func (s *server) syncChapterImages(ctx context.Context, owner string, p *product
 			keep = append(keep, src)
 			continue
 		}
-		buf := &cappedBuffer{limit: maxChapterImageBytes}
+		buf := &cappedBuffer{limit: production.MaxChapterImageBytes}
 		if own {
 			err = s.readBlob(ctx, src, buf)
 		} else if _, _, _, err = s.fetch.Fetch(ctx, *c.Image, buf); err != nil {
-			return nil, s.fetchError(ctx, field, err, maxChapterImageBytes)
+			return nil, s.fetchError(ctx, field, err, production.MaxChapterImageBytes)
 		}
 		if errors.Is(err, errTooLarge) {
-			return nil, fieldError(field, fmt.Sprintf("is larger than %d bytes", maxChapterImageBytes))
+			return nil, fieldError(field, fmt.Sprintf("is larger than %d bytes", production.MaxChapterImageBytes))
 		}
 		if err != nil {
 			return nil, err
