@@ -341,7 +341,7 @@ func PlanWork(p *Production) Work {
 		case f.Type == TypeVideo:
 			perFile, running = 1, 1
 			if o.Subtitles != nil && o.Subtitles.Enabled {
-				perFile++ // burning the subtitles in
+				perFile += 3 // burning the subtitles in: probe, fonts, render
 			}
 			memory += int64(running) * videoProcessMemory
 			running = 0
@@ -350,6 +350,9 @@ func PlanWork(p *Production) Work {
 		w.Concurrent += running
 	}
 	w.Files += 2 // waveform and loudness images
+	if p.SpeechRecognition != nil {
+		w.Processes += 2 // a recognizer and its decoder
+	}
 	w.Processes += decoders * inputPasses
 	// A pass's decoder may live on until the next pass has opened its own.
 	w.Concurrent += 2 * decoders
