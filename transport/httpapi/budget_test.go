@@ -259,11 +259,11 @@ func TestBudgetPlansEveryProcess(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
-			data := makeWAV(t, 2, 48000, 6, audio.Tags{})
+			data := makeWAV(t, 2, 48000, 3, audio.Tags{})
 			if strings.HasSuffix(c.input, ".opus") {
 				data = encodeWith(t, realFFmpeg, data, "libopus", "ogg")
 			}
-			id := e.create(e.keyA, map[string]any{"chapters": chapterList(3, 2), "output_files": c.outputs})
+			id := e.create(e.keyA, map[string]any{"chapters": chapterList(3, 1), "output_files": c.outputs})
 			e.must(e.upload("/api/production/"+id+"/upload.json", e.keyA, part{field: "input_file", name: c.input, data: data}))
 			e.must(e.req("POST", "/api/production/"+id+"/start.json", e.keyA, nil))
 			res, err := e.store.GetResource(context.Background(), e.userA.ID, storage.KindProduction, id)
