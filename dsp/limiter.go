@@ -218,6 +218,13 @@ func (l *Limiter) Format() audio.Format { return l.src.Format() }
 // MaxReductionDB returns the deepest gain reduction so far (<= 0).
 func (l *Limiter) MaxReductionDB() float64 { return GainToDB(l.minG) }
 
+// GainDB returns the gain applied to the latest output frame (<= 0).
+func (l *Limiter) GainDB() float64 { return GainToDB(l.g) }
+
+// Latency is the look-ahead the limiter compensates inside, in frames:
+// how far it reads ahead of what it returns.
+func (l *Limiter) Latency() int { return l.delay }
+
 // Read implements audio.Source.
 func (l *Limiter) Read(dst audio.Buffer) (int, error) {
 	if err := checkShape(dst, l.ch); err != nil {

@@ -577,3 +577,43 @@ func DecodeWAV(t testing.TB, file []byte) audio.Buffer {
 
 // Reset empties the file, keeping its memory.
 func (m *MemFile) Reset() { m.B, m.off = m.B[:0], 0 }
+
+// Turn is one speaker's turn in a Conversation: where it starts and the
+// level, in dB, its speech (and its microphone's noise) was scaled by.
+type Turn struct {
+	Start  int
+	GainDB float64
+}
+
+// Conversation makes seconds of speakers taking turns: each turn is
+// phrasesPerTurn phrases of one voice separated by pause seconds, scaled
+// by the next of gainsDB (cycling), with pink noise noiseDB below the
+// speech under everything, scaled with its turn as a microphone's own
+// noise is. The unscaled speech sits near -26 dBFS RMS. It returns the
+// mono signal, the phrases and the turns.
+func Conversation(t testing.TB, sampleRate int, seconds float64, phrasesPerTurn int, pause float64, gainsDB []float64, noiseDB float64) ([]float64, []Span, []Turn) {
+	t.Helper()
+	n := int(seconds * float64(sampleRate))
+	x := make([]float64, 0, n)
+	var spans []Span
+	var turns []Turn
+	gap := int(pause * float64(sampleRate))
+	for k := 0; len(x) < n; k++ {
+		v := Voices[k%len(Voices)]
+		g := math.Pow(10, gainsDB[k%len(gainsDB)]/20)
+		start := len(x)
+		turns = append(turns, Turn{Start: start, GainDB: gainsDB[k%len(gainsDB)]})
+		for p := 0; p < phrasesPerTurn && len(x) < n; p++ {
+			s := TrimSilence(Speech(t, sampleRate, Sentences[(k*phrasesPerTurn+p)%len(Sentences)], v), 1e-4)
+			s = Scale(s, 0.05/RMS(s)*g)
+			spans = append(spans, Span{len(x), min(n, len(x)+len(s))})
+			x = append(x, s...)
+			x = append(x, make([]float64, gap)...)
+		}
+		noise := PinkNoise(len(x)-start, 0.05*g*math.Pow(10, noiseDB/20), uint64(k+1))
+		for i, v := range noise {
+			x[start+i] += v
+		}
+	}
+	return x[:n], spans, turns
+}

@@ -1,0 +1,446 @@
+package live
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/dsp"
+	"github.com/audiopost/audiopost/loudness"
+)
+
+// LevelerOptions configure the one-pass leveler and loudness control.
+type LevelerOptions struct {
+	// Strength scales the leveling: 1 brings every speaker to the common
+	// level within about two seconds of speech, 0 leaves level
+	// differences alone (the API's levelerstrength/100, up to 1.2).
+	Strength float64
+	// Normalize steers the programme toward TargetLUFS; without it only
+	// the differences around the programme's own level are evened.
+	Normalize  bool
+	TargetLUFS float64
+	// Lookahead is how far the gain sees ahead of the sample it scales;
+	// 0 means DefaultLookahead. It adds to the latency.
+	Lookahead float64
+	// MaxGainDB bounds boost and cut; 0 means 20.
+	MaxGainDB float64
+}
+
+// DefaultLookahead is the leveler's look-ahead in seconds: enough that a
+// gain change decided at a hop boundary ramps in before the frames that
+// caused it play, short enough to leave the latency budget to the
+// denoiser's STFT.
+const DefaultLookahead = 0.02
+
+// The gain computer's constants. Levels are K-weighted (LUFS) and gated
+// like BS.1770's integrated loudness, but over the recent past only.
+const (
+	// A hop counts as programme when the momentary loudness (400 ms)
+	// ending at it is above absGate and no more than relGate below the
+	// current speech level; pauses, room tone and noise fall below and
+	// freeze every estimate, so nothing is raised in a pause.
+	absGate = -55.0
+	relGate = 20.0
+	// levWindow is the speech the level is measured over, in seconds of
+	// programme (pauses excluded): the leveler follows a change of
+	// speaker within about that much speech.
+	levWindow = 2.0
+	// refTau is the time constant, in seconds of programme, of the
+	// programme's common level that the leveler evens toward.
+	refTau = 15.0
+	// The applied gain follows the computed one with these time constants:
+	// cuts quicker than boosts.
+	cutTau   = 0.15
+	boostTau = 0.4
+	// The loudness control measures the output's gated loudness over the
+	// last trimWindow seconds, every trimEvery seconds, and moves its trim
+	// by the error over trimTau seconds, within +-maxTrim dB, applied
+	// trimDelay seconds later so that the result never depends on how far
+	// the nodes after the leveler read ahead.
+	trimWindow = 30.0
+	trimEvery  = 1.0
+	trimTau    = 20.0
+	maxTrim    = 6.0
+	trimDelay  = 1.0
+)
+
+// Leveler is the causal leveler and loudness control of a live stream: a
+// node whose gain at every frame is decided from the past and a short
+// look-ahead, in one pass. It measures the K-weighted loudness of its
+// input in 10 ms hops (a loudness.Meter's OnHop), keeps the gated loudness
+// of the last two seconds of programme (speech level), and sets the gain
+// that brings it to the target: Strength times the distance to the
+// programme's slowly moving common level, plus the distance from that
+// level to TargetLUFS. A slow trim from the output's own gated loudness
+// (Feedback) absorbs what compression and limiting after it take away.
+// Pauses freeze every estimate: the gain in a pause is the gain of the
+// speech before it.
+//
+// Output frame i is input frame i times its gain (the look-ahead is
+// compensated inside), and the result does not depend on block sizes.
+type Leveler struct {
+	src   audio.Source
+	ch    int
+	rate  int
+	o     LevelerOptions
+	la    int // look-ahead in frames
+	meter *loudness.Meter
+
+	ring [][]float64
+	mask int
+	scr  audio.Buffer
+	view audio.Buffer
+
+	in, out, total int64
+	eof            bool
+	err            error
+
+	// Hops: energy ring of the momentary window, hop count and the input
+	// frame where the next hop ends.
+	hopSum   [40]float64
+	hopLen   [40]int
+	hops     int64
+	hopEnd   int64
+	hopStart [loudness.StepHops + 1]int
+
+	// Gated speech window: hop energies (sums) and lengths of the last
+	// levWindow seconds of programme.
+	win               []float64
+	winLen            []int
+	winAt, winN       int
+	winSum            float64
+	winFrames         int64
+	lev, ref          float64 // dB; NaN until defined
+	trim              float64
+	gain              float64 // applied dB
+	maxBoost, maxCut  float64
+	refA, cutA, boost float64
+
+	// Gains of the latest hops: (input frame where the hop ended, linear
+	// gain from then on), a ring.
+	gEnd  [256]int64
+	gLin  [256]float64
+	gHead int64 // hops recorded
+
+	// Trim feedback: output step energies, pending trims.
+	outSteps  []float64
+	stepScr   []float64
+	outAt     int
+	outN      int
+	outCount  int64
+	stepsTrim int
+	pending   []pendingTrim
+
+	active bool
+	frozen int64 // hops frozen (pause) so far
+}
+
+type pendingTrim struct {
+	at   int64 // hop from which it applies
+	trim float64
+}
+
+// NewLeveler returns src leveled and steered toward its loudness target.
+func NewLeveler(src audio.Source, o LevelerOptions) (*Leveler, error) {
+	f := src.Format()
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	switch {
+	case !(o.Strength >= 0 && o.Strength <= 2):
+		return nil, fmt.Errorf("%w: leveler strength %v outside 0-2", dsp.ErrInvalidParameter, o.Strength)
+	case o.Normalize && !(o.TargetLUFS <= 0 && o.TargetLUFS >= -70):
+		return nil, fmt.Errorf("%w: loudness target %v LUFS", dsp.ErrInvalidParameter, o.TargetLUFS)
+	case !(o.Lookahead >= 0 && o.Lookahead <= 0.1):
+		return nil, fmt.Errorf("%w: leveler look-ahead %v s outside 0-0.1", dsp.ErrInvalidParameter, o.Lookahead)
+	case !(o.MaxGainDB >= 0 && o.MaxGainDB <= 40):
+		return nil, fmt.Errorf("%w: leveler gain bound %v dB", dsp.ErrInvalidParameter, o.MaxGainDB)
+	}
+	if o.Lookahead == 0 {
+		o.Lookahead = DefaultLookahead
+	}
+	if o.MaxGainDB == 0 {
+		o.MaxGainDB = 20
+	}
+	l := &Leveler{src: src, ch: f.Channels, rate: f.SampleRate, o: o, lev: math.NaN(), ref: math.NaN()}
+	l.la = int(math.Round(o.Lookahead * float64(f.SampleRate)))
+	m, err := loudness.NewMeter(f, loudness.Options{Mode: loudness.ModeM, OnHop: l.onHop})
+	if err != nil {
+		return nil, err
+	}
+	l.meter = m
+	for k := range l.hopStart {
+		l.hopStart[k] = loudness.HopStart(f.SampleRate, k)
+	}
+	l.hopEnd = int64(l.hopStart[1])
+	size := 1
+	for size < l.la+levelerBlock+1 {
+		size *= 2
+	}
+	l.mask = size - 1
+	l.ring = make([][]float64, f.Channels)
+	for c := range l.ring {
+		l.ring[c] = make([]float64, size)
+	}
+	l.scr = audio.NewBuffer(f.Channels, levelerBlock)
+	l.view = make(audio.Buffer, f.Channels)
+	hopSec := float64(l.hopStart[loudness.StepHops]) / float64(loudness.StepHops) / float64(f.SampleRate)
+	n := int(math.Round(levWindow / hopSec))
+	l.win, l.winLen = make([]float64, n), make([]int, n)
+	l.refA = 1 - math.Exp(-hopSec/refTau)
+	l.cutA = 1 - math.Exp(-hopSec/cutTau)
+	l.boost = 1 - math.Exp(-hopSec/boostTau)
+	l.maxBoost, l.maxCut = o.MaxGainDB, o.MaxGainDB
+	if o.Normalize {
+		// The distance to the target comes on top of the leveling.
+		l.maxBoost, l.maxCut = o.MaxGainDB+10, o.MaxGainDB+20
+	}
+	l.outSteps = make([]float64, int(trimWindow*10))
+	l.stepScr = make([]float64, len(l.outSteps))
+	l.stepsTrim = int(trimEvery * 10)
+	l.gEnd[0], l.gLin[0] = 0, 1
+	l.gHead = 1
+	return l, nil
+}
+
+// levelerBlock is the most the leveler reads from upstream at once: a
+// larger read would only hold frames back from the output.
+const levelerBlock = 512
+
+// Format implements audio.Source.
+func (l *Leveler) Format() audio.Format { return l.src.Format() }
+
+// Latency is the look-ahead in frames.
+func (l *Leveler) Latency() int { return l.la }
+
+// GainDB returns the gain applied at the latest hop in dB.
+func (l *Leveler) GainDB() float64 { return l.gain }
+
+// LevelLUFS returns the speech level the leveler measures on its input
+// (-Inf before any speech).
+func (l *Leveler) LevelLUFS() float64 {
+	if math.IsNaN(l.lev) {
+		return math.Inf(-1)
+	}
+	return l.lev
+}
+
+// TrimDB returns the loudness control's correction from Feedback.
+func (l *Leveler) TrimDB() float64 { return l.trim }
+
+// Active reports whether the latest hop counted as programme (not pause).
+func (l *Leveler) Active() bool { return l.active }
+
+// Close closes the upstream source.
+func (l *Leveler) Close() error {
+	if c, ok := l.src.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// Read implements audio.Source. It returns as soon as any frame is ready:
+// a live input that delivers 10 ms at a time gets 10 ms out.
+func (l *Leveler) Read(dst audio.Buffer) (int, error) {
+	if len(dst) != l.ch {
+		return 0, fmt.Errorf("%w: %d channels for a %d-channel stream", audio.ErrFormatMismatch, len(dst), l.ch)
+	}
+	want := dst.Frames()
+	for !l.eof && l.err == nil && l.in-int64(l.la)-l.out < 1 && want > 0 {
+		l.fill()
+	}
+	avail := l.in - int64(l.la) - l.out
+	if l.eof {
+		avail = l.total - l.out
+	}
+	n := int(min(int64(want), max(avail, 0)))
+	if n == 0 {
+		switch {
+		case l.err != nil:
+			return 0, l.err
+		case l.eof:
+			return 0, io.EOF
+		}
+		return 0, nil
+	}
+	l.emit(dst, n)
+	return n, nil
+}
+
+// fill reads the next frames from upstream into the delay line, measuring
+// them.
+func (l *Leveler) fill() {
+	room := len(l.ring[0]) - int(l.in-l.out) - 1
+	m, err := l.src.Read(l.scr.SliceInto(l.view, 0, min(levelerBlock, room)))
+	if m > 0 {
+		b := l.scr.SliceInto(l.view, 0, m)
+		// The meter calls onHop as hops complete; it needs l.in at the
+		// block's start to date them.
+		_ = l.meter.Write(b)
+		at := int(l.in) & l.mask
+		for c := range b {
+			k := copy(l.ring[c][at:], b[c])
+			copy(l.ring[c], b[c][k:])
+		}
+		l.in += int64(m)
+		return
+	}
+	switch {
+	case errors.Is(err, io.EOF):
+		l.eof, l.total = true, l.in
+	case err != nil:
+		l.err = err
+	default:
+		l.err = fmt.Errorf("%w: upstream returned no frames and no error", audio.ErrMalformed)
+	}
+}
+
+// emit writes output frames [out, out+n) into dst, each times the gain
+// interpolated between the hop gains decided by the time its look-ahead
+// frame was read.
+func (l *Leveler) emit(dst audio.Buffer, n int) {
+	i := 0
+	for i < n {
+		j := l.out + int64(i)
+		p := j + int64(l.la) + 1 // input frames seen when frame j may go out
+		// The latest hop whose end is at or before p.
+		k := l.gHead - 1
+		for k > 0 && l.gEnd[k&255] > p {
+			k--
+		}
+		g1 := l.gLin[k&255]
+		g0 := g1
+		span := int64(1)
+		if k > 0 {
+			g0 = l.gLin[(k-1)&255]
+			span = l.gEnd[k&255] - l.gEnd[(k-1)&255]
+		}
+		// Frames until the next hop's gain takes over (or all of them).
+		run := int64(n - i)
+		if k+1 < l.gHead {
+			run = min(run, l.gEnd[(k+1)&255]-p)
+		}
+		run = max(run, 1)
+		d := p - l.gEnd[k&255]
+		for c := range dst {
+			ring := l.ring[c]
+			o := dst[c][i : i+int(run)]
+			for f := range o {
+				t := float64(d+int64(f)) / float64(span)
+				g := g1
+				if t < 1 {
+					g = g0 + (g1-g0)*t
+				}
+				o[f] = ring[int(j+int64(f))&l.mask] * g
+			}
+		}
+		i += int(run)
+	}
+	l.out += int64(n)
+}
+
+// onHop is the input meter's callback at the end of every 10 ms hop.
+func (l *Leveler) onHop(sum float64) {
+	k := int(l.hops % loudness.StepHops)
+	frames := l.hopStart[k+1] - l.hopStart[k]
+	slot := int(l.hops % 40)
+	l.hopSum[slot], l.hopLen[slot] = sum, frames
+	l.hops++
+	end := l.hopEnd
+	l.hopEnd += int64(l.hopStart[(k+1)%loudness.StepHops+1] - l.hopStart[(k+1)%loudness.StepHops])
+
+	var ms float64
+	var mf int
+	for s := range l.hopSum {
+		ms += l.hopSum[s]
+		mf += l.hopLen[s]
+	}
+	mom := loudness.EnergyLUFS(ms / float64(mf))
+	l.active = mom > absGate && (math.IsNaN(l.lev) || mom > l.lev-relGate)
+	if l.active {
+		if l.winN == len(l.win) {
+			l.winSum -= l.win[l.winAt]
+			l.winFrames -= int64(l.winLen[l.winAt])
+		} else {
+			l.winN++
+		}
+		l.win[l.winAt], l.winLen[l.winAt] = sum, frames
+		l.winSum += sum
+		l.winFrames += int64(frames)
+		l.winAt = (l.winAt + 1) % len(l.win)
+		if l.winN >= 40 { // 400 ms of programme before the first estimate
+			l.lev = loudness.EnergyLUFS(max(l.winSum, 0) / float64(l.winFrames))
+			if math.IsNaN(l.ref) {
+				l.ref = l.lev
+			}
+			l.ref += (l.lev - l.ref) * l.refA
+		}
+	} else {
+		l.frozen++
+	}
+	for len(l.pending) > 0 && l.pending[0].at <= l.hops {
+		l.trim = l.pending[0].trim
+		l.pending = append(l.pending[:0], l.pending[1:]...)
+	}
+	want := l.gain
+	if !math.IsNaN(l.lev) {
+		lv := l.o.Strength * (l.ref - l.lev)
+		lv = max(-l.o.MaxGainDB, min(l.o.MaxGainDB, lv))
+		want = lv
+		if l.o.Normalize {
+			want += l.o.TargetLUFS - l.ref + l.trim
+		}
+		want = max(-l.maxCut, min(l.maxBoost, want))
+	}
+	switch {
+	case want < l.gain:
+		l.gain += (want - l.gain) * l.cutA
+	case l.active:
+		// Boosts wait for programme: a pause keeps the gain it had.
+		l.gain += (want - l.gain) * l.boost
+	}
+	slot = int(l.gHead & 255)
+	l.gEnd[slot], l.gLin[slot] = end, dsp.DBToGain(l.gain)
+	l.gHead++
+}
+
+// Feedback gives the loudness control the K-weighted mean square of the
+// next 100 ms step of the final output (a loudness.Meter's OnStep on the
+// stream after the nodes that follow the leveler): every second it moves
+// the trim toward the target by the distance of the gated loudness of the
+// last 30 seconds, slowly (20 s), within +-6 dB. A trim decided at output
+// step k applies from the leveler's hop (k+1)*10 + 100 on: later than any
+// read-ahead, so the output does not depend on block sizes.
+func (l *Leveler) Feedback(energy float64) {
+	if !l.o.Normalize {
+		return
+	}
+	l.outSteps[l.outAt] = energy
+	l.outAt = (l.outAt + 1) % len(l.outSteps)
+	l.outN = min(l.outN+1, len(l.outSteps))
+	l.outCount++
+	if l.outCount%int64(l.stepsTrim) != 0 || l.outN < 2*l.stepsTrim {
+		return
+	}
+	steps := l.stepScr[:0]
+	start := (l.outAt - l.outN + len(l.outSteps)) % len(l.outSteps)
+	for i := 0; i < l.outN; i++ {
+		steps = append(steps, l.outSteps[(start+i)%len(l.outSteps)])
+	}
+	il := loudness.IntegratedFromSteps(steps)
+	if !loudness.Defined(il) {
+		return
+	}
+	next := l.trim
+	if len(l.pending) > 0 {
+		next = l.pending[len(l.pending)-1].trim
+	}
+	next += (l.o.TargetLUFS - il) * trimEvery / trimTau
+	// Whole thousandths of a dB: the meter's sums round differently with
+	// the block sizes it is written in, and the output must not.
+	next = math.Round(max(-maxTrim, min(maxTrim, next))*1000) / 1000
+	at := l.outCount*loudness.StepHops + int64(trimDelay*10*loudness.StepHops)
+	l.pending = append(l.pending, pendingTrim{at: at, trim: next})
+}

@@ -1,0 +1,258 @@
+package live_test
+
+import (
+	"io"
+	"math"
+	"testing"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/audiotest"
+	"github.com/audiopost/audiopost/dsp/live"
+	"github.com/audiopost/audiopost/dsp/spectral"
+	"github.com/audiopost/audiopost/internal/testaudio"
+	"github.com/audiopost/audiopost/loudness"
+)
+
+// readAll reads src to the end in blocks of block frames.
+func readAll(t testing.TB, src audio.Source, block int) audio.Buffer {
+	t.Helper()
+	f := src.Format()
+	out := audio.NewBuffer(f.Channels, 0)
+	buf := audio.NewBuffer(f.Channels, block)
+	for {
+		n, err := src.Read(buf)
+		for c := range out {
+			out[c] = append(out[c], buf[c][:n]...)
+		}
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestProcessorContract(t *testing.T) {
+	in := audio.Buffer(testaudio.SpeechLike(48000, 8, 0.3))
+	// A jump of 12 dB half way, so the gains move.
+	for c := range in {
+		for i := len(in[c]) / 2; i < len(in[c]); i++ {
+			in[c][i] *= 4
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		c    live.Config
+	}{
+		{"default", live.DefaultConfig()},
+		{"denoise+compressor", func() live.Config {
+			c := live.DefaultConfig()
+			c.Denoise = &spectral.Settings{Method: spectral.Dynamic, DeverbDB: -1}
+			c.Compressor = "medium"
+			c.MaxTruePeak = -1
+			return c
+		}()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := audiotest.CheckSource(t, func() audio.Source {
+				p, err := live.New(audio.NewBufferSource(in, 48000), tc.c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return p
+			})
+			if out.Frames() != in.Frames() {
+				t.Fatalf("%d frames out of %d", out.Frames(), in.Frames())
+			}
+		})
+	}
+}
+
+func TestConfigRefusesLookaheadSettings(t *testing.T) {
+	c := live.DefaultConfig()
+	c.Denoise = &spectral.Settings{Method: spectral.Dynamic}
+	if _, err := live.New(audio.NewBufferSource(audio.NewBuffer(1, 10), 48000), c); err == nil {
+		t.Fatal("reverb reduction (DeverbDB 0, full) accepted on a live stream")
+	}
+	c.Denoise = &spectral.Settings{Method: spectral.Dynamic, DeverbDB: -1, DebreathDB: 12}
+	if _, err := live.New(audio.NewBufferSource(audio.NewBuffer(1, 10), 48000), c); err == nil {
+		t.Fatal("breath reduction accepted on a live stream")
+	}
+}
+
+// trickle is a live input: it delivers block frames per Read and counts
+// what it delivered.
+type trickle struct {
+	b     audio.Buffer
+	rate  int
+	pos   int
+	block int
+}
+
+func (s *trickle) Format() audio.Format { return audio.Format{SampleRate: s.rate, Channels: len(s.b)} }
+func (s *trickle) Read(dst audio.Buffer) (int, error) {
+	if s.pos >= s.b.Frames() {
+		return 0, io.EOF
+	}
+	n := min(dst.Frames(), s.block, s.b.Frames()-s.pos)
+	for c := range dst {
+		copy(dst[c][:n], s.b[c][s.pos:s.pos+n])
+	}
+	s.pos += n
+	return n, nil
+}
+
+// TestLatency sends impulses through the whole graph (denoiser included)
+// fed 10 ms at a time, as a live input arrives, and measures for each how
+// much input had to arrive before the output frame that carries it came
+// out: the processing latency, ffmpeg's and the network's buffers apart.
+// The output must carry each impulse at its own frame (the delays are
+// compensated inside).
+func TestLatency(t *testing.T) {
+	const rate = 48000
+	for _, tc := range []struct {
+		name    string
+		denoise bool
+	}{{"default", false}, {"denoise", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := audio.NewBuffer(2, 6*rate)
+			noise := testaudio.PinkNoise(in.Frames(), 0.01, 3)
+			copy(in[0], noise)
+			copy(in[1], noise)
+			var at []int
+			for k := 0; k < 40; k++ {
+				i := 2*rate + k*(rate/10+37) // at every phase of the hops
+				in[0][i], in[1][i] = 0.5, 0.5
+				at = append(at, i)
+			}
+			c := live.DefaultConfig()
+			if tc.denoise {
+				c.Denoise = &spectral.Settings{Method: spectral.Dynamic, DeverbDB: -1, ReductionDB: 6}
+			}
+			src := &trickle{b: in, rate: rate, block: rate / 100}
+			p, err := live.New(src, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// arrived[j] is how much input had arrived when output frame j
+			// came out.
+			arrived := make([]int, 0, in.Frames())
+			out := audio.NewBuffer(2, 0)
+			buf := audio.NewBuffer(2, rate/100)
+			for {
+				n, err := p.Read(buf)
+				for i := 0; i < n; i++ {
+					arrived = append(arrived, src.pos)
+				}
+				for ch := range out {
+					out[ch] = append(out[ch], buf[ch][:n]...)
+				}
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			worst := 0
+			for _, i := range at {
+				// The impulse stands out of the noise at its own frame.
+				if out[0][i] < 0.05 || math.Abs(out[0][i]) < 5*math.Abs(out[0][i-3]) {
+					t.Fatalf("impulse at %d not at its frame: %v around it", i, out[0][i-3:i+4])
+				}
+				worst = max(worst, arrived[i]-(i+1))
+			}
+			ms := 1000 * float64(worst) / rate
+			t.Logf("latency: at most %.1f ms of input before an impulse comes out (graph look-ahead %d frames)", ms, p.Latency())
+			if ms > 100 {
+				t.Errorf("latency %.1f ms, want at most 100", ms)
+			}
+		})
+	}
+}
+
+// conversation is the level-jump programme of the acceptance tests.
+func conversation(t testing.TB, rate int, seconds float64) ([]float64, []testaudio.Span, []testaudio.Turn) {
+	return testaudio.Conversation(t, rate, seconds, 4, 0.4, []float64{0, 12, 0, -12}, -40)
+}
+
+// jumpFigures measures a processed conversation: the short-term loudness
+// 5 s after every jump of the input's level, the integrated loudness, the
+// true peak and how much the ratio of speech to pause level changed.
+type jumpFigures struct {
+	worstJump, integrated, truePeak, ratioChange float64
+}
+
+func measureJumps(t testing.TB, in, out []float64, rate int, spans []testaudio.Span, turns []testaudio.Turn, target float64) jumpFigures {
+	t.Helper()
+	var f jumpFigures
+	r, err := loudness.MeasureBuffer(audio.Buffer{out}, rate, loudness.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.integrated, f.truePeak = r.Integrated, r.TruePeak
+	st := loudness.WindowLoudness(stepEnergies(t, out, rate), loudness.ShortTermSteps)
+	for _, tr := range turns[1:] {
+		k := (tr.Start+5*rate)/loudness.StepFrames(rate) - 1 // the window ending 5 s after the jump
+		if k >= len(st) {
+			break
+		}
+		f.worstJump = max(f.worstJump, math.Abs(st[k]-target))
+	}
+	pauses := testaudio.Complement(spans, len(in), rate/20)
+	ratio := func(x []float64) float64 { return testaudio.SpanDB(x, spans) - testaudio.SpanDB(x, pauses) }
+	f.ratioChange = ratio(out) - ratio(in)
+	return f
+}
+
+// stepEnergies returns the K-weighted mean square of every 100 ms step.
+func stepEnergies(t testing.TB, x []float64, rate int) []float64 {
+	var steps []float64
+	m, err := loudness.NewMeter(audio.Format{SampleRate: rate, Channels: 1}, loudness.Options{Mode: loudness.ModeM, OnStep: func(e float64) { steps = append(steps, e) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Write(audio.Buffer{x}); err != nil {
+		t.Fatal(err)
+	}
+	return steps
+}
+
+// TestLevelJumps is the acceptance test of the leveler and loudness
+// control on speech whose level jumps by +12 and -12 dB between speakers
+// (espeak-ng voices over pink noise 40 dB down): 5 s after each jump the
+// short-term loudness is within 2 LU of the target, the integrated
+// loudness within 1 LU, the true peak under maxpeak, and the pauses are
+// not raised (the speech-to-pause ratio changes by less than 1 dB). The
+// full ten minutes run without -short.
+func TestLevelJumps(t *testing.T) {
+	const rate = 48000
+	seconds := 600.0
+	if testing.Short() {
+		seconds = 120
+	}
+	in, spans, turns := conversation(t, rate, seconds)
+	c := live.DefaultConfig()
+	c.TargetLUFS, c.MaxTruePeak = -16, -1
+	p, err := live.New(audio.NewBufferSource(audio.Buffer{in}, rate), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := readAll(t, p, 480)[0]
+	f := measureJumps(t, in, out, rate, spans, turns, c.TargetLUFS)
+	t.Logf("%.0f s, %d jumps of 12 dB: short-term 5 s after a jump at most %.2f LU off the target, integrated %.2f LUFS (target %.0f), true peak %.2f dBTP (max %.0f), speech-to-pause ratio changed by %+.2f dB",
+		seconds, len(turns)-1, f.worstJump, f.integrated, c.TargetLUFS, f.truePeak, c.MaxTruePeak, f.ratioChange)
+	if f.worstJump > 2 {
+		t.Errorf("short-term loudness 5 s after a jump %.2f LU off the target, want at most 2", f.worstJump)
+	}
+	if math.Abs(f.integrated-c.TargetLUFS) > 1 {
+		t.Errorf("integrated %.2f LUFS, want within 1 LU of %v", f.integrated, c.TargetLUFS)
+	}
+	if f.truePeak > c.MaxTruePeak {
+		t.Errorf("true peak %.2f dBTP above %v", f.truePeak, c.MaxTruePeak)
+	}
+	if math.Abs(f.ratioChange) > 1 {
+		t.Errorf("speech-to-pause ratio changed by %.2f dB, want within 1", f.ratioChange)
+	}
+}
