@@ -194,7 +194,7 @@ func measureJumps(t testing.TB, in, out []float64, rate int, spans []testaudio.S
 	f.integrated, f.truePeak = r.Integrated, r.TruePeak
 	st := loudness.WindowLoudness(stepEnergies(t, out, rate), loudness.ShortTermSteps)
 	for _, tr := range turns[1:] {
-		k := (tr.Start+5*rate)/loudness.StepFrames(rate) - 1 // the window ending 5 s after the jump
+		k := (tr.Start+5*rate)/loudness.StepFrames(rate) - loudness.ShortTermSteps // the window ending 5 s after the jump
 		if k >= len(st) {
 			break
 		}
@@ -241,6 +241,16 @@ func TestLevelJumps(t *testing.T) {
 	}
 	out := readAll(t, p, 480)[0]
 	f := measureJumps(t, in, out, rate, spans, turns, c.TargetLUFS)
+	// The measure can fail: the input itself, brought to the target as a
+	// whole, misses it by the jumps.
+	ri, err := loudness.MeasureBuffer(audio.Buffer{in}, rate, loudness.Options{Mode: loudness.ModeI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := testaudio.Scale(append([]float64(nil), in...), math.Pow(10, (c.TargetLUFS-ri.Integrated)/20))
+	if fi := measureJumps(t, in, plain, rate, spans, turns, c.TargetLUFS); fi.worstJump < 5 {
+		t.Fatalf("the unleveled input is only %.2f LU off 5 s after a jump: the test measures nothing", fi.worstJump)
+	}
 	t.Logf("%.0f s, %d jumps of 12 dB: short-term 5 s after a jump at most %.2f LU off the target, integrated %.2f LUFS (target %.0f), true peak %.2f dBTP (max %.0f), speech-to-pause ratio changed by %+.2f dB",
 		seconds, len(turns)-1, f.worstJump, f.integrated, c.TargetLUFS, f.truePeak, c.MaxTruePeak, f.ratioChange)
 	if f.worstJump > 2 {
