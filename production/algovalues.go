@@ -367,3 +367,10 @@ func (a AlgorithmView) Segments(key string) []Segment {
 	x, _ := a.v[key].([]Segment)
 	return slices.Clone(x)
 }
+
+// ValidateAlgorithms checks v as the algorithms of scope, recording each
+// problem in errs under path joined with the key: for algorithm objects
+// that travel outside a production (a live stream's).
+func ValidateAlgorithms(v AlgorithmValues, scope Scope, path string, errs FieldErrors) {
+	validateAlgorithms(v, scope, path, errs)
+}

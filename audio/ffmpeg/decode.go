@@ -33,6 +33,9 @@ type Decoder struct {
 	pending  error // error seen while data was still buffered
 	err      error // sticky terminal error, io.EOF at the end
 	closed   bool
+	// live returns what the pipe holds instead of waiting for a whole
+	// request: a live input delivers in real time.
+	live bool
 }
 
 // headLimit is how much of a non-seekable stream is held in memory so that
@@ -148,7 +151,7 @@ func (d *Decoder) Read(dst audio.Buffer) (int, error) {
 	// Fill until the request can be served, the buffer is full, or the
 	// pipe ends; a pipe read returns what is there, so this blocks only
 	// while ffmpeg has produced less than one block.
-	for (d.hi-d.lo)/d.frameLen < want && d.pending == nil {
+	for (d.hi-d.lo)/d.frameLen < want && d.pending == nil && !(d.live && d.hi-d.lo >= d.frameLen) {
 		if d.lo > 0 {
 			d.hi = copy(d.raw, d.raw[d.lo:d.hi])
 			d.lo = 0

@@ -1,0 +1,32 @@
+package icecast_test
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/audiopost/audiopost/internal/icecast"
+	"github.com/audiopost/audiopost/internal/testaudio"
+)
+
+// TestPushAndRestart pushes a tone into a mount, finds it served, and
+// finds the mount gone after a restart of the server until it is pushed
+// again.
+func TestPushAndRestart(t *testing.T) {
+	s := icecast.Start(t)
+	ff := testaudio.NeedTool(t, "ffmpeg")
+	tone := filepath.Join(t.TempDir(), "tone.wav")
+	if out, err := exec.Command(ff, "-v", "error", "-f", "lavfi", "-i", "sine=f=440:d=2", tone).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	p := s.Push(t, "/tone.mp3", tone, 128, true)
+	s.WaitMount(ctx, "/tone.mp3")
+	s.Restart()
+	<-p.Done() // the server went away under the pusher
+	s.Push(t, "/tone.mp3", tone, 128, true)
+	s.WaitMount(ctx, "/tone.mp3")
+}
