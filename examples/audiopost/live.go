@@ -193,4 +193,3 @@ func printLiveStatus(w io.Writer, st livestream.Status, asJSON bool) {
 		st.Uptime.Truncate(time.Second), cell(st.Stats.Momentary), cell(st.Stats.ShortTerm), cell(st.Stats.Integrated),
 		cell(st.Stats.TruePeak), st.Stats.GainDB, src, strings.Join(dst, ", "))
 }
-
