@@ -340,7 +340,7 @@ func (s *Stream) readSource(ctx context.Context) {
 		}
 		msg := "source ended"
 		if err != nil && !errors.Is(err, io.EOF) {
-			msg = err.Error()
+			msg = redactText(err.Error())
 		}
 		s.log.Warn("live source down", "source", redact(s.spec.Source), "err", msg)
 		s.update(func(st *Status) { st.Source.LastError = msg })
@@ -613,7 +613,7 @@ func (d *destination) run(ctx context.Context, i int) {
 		}
 		msg := "destination closed"
 		if err != nil {
-			msg = err.Error()
+			msg = redactText(err.Error())
 		}
 		s.log.Warn("live destination down", "destination", redact(d.d.URL), "err", msg, "retry_in", backoff)
 		now := s.clock.Now()

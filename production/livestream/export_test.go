@@ -1,0 +1,6 @@
+package livestream
+
+var (
+	Redact     = redact
+	RedactText = redactText
+)
