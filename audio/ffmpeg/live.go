@@ -88,6 +88,10 @@ var liveFormats = map[string]struct {
 	"wav":    {"pcm_s16le", "wav", "audio/wav", 0},
 }
 
+// LiveBitrate returns the bitrate in kbps a live output of format gets
+// when none is asked for: 0 for the lossless ones and unknown formats.
+func LiveBitrate(format string) int { return liveFormats[format].defaultKbps }
+
 // LiveFormats returns the output formats LiveOutput encodes.
 func LiveFormats() []string {
 	return []string{"mp3", "aac", "opus", "vorbis", "flac", "wav"}

@@ -26,6 +26,9 @@ type LevelerOptions struct {
 	Lookahead float64
 	// MaxGainDB bounds boost and cut; 0 means 20.
 	MaxGainDB float64
+	// DualMono measures a mono stream as two channels (+3 LU), as the
+	// output's meter does.
+	DualMono bool
 }
 
 // DefaultLookahead is the leveler's look-ahead in seconds: enough that a
@@ -38,11 +41,14 @@ const DefaultLookahead = 0.02
 // like BS.1770's integrated loudness, but over the recent past only.
 const (
 	// A hop counts as programme when the momentary loudness (400 ms)
-	// ending at it is above absGate and no more than relGate below the
-	// current speech level; pauses, room tone and noise fall below and
-	// freeze every estimate, so nothing is raised in a pause.
+	// ending at it is above absGate, the loudness of the last 100 ms no
+	// more than relGate below the current speech level, and the hop's own
+	// no more than hopGate below it; pauses, room tone and noise fall
+	// below and freeze every estimate. (With the 400 ms window alone, the
+	// first 400 ms of every pause counted as speech.)
 	absGate = -55.0
 	relGate = 20.0
+	hopGate = 30.0
 	// levWindow is the speech the level is measured over, in seconds of
 	// programme (pauses excluded): the leveler follows a change of
 	// speaker within about that much speech.
@@ -54,6 +60,7 @@ const (
 	// cuts quicker than boosts.
 	cutTau   = 0.15
 	boostTau = 0.4
+	pauseTau = 0.03
 	// The loudness control measures the output's gated loudness over the
 	// last trimWindow seconds, every trimEvery seconds, and moves its trim
 	// by the error over trimTau seconds, within +-maxTrim dB, applied
@@ -109,14 +116,18 @@ type Leveler struct {
 	// levWindow seconds of programme.
 	win               []float64
 	winLen            []int
+	winGain           []float64 // hop energy times the gain it got
+	winG2             float64
 	winAt, winN       int
 	winSum            float64
 	winFrames         int64
 	lev, ref          float64 // dB; NaN until defined
 	trim              float64
-	gain              float64 // applied dB
+	gain              float64 // speech gain, dB
+	dip               float64 // the pause's dip under it, dB
 	maxBoost, maxCut  float64
 	refA, cutA, boost float64
+	pauseA            float64
 
 	// Gains of the latest hops: (input frame where the hop ended, linear
 	// gain from then on), a ring.
@@ -135,7 +146,29 @@ type Leveler struct {
 
 	active bool
 	frozen int64 // hops frozen (pause) so far
+
+	// What the nodes after the leveler (compressor, limiter) take from
+	// the speech: per hop, the energy the leveler sent (pred) and whether
+	// it was speech; the output's energy of the same hops (Observe) over
+	// the last levWindow of speech; and the resulting reduction in dB by
+	// output hop, which the leveler uses reductionDelay hops later.
+	pred      [512]float64
+	predAct   [512]bool
+	outHops   int64
+	redOut    []float64
+	redPred   []float64
+	redAt     int
+	redN      int
+	redOutSum float64
+	redPreSum float64
+	reduction [512]float64
 }
+
+// reductionDelay is how many hops after the output measured it the
+// leveler uses the reduction of the nodes after it: more than any
+// read-ahead of those nodes (a 4096-frame read at 8 kHz is 52 hops), so
+// that the output does not depend on block sizes.
+const reductionDelay = 100
 
 type pendingTrim struct {
 	at   int64 // hop from which it applies
@@ -166,7 +199,7 @@ func NewLeveler(src audio.Source, o LevelerOptions) (*Leveler, error) {
 	}
 	l := &Leveler{src: src, ch: f.Channels, rate: f.SampleRate, o: o, lev: math.NaN(), ref: math.NaN()}
 	l.la = int(math.Round(o.Lookahead * float64(f.SampleRate)))
-	m, err := loudness.NewMeter(f, loudness.Options{Mode: loudness.ModeM, OnHop: l.onHop})
+	m, err := loudness.NewMeter(f, loudness.Options{Mode: loudness.ModeM, OnHop: l.onHop, DualMono: o.DualMono})
 	if err != nil {
 		return nil, err
 	}
@@ -188,15 +221,17 @@ func NewLeveler(src audio.Source, o LevelerOptions) (*Leveler, error) {
 	l.view = make(audio.Buffer, f.Channels)
 	hopSec := float64(l.hopStart[loudness.StepHops]) / float64(loudness.StepHops) / float64(f.SampleRate)
 	n := int(math.Round(levWindow / hopSec))
-	l.win, l.winLen = make([]float64, n), make([]int, n)
+	l.win, l.winLen, l.winGain = make([]float64, n), make([]int, n), make([]float64, n)
 	l.refA = 1 - math.Exp(-hopSec/refTau)
 	l.cutA = 1 - math.Exp(-hopSec/cutTau)
+	l.pauseA = 1 - math.Exp(-hopSec/pauseTau)
 	l.boost = 1 - math.Exp(-hopSec/boostTau)
 	l.maxBoost, l.maxCut = o.MaxGainDB, o.MaxGainDB
 	if o.Normalize {
 		// The distance to the target comes on top of the leveling.
 		l.maxBoost, l.maxCut = o.MaxGainDB+10, o.MaxGainDB+20
 	}
+	l.redOut, l.redPred = make([]float64, n), make([]float64, n)
 	l.outSteps = make([]float64, int(trimWindow*10))
 	l.stepScr = make([]float64, len(l.outSteps))
 	l.stepsTrim = int(trimEvery * 10)
@@ -216,7 +251,7 @@ func (l *Leveler) Format() audio.Format { return l.src.Format() }
 func (l *Leveler) Latency() int { return l.la }
 
 // GainDB returns the gain applied at the latest hop in dB.
-func (l *Leveler) GainDB() float64 { return l.gain }
+func (l *Leveler) GainDB() float64 { return l.gain + l.dip }
 
 // LevelLUFS returns the speech level the leveler measures on its input
 // (-Inf before any speech).
@@ -351,22 +386,31 @@ func (l *Leveler) onHop(sum float64) {
 	end := l.hopEnd
 	l.hopEnd += int64(l.hopStart[(k+1)%loudness.StepHops+1] - l.hopStart[(k+1)%loudness.StepHops])
 
-	var ms float64
-	var mf int
-	for s := range l.hopSum {
-		ms += l.hopSum[s]
-		mf += l.hopLen[s]
+	var ms, ss float64
+	var mf, sf int
+	for k := range l.hopSum {
+		ms += l.hopSum[k]
+		mf += l.hopLen[k]
+		if age := (slot - k + 40) % 40; age < 10 {
+			ss += l.hopSum[k]
+			sf += l.hopLen[k]
+		}
 	}
 	mom := loudness.EnergyLUFS(ms / float64(mf))
-	l.active = mom > absGate && (math.IsNaN(l.lev) || mom > l.lev-relGate)
+	short := loudness.EnergyLUFS(ss / float64(sf))
+	own := loudness.EnergyLUFS(sum / float64(frames))
+	l.active = mom > absGate && (math.IsNaN(l.lev) || short > l.lev-relGate && own > l.lev-hopGate)
 	if l.active {
+		g2 := sum * math.Pow(10, (l.gain+l.dip)/10)
 		if l.winN == len(l.win) {
 			l.winSum -= l.win[l.winAt]
+			l.winG2 -= l.winGain[l.winAt]
 			l.winFrames -= int64(l.winLen[l.winAt])
 		} else {
 			l.winN++
 		}
-		l.win[l.winAt], l.winLen[l.winAt] = sum, frames
+		l.win[l.winAt], l.winLen[l.winAt], l.winGain[l.winAt] = sum, frames, g2
+		l.winG2 += g2
 		l.winSum += sum
 		l.winFrames += int64(frames)
 		l.winAt = (l.winAt + 1) % len(l.win)
@@ -401,9 +445,56 @@ func (l *Leveler) onHop(sum float64) {
 		// Boosts wait for programme: a pause keeps the gain it had.
 		l.gain += (want - l.gain) * l.boost
 	}
+	// In a pause the gain dips to what the speech before it got on
+	// average (by energy), less what the compressor and limiter after the
+	// leveler took from that speech: the level falls toward the end of
+	// phrases and the gain rises with it, and the limiter lowers the
+	// speech's peaks but not the pause; either would raise the pause
+	// against its neighbours. The dip is quick (inaudible on a pause) and
+	// so is its return when the speech goes on.
+	dip := 0.0
+	if !l.active && l.winSum > 0 {
+		avg := 10 * math.Log10(l.winG2/l.winSum)
+		if k := l.hops - 1 - reductionDelay; k >= 0 && k < l.outHops && k > l.outHops-512 {
+			avg += l.reduction[k&511]
+		}
+		dip = min(0, avg-l.gain)
+	}
+	l.dip += (dip - l.dip) * l.pauseA
 	slot = int(l.gHead & 255)
-	l.gEnd[slot], l.gLin[slot] = end, dsp.DBToGain(l.gain)
+	l.gEnd[slot], l.gLin[slot] = end, dsp.DBToGain(l.gain+l.dip)
 	l.gHead++
+	h := (l.hops - 1) & 511
+	l.pred[h], l.predAct[h] = sum*l.gLin[slot]*l.gLin[slot], l.active
+}
+
+// Observe gives the leveler the K-weighted sum of squares of the next
+// 10 ms hop of the final output (a loudness.Meter's OnHop, with the
+// leveler's DualMono, on the stream after the nodes that follow it), so
+// that it knows how much those nodes lower the speech (see the pause rule
+// in the package documentation).
+func (l *Leveler) Observe(sum float64) {
+	k := l.outHops
+	l.outHops++
+	red := 0.0
+	if k < l.hops && k > l.hops-512 && l.predAct[k&511] {
+		if l.redN == len(l.redOut) {
+			l.redOutSum -= l.redOut[l.redAt]
+			l.redPreSum -= l.redPred[l.redAt]
+		} else {
+			l.redN++
+		}
+		l.redOut[l.redAt], l.redPred[l.redAt] = sum, l.pred[k&511]
+		l.redOutSum += sum
+		l.redPreSum += l.pred[k&511]
+		l.redAt = (l.redAt + 1) % len(l.redOut)
+	}
+	if l.redOutSum > 0 && l.redPreSum > 0 {
+		// Whole hundredths of a dB, as the trim: the sums round with the
+		// block sizes.
+		red = math.Round(min(0, 10*math.Log10(l.redOutSum/l.redPreSum))*100) / 100
+	}
+	l.reduction[k&511] = red
 }
 
 // Feedback gives the loudness control the K-weighted mean square of the

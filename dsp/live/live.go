@@ -171,7 +171,7 @@ func New(src audio.Source, c Config) (*Processor, error) {
 		strength = 0
 	}
 	if c.Leveler || c.Normalize {
-		lv, err := NewLeveler(s, LevelerOptions{Strength: strength, Normalize: c.Normalize, TargetLUFS: c.TargetLUFS, Lookahead: c.Lookahead})
+		lv, err := NewLeveler(s, LevelerOptions{Strength: strength, Normalize: c.Normalize, TargetLUFS: c.TargetLUFS, Lookahead: c.Lookahead, DualMono: c.DualMono})
 		if err != nil {
 			return nil, err
 		}
@@ -205,6 +205,9 @@ func New(src audio.Source, c Config) (*Processor, error) {
 	p.latency += lim.Latency()
 	p.out = lim
 	opts := loudness.Options{Mode: loudness.ModeM | loudness.ModeS | loudness.ModeI | loudness.ModeTruePeak, DualMono: c.DualMono, OnStep: p.onStep}
+	if p.lev != nil {
+		opts.OnHop = p.lev.Observe
+	}
 	if p.meter, err = loudness.NewMeter(f, opts); err != nil {
 		return nil, err
 	}

@@ -177,48 +177,6 @@ func conversation(t testing.TB, rate int, seconds float64) ([]float64, []testaud
 	return testaudio.Conversation(t, rate, seconds, 4, 0.4, []float64{0, 12, 0, -12}, -40)
 }
 
-// jumpFigures measures a processed conversation: the short-term loudness
-// 5 s after every jump of the input's level, the integrated loudness, the
-// true peak and how much the ratio of speech to pause level changed.
-type jumpFigures struct {
-	worstJump, integrated, truePeak, ratioChange float64
-}
-
-func measureJumps(t testing.TB, in, out []float64, rate int, spans []testaudio.Span, turns []testaudio.Turn, target float64) jumpFigures {
-	t.Helper()
-	var f jumpFigures
-	r, err := loudness.MeasureBuffer(audio.Buffer{out}, rate, loudness.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.integrated, f.truePeak = r.Integrated, r.TruePeak
-	st := loudness.WindowLoudness(stepEnergies(t, out, rate), loudness.ShortTermSteps)
-	for _, tr := range turns[1:] {
-		k := (tr.Start+5*rate)/loudness.StepFrames(rate) - loudness.ShortTermSteps // the window ending 5 s after the jump
-		if k >= len(st) {
-			break
-		}
-		f.worstJump = max(f.worstJump, math.Abs(st[k]-target))
-	}
-	pauses := testaudio.Complement(spans, len(in), rate/20)
-	ratio := func(x []float64) float64 { return testaudio.SpanDB(x, spans) - testaudio.SpanDB(x, pauses) }
-	f.ratioChange = ratio(out) - ratio(in)
-	return f
-}
-
-// stepEnergies returns the K-weighted mean square of every 100 ms step.
-func stepEnergies(t testing.TB, x []float64, rate int) []float64 {
-	var steps []float64
-	m, err := loudness.NewMeter(audio.Format{SampleRate: rate, Channels: 1}, loudness.Options{Mode: loudness.ModeM, OnStep: func(e float64) { steps = append(steps, e) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Write(audio.Buffer{x}); err != nil {
-		t.Fatal(err)
-	}
-	return steps
-}
-
 // TestLevelJumps is the acceptance test of the leveler and loudness
 // control on speech whose level jumps by +12 and -12 dB between speakers
 // (espeak-ng voices over pink noise 40 dB down): 5 s after each jump the
@@ -240,7 +198,7 @@ func TestLevelJumps(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := readAll(t, p, 480)[0]
-	f := measureJumps(t, in, out, rate, spans, turns, c.TargetLUFS)
+	f := testaudio.MeasureTurns(t, in, out, rate, spans, turns, c.TargetLUFS, false)
 	// The measure can fail: the input itself, brought to the target as a
 	// whole, misses it by the jumps.
 	ri, err := loudness.MeasureBuffer(audio.Buffer{in}, rate, loudness.Options{Mode: loudness.ModeI})
@@ -248,21 +206,21 @@ func TestLevelJumps(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := testaudio.Scale(append([]float64(nil), in...), math.Pow(10, (c.TargetLUFS-ri.Integrated)/20))
-	if fi := measureJumps(t, in, plain, rate, spans, turns, c.TargetLUFS); fi.worstJump < 5 {
-		t.Fatalf("the unleveled input is only %.2f LU off 5 s after a jump: the test measures nothing", fi.worstJump)
+	if fi := testaudio.MeasureTurns(t, in, plain, rate, spans, turns, c.TargetLUFS, false); fi.WorstJump < 5 {
+		t.Fatalf("the unleveled input is only %.2f LU off 5 s after a jump: the test measures nothing", fi.WorstJump)
 	}
-	t.Logf("%.0f s, %d jumps of 12 dB: short-term 5 s after a jump at most %.2f LU off the target, integrated %.2f LUFS (target %.0f), true peak %.2f dBTP (max %.0f), speech-to-pause ratio changed by %+.2f dB",
-		seconds, len(turns)-1, f.worstJump, f.integrated, c.TargetLUFS, f.truePeak, c.MaxTruePeak, f.ratioChange)
-	if f.worstJump > 2 {
-		t.Errorf("short-term loudness 5 s after a jump %.2f LU off the target, want at most 2", f.worstJump)
+	t.Logf("%.0f s, %d jumps of 12 dB: short-term 5 s after a jump at most %.2f LU off the target, integrated %.2f LUFS (target %.0f), true peak %.2f dBTP (max %.0f), speech-to-pause ratio changed by %+.2f dB, short-term spread %.2f LU",
+		seconds, len(turns)-1, f.WorstJump, f.Integrated, c.TargetLUFS, f.TruePeak, c.MaxTruePeak, f.RatioChange, f.ShortTermSpread)
+	if f.WorstJump > 2 {
+		t.Errorf("short-term loudness 5 s after a jump %.2f LU off the target, want at most 2", f.WorstJump)
 	}
-	if math.Abs(f.integrated-c.TargetLUFS) > 1 {
-		t.Errorf("integrated %.2f LUFS, want within 1 LU of %v", f.integrated, c.TargetLUFS)
+	if math.Abs(f.Integrated-c.TargetLUFS) > 1 {
+		t.Errorf("integrated %.2f LUFS, want within 1 LU of %v", f.Integrated, c.TargetLUFS)
 	}
-	if f.truePeak > c.MaxTruePeak {
-		t.Errorf("true peak %.2f dBTP above %v", f.truePeak, c.MaxTruePeak)
+	if f.TruePeak > c.MaxTruePeak {
+		t.Errorf("true peak %.2f dBTP above %v", f.TruePeak, c.MaxTruePeak)
 	}
-	if math.Abs(f.ratioChange) > 1 {
-		t.Errorf("speech-to-pause ratio changed by %.2f dB, want within 1", f.ratioChange)
+	if math.Abs(f.RatioChange) > 1 {
+		t.Errorf("speech-to-pause ratio changed by %.2f dB, want within 1", f.RatioChange)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/ffmpeg"
 	"github.com/audiopost/audiopost/dsp/live"
+	"github.com/audiopost/audiopost/production/engine"
 )
 
 // Clock is the time a Stream reads and waits on; tests inject their own.
@@ -54,7 +55,10 @@ type Spec struct {
 	Realtime bool
 	// Destinations are the outputs, at least one.
 	Destinations []Destination
-	// Config is the live graph's settings.
+	// Config is the live graph's settings. A zero Headroom takes the
+	// largest true-peak rise of the lossy destinations' codecs (the
+	// production engine's codec table), so the decoded outputs meet
+	// MaxTruePeak.
 	Config live.Config
 	// Fallback, when not empty, is a file played (looped) while the
 	// source is down; otherwise the destinations get silence.
@@ -192,6 +196,9 @@ func Start(ctx context.Context, spec Spec, opts Options) (*Stream, error) {
 	if err := f.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSpec, err)
 	}
+	if spec.Config.Headroom == 0 {
+		spec.Config.Headroom = headroom(spec.Destinations, f.Channels)
+	}
 	if opts.Clock == nil {
 		opts.Clock = realClock{}
 	}
@@ -270,6 +277,23 @@ func Start(ctx context.Context, spec Spec, opts Options) (*Stream, error) {
 		close(s.done)
 	}()
 	return s, nil
+}
+
+// headroom is the true-peak headroom the limiter keeps under maxpeak for
+// the lossy destinations: the largest peak rise of their codecs.
+func headroom(dests []Destination, channels int) float64 {
+	h := 0.0
+	for _, d := range dests {
+		if ffmpeg.LiveBitrate(d.Format) == 0 {
+			continue // lossless
+		}
+		kbps := d.Bitrate
+		if kbps == 0 {
+			kbps = ffmpeg.LiveBitrate(d.Format)
+		}
+		h = max(h, engine.CodecPeakRise(d.Format, kbps, channels))
+	}
+	return h
 }
 
 func validFormat(f string) bool {

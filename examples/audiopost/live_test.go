@@ -1,0 +1,263 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/ffmpeg"
+	"github.com/audiopost/audiopost/internal/icecast"
+	"github.com/audiopost/audiopost/internal/testaudio"
+)
+
+// recorder reads a mount as a listener does, keeping the first channel.
+type recorder struct {
+	mu    sync.Mutex
+	x     []float64
+	first time.Time // when the first frame arrived
+	done  chan struct{}
+}
+
+func record(ctx context.Context, url string) *recorder {
+	r := &recorder{done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		for ctx.Err() == nil {
+			d, err := ffmpeg.OpenLive(ctx, url, ffmpeg.LiveInput{Format: audio.Format{SampleRate: 48000, Channels: 2}})
+			if err == nil {
+				buf := audio.NewBuffer(2, 4800)
+				for {
+					n, err := d.Read(buf)
+					r.mu.Lock()
+					if n > 0 && r.first.IsZero() {
+						r.first = time.Now()
+					}
+					r.x = append(r.x, buf[0][:n]...)
+					r.mu.Unlock()
+					if err != nil {
+						break
+					}
+				}
+				d.Close()
+			}
+			r.mu.Lock()
+			started := !r.first.IsZero()
+			r.mu.Unlock()
+			if started {
+				return // one uninterrupted recording
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	return r
+}
+
+// envelope is the RMS of every 10 ms of x, less its mean.
+func envelope(x []float64) []float64 {
+	const hop = 480
+	e := make([]float64, len(x)/hop)
+	var mean float64
+	for i := range e {
+		e[i] = testaudio.RMS(x[i*hop : (i+1)*hop])
+		mean += e[i] / float64(len(e))
+	}
+	for i := range e {
+		e[i] -= mean
+	}
+	return e
+}
+
+// align returns the recording rec laid out on the programme's frames
+// (zeros where it has nothing) and where in the programme it starts.
+func align(prog, rec []float64) ([]float64, int) {
+	// rec[i] is prog[i+off]: find off on 10 ms envelopes.
+	d := testaudio.Lag(envelope(prog), envelope(rec), len(prog)/480)
+	off := -d * 480
+	out := make([]float64, len(prog))
+	for i, v := range rec {
+		if j := i + off; j >= 0 && j < len(out) {
+			out[j] = v
+		}
+	}
+	return out, off
+}
+
+// liquidsoapPeer runs Liquidsoap on the source mount, through its
+// normalize() (the LUFS mode, toward the same target, with our gain range)
+// and its limiter at maxpeak, out to mount.
+func liquidsoapPeer(t *testing.T, srv *icecast.Server, in, out string, target, maxpeak float64, kbps int) {
+	t.Helper()
+	liq := testaudio.NeedTool(t, "liquidsoap")
+	script := fmt.Sprintf(`settings.init.allow_root.set(true)
+settings.log.stdout.set(true)
+settings.log.file.set(false)
+settings.log.level.set(3)
+s = input.http(%q)
+s = normalize(target=%.1f, lufs=true, gain_min=-20., gain_max=20., s)
+s = limit(threshold=%.1f, s)
+output.icecast(%%mp3(bitrate=%d), host="127.0.0.1", port=%d, password=%q, mount=%q, mksafe(s))
+`, srv.HTTP(in), target, maxpeak, kbps, srv.Port, icecast.Password, out)
+	path := filepath.Join(t.TempDir(), "peer.liq")
+	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(liq, path)
+	logf, _ := os.Create(filepath.Join(t.TempDir(), "liquidsoap.log"))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		logf.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logf.Name())
+			t.Logf("liquidsoap's log:\n%s", b)
+		}
+	})
+}
+
+// TestLiveThroughIcecast is the end-to-end test of `audiopost live`:
+// ffmpeg pushes a programme (espeak-ng speakers whose level jumps by +12
+// and -12 dB between turns, over pink noise 40 dB down) into an Icecast
+// mount, `audiopost live` reads it and writes another mount, and the test
+// reads that mount back and measures it with our meter: 5 s after each
+// jump the short-term loudness is within 2 LU of the target, the true
+// peak of the decoded MP3 stays under maxpeak, and pauses are not raised.
+// Liquidsoap runs beside it on the same input (normalize() and its
+// limiter): ours must show the smaller spread of short-term loudness and
+// no true-peak overs. The programme lasts AUDIOPOST_LIVE_SECONDS (default
+// 45) of real time.
+func TestLiveThroughIcecast(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real servers in real time")
+	}
+	seconds := 45
+	if s, err := strconv.Atoi(os.Getenv("AUDIOPOST_LIVE_SECONDS")); err == nil && s > 0 {
+		seconds = s
+	}
+	const rate, target, maxpeak, kbps, preroll = 48000, -16.0, -1.0, 256, 6
+	prog, spans, turns := testaudio.Conversation(t, rate, float64(seconds), 3, 0.4, []float64{0, 12, 0, -12}, -40)
+	// Silence first, while the mounts, the stream, Liquidsoap and the
+	// recorders connect.
+	lead := make([]float64, preroll*rate)
+	prog = append(lead, prog...)
+	for i := range spans {
+		spans[i].Start += len(lead)
+		spans[i].End += len(lead)
+	}
+	for i := range turns {
+		turns[i].Start += len(lead)
+	}
+	file := filepath.Join(t.TempDir(), "programme.wav")
+	testaudio.WriteWAVBits(t, file, [][]float64{prog, prog}, rate, 24)
+
+	srv := icecast.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(seconds+90)*time.Second)
+	defer cancel()
+	// Liquidsoap takes seconds to start: it waits for its input and sends
+	// silence meanwhile.
+	liquidsoapPeer(t, srv, "/in.mp3", "/liq.mp3", target, maxpeak, kbps)
+	srv.WaitMount(ctx, "/liq.mp3")
+	rctx, rstop := context.WithCancel(ctx)
+	peer := record(rctx, srv.HTTP("/liq.mp3"))
+	// The input as the stream gets it, MP3 and all: the reference of the
+	// speech-to-pause ratio.
+	input := record(rctx, srv.HTTP("/in.mp3"))
+	pushed := time.Now()
+	p := srv.Push(t, "/in.mp3", file, 320, false)
+	srv.WaitMount(ctx, "/in.mp3")
+
+	lctx, stop := context.WithCancel(ctx)
+	liveErr := make(chan error, 1)
+	go func() {
+		liveErr <- run(lctx, []string{"live", "-i", srv.HTTP("/in.mp3"), "-bitrate", strconv.Itoa(kbps), "-o", srv.Source("/out.mp3"),
+			"-algorithms", fmt.Sprintf(`{"loudnesstarget": %g, "maxpeak": %g}`, target, maxpeak), "-status", "0"}, os.Stdout, os.Stderr)
+	}()
+	srv.WaitMount(ctx, "/out.mp3")
+	ours := record(rctx, srv.HTTP("/out.mp3"))
+	select {
+	case <-p.Done():
+	case <-ctx.Done():
+		t.Fatal("the programme did not end in time")
+	}
+	// The tail still on its way through the stream, Liquidsoap's buffers
+	// and the server.
+	time.Sleep(5 * time.Second)
+	rstop()
+	<-ours.done
+	<-peer.done
+	<-input.done
+	if len(input.x) < (seconds-5)*rate {
+		t.Fatalf("input: recorded only %.1f s", float64(len(input.x))/rate)
+	}
+	in, _ := align(prog, input.x)
+	stop()
+	if err := <-liveErr; err != nil {
+		t.Fatalf("audiopost live: %v", err)
+	}
+
+	measure := func(name string, r *recorder) testaudio.TurnFigures {
+		if len(r.x) < (seconds-5)*rate {
+			t.Fatalf("%s: recorded only %.1f s", name, float64(len(r.x))/rate)
+		}
+		out, off := align(prog, r.x)
+		// Measure where the recording covers the programme: from the
+		// first turn on (the pre-roll is silence).
+		if off > len(lead) {
+			t.Fatalf("%s: the recording starts %.1f s into the programme, after its pre-roll", name, float64(off)/rate)
+		}
+		end := min(len(prog), off+len(r.x))
+		f := testaudio.MeasureTurns(t, in[len(lead):end], out[len(lead):end], rate, shift(spans, len(lead), end), shiftTurns(turns, len(lead), end), target, true)
+		delay := r.first.Sub(pushed).Seconds() - float64(off)/rate
+		t.Logf("%s: short-term 5 s after a jump at most %.2f LU off, integrated %.2f LUFS, true peak %.2f dBTP, speech-to-pause ratio %+.2f dB, short-term spread %.2f LU; end to end through Icecast %.2f s",
+			name, f.WorstJump, f.Integrated, f.TruePeak, f.RatioChange, f.ShortTermSpread, delay)
+		return f
+	}
+	f, l := measure("audiopost", ours), measure("liquidsoap", peer)
+	if f.WorstJump > 2 {
+		t.Errorf("short-term loudness %.2f LU off the target 5 s after a jump, want at most 2", f.WorstJump)
+	}
+	if f.TruePeak > maxpeak {
+		t.Errorf("true peak of the decoded output %.2f dBTP, above %v", f.TruePeak, maxpeak)
+	}
+	if math.Abs(f.RatioChange) > 1 {
+		t.Errorf("speech-to-pause ratio changed by %.2f dB, want within 1", f.RatioChange)
+	}
+	if f.ShortTermSpread >= l.ShortTermSpread {
+		t.Errorf("short-term spread %.2f LU, Liquidsoap's %.2f: want ours smaller", f.ShortTermSpread, l.ShortTermSpread)
+	}
+}
+
+// shift moves spans by -by frames and keeps those inside [0, end-by).
+func shift(spans []testaudio.Span, by, end int) []testaudio.Span {
+	var out []testaudio.Span
+	for _, s := range spans {
+		if s.End <= end {
+			out = append(out, testaudio.Span{Start: s.Start - by, End: s.End - by})
+		}
+	}
+	return out
+}
+
+func shiftTurns(turns []testaudio.Turn, by, end int) []testaudio.Turn {
+	var out []testaudio.Turn
+	for _, tr := range turns {
+		if tr.Start < end {
+			out = append(out, testaudio.Turn{Start: tr.Start - by, GainDB: tr.GainDB})
+		}
+	}
+	return out
+}
