@@ -53,14 +53,18 @@ const (
 	// programme (pauses excluded): the leveler follows a change of
 	// speaker within about that much speech.
 	levWindow = 2.0
+	// quieterDB is how much quieter than the window's level its recent
+	// half must be to count as a quieter speaker.
+	quieterDB = 4.0
 	// refTau is the time constant, in seconds of programme, of the
 	// programme's common level that the leveler evens toward.
 	refTau = 15.0
 	// The applied gain follows the computed one with these time constants:
 	// cuts quicker than boosts.
 	cutTau   = 0.15
-	boostTau = 0.4
+	boostTau = 0.25
 	pauseTau = 0.03
+	maxDip   = 2.0
 	// The loudness control measures the output's gated loudness over the
 	// last trimWindow seconds, every trimEvery seconds, and moves its trim
 	// by the error over trimTau seconds, within +-maxTrim dB, applied
@@ -116,6 +120,8 @@ type Leveler struct {
 	// levWindow seconds of programme.
 	win               []float64
 	winLen            []int
+	recSum            float64 // the window's recent half
+	recFrames         int64
 	winGain           []float64 // hop energy times the gain it got
 	winG2             float64
 	winAt, winN       int
@@ -413,9 +419,24 @@ func (l *Leveler) onHop(sum float64) {
 		l.winG2 += g2
 		l.winSum += sum
 		l.winFrames += int64(frames)
+		// The recent half of the window.
+		half := len(l.win) / 2
+		if l.winN > half {
+			old := (l.winAt - half + len(l.win)) % len(l.win)
+			l.recSum -= l.win[old]
+			l.recFrames -= int64(l.winLen[old])
+		}
+		l.recSum += sum
+		l.recFrames += int64(frames)
 		l.winAt = (l.winAt + 1) % len(l.win)
 		if l.winN >= 40 { // 400 ms of programme before the first estimate
 			l.lev = loudness.EnergyLUFS(max(l.winSum, 0) / float64(l.winFrames))
+			// The loud past dominates an energy mean until it has left the
+			// window: when the last second is clearly quieter, a quieter
+			// speaker has taken over, and the last second is the level.
+			if rec := loudness.EnergyLUFS(max(l.recSum, 0) / float64(l.recFrames)); l.winN > half && rec < l.lev-quieterDB {
+				l.lev = rec
+			}
 			if math.IsNaN(l.ref) {
 				l.ref = l.lev
 			}
@@ -454,11 +475,13 @@ func (l *Leveler) onHop(sum float64) {
 	// so is its return when the speech goes on.
 	dip := 0.0
 	if !l.active && l.winSum > 0 {
-		avg := 10 * math.Log10(l.winG2/l.winSum)
+		// The rise at the phrase's end counts up to maxDip: more is the
+		// leveler following a new, quieter speaker, whose pauses (and
+		// quieter syllables) must not be held at the last speaker's gain.
+		dip = max(-maxDip, min(0, 10*math.Log10(l.winG2/l.winSum)-l.gain))
 		if k := l.hops - 1 - reductionDelay; k >= 0 && k < l.outHops && k > l.outHops-512 {
-			avg += l.reduction[k&511]
+			dip += l.reduction[k&511]
 		}
-		dip = min(0, avg-l.gain)
 	}
 	l.dip += (dip - l.dip) * l.pauseA
 	slot = int(l.gHead & 255)

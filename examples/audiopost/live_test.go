@@ -139,12 +139,12 @@ output.icecast(%%mp3(bitrate=%d), host="127.0.0.1", port=%d, password=%q, mount=
 // Liquidsoap runs beside it on the same input (normalize() and its
 // limiter): ours must show the smaller spread of short-term loudness and
 // no true-peak overs. The programme lasts AUDIOPOST_LIVE_SECONDS (default
-// 45) of real time.
+// 30) of real time.
 func TestLiveThroughIcecast(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real servers in real time")
 	}
-	seconds := 45
+	seconds := 30
 	if s, err := strconv.Atoi(os.Getenv("AUDIOPOST_LIVE_SECONDS")); err == nil && s > 0 {
 		seconds = s
 	}
