@@ -37,9 +37,24 @@ type Store interface {
 	Close() error
 }
 
+// LiveFigures keeps the latest figures of each running live stream (a
+// JSON document the worker running it replaces every few seconds), apart
+// from the stream's versioned document, which its owner edits.
+type LiveFigures interface {
+	// PutLiveFigures stores doc as the figures of the owner's live stream
+	// uuid, replacing what was there.
+	PutLiveFigures(ctx context.Context, owner, uuid string, doc []byte) error
+	// GetLiveFigures returns the figures and when they were stored;
+	// ErrNotFound when there are none.
+	GetLiveFigures(ctx context.Context, owner, uuid string) ([]byte, time.Time, error)
+	// DeleteLiveFigures removes them (no error when there are none).
+	DeleteLiveFigures(ctx context.Context, owner, uuid string) error
+}
+
 // Tx is every repository, bound to one transaction inside Store.WithTx (or
 // to the store itself outside of it).
 type Tx interface {
+	LiveFigures
 	Users
 	Credits
 	APIKeys
@@ -237,6 +252,9 @@ type Kind string
 const (
 	KindProduction Kind = "production"
 	KindPreset     Kind = "preset"
+	// KindLiveStream is a live stream (package production/livestream):
+	// its document is the stream's definition, its status its state.
+	KindLiveStream Kind = "livestream"
 )
 
 // Resource is a production or a preset. The store keeps the document as
@@ -323,6 +341,11 @@ const (
 	JobCanceled JobState = "canceled"
 )
 
+// JobLive is the job type of a running live stream. It runs until it is
+// stopped, so Claim never takes it (it would hold a production worker
+// forever): live workers claim it with ClaimType.
+const JobLive = "live"
+
 // DefaultMaxAttempts is used when a job is enqueued with MaxAttempts 0.
 const DefaultMaxAttempts = 3
 
@@ -366,10 +389,14 @@ type Jobs interface {
 	// (MaxAttempts DefaultMaxAttempts, RunAt now).
 	Enqueue(ctx context.Context, j *Job) error
 	// Claim leases the oldest ready job to worker for lease: a queued job
-	// whose RunAt has come, or a running job whose lease ran out. Each claim
-	// counts as an attempt; a job whose lease ran out on its last attempt is
-	// failed instead of claimed. ErrNoJob when nothing is ready.
+	// whose RunAt has come, or a running job whose lease ran out, of any
+	// type but JobLive. Each claim counts as an attempt; a job whose lease
+	// ran out on its last attempt is failed instead of claimed. ErrNoJob
+	// when nothing is ready.
 	Claim(ctx context.Context, worker string, lease time.Duration) (Job, error)
+	// ClaimType is Claim for the jobs of one type only (JobLive among
+	// them).
+	ClaimType(ctx context.Context, worker, jobType string, lease time.Duration) (Job, error)
 	// Heartbeat extends the lease to now+lease. ErrLeaseLost when the lease
 	// is no longer the caller's: the worker must stop working on the job.
 	Heartbeat(ctx context.Context, l Lease, lease time.Duration) error

@@ -2,9 +2,11 @@ package sqlstore
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/audiopost/audiopost/storage"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -20,8 +22,8 @@ type dialect struct {
 	rebind func(q string) string
 	// claimJob leases the oldest ready job. Parameters: worker, lease_until,
 	// now (updated_at), now (run_at), now (lease expired). It returns the job
-	// columns.
-	claimJob string
+	// columns. claimJobType does the same for one type, its last parameter.
+	claimJob, claimJobType string
 	// claimDelivery postpones the oldest due delivery and counts an attempt.
 	// Parameters: worker, next_attempt_at, now (updated_at), now (due).
 	claimDelivery string
@@ -49,9 +51,16 @@ type dialect struct {
 const claimJobTemplate = `UPDATE jobs SET state = 'running', worker = ?, lease_until = ?,
 	attempts = attempts + 1, updated_at = ?
 WHERE id = (SELECT id FROM jobs
-	WHERE (state = 'queued' AND run_at <= ?) OR (state = 'running' AND lease_until <= ?)
-	ORDER BY run_at, id LIMIT 1 %s)
+	WHERE ((state = 'queued' AND run_at <= ?) OR (state = 'running' AND lease_until <= ?)) %[1]s
+	ORDER BY run_at, id LIMIT 1 %[2]s)
 RETURNING ` + jobColumns
+
+// The conditions on the type of claimJobTemplate: any but live streams',
+// or one.
+const (
+	claimAny  = `AND type <> '` + storage.JobLive + `'`
+	claimType = `AND type = ?`
+)
 
 const claimDeliveryTemplate = `UPDATE webhook_deliveries SET worker = ?, next_attempt_at = ?, attempts = attempts + 1, updated_at = ?
 WHERE id = (SELECT id FROM webhook_deliveries
@@ -67,7 +76,8 @@ var sqliteDialect = &dialect{
 	),
 	rebind:        func(q string) string { return q },
 	retryable:     func(error) bool { return false },
-	claimJob:      strings.Replace(claimJobTemplate, "%s", "", 1),
+	claimJob:      fmt.Sprintf(claimJobTemplate, claimAny, ""),
+	claimJobType:  fmt.Sprintf(claimJobTemplate, claimType, ""),
 	claimDelivery: strings.Replace(claimDeliveryTemplate, "%s", "", 1),
 	isUnique: func(err error) bool {
 		var e *sqlite.Error
@@ -91,7 +101,8 @@ var postgresDialect = &dialect{
 		"{{bytes}}", "BYTEA",
 	),
 	rebind:        rebindDollar,
-	claimJob:      rebindDollar(strings.Replace(claimJobTemplate, "%s", "FOR UPDATE SKIP LOCKED", 1)),
+	claimJob:      rebindDollar(fmt.Sprintf(claimJobTemplate, claimAny, "FOR UPDATE SKIP LOCKED")),
+	claimJobType:  rebindDollar(fmt.Sprintf(claimJobTemplate, claimType, "FOR UPDATE SKIP LOCKED")),
 	claimDelivery: rebindDollar(strings.Replace(claimDeliveryTemplate, "%s", "FOR UPDATE SKIP LOCKED", 1)),
 	isUnique: func(err error) bool {
 		// pgconn.PgError has SQLState; matching the method avoids linking pgx.

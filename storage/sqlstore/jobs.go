@@ -65,6 +65,20 @@ func (r *repo) Enqueue(ctx context.Context, j *storage.Job) error {
 // lease ran out on their last attempt (a job that kills its worker every
 // time must not be retried forever), then claims in one statement.
 func (r *repo) Claim(ctx context.Context, worker string, lease time.Duration) (storage.Job, error) {
+	return r.claim(ctx, worker, "", lease)
+}
+
+// ClaimType implements storage.Jobs.
+func (r *repo) ClaimType(ctx context.Context, worker, jobType string, lease time.Duration) (storage.Job, error) {
+	if jobType == "" {
+		return storage.Job{}, fmt.Errorf("sqlstore: claim of no job type: %w", storage.ErrInvalid)
+	}
+	return r.claim(ctx, worker, jobType, lease)
+}
+
+// claim claims a job of jobType, or of any type but live streams' when it
+// is empty.
+func (r *repo) claim(ctx context.Context, worker, jobType string, lease time.Duration) (storage.Job, error) {
 	if worker == "" || lease <= 0 {
 		return storage.Job{}, fmt.Errorf("sqlstore: claim by %q for %v: %w", worker, lease, storage.ErrInvalid)
 	}
@@ -80,9 +94,12 @@ func (r *repo) Claim(ctx context.Context, worker string, lease time.Duration) (s
 			WHERE state = 'running' AND lease_until <= ? AND attempts >= max_attempts`, ts, ts); err != nil {
 			return t.wrap("retire jobs", err)
 		}
+		q, args := t.d.claimJob, []any{worker, at.Add(lease).UnixMicro(), ts, ts, ts}
+		if jobType != "" {
+			q, args = t.d.claimJobType, append(args, jobType)
+		}
 		var err error
-		j, err = scanJob(t.w.QueryRowContext(ctx, t.d.rebind(t.d.claimJob),
-			worker, at.Add(lease).UnixMicro(), ts, ts, ts))
+		j, err = scanJob(t.w.QueryRowContext(ctx, t.d.rebind(q), args...))
 		if errors.Is(err, sql.ErrNoRows) {
 			noJob = true
 			return nil

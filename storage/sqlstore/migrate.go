@@ -176,6 +176,14 @@ var migrations = []migration{
 		`ALTER TABLE services ADD COLUMN credentials {{bytes}}`,
 		`ALTER TABLE services ADD COLUMN credentials_key TEXT NOT NULL DEFAULT ''`,
 	}},
+	{5, "live stream figures", []string{
+		`CREATE TABLE live_figures (
+			uuid TEXT PRIMARY KEY,
+			owner_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+			doc TEXT NOT NULL,
+			updated_at BIGINT NOT NULL
+		)`,
+	}},
 }
 
 // SchemaVersion is the schema version this package migrates to.

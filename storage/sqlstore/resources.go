@@ -29,7 +29,7 @@ func scanResource(row interface{ Scan(...any) error }) (storage.Resource, error)
 }
 
 func validKind(k storage.Kind) error {
-	if k != storage.KindProduction && k != storage.KindPreset {
+	if k != storage.KindProduction && k != storage.KindPreset && k != storage.KindLiveStream {
 		return fmt.Errorf("sqlstore: resource kind %q: %w", k, storage.ErrInvalid)
 	}
 	return nil
