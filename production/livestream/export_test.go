@@ -4,3 +4,6 @@ var (
 	Redact     = redact
 	RedactText = redactText
 )
+
+// ErrDied makes a Worker stop as if killed.
+var ErrDied = errDied
