@@ -69,7 +69,7 @@ type LiveStream struct {
 	// Preset is the preset whose algorithms were taken when the stream
 	// was created; Algorithms are the resolved settings (the preset's with
 	// the request's over them).
-	Preset     string                    `json:"preset,omitempty"`
+	Preset     string                     `json:"preset,omitempty"`
 	Algorithms production.AlgorithmValues `json:"algorithms"`
 	// Warnings name the settings the live graph does not apply.
 	Warnings []string  `json:"warnings,omitempty"`
