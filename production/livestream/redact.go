@@ -5,8 +5,10 @@ import (
 	"regexp"
 )
 
-// redact removes the password from a URL for status and logs: Icecast
-// URLs carry the source password.
+// Redact returns a URL without its password, for pages, status and
+// logs: Icecast URLs carry the source password.
+func Redact(s string) string { return redact(s) }
+
 func redact(s string) string {
 	u, err := url.Parse(s)
 	if err != nil || u.User == nil {

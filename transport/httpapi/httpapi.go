@@ -13,6 +13,7 @@ import (
 
 	_ "github.com/audiopost/audiopost/audio/codecs" // probe every input format the engine can decode
 	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/production/livestream"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/transfer"
 	"github.com/audiopost/audiopost/transport/auth"
@@ -76,6 +77,11 @@ type Config struct {
 	// requires; empty serves the metrics without credentials, as is common
 	// on a self-hosted listener.
 	MetricsToken string
+	// LiveURLCheck vets the addresses a live stream would reach (source,
+	// destinations, fallback) when it is stored. nil: every address their
+	// hosts resolve to must be public (transport/outbound's rules); tests
+	// and private deployments pass a function that allows more.
+	LiveURLCheck func(ctx context.Context, rawURL string) error
 	// Logger receives internal errors; nil: slog.Default().
 	Logger *slog.Logger
 	// Now is the clock; nil: time.Now.
@@ -92,6 +98,7 @@ const (
 type server struct {
 	store    storage.Store
 	service  production.Service
+	live     livestream.Service
 	blobs    storage.Blobs
 	base     string // BaseURL without trailing slash
 	prefix   string // BaseURL's path without trailing slash; "" at the root
@@ -149,6 +156,10 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	}
 	if s.fetch == nil {
 		s.fetch = outbound.New(outbound.Config{MaxBytes: s.maxUp, Timeout: 10 * time.Minute})
+	}
+	s.live = livestream.Service{Store: cfg.Store, CheckURL: cfg.LiveURLCheck}
+	if s.live.CheckURL == nil {
+		s.live.CheckURL = liveURLCheck
 	}
 	if cfg.Transfer != nil {
 		s.transfer = *cfg.Transfer

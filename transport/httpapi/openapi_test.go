@@ -288,7 +288,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 			doc, _ := loadOpenAPIFile(t)
 			covered := map[string]bool{}
 			for _, o := range operations(t, doc) {
-				r := httptest.NewRequest(o.method, base+samplePathFor(o.path, fixtures{"p", "q", "s"}), nil)
+				r := httptest.NewRequest(o.method, base+samplePathFor(o.path, fixtures{"p", "q", "s", "l"}), nil)
 				label := httpapi.PatternOf(h, r)
 				if label == "unmatched" || label == "/api/" || !strings.HasPrefix(label, o.method+" ") {
 					t.Errorf("%v is documented, but routes to %q", o, label)
@@ -311,7 +311,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 }
 
 // fixtures are the uuids of the resources a request's path names.
-type fixtures struct{ production, preset, service string }
+type fixtures struct{ production, preset, service, live string }
 
 // samplePathFor fills a documented path's parameters.
 func samplePathFor(path string, f fixtures) string {
@@ -321,6 +321,8 @@ func samplePathFor(path string, f fixtures) string {
 		uuid = f.preset
 	case strings.HasPrefix(path, "/api/service/"):
 		uuid = f.service
+	case strings.HasPrefix(path, "/api/livestream/"):
+		uuid = f.live
 	}
 	filename := "out.mp3"
 	if strings.Contains(path, "{id}") {
@@ -374,31 +376,40 @@ var sampleBodies = map[string]any{
 	"stopProduction":                   nil,
 	"deleteProduction":                 nil,
 	"deletePreset":                     nil,
-	"getProduction":                    nil,
-	"getPreset":                        nil,
-	"getProductionStatus":              nil,
-	"listProductions":                  nil,
-	"listPresets":                      nil,
-	"listServices":                     nil,
-	"listServiceFiles":                 nil,
-	"createService":                    map[string]any{"type": "webdav", "url": "https://dav.example.org/pod/", "username": "u", "password": "p", "test": false},
-	"updateService":                    map[string]any{"display_name": "Renamed", "password": nil, "test": false},
-	"getService":                       nil,
-	"deleteService":                    nil,
-	"testService":                      nil,
-	"getInfo":                          nil,
-	"getInfoServiceTypes":              nil,
-	"getInfoAlgorithms":                nil,
-	"getInfoOutputFiles":               nil,
-	"getInfoProductionStatus":          nil,
-	"getUser":                          nil,
-	"download":                         nil,
-	"downloadMultiInput":               nil,
-	"getOpenAPI":                       nil,
-	"healthz":                          nil,
-	"readyz":                           nil,
-	"metrics":                          nil,
-	"oauthAuthorize":                   nil,
+	"createLiveStream": map[string]any{"name": "Radio", "source": "http://93.184.216.34/in.mp3",
+		"destinations": []any{map[string]any{"url": "icecast://source:pw@93.184.216.34:8000/out.mp3", "format": "mp3", "bitrate": 128}},
+		"algorithms":   map[string]any{"loudnesstarget": -18}},
+	"listLiveStreams":         nil,
+	"getLiveStream":           nil,
+	"deleteLiveStream":        nil,
+	"startLiveStream":         nil,
+	"stopLiveStream":          nil,
+	"getLiveStreamStatus":     nil,
+	"getProduction":           nil,
+	"getPreset":               nil,
+	"getProductionStatus":     nil,
+	"listProductions":         nil,
+	"listPresets":             nil,
+	"listServices":            nil,
+	"listServiceFiles":        nil,
+	"createService":           map[string]any{"type": "webdav", "url": "https://dav.example.org/pod/", "username": "u", "password": "p", "test": false},
+	"updateService":           map[string]any{"display_name": "Renamed", "password": nil, "test": false},
+	"getService":              nil,
+	"deleteService":           nil,
+	"testService":             nil,
+	"getInfo":                 nil,
+	"getInfoServiceTypes":     nil,
+	"getInfoAlgorithms":       nil,
+	"getInfoOutputFiles":      nil,
+	"getInfoProductionStatus": nil,
+	"getUser":                 nil,
+	"download":                nil,
+	"downloadMultiInput":      nil,
+	"getOpenAPI":              nil,
+	"healthz":                 nil,
+	"readyz":                  nil,
+	"metrics":                 nil,
+	"oauthAuthorize":          nil,
 }
 
 // makeFixtures stores a production with an uploaded input, an output
@@ -416,6 +427,7 @@ func (e *env) makeFixtures(t *testing.T, wav []byte) fixtures {
 		t.Fatal(err)
 	}
 	f.service = svc.UUID
+	f.live = e.must(e.req("POST", "/api/livestreams.json", e.keyA, sampleBodies["createLiveStream"])).obj(t)["uuid"].(string)
 	for key, data := range map[string][]byte{
 		production.OutputKey(f.production, "out.mp3"):           []byte("ID3 not really"),
 		production.IntroKey(f.production, "intro", "intro.wav"): wav,

@@ -43,7 +43,7 @@ var templateFS embed.FS
 // pageTemplates are parsed once; a template error is a programming error.
 var pageTemplates = func() map[string]*template.Template {
 	m := map[string]*template.Template{}
-	for _, name := range []string{"status", "edit", "upload", "error", "list", "home", "services"} {
+	for _, name := range []string{"status", "edit", "upload", "error", "list", "home", "services", "live"} {
 		t := template.Must(template.New("layout.html").Funcs(template.FuncMap{
 			"join": strings.Join,
 		}).Parse(webstyle.Nav))
@@ -93,6 +93,8 @@ func (s *server) pageRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+p+"/files/{kind}/{uuid}/{name...}", pg.withUser(false, pg.file))
 	mux.HandleFunc("GET "+p+"/services/{$}", pg.withUser(false, pg.servicesPage))
 	mux.HandleFunc("POST "+p+"/services/{$}", pg.withUser(false, pg.servicesPost))
+	mux.HandleFunc("GET "+p+"/livestream/{uuid}/{$}", pg.withUser(false, pg.livePage))
+	mux.HandleFunc("GET "+p+"/livestream/{uuid}/status.json", pg.withUser(true, pg.liveJSON))
 }
 
 // withUser authenticates a page request: the browser session first, else
@@ -212,6 +214,7 @@ type pageData struct {
 	List   *listView
 	Home   *homeView
 	Svc    *servicesView // the services page
+	Live   *liveView     // a live stream's page
 }
 
 func (pg *pages) data(pr *pageReq, title string) pageData {

@@ -49,6 +49,9 @@ func (s *server) routes() http.Handler {
 	handle("/api/production/{uuid}/{cmd}", methods{"GET": s.productionQuery, "POST": s.productionCommand, "DELETE": s.productionDeleteList})
 	handle("/api/preset/{uuid}/{cmd}", methods{"POST": s.presetCommand, "DELETE": s.presetDeleteList})
 
+	// Live streams (live.go).
+	s.liveRoutes(handle)
+
 	// Services, info, user.
 	handle("/api/services.json", methods{"GET": s.listServices, "POST": s.createService})
 	handle("/api/service/{file}", methods{"GET": s.getService, "POST": s.updateService, "DELETE": s.deleteService})
