@@ -15,6 +15,7 @@ import (
 
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/production/engine"
+	"github.com/audiopost/audiopost/production/livestream"
 	"github.com/audiopost/audiopost/production/runner"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/sqlstore"
@@ -39,13 +40,14 @@ type workerConfig struct {
 	limits production.Limits
 }
 
-// worker is the worker role: the job runner and the webhook sender,
-// woken by the store when work is committed (in this process, or on
-// PostgreSQL in any), and stopped gracefully (see stop).
+// worker is the worker role: the job runner, the live stream worker and
+// the webhook sender, woken by the store when work is committed (in this
+// process, or on PostgreSQL in any), and stopped gracefully (see stop).
 type worker struct {
 	log    *slog.Logger
 	store  *drainingStore
 	runner *runner.Runner
+	live   *livestream.Worker
 	sender *webhook.Sender
 	unsub  []func()
 	cancel context.CancelFunc
@@ -82,6 +84,9 @@ func newWorker(st *sqlstore.Store, blobs storage.Blobs, c workerConfig) (*worker
 	if err != nil {
 		return nil, err
 	}
+	// Live streams run on their own jobs, claimed by type: each runs until
+	// it is stopped, beside the productions, not in a production slot.
+	w.live = &livestream.Worker{Store: st, Lease: min(c.lease, 10*time.Second), Logger: c.log}
 	w.unsub = []func(){
 		st.Subscribe(sqlstore.TopicJobs, w.runner.Wake),
 		st.Subscribe(sqlstore.TopicDeliveries, w.sender.Wake),
@@ -96,6 +101,7 @@ func (w *worker) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
 	w.done.Go(func() { w.runner.Run(ctx) })
+	w.done.Go(func() { w.live.Run(ctx) })
 	w.done.Go(func() { w.sender.Run(ctx) })
 }
 

@@ -1,9 +1,7 @@
 package livestream
 
-var (
-	Redact     = redact
-	RedactText = redactText
-)
+// RedactText is redactText for the tests.
+var RedactText = redactText
 
 // ErrDied makes a Worker stop as if killed.
 var ErrDied = errDied

@@ -79,8 +79,9 @@ type Config struct {
 	MetricsToken string
 	// LiveURLCheck vets the addresses a live stream would reach (source,
 	// destinations, fallback) when it is stored. nil: every address their
-	// hosts resolve to must be public (transport/outbound's rules); tests
-	// and private deployments pass a function that allows more.
+	// hosts resolve to must pass the Fetcher's outbound policy when it is
+	// an *outbound.Client (so its AllowPrivate and AllowLoopback apply),
+	// else be public.
 	LiveURLCheck func(ctx context.Context, rawURL string) error
 	// Logger receives internal errors; nil: slog.Default().
 	Logger *slog.Logger
@@ -159,7 +160,11 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	}
 	s.live = livestream.Service{Store: cfg.Store, CheckURL: cfg.LiveURLCheck}
 	if s.live.CheckURL == nil {
-		s.live.CheckURL = liveURLCheck
+		var policy outbound.Config
+		if c, ok := s.fetch.(*outbound.Client); ok {
+			policy = c.Config()
+		}
+		s.live.CheckURL = liveURLCheck(policy)
 	}
 	if cfg.Transfer != nil {
 		s.transfer = *cfg.Transfer

@@ -31,10 +31,16 @@ func (s *server) liveRoutes(handle func(string, methods)) {
 	handle("/api/livestream/{uuid}/{cmd}", methods{"GET": s.liveStreamQuery, "POST": s.liveStreamCommand})
 }
 
-// liveURLCheck is the default outbound policy of live streams: every
-// address a stream's host resolves to must be public. ffmpeg connects by
-// itself, so the check is made when the stream is stored.
-func liveURLCheck(ctx context.Context, raw string) error {
+// liveURLCheck returns the default outbound policy of live streams, the
+// fetcher's (transport/outbound) when it has one: every address a
+// stream's host resolves to must pass it (public only, by default).
+// ffmpeg connects by itself, so the check is made when the stream is
+// stored.
+func liveURLCheck(policy outbound.Config) func(ctx context.Context, raw string) error {
+	return func(ctx context.Context, raw string) error { return checkLiveURL(ctx, policy, raw) }
+}
+
+func checkLiveURL(ctx context.Context, policy outbound.Config, raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return err
@@ -47,7 +53,7 @@ func liveURLCheck(ctx context.Context, raw string) error {
 		return fmt.Errorf("cannot resolve %s", host)
 	}
 	for _, a := range addrs {
-		if err := (outbound.Config{}).Check(a); err != nil {
+		if err := policy.Check(a); err != nil {
 			return errors.New("this server does not connect to " + a.String() + ": " + err.Error())
 		}
 	}
