@@ -57,6 +57,7 @@ func BenchmarkStreams(b *testing.B) {
 	}{
 		{"default", live.DefaultConfig},
 		{"compressor", func() live.Config { c := live.DefaultConfig(); c.Compressor = "medium"; return c }},
+		{"dehum", func() live.Config { c := live.DefaultConfig(); c.Dehum = &live.DehumOptions{}; return c }},
 		{"denoise", func() live.Config {
 			c := live.DefaultConfig()
 			c.Denoise = &spectral.Settings{Method: spectral.Dynamic, DeverbDB: -1}

@@ -4,11 +4,12 @@
 // the past and a short look-ahead, and the whole graph delays the audio
 // by less than 100 ms:
 //
-//	high-pass -> denoise -> leveler and loudness control -> compressor -> true-peak limiter
+//	high-pass -> dehum -> denoise -> leveler and loudness control -> compressor -> true-peak limiter
 //
 // The high-pass filter has a fixed corner (there is no analysis to adapt
-// it to), the denoiser (package spectral) tracks the noise from the past,
-// the Leveler
+// it to), Dehum follows each mains harmonic from the past two seconds,
+// the denoiser (package spectral) tracks the noise from the past, the
+// Leveler
 // measures the gated K-weighted loudness of the last seconds of speech
 // and moves toward the loudness target, freezing in pauses, and the
 // limiter (dsp.Limiter) holds the true peak under the ceiling.
@@ -37,6 +38,8 @@ type Config struct {
 	// HighPass is the corner in Hz of the 4th-order Butterworth high-pass
 	// filter; 0 leaves the low end alone.
 	HighPass float64
+	// Dehum, when not nil, removes mains hum (causally: see Dehum).
+	Dehum *DehumOptions
 	// Denoise, when not nil, reduces noise tracked from the past:
 	// Method and ReductionDB as in spectral.Settings (0: 24 dB, there is
 	// no measured SNR to choose from). Reverb and breath reduction need
@@ -156,6 +159,13 @@ func New(src audio.Source, c Config) (*Processor, error) {
 			return nil, err
 		}
 		s = hp
+	}
+	if c.Dehum != nil {
+		dh, err := NewDehum(s, *c.Dehum)
+		if err != nil {
+			return nil, err
+		}
+		s = dh
 	}
 	if c.Denoise != nil {
 		d, err := spectral.NewDenoiser(s, spectral.DenoiserOptions{Settings: *c.Denoise})

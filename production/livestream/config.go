@@ -100,10 +100,8 @@ func Config(v production.AlgorithmValues) (live.Config, []string, error) {
 		method := map[string]spectral.Method{"classic": spectral.Dynamic, "static": spectral.Dynamic,
 			"dynamic": spectral.Dynamic, "speech_isolation": spectral.SpeechIsolation}[a.String("denoisemethod")]
 		c.Denoise = &spectral.Settings{Method: method, ReductionDB: float64(a.Int("denoiseamount")), DeverbDB: -1}
-		if set("dehum") || set("dehumamount") {
-			if x, ok := v["dehumamount"].(int); !ok || x != -1 {
-				errs.Add("algorithms.dehum", "not available on a live stream yet: hum removal looks 2 s ahead (set dehumamount -1)")
-			}
+		if amount := a.Int("dehumamount"); amount != -1 {
+			c.Dehum = &live.DehumOptions{Base: a.Int("dehum"), ReductionDB: float64(amount)}
 		}
 	}
 	var warnings []string

@@ -77,3 +77,13 @@ func TestStatusHidesPasswords(t *testing.T) {
 		t.Errorf("message keeps the password: %s", got)
 	}
 }
+
+func TestConfigDehum(t *testing.T) {
+	c, _, err := livestream.Config(algorithms(t, `{"denoise": true, "dehum": 60, "dehumamount": 12}`))
+	if err != nil || c.Dehum == nil || c.Dehum.Base != 60 || c.Dehum.ReductionDB != 12 {
+		t.Fatalf("dehum: %+v %v", c.Dehum, err)
+	}
+	if c, _, _ := livestream.Config(algorithms(t, `{"denoise": true, "dehumamount": -1}`)); c.Dehum != nil {
+		t.Errorf("dehumamount -1 still removes hum")
+	}
+}
