@@ -80,19 +80,21 @@ func envelope(x []float64) []float64 {
 
 // align returns the recording rec laid out on the programme's frames
 // (zeros where it has nothing) and where in the programme it starts. The
-// lag is found on 10 ms envelopes for the whole, then again within half a
-// second of it for every 10 s of the programme: a listener's decoder may
-// drop or repeat a frame now and then, and a pause measured 20 ms off
-// takes in the speech at its edges.
+// lag is found on 10 ms envelopes for the whole, then again for every
+// 10 s of the programme within 5 s of the last one: a listener's decoder
+// may drop or repeat a frame now and then, a source that stalled past the
+// stream's Stall had fallback silence put in, and a pause measured 20 ms
+// off takes in the speech at its edges.
 func align(prog, rec []float64) ([]float64, int) {
 	const hop, chunk = 480, 1000 // 10 ms, 10 s in envelope frames
 	ep, er := envelope(prog), envelope(rec)
 	d := testaudio.Lag(ep, er, len(ep))
 	out := make([]float64, len(prog))
+	prev := d
 	for a := 0; a < len(ep); a += chunk {
 		b := min(len(ep), a+chunk)
-		best, bestC := d, -1.0
-		for dd := d - 50; dd <= d+50; dd++ {
+		best, bestC := prev, -1.0
+		for dd := prev - 500; dd <= prev+500; dd++ {
 			var c float64
 			for i := a; i < b; i++ {
 				if j := i + dd; j >= 0 && j < len(er) {
@@ -108,6 +110,7 @@ func align(prog, rec []float64) ([]float64, int) {
 				out[i] = rec[j]
 			}
 		}
+		prev = best
 	}
 	return out, -d * hop
 }
