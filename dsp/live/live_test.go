@@ -9,6 +9,7 @@ import (
 	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/dsp/live"
 	"github.com/audiopost/audiopost/dsp/spectral"
+	"github.com/audiopost/audiopost/internal/conversation"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/loudness"
 )
@@ -172,8 +173,8 @@ func TestLatency(t *testing.T) {
 	}
 }
 
-// conversation is the level-jump programme of the acceptance tests.
-func conversation(t testing.TB, rate int, seconds float64) ([]float64, []testaudio.Span, []testaudio.Turn) {
+// turnTaking is the level-jump programme of the acceptance tests.
+func turnTaking(t testing.TB, rate int, seconds float64) ([]float64, []testaudio.Span, []testaudio.Turn) {
 	return testaudio.Conversation(t, rate, seconds, 4, 0.4, []float64{0, 12, 0, -12}, -40)
 }
 
@@ -190,7 +191,7 @@ func TestLevelJumps(t *testing.T) {
 	if testing.Short() {
 		seconds = 120
 	}
-	in, spans, turns := conversation(t, rate, seconds)
+	in, spans, turns := turnTaking(t, rate, seconds)
 	c := live.DefaultConfig()
 	c.TargetLUFS, c.MaxTruePeak = -16, -1
 	p, err := live.New(audio.NewBufferSource(audio.Buffer{in}, rate), c)
@@ -198,7 +199,7 @@ func TestLevelJumps(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := readAll(t, p, 480)[0]
-	f := testaudio.MeasureTurns(t, in, out, rate, spans, turns, c.TargetLUFS, false)
+	f := conversation.Measure(t, in, out, rate, spans, turns, c.TargetLUFS, false)
 	// The measure can fail: the input itself, brought to the target as a
 	// whole, misses it by the jumps.
 	ri, err := loudness.MeasureBuffer(audio.Buffer{in}, rate, loudness.Options{Mode: loudness.ModeI})
@@ -206,7 +207,7 @@ func TestLevelJumps(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := testaudio.Scale(append([]float64(nil), in...), math.Pow(10, (c.TargetLUFS-ri.Integrated)/20))
-	if fi := testaudio.MeasureTurns(t, in, plain, rate, spans, turns, c.TargetLUFS, false); fi.WorstJump < 5 {
+	if fi := conversation.Measure(t, in, plain, rate, spans, turns, c.TargetLUFS, false); fi.WorstJump < 5 {
 		t.Fatalf("the unleveled input is only %.2f LU off 5 s after a jump: the test measures nothing", fi.WorstJump)
 	}
 	t.Logf("%.0f s, %d jumps of 12 dB: short-term 5 s after a jump at most %.2f LU off the target, integrated %.2f LUFS (target %.0f), true peak %.2f dBTP (max %.0f), speech-to-pause ratio changed by %+.2f dB, short-term spread %.2f LU",

@@ -14,6 +14,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/ffmpeg"
+	"github.com/audiopost/audiopost/internal/conversation"
 	"github.com/audiopost/audiopost/internal/icecast"
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
@@ -236,7 +237,7 @@ func TestLiveThroughIcecast(t *testing.T) {
 		t.Fatalf("audiopost live: %v", err)
 	}
 
-	measure := func(name string, r *recorder) testaudio.TurnFigures {
+	measure := func(name string, r *recorder) conversation.Figures {
 		if len(r.x) < (seconds-5)*rate {
 			t.Fatalf("%s: recorded only %.1f s", name, float64(len(r.x))/rate)
 		}
@@ -247,7 +248,7 @@ func TestLiveThroughIcecast(t *testing.T) {
 			t.Fatalf("%s: the recording starts %.1f s into the programme, after its pre-roll", name, float64(off)/rate)
 		}
 		end := min(len(prog), off+len(r.x))
-		f := testaudio.MeasureTurns(t, in[len(lead):end], out[len(lead):end], rate, shift(spans, len(lead), end), shiftTurns(turns, len(lead), end), target, true)
+		f := conversation.Measure(t, in[len(lead):end], out[len(lead):end], rate, shift(spans, len(lead), end), shiftTurns(turns, len(lead), end), target, true)
 		delay := lateness(r, off) - inLate
 		t.Logf("%s: short-term 5 s after a jump at most %.2f LU off, integrated %.2f LUFS, true peak %.2f dBTP, speech-to-pause ratio %+.2f dB, short-term spread %.2f LU; %.2f s later than the input mount's listener",
 			name, f.WorstJump, f.Integrated, f.TruePeak, f.RatioChange, f.ShortTermSpread, delay)

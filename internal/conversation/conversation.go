@@ -1,0 +1,136 @@
+// Package conversation measures what a leveler made of a conversation whose
+// speakers take turns at different levels (testaudio.Conversation): the
+// loudness after each change of speaker, the integrated loudness, the
+// true peak, the spread of the short-term loudness and whether pauses
+// were raised against the speech around them. The live tests of several
+// packages share it.
+package conversation
+
+import (
+	"math"
+	"testing"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/testaudio"
+	"github.com/audiopost/audiopost/loudness"
+)
+
+// Figures are what a leveler did to a testaudio.Conversation (see Measure).
+type Figures struct {
+	// WorstJump is the largest distance in LU from the target of the
+	// short-term loudness 5 s after a turn's start (the window ending
+	// there), over every turn after the first.
+	WorstJump float64
+	// Integrated loudness (LUFS) and true peak (dBTP) of the output.
+	Integrated, TruePeak float64
+	// RatioChange is how much the ratio of the speech level to the pause
+	// level changed, output less input, in dB, on average over the pauses:
+	// each pause (50 ms in from its edges) against the two phrases around
+	// it, RMS levels above 150 Hz (so that a high-pass filter's removal of
+	// rumble does not count). Negative when pauses were raised against
+	// their neighbouring speech.
+	RatioChange float64
+	// ShortTermSpread is the standard deviation in LU of the output's
+	// short-term loudness (every 100 ms) over the windows that are mostly
+	// speech, after the first turn.
+	ShortTermSpread float64
+}
+
+// Measure measures out, the processed in, a mono testaudio.Conversation at
+// rate with its phrases and turns, against a loudness target. The two must
+// be aligned and equally long. With dualMono, out is one channel of a
+// stereo stream whose channels are the same, and is measured as such
+// (+3 LU).
+func Measure(t testing.TB, in, out []float64, rate int, spans []testaudio.Span, turns []testaudio.Turn, target float64, dualMono bool) Figures {
+	t.Helper()
+	var f Figures
+	r, err := loudness.MeasureBuffer(audio.Buffer{out}, rate, loudness.Options{DualMono: dualMono})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Integrated, f.TruePeak = r.Integrated, r.TruePeak
+	var steps []float64
+	m, err := loudness.NewMeter(audio.Format{SampleRate: rate, Channels: 1}, loudness.Options{Mode: loudness.ModeM, DualMono: dualMono, OnStep: func(e float64) { steps = append(steps, e) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Write(audio.Buffer{out}); err != nil {
+		t.Fatal(err)
+	}
+	st := loudness.WindowLoudness(steps, loudness.ShortTermSteps)
+	sf := loudness.StepFrames(rate)
+	for _, tr := range turns[1:] {
+		k := (tr.Start+5*rate)/sf - loudness.ShortTermSteps // the window ending 5 s in
+		if k >= len(st) {
+			break
+		}
+		f.WorstJump = max(f.WorstJump, math.Abs(st[k]-target))
+	}
+	// Speech share of each window, for the spread.
+	speech := make([]float64, len(steps))
+	for _, sp := range spans {
+		for i := sp.Start; i < sp.End; i++ {
+			if k := i / sf; k < len(speech) {
+				speech[k] += 1 / float64(sf)
+			}
+		}
+	}
+	var sum, sum2 float64
+	n := 0
+	for k, v := range st {
+		if len(turns) > 1 && k*sf < turns[1].Start || !loudness.Defined(v) {
+			continue
+		}
+		var share float64
+		for _, s := range speech[k : k+loudness.ShortTermSteps] {
+			share += s / loudness.ShortTermSteps
+		}
+		if share < 0.6 {
+			continue
+		}
+		sum += v
+		sum2 += v * v
+		n++
+	}
+	if n > 1 {
+		mean := sum / float64(n)
+		f.ShortTermSpread = math.Sqrt(max(0, sum2/float64(n)-mean*mean))
+	}
+	// Each pause against the phrases on either side of it.
+	hin, hout := highPass(in, 150, rate), highPass(out, 150, rate)
+	var change float64
+	pauses := 0
+	for k := 0; k+1 < len(spans); k++ {
+		p := testaudio.Span{Start: spans[k].End + rate/20, End: spans[k+1].Start - rate/20}
+		if p.End-p.Start < rate/10 {
+			continue
+		}
+		near := spans[k : k+2]
+		ratio := func(x []float64) float64 { return testaudio.SpanDB(x, near) - testaudio.SpanDB(x, []testaudio.Span{p}) }
+		change += ratio(hout) - ratio(hin)
+		pauses++
+	}
+	if pauses > 0 {
+		f.RatioChange = change / float64(pauses)
+	}
+	return f
+}
+
+// highPass returns x through a 4th-order Butterworth high-pass at fc Hz
+// (two cascaded biquads, the bilinear transform).
+func highPass(x []float64, fc float64, rate int) []float64 {
+	y := append([]float64(nil), x...)
+	k := math.Tan(math.Pi * fc / float64(rate))
+	for _, q := range []float64{0.5411961, 1.3065630} {
+		n := 1 / (1 + k/q + k*k)
+		b0, b1, b2 := n, -2*n, n
+		a1, a2 := 2*(k*k-1)*n, (1-k/q+k*k)*n
+		var x1, x2, y1, y2 float64
+		for i, v := range y {
+			o := b0*v + b1*x1 + b2*x2 - a1*y1 - a2*y2
+			x2, x1, y2, y1 = x1, v, y1, o
+			y[i] = o
+		}
+	}
+	return y
+}
