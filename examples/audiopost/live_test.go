@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/audiopost/audiopost/internal/need"
 	"math"
 	"os"
 	"os/exec"
@@ -121,7 +122,7 @@ func align(prog, rec []float64) ([]float64, int) {
 // and its limiter at maxpeak, out to mount.
 func liquidsoapPeer(t *testing.T, srv *icecast.Server, in, out string, target, maxpeak float64, kbps int) {
 	t.Helper()
-	liq := testaudio.NeedTool(t, "liquidsoap")
+	liq := need.Program(t, "liquidsoap")
 	script := fmt.Sprintf(`settings.init.allow_root.set(true)
 settings.log.stdout.set(true)
 settings.log.file.set(false)

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/audiopost/audiopost/internal/need"
 	"io"
 	"net"
 	"net/http"
@@ -19,8 +20,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
 // Password is the source and admin password of test servers.
@@ -41,7 +40,7 @@ type Server struct {
 // test ends. Without icecast2 the test is skipped (it fails under CI).
 func Start(t testing.TB) *Server {
 	t.Helper()
-	bin := testaudio.NeedTool(t, "icecast2")
+	bin := need.Program(t, "icecast2")
 	dir, err := os.MkdirTemp("", "icecast-test-*")
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +193,7 @@ type Pusher struct {
 // MP3 at kbps, in real time. The pusher is killed when the test ends.
 func (s *Server) Push(t testing.TB, mount, file string, kbps int, loop bool) *Pusher {
 	t.Helper()
-	ff := testaudio.NeedTool(t, "ffmpeg")
+	ff := need.Program(t, "ffmpeg")
 	args := []string{"-nostdin", "-hide_banner", "-v", "error", "-re"}
 	if loop {
 		args = append(args, "-stream_loop", "-1")

@@ -2,13 +2,13 @@ package icecast_test
 
 import (
 	"context"
+	"github.com/audiopost/audiopost/internal/need"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/audiopost/audiopost/internal/icecast"
-	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
 // TestPushAndRestart pushes a tone into a mount, finds it served, and
@@ -16,7 +16,7 @@ import (
 // again.
 func TestPushAndRestart(t *testing.T) {
 	s := icecast.Start(t)
-	ff := testaudio.NeedTool(t, "ffmpeg")
+	ff := need.Program(t, "ffmpeg")
 	tone := filepath.Join(t.TempDir(), "tone.wav")
 	if out, err := exec.Command(ff, "-v", "error", "-f", "lavfi", "-i", "sine=f=440:d=2", tone).CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)

@@ -93,6 +93,10 @@ var Table = []Need{
 	{KindPath, "/usr/share/sounds/sf2/TimGM6mb.sf2", "timgm6mb-soundfont", nil},
 	{KindPath, "/usr/bin/fluidsynth", "fluidsynth", nil},
 	{KindPath, "/usr/share/games/openttd/baseset/opensfx/opensfx.cat", "openttd-opensfx", nil},
+	// The streaming server of the live stream tests and the peer the live
+	// processing is measured beside.
+	{KindProgram, "icecast2", "icecast2", nil},
+	{KindProgram, "liquidsoap", "liquidsoap", nil},
 	// The families speech/burnin.Fonts maps the spec's font names onto.
 	{KindProgram, "fc-list", "fontconfig", nil},
 	{KindFont, "DejaVu Sans", "fonts-dejavu-core", nil},

@@ -3,6 +3,7 @@ package livestream_test
 import (
 	"context"
 	"fmt"
+	"github.com/audiopost/audiopost/internal/need"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,14 +17,13 @@ import (
 	"github.com/audiopost/audiopost/audio/ffmpeg"
 	"github.com/audiopost/audiopost/dsp/live"
 	"github.com/audiopost/audiopost/internal/icecast"
-	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/production/livestream"
 )
 
 // tone writes seconds of a 440 Hz tone at -20 dBFS to a WAV file.
 func tone(t *testing.T, seconds int) string {
 	t.Helper()
-	ff := testaudio.NeedTool(t, "ffmpeg")
+	ff := need.Program(t, "ffmpeg")
 	p := filepath.Join(t.TempDir(), "tone.wav")
 	out, err := exec.Command(ff, "-v", "error", "-f", "lavfi", "-i", fmt.Sprintf("sine=f=440:d=%d:sample_rate=48000", seconds),
 		"-af", "volume=0.1", "-ac", "2", p).CombinedOutput()

@@ -3,6 +3,7 @@ package livestream_test
 import (
 	"context"
 	"fmt"
+	"github.com/audiopost/audiopost/internal/need"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/dsp/live"
-	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/production/livestream"
 )
 
@@ -34,7 +34,7 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 // destinations get silence at exactly the clock's pace, and the source is
 // tried once per SourceRetry of it.
 func TestFallbackFollowsTheClock(t *testing.T) {
-	testaudio.NeedTool(t, "ffmpeg")
+	need.Program(t, "ffmpeg")
 	clock := newSimClock()
 	out := filepath.Join(t.TempDir(), "out.wav")
 	s, err := livestream.Start(context.Background(), livestream.Spec{
