@@ -23,6 +23,7 @@ import (
 	"github.com/audiopost/audiopost/audio/wav"
 	"github.com/audiopost/audiopost/dsp/chain"
 	"github.com/audiopost/audiopost/dsp/spectral"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
@@ -53,7 +54,7 @@ func BenchmarkChain1h(b *testing.B) {
 		b.ReportMetric(secs*float64(b.N)/cpu.Seconds(), "x_realtime_cpu")
 	}
 	b.Run("audiopost-process", func(b *testing.B) {
-		gobin := needTool(b, "go")
+		gobin := need.Program(b, "go")
 		bin := filepath.Join(b.TempDir(), "audiopost")
 		if out, err := exec.Command(gobin, "build", "-o", bin, "github.com/audiopost/audiopost/examples/audiopost").CombinedOutput(); err != nil {
 			b.Fatalf("go build: %v\n%s", err, out)
@@ -85,7 +86,7 @@ func BenchmarkChain1h(b *testing.B) {
 		}
 	})
 	b.Run("ffmpeg-loudnorm-2pass", func(b *testing.B) {
-		ff := needTool(b, "ffmpeg")
+		ff := need.Program(b, "ffmpeg")
 		out := filepath.Join(b.TempDir(), "out.wav")
 		var cpu time.Duration
 		b.ResetTimer()
@@ -253,7 +254,7 @@ func ffmpegLoudnorm2Pass(b *testing.B, ff, path, out string) time.Duration {
 // analysis and loudness passes) and the render, to show where the time
 // goes and the noise.
 func BenchmarkChainSpeech(b *testing.B) {
-	ff := needTool(b, "ffmpeg")
+	ff := need.Program(b, "ffmpeg")
 	path := speechFile(b)
 	dir := b.TempDir()
 	procs := runtime.GOMAXPROCS(0)

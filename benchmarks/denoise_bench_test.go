@@ -14,6 +14,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/wav"
 	"github.com/audiopost/audiopost/dsp/spectral"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
@@ -158,7 +159,7 @@ func BenchmarkDenoise(b *testing.B) {
 	b.Run("dynamic-dehum-deverb", ours(spectral.Dynamic, 0, 3))
 	b.Run("speech-isolation-dehum", ours(spectral.SpeechIsolation, -1, 3))
 	b.Run("ffmpeg-afftdn", func(b *testing.B) {
-		ff := needTool(b, "ffmpeg")
+		ff := need.Program(b, "ffmpeg")
 		var cpu time.Duration
 		for b.Loop() {
 			cmd := exec.Command(ff, "-nostdin", "-hide_banner", "-nostats", "-threads", "1", "-filter_threads", "1",

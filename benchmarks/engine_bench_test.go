@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/production/engine"
@@ -114,7 +115,7 @@ func median(x []float64) float64 {
 // runs whose lossy outputs all met maxpeak and their level on the first
 // encode, lossy_reencoded the outputs encoded again over all runs.
 func BenchmarkEngineEncode(b *testing.B) {
-	ff := needTool(b, "ffmpeg")
+	ff := need.Program(b, "ffmpeg")
 	path := speechFile(b)
 	finished := b.TempDir()
 	runEngine(b, path, finished, "wav")
@@ -160,7 +161,7 @@ var longSeconds = flag.Float64("engine-long-seconds", 3*3600, "length of the pro
 //
 //	go test ./benchmarks -run '^$' -bench EngineLongRSS -benchtime 1x -timeout 1h
 func BenchmarkEngineLongRSS(b *testing.B) {
-	ff := needTool(b, "ffmpeg")
+	ff := need.Program(b, "ffmpeg")
 	secs := *longSeconds
 	path := loopedSpeechFile(b, secs)
 	var rss, withEncoders, wall float64

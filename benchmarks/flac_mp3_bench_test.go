@@ -15,6 +15,7 @@ import (
 	"github.com/audiopost/audiopost/audio/audiotest"
 	_ "github.com/audiopost/audiopost/audio/flac"
 	_ "github.com/audiopost/audiopost/audio/mp3"
+	"github.com/audiopost/audiopost/internal/need"
 )
 
 // flacMP3BenchSeconds is the length of the FLAC and MP3 benchmark files.
@@ -51,18 +52,6 @@ func makeFLACMP3Source(b *testing.B, dir string) string {
 		b.Fatal(err)
 	}
 	return path
-}
-
-// ffmpegOrSkip returns ffmpeg's path, skipping without it unless CI is set.
-func ffmpegOrSkip(b *testing.B) string {
-	p, err := exec.LookPath("ffmpeg")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			b.Fatal(err)
-		}
-		b.Skip("ffmpeg not installed")
-	}
-	return p
 }
 
 // compareDecode runs audiopost and ffmpeg over the same file, each op one
@@ -107,7 +96,7 @@ func compareDecode(b *testing.B, name, path string, channels int) {
 		b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(blocks), "allocs/block")
 	})
 	b.Run("ffmpeg", func(b *testing.B) {
-		ffmpeg := ffmpegOrSkip(b)
+		ffmpeg := need.Program(b, "ffmpeg")
 		for b.Loop() {
 			var stderr bytes.Buffer
 			cmd := exec.Command(ffmpeg, "-v", "error", "-i", path, "-f", "f64le", "-")
@@ -130,7 +119,7 @@ func compareDecode(b *testing.B, name, path string, channels int) {
 func BenchmarkFLACDecode(b *testing.B) {
 	dir := b.TempDir()
 	path := makeFLACMP3Source(b, dir)
-	if ffmpeg, err := exec.LookPath("ffmpeg"); err == nil {
+	if ffmpeg, ok := need.HasProgram(b, "ffmpeg"); ok {
 		lpc := filepath.Join(dir, "bench-ffmpeg.flac")
 		if out, err := exec.Command(ffmpeg, "-v", "error", "-i", path, "-c:a", "flac", lpc).CombinedOutput(); err != nil {
 			b.Fatalf("ffmpeg: %v: %s", err, out)
@@ -143,7 +132,7 @@ func BenchmarkFLACDecode(b *testing.B) {
 // BenchmarkMP3Decode decodes a 5-minute 128 kbps CBR stereo 48 kHz MP3
 // made by ffmpeg/libmp3lame.
 func BenchmarkMP3Decode(b *testing.B) {
-	ffmpeg := ffmpegOrSkip(b)
+	ffmpeg := need.Program(b, "ffmpeg")
 	dir := b.TempDir()
 	src := makeFLACMP3Source(b, dir)
 	path := filepath.Join(dir, "bench-128k.mp3")

@@ -15,39 +15,18 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	_ "github.com/audiopost/audiopost/audio/wav"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/loudness"
 )
 
-// needTool returns the path of an external program, skipping the test when
-// it is missing, unless CI is set: CI installs the tools, so there a
-// missing one is a failure.
-func needTool(tb testing.TB, name string) string {
-	tb.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			tb.Fatalf("%s not installed: %v", name, err)
-		}
-		tb.Skipf("%s not installed", name)
-	}
-	return p
-}
-
 // buildEbur128 compiles ebur128/meter.c against the system libebur128.
 func buildEbur128(tb testing.TB) string {
 	tb.Helper()
-	cc := needTool(tb, "cc")
-	pc := needTool(tb, "pkg-config")
-	flags, err := exec.Command(pc, "--cflags", "--libs", "libebur128").Output()
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			tb.Fatalf("libebur128 not found by pkg-config: %v", err)
-		}
-		tb.Skipf("libebur128 not installed (pkg-config: %v)", err)
-	}
+	cc := need.Program(tb, "cc")
+	flags := need.PkgConfig(tb, "libebur128")
 	bin := filepath.Join(tb.TempDir(), "ebur128-meter")
-	args := append([]string{"-O2", "-o", bin, filepath.Join("ebur128", "meter.c")}, strings.Fields(string(flags))...)
+	args := append([]string{"-O2", "-o", bin, filepath.Join("ebur128", "meter.c")}, flags...)
 	if out, err := exec.Command(cc, append(args, "-lm")...).CombinedOutput(); err != nil {
 		tb.Fatalf("building meter.c: %v\n%s", err, out)
 	}
@@ -109,7 +88,7 @@ func writeWAV(tb testing.TB, path string, b audio.Buffer, rate int) {
 // makeSpeech renders sentences with several espeak-ng voices and joins them
 // at different levels with pauses: speech with a realistic loudness spread.
 func makeSpeech(t *testing.T, dir string) string {
-	espeak := needTool(t, "espeak-ng")
+	espeak := need.Program(t, "espeak-ng")
 	lines := []struct{ voice, speed, text string }{
 		{"en-us", "150", "Welcome to the show. Today we talk about loudness, and why it matters for every podcast."},
 		{"en-gb+f3", "170", "Broadcasters agreed on a common target, so that programmes no longer jump in level."},
@@ -141,7 +120,7 @@ func makeSpeech(t *testing.T, dir string) string {
 
 // to48kStereo resamples a file with sox to 48 kHz stereo.
 func to48kStereo(t *testing.T, in string) string {
-	sox := needTool(t, "sox")
+	sox := need.Program(t, "sox")
 	out := strings.TrimSuffix(in, ".wav") + "-48k.wav"
 	if b, err := exec.Command(sox, in, "-b", "16", "-c", "2", out, "rate", "48000").CombinedOutput(); err != nil {
 		t.Fatalf("sox: %v\n%s", err, b)
@@ -152,7 +131,7 @@ func to48kStereo(t *testing.T, in string) string {
 // makeMusic synthesises music-like stereo material with sox: chords with
 // tremolo, pink noise, a filtered square/sawtooth pad, a quiet fade.
 func makeMusic(t *testing.T, dir string) string {
-	sox := needTool(t, "sox")
+	sox := need.Program(t, "sox")
 	parts := [][]string{
 		{"synth", "10", "sine", "220", "sine", "330", "tremolo", "4", "60", "gain", "-14", "fade", "t", "1", "10", "2"},
 		{"synth", "8", "pinknoise", "pinknoise", "gain", "-30", "fade", "t", "0.5", "8", "0.5"},
@@ -307,7 +286,7 @@ func BenchmarkLoudness1h(b *testing.B) {
 		report(b, selfCPU()-before)
 	})
 	b.Run("audiopost-cli", func(b *testing.B) {
-		gobin := needTool(b, "go")
+		gobin := need.Program(b, "go")
 		bin := filepath.Join(b.TempDir(), "audiopost")
 		if out, err := exec.Command(gobin, "build", "-o", bin, "github.com/audiopost/audiopost/examples/audiopost").CombinedOutput(); err != nil {
 			b.Fatalf("go build: %v\n%s", err, out)
@@ -335,7 +314,7 @@ func BenchmarkLoudness1h(b *testing.B) {
 		report(b, cpu)
 	})
 	b.Run("ffmpeg", func(b *testing.B) {
-		ff := needTool(b, "ffmpeg")
+		ff := need.Program(b, "ffmpeg")
 		var cpu time.Duration
 		for b.Loop() {
 			c, _ := child(b, exec.Command(ff, "-nostdin", "-hide_banner", "-nostats", "-i", path, "-af", "ebur128=peak=true", "-f", "null", "-"),

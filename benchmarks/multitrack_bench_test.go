@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/production/engine"
@@ -36,7 +37,7 @@ var multitrackSeconds = flag.Float64("multitrack-seconds", 120, "length of the p
 //	go test ./benchmarks -run '^$' -bench Multitrack -benchtime 1x
 //	go test ./benchmarks -run '^$' -bench Multitrack -benchtime 1x -args -multitrack-seconds 3600
 func BenchmarkMultitrack(b *testing.B) {
-	ffmpeg := needTool(b, "ffmpeg")
+	ffmpeg := need.Program(b, "ffmpeg")
 	secs := *multitrackSeconds
 	paths := multitrackFiles(b, secs)
 	var wall, cpu time.Duration

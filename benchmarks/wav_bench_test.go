@@ -14,6 +14,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
 	_ "github.com/audiopost/audiopost/audio/wav"
+	"github.com/audiopost/audiopost/internal/need"
 )
 
 // wavBenchSeconds is the length of the benchmark file: long enough that
@@ -97,13 +98,7 @@ func BenchmarkWAVDecode(b *testing.B) {
 		b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(blocks), "allocs/block")
 	})
 	b.Run("ffmpeg", func(b *testing.B) {
-		ffmpeg, err := exec.LookPath("ffmpeg")
-		if err != nil {
-			if os.Getenv("CI") != "" {
-				b.Fatal(err)
-			}
-			b.Skip("ffmpeg not installed")
-		}
+		ffmpeg := need.Program(b, "ffmpeg")
 		for b.Loop() {
 			var stderr bytes.Buffer
 			cmd := exec.Command(ffmpeg, "-v", "error", "-i", path, "-f", "f64le", "-")

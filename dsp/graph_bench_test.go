@@ -13,6 +13,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/dsp"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -72,10 +73,7 @@ func BenchmarkResample(b *testing.B) {
 	}
 	for _, tl := range tools {
 		b.Run(tl.name, func(b *testing.B) {
-			path, err := exec.LookPath(tl.tool)
-			if err != nil {
-				b.Skipf("%s not installed", tl.tool)
-			}
+			path := need.Program(b, tl.tool)
 			for range b.N {
 				cmd := exec.Command(path, tl.args...)
 				var stderr bytes.Buffer

@@ -206,6 +206,3 @@ func gtSox(t testing.TB, sox string, x []float64, in int, args ...string) []floa
 }
 
 var errGT = errors.New("gt: upstream failed")
-
-// gtLookSox finds sox for the comparisons that are made when it is there.
-func gtLookSox() (string, error) { return exec.LookPath("sox") }

@@ -9,17 +9,8 @@ import (
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/need"
 )
-
-func needFFmpeg(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("ffmpeg"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("ffmpeg not installed")
-		}
-		t.Skip("ffmpeg not installed")
-	}
-}
 
 func ffmpeg(t *testing.T, args ...string) {
 	t.Helper()
@@ -32,7 +23,7 @@ func ffmpeg(t *testing.T, args ...string) {
 // A FLAC file behind an ID3v2 tag larger than audio.SniffLen is still found
 // by its content, from a file and from a stream that cannot seek.
 func TestLargeID3TagInFrontOfFLAC(t *testing.T) {
-	needFFmpeg(t)
+	need.Program(t, "ffmpeg")
 	dir := t.TempDir()
 	flacPath := filepath.Join(dir, "a.flac")
 	ffmpeg(t, "-f", "lavfi", "-i", "sine=frequency=440:duration=1", "-ar", "44100", flacPath)
@@ -62,7 +53,7 @@ func TestLargeID3TagInFrontOfFLAC(t *testing.T) {
 
 // MPEG-2.5 (8 kHz MP3) is beyond the pure-Go MP3 decoder: ffmpeg takes it.
 func TestUnsupportedVariantFallsBackToFFmpeg(t *testing.T) {
-	needFFmpeg(t)
+	need.Program(t, "ffmpeg")
 	path := filepath.Join(t.TempDir(), "low.mp3")
 	ffmpeg(t, "-f", "lavfi", "-i", "sine=frequency=300:duration=2", "-ar", "8000", "-c:a", "libmp3lame", "-b:a", "16k", path)
 	d, err := audio.Open(context.Background(), path)

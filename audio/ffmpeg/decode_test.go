@@ -15,6 +15,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
+	"github.com/audiopost/audiopost/internal/need"
 )
 
 func openFile(t testing.TB, path string) *os.File {
@@ -44,7 +45,7 @@ func decodeAll(t testing.TB, r io.Reader) (audio.Buffer, *Decoder) {
 // TestDecodeAgreesWithFFmpeg compares the adapter with ffmpeg's own f64le
 // decode of the same file, and with the signal that was encoded.
 func TestDecodeAgreesWithFFmpeg(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	t.Parallel()
 	cases := []struct {
 		name, file string
@@ -95,7 +96,7 @@ func TestDecodeAgreesWithFFmpeg(t *testing.T) {
 // TestDecodeExactLength checks that Frames, where the probe calls it exact,
 // is the number of frames the decoder delivers.
 func TestDecodeExactLength(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	t.Parallel()
 	for _, tc := range []struct{ file, codec string }{
 		{"a.m4a", "alac"}, {"a.flac", "flac"}, {"a.wav", "pcm_s16le"},
@@ -111,7 +112,7 @@ func TestDecodeExactLength(t *testing.T) {
 }
 
 func TestDecodeCheckSource(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	t.Parallel()
 	path := makeFile(t, "a.opus", "-f", "lavfi", "-i", "sine=sample_rate=48000:duration=0.5", "-ac", "2", "-c:a", "libopus")
 	got := audiotest.CheckSource(t, func() audio.Source {
@@ -131,7 +132,7 @@ func TestDecodeCheckSource(t *testing.T) {
 // buffered head) and a ReadSeeker (probed, rewound) give the samples of the
 // file decoded by path.
 func TestDecodeStreams(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	t.Parallel()
 	// Longer than headLimit, so the plain reader's head is a prefix: Ogg
 	// FLAC of noise gets there in 10 s (Vorbis took 50), and Ogg states
@@ -203,7 +204,7 @@ func (w *endlessWAV) Read(p []byte) (int, error) {
 }
 
 func TestDecodeCancel(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -245,7 +246,7 @@ func TestDecodeCancel(t *testing.T) {
 }
 
 func TestDecodeCloseKills(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	t.Parallel()
 	d, err := Decode(context.Background(), newEndlessWAV(8000, 1))
 	if err != nil {
@@ -267,7 +268,7 @@ func TestDecodeCloseKills(t *testing.T) {
 }
 
 func TestDecodeDamaged(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	t.Parallel()
 	path := makeFile(t, "a.m4a", "-f", "lavfi", "-i", "sine=duration=2", "-c:a", "aac")
 	data, err := os.ReadFile(path)
@@ -285,7 +286,7 @@ func TestDecodeDamaged(t *testing.T) {
 }
 
 func TestDecodeReadAllocs(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	d, err := Decode(context.Background(), newEndlessWAV(48000, 2))
 	if err != nil {
 		t.Fatal(err)
@@ -302,7 +303,7 @@ func TestDecodeReadAllocs(t *testing.T) {
 }
 
 func BenchmarkDecoderRead(b *testing.B) {
-	requireFFmpeg(b)
+	need.Programs(b, "ffmpeg", "ffprobe")
 	d, err := Decode(context.Background(), newEndlessWAV(48000, 2))
 	if err != nil {
 		b.Fatal(err)

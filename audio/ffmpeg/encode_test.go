@@ -19,6 +19,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/audio/id3"
+	"github.com/audiopost/audiopost/internal/need"
 )
 
 // testSignal is 3 s of stereo: a 440 Hz tone at 0.5 on the left, 1 kHz at
@@ -50,7 +51,7 @@ var chapterPicture = func() *audio.Picture {
 }()
 
 func TestEncodeRoundTrip(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	t.Parallel()
 	cover := testJPEG(t, 120, 90)
 	const rate = 44100
@@ -270,7 +271,7 @@ func TestEncoderRejects(t *testing.T) {
 	if _, err := NewEncoder(ctx, "wma", &b, audio.Format{SampleRate: 44100, Channels: 2}, audio.EncodeOptions{}); !errors.Is(err, audio.ErrUnsupported) {
 		t.Errorf("unknown format: %v, want ErrUnsupported", err)
 	}
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	bad := audio.EncodeOptions{Tags: audio.Tags{Cover: &audio.Picture{MIMEType: "image/gif", Data: []byte("GIF89a....")}}, Length: time.Second}
 	if _, err := NewEncoder(ctx, "mp3", &b, audio.Format{SampleRate: 44100, Channels: 2}, bad); !errors.Is(err, audio.ErrUnsupported) {
 		t.Errorf("GIF cover: %v, want ErrUnsupported", err)
@@ -280,7 +281,7 @@ func TestEncoderRejects(t *testing.T) {
 // TestEncodeFailureReported checks that an encoder whose ffmpeg dies
 // reports an error and writes nothing, instead of a truncated file.
 func TestEncodeFailureReported(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	t.Parallel()
 	var b bytes.Buffer
 	enc, err := NewEncoder(context.Background(), "alac", &b, audio.Format{SampleRate: 44100, Channels: 2}, audio.EncodeOptions{})
@@ -302,7 +303,7 @@ func TestEncodeFailureReported(t *testing.T) {
 }
 
 func TestEncoderClosed(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	t.Parallel()
 	var b bytes.Buffer
 	enc, err := NewEncoder(context.Background(), "mp3", &b, audio.Format{SampleRate: 44100, Channels: 1}, audio.EncodeOptions{})
@@ -327,7 +328,7 @@ func TestEncoderClosed(t *testing.T) {
 }
 
 func TestEncodeCancel(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	dir := t.TempDir()
@@ -371,7 +372,7 @@ func TestEncodeCancel(t *testing.T) {
 }
 
 func TestEncoderWriteAllocs(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	var b bytes.Buffer
 	enc, err := NewEncoder(context.Background(), "mp3", &b, audio.Format{SampleRate: 44100, Channels: 2}, audio.EncodeOptions{})
 	if err != nil {
@@ -389,7 +390,7 @@ func TestEncoderWriteAllocs(t *testing.T) {
 }
 
 func BenchmarkEncoderWrite(b *testing.B) {
-	requireFFmpeg(b)
+	need.Programs(b, "ffmpeg", "ffprobe")
 	enc, err := NewEncoder(context.Background(), "mp3", io.Discard, audio.Format{SampleRate: 44100, Channels: 2}, audio.EncodeOptions{})
 	if err != nil {
 		b.Fatal(err)
@@ -490,7 +491,7 @@ func (failingSink) Write(audio.Buffer) error { return errMonitorFull }
 // TestEncodeMonitorFailure checks that a monitor that cannot take the
 // decoded audio fails the encode, without hanging the encoder.
 func TestEncodeMonitorFailure(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	t.Parallel()
 	const rate = 44100
 	f, err := os.Create(filepath.Join(t.TempDir(), "out.mp3"))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/need"
 )
 
 const probeSeed = `{"streams":[{"index":0,"codec_name":"mjpeg","codec_type":"video","disposition":{"attached_pic":1}},
@@ -65,7 +66,7 @@ func FuzzParseProbe(f *testing.F) {
 // codec: ffprobe must never hang or crash the caller, and whatever it
 // accepts must describe a usable stream.
 func FuzzProbe(f *testing.F) {
-	requireFFmpeg(f)
+	need.Programs(f, "ffmpeg", "ffprobe")
 	for _, args := range [][]string{
 		{"-c:a", "pcm_s16le", "-f", "wav"},
 		{"-c:a", "libmp3lame", "-f", "mp3"},

@@ -7,27 +7,12 @@ import (
 	"image/color"
 	"image/jpeg"
 	"math"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 )
-
-// requireFFmpeg skips a test when ffmpeg or ffprobe is missing, except on CI
-// where the tools are installed and their absence is a failure.
-func requireFFmpeg(t testing.TB) {
-	t.Helper()
-	for _, tool := range []string{"ffmpeg", "ffprobe"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s not installed on CI: %v", tool, err)
-			}
-			t.Skipf("%s not installed: %v", tool, err)
-		}
-	}
-}
 
 // makeFile runs ffmpeg with args (which must end in the output name, made
 // relative to a fresh temp dir) and returns the output path.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/need"
 )
 
 var tagArgs = []string{"-metadata", "title=Episode 1", "-metadata", "artist=The Host",
@@ -17,7 +18,7 @@ var tagArgs = []string{"-metadata", "title=Episode 1", "-metadata", "artist=The 
 	"-metadata", "track=7/12", "-metadata", "comment=made in a test"}
 
 func TestProbeFormats(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	t.Parallel()
 	sine := func(d, ch string) []string {
 		return []string{"-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=" + d, "-ac", ch}
@@ -142,7 +143,7 @@ func mustStat(t testing.TB, path string) os.FileInfo {
 // TestProbeStreams checks that probing works on readers that are not files:
 // a ReadSeeker is rewound, a plain reader is consumed.
 func TestProbeStreams(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	t.Parallel()
 	path := makeFile(t, "a.ogg", append([]string{"-f", "lavfi", "-i", "sine=duration=1", "-c:a", "libvorbis"}, tagArgs...)...)
 	data, err := os.ReadFile(path)
@@ -170,7 +171,7 @@ func TestProbeStreams(t *testing.T) {
 }
 
 func TestProbeUnknownContent(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	t.Parallel()
 	_, err := Probe(context.Background(), bytes.NewReader(bytes.Repeat([]byte("not audio at all "), 100)))
 	if !errors.Is(err, audio.ErrUnknownFormat) {

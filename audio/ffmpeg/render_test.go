@@ -14,6 +14,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
+	"github.com/audiopost/audiopost/internal/need"
 )
 
 // TestRenderVideo renders videos from audio in every container, with a
@@ -21,7 +22,7 @@ import (
 // video stream of the scene's size and codec, the audio at its level and
 // length, the tags and chapters.
 func TestRenderVideo(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	t.Parallel()
 	const rate = 48000
 	proc := audiotest.Sine(2, rate, 1000, 0.5, 3*rate)
@@ -95,7 +96,7 @@ func TestRenderVideo(t *testing.T) {
 }
 
 func TestRenderVideoRejects(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	f := audio.Format{SampleRate: 44100, Channels: 1}
 	for name, s := range map[string]Scene{
 		"odd size":     {Width: 321, Height: 180, Color: "0x000000"},

@@ -11,10 +11,11 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
+	"github.com/audiopost/audiopost/internal/need"
 )
 
 func TestRemuxVideo(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	t.Parallel()
 	for _, tc := range []struct{ name, file, vcodec, container, acodec string }{
 		{"mp4", "in.mp4", "libx264", "mp4", "aac"},
@@ -63,7 +64,7 @@ func TestRemuxVideo(t *testing.T) {
 }
 
 func TestRemuxVideoNeedsVideo(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	t.Parallel()
 	in := makeFile(t, "a.m4a", "-f", "lavfi", "-i", "sine=duration=1", "-c:a", "aac")
 	_, err := NewVideoEncoder(context.Background(), os.Stdout, in, audio.Format{SampleRate: 44100, Channels: 1}, audio.EncodeOptions{})

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/mewkiz/flac/meta"
 )
 
@@ -127,7 +128,7 @@ func TestOddBitDepths(t *testing.T) {
 			if tc.bits > 24 {
 				return // ffmpeg 5 does not decode 32-bit FLAC
 			}
-			needTool(t, "ffmpeg")
+			need.Program(t, "ffmpeg")
 			path := filepath.Join(t.TempDir(), "v.flac")
 			if err := os.WriteFile(path, data, 0o644); err != nil {
 				t.Fatal(err)

@@ -12,13 +12,13 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
+	"github.com/audiopost/audiopost/internal/need"
 	mflac "github.com/mewkiz/flac"
 )
 
@@ -135,7 +135,7 @@ func checkStreamInfo(t *testing.T, path string, in audio.Buffer, bits int) {
 }
 
 func TestEncoderOutputAcceptedByFFmpeg(t *testing.T) {
-	needTool(t, "ffmpeg")
+	need.Program(t, "ffmpeg")
 	for _, bits := range []int{16, 24} {
 		in := intSignal(2, 2*BlockSize+7, bits, 9)
 		dir := t.TempDir()
@@ -152,7 +152,7 @@ func TestEncoderOutputAcceptedByFFmpeg(t *testing.T) {
 		if d := sameSamples(in, got); d != "" {
 			t.Errorf("%d-bit: ffmpeg decodes our FLAC differently: %s", bits, d)
 		}
-		if _, err := exec.LookPath("flac"); err == nil {
+		if _, ok := need.HasProgram(t, "flac"); ok {
 			run(t, "flac", "-t", "-s", path)
 		}
 	}
@@ -161,7 +161,7 @@ func TestEncoderOutputAcceptedByFFmpeg(t *testing.T) {
 // TestDecodeMatchesFFmpeg decodes files that ffmpeg encoded and compares
 // sample for sample with ffmpeg's own decode.
 func TestDecodeMatchesFFmpeg(t *testing.T) {
-	needTool(t, "ffmpeg")
+	need.Program(t, "ffmpeg")
 	exprs := []string{"0.8*sin(2*PI*440*t)", "0.5*sin(2*PI*1000*t)+0.3*sin(2*PI*57*t)", "0.2*sin(2*PI*3000*t)",
 		"0.7*sin(2*PI*100*t)*cos(2*PI*3*t)", "0.4*sin(2*PI*5000*t)", "0.9*sin(2*PI*60*t)"}
 	for _, tc := range []struct {
@@ -257,7 +257,7 @@ func TestTagsRoundTrip(t *testing.T) {
 	if got != tags {
 		t.Errorf("tags = %+v\nwant %+v", got, tags)
 	}
-	if _, err := exec.LookPath("ffprobe"); err == nil {
+	if _, ok := need.HasProgram(t, "ffprobe"); ok {
 		out := strings.ToLower(string(run(t, "ffprobe", "-v", "error", "-show_entries", "format_tags=title,artist", "-of", "default=nw=1", path)))
 		if !strings.Contains(out, "tag:title="+strings.ToLower(tags.Title)) || !strings.Contains(out, "tag:artist=ann example") {
 			t.Errorf("ffprobe reads tags as %q", out)
@@ -267,7 +267,7 @@ func TestTagsRoundTrip(t *testing.T) {
 
 // TestTagsFromFFmpeg reads Vorbis comments and a cover that ffmpeg wrote.
 func TestTagsFromFFmpeg(t *testing.T) {
-	needTool(t, "ffmpeg")
+	need.Program(t, "ffmpeg")
 	dir := t.TempDir()
 	cover := filepath.Join(dir, "cover.png")
 	if err := os.WriteFile(cover, testCover(t), 0o644); err != nil {

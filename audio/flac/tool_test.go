@@ -6,31 +6,17 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"os"
 	"os/exec"
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/need"
 )
-
-// needTool returns the path of an external tool, skipping the test when it
-// is missing unless CI is set.
-func needTool(t testing.TB, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s not installed: %v", name, err)
-		}
-		t.Skipf("%s not installed", name)
-	}
-	return p
-}
 
 // run runs a command and fails the test with its stderr on error.
 func run(t testing.TB, name string, args ...string) []byte {
 	t.Helper()
-	cmd := exec.Command(needTool(t, name), args...)
+	cmd := exec.Command(need.Program(t, name), args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

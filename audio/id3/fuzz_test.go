@@ -3,11 +3,11 @@ package id3_test
 import (
 	"bytes"
 	"errors"
-	"os/exec"
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/id3"
+	"github.com/audiopost/audiopost/internal/need"
 )
 
 func fuzzSeeds(f *testing.F) {
@@ -15,7 +15,7 @@ func fuzzSeeds(f *testing.F) {
 	f.Add(v23(0, "CHAP", chap("c", 0, 1, "")+"WXXX\x00\x00\x00\x05\x00\x00\x01\xff\xfe\x00\x00"))
 	f.Add([]byte("ID3\x04\x00\x40\x00\x00\x00\x0a\x00\x00\x00\x0a\x00\x00\x00\x00\x00\x00"))
 	f.Add([]byte("ID3\x03\x00\x00\x7f\x7f\x7f\x7f"))
-	if _, err := exec.LookPath("ffmpeg"); err == nil {
+	if _, ok := need.HasProgram(f, "ffmpeg"); ok {
 		mp3 := ffmpegMP3(f, 3, false)
 		f.Add(mp3[:tagLen(mp3)+4])
 	}

@@ -23,15 +23,14 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/id3"
+	"github.com/audiopost/audiopost/internal/need"
 )
 
 // ffmpegMP3 makes a 6 s MP3 with three chapters through ffmpeg's mp3
 // muxer, as the encoder does, in ID3v2.version, with a cover when asked.
 func ffmpegMP3(t testing.TB, version int, cover bool) []byte {
 	t.Helper()
-	if _, err := exec.LookPath("ffmpeg"); err != nil {
-		t.Skip("ffmpeg not on PATH")
-	}
+	need.Program(t, "ffmpeg")
 	dir := t.TempDir()
 	meta := filepath.Join(dir, "meta.txt")
 	os.WriteFile(meta, []byte(";FFMETADATA1\ntitle=Show\n"+
@@ -136,7 +135,7 @@ func TestAddChapterExtrasFFmpeg(t *testing.T) {
 // chapters is set, its chapters.
 func checkFFprobe(t *testing.T, path string, chapters bool) {
 	t.Helper()
-	b, err := exec.Command("ffprobe", "-v", "error", "-show_chapters", "-show_format", "-of", "json", path).Output()
+	b, err := exec.Command(need.Program(t, "ffprobe"), "-v", "error", "-show_chapters", "-show_format", "-of", "json", path).Output()
 	if err != nil {
 		t.Fatalf("ffprobe: %v", err)
 	}
@@ -174,15 +173,8 @@ func checkFFprobe(t *testing.T, path string, chapters bool) {
 // Python's mutagen (Debian's python3-mutagen), when it is installed.
 func checkMutagen(t *testing.T, path string, want []id3.Chapter) {
 	t.Helper()
-	py := ""
-	for _, p := range []string{"/usr/bin/python3", "python3"} {
-		if exec.Command(p, "-c", "import mutagen").Run() == nil {
-			py = p
-			break
-		}
-	}
-	if py == "" {
-		t.Log("python3-mutagen is not installed: no independent check")
+	py, ok := need.HasPython(t, "mutagen")
+	if !ok {
 		return
 	}
 	script := `

@@ -12,13 +12,14 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/id3"
+	"github.com/audiopost/audiopost/internal/need"
 )
 
 // fuzzSeeds returns small real MP3s when ffmpeg is installed, and a
 // hand-made stream of silent frames in any case.
 func fuzzSeeds(f *testing.F) [][]byte {
 	seeds := [][]byte{silentMP3(3, []byte{0xFF, 0xFB, 0x90, 0x64})}
-	if _, err := exec.LookPath("ffmpeg"); err != nil {
+	if _, ok := need.HasProgram(f, "ffmpeg"); !ok {
 		return seeds
 	}
 	dir := f.TempDir()

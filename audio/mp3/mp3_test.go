@@ -17,6 +17,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/audio/id3"
+	"github.com/audiopost/audiopost/internal/need"
 	gomp3 "github.com/hajimehoshi/go-mp3"
 )
 
@@ -52,7 +53,7 @@ func makeMP3(t testing.TB, dir, name string, rate, channels int, dur float64, ar
 }
 
 func TestDecodeMatchesFFmpeg(t *testing.T) {
-	needTool(t, "ffmpeg")
+	need.Program(t, "ffmpeg")
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name     string
@@ -101,7 +102,7 @@ func TestDecodeMatchesFFmpeg(t *testing.T) {
 // shifted against ffmpeg's, the constant goMP3Delay compensates. The
 // alignment after trimming must be exact.
 func TestGoMP3Delay(t *testing.T) {
-	needTool(t, "ffmpeg")
+	need.Program(t, "ffmpeg")
 	path := makeMP3(t, t.TempDir(), "d.mp3", 44100, 2, 1.5, "-b:a", "160k")
 	want := ffmpegF64(t, path, 2)
 	got, _ := decodeAll(t, mustOpen(t, path))
@@ -127,7 +128,7 @@ func TestGoMP3Delay(t *testing.T) {
 }
 
 func TestDurationWithoutDecoding(t *testing.T) {
-	needTool(t, "ffmpeg")
+	need.Program(t, "ffmpeg")
 	dir := t.TempDir()
 	xing := makeMP3(t, dir, "x.mp3", 44100, 2, 3.1, "-b:a", "128k")
 	plain := makeMP3(t, dir, "p.mp3", 44100, 2, 3.1, "-b:a", "128k", "-write_xing", "0")
@@ -175,7 +176,7 @@ func TestDurationWithoutDecoding(t *testing.T) {
 }
 
 func TestCheckSource(t *testing.T) {
-	needTool(t, "ffmpeg")
+	need.Program(t, "ffmpeg")
 	dir := t.TempDir()
 	for _, ch := range []int{1, 2} {
 		path := makeMP3(t, dir, fmt.Sprintf("c%d.mp3", ch), 44100, ch, 0.7, "-b:a", "96k")
@@ -206,7 +207,7 @@ func testCover(t testing.TB) []byte {
 }
 
 func TestTagsFromFFmpeg(t *testing.T) {
-	needTool(t, "ffmpeg")
+	need.Program(t, "ffmpeg")
 	dir := t.TempDir()
 	cover := filepath.Join(dir, "cover.png")
 	coverData := testCover(t)
@@ -274,7 +275,7 @@ func TestTagsFromFFmpeg(t *testing.T) {
 }
 
 func TestMatch(t *testing.T) {
-	needTool(t, "ffmpeg")
+	need.Program(t, "ffmpeg")
 	dir := t.TempDir()
 	mp3 := makeMP3(t, dir, "m.mp3", 44100, 2, 0.5, "-b:a", "128k", "-id3v2_version", "0")
 	mp3tag := makeMP3(t, dir, "mt.mp3", 44100, 2, 0.5, "-b:a", "128k", "-metadata", "title=x")
@@ -333,7 +334,7 @@ func frameOffsets(data []byte) []int {
 // go-mp3 v0.3.4 index out of range. The decoder must conceal those frames,
 // keep the length and decode the rest.
 func TestMalformedMPEG2(t *testing.T) {
-	needTool(t, "ffmpeg")
+	need.Program(t, "ffmpeg")
 	path := makeMP3(t, t.TempDir(), "m2.mp3", 22050, 1, 2, "-b:a", "32k", "-id3v2_version", "0", "-write_xing", "0")
 	data, _ := os.ReadFile(path)
 	clean, _ := decodeAll(t, bytes.NewReader(data))
@@ -395,7 +396,7 @@ func panics(f func()) (p bool) {
 
 // TestResync inserts junk between frames and truncates the last frame.
 func TestResync(t *testing.T) {
-	needTool(t, "ffmpeg")
+	need.Program(t, "ffmpeg")
 	path := makeMP3(t, t.TempDir(), "r.mp3", 44100, 2, 2, "-b:a", "128k", "-id3v2_version", "0", "-write_xing", "0")
 	data, _ := os.ReadFile(path)
 	clean, _ := decodeAll(t, bytes.NewReader(data))
@@ -439,7 +440,7 @@ func TestErrors(t *testing.T) {
 // TestDecodeAllocs reports the allocations per 1152-frame Read, all of them
 // go-mp3's (it allocates per frame); the conversion adds none.
 func TestDecodeAllocs(t *testing.T) {
-	needTool(t, "ffmpeg")
+	need.Program(t, "ffmpeg")
 	path := makeMP3(t, t.TempDir(), "a.mp3", 44100, 2, 3, "-b:a", "128k")
 	data, _ := os.ReadFile(path)
 	d, err := NewDecoder(context.Background(), bytes.NewReader(data))

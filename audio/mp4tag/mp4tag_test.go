@@ -11,19 +11,8 @@ import (
 	"testing"
 
 	"github.com/audiopost/audiopost/audio/mp4tag"
+	"github.com/audiopost/audiopost/internal/need"
 )
-
-func needTools(t *testing.T) {
-	t.Helper()
-	for _, tool := range []string{"ffmpeg", "ffprobe"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s not installed", tool)
-			}
-			t.Skipf("%s not installed", tool)
-		}
-	}
-}
 
 func run(t *testing.T, name string, args ...string) []byte {
 	t.Helper()
@@ -53,7 +42,7 @@ func probeTags(t *testing.T, path string) map[string]string {
 // and reads them back with ffprobe: the items are there, the old tags
 // kept, and the decoded streams are bit-identical.
 func TestAdd(t *testing.T) {
-	needTools(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	dir := t.TempDir()
 	cases := []struct {
 		name string

@@ -14,12 +14,13 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
+	"github.com/audiopost/audiopost/internal/need"
 )
 
 // ffmpegDecode returns ffmpeg's own decode of path as interleaved float64.
 func ffmpegDecode(t *testing.T, path string) []float64 {
 	t.Helper()
-	out, err := exec.Command(needTool(t, "ffmpeg"), "-v", "error", "-i", path, "-f", "f64le", "-").Output()
+	out, err := exec.Command(need.Program(t, "ffmpeg"), "-v", "error", "-i", path, "-f", "f64le", "-").Output()
 	if err != nil {
 		t.Fatalf("ffmpeg decode of %s: %v", path, stderrOf(err))
 	}
@@ -75,7 +76,7 @@ func agree(t *testing.T, path string) *Decoder {
 // TestAgreesWithFFmpeg decodes files written by ffmpeg (to a file and to a
 // pipe) in every sample format and checks them against ffmpeg's decode.
 func TestAgreesWithFFmpeg(t *testing.T) {
-	ffmpeg := needTool(t, "ffmpeg")
+	ffmpeg := need.Program(t, "ffmpeg")
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		codec    string
@@ -127,8 +128,8 @@ func TestAgreesWithFFmpeg(t *testing.T) {
 // TestAgreesWithSox decodes files written by sox, including its pipe
 // placeholder sizes, and checks them against ffmpeg's decode.
 func TestAgreesWithSox(t *testing.T) {
-	sox := needTool(t, "sox")
-	needTool(t, "ffmpeg")
+	sox := need.Program(t, "sox")
+	need.Program(t, "ffmpeg")
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name string
@@ -167,7 +168,7 @@ func TestAgreesWithSox(t *testing.T) {
 // (seekable with JUNK and tags, pipe with unknown sizes, pipe with a stated
 // Length) to the same samples as this package, and reads the tags.
 func TestFFmpegReadsOurFiles(t *testing.T) {
-	ffprobe := needTool(t, "ffprobe")
+	ffprobe := need.Program(t, "ffprobe")
 	dir := t.TempDir()
 	for _, bits := range []int{16, 24, 32} {
 		for _, channels := range []int{1, 2, 6} {

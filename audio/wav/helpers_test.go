@@ -6,26 +6,11 @@ import (
 	"encoding/binary"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
 )
-
-// needTool returns the path of an external tool, skipping the test when it
-// is missing, unless CI is set: CI installs the tools, so there it fails.
-func needTool(t testing.TB, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s not installed: %v", name, err)
-		}
-		t.Skipf("%s not installed", name)
-	}
-	return p
-}
 
 // sharedDir returns ../shared next to the module root, found by walking up
 // from the package directory to go.mod.

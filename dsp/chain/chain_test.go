@@ -10,6 +10,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/dsp"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -46,7 +47,7 @@ func TestLoudnessEveryTarget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("numeric sweep; the plain run covers it")
 	}
-	needTool(t, "ffmpeg")
+	need.Program(t, "ffmpeg")
 	targets := []float64{-13, -14, -15, -16, -18, -19, -20, -23, -24, -26, -27, -31}
 	peaks := []float64{0, -0.5, -1, -1.5, -2, -3, -4, -5, -6}
 	materials := map[string]audio.Buffer{
@@ -107,7 +108,7 @@ func TestMaxLRAAndShortTermLimits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("numeric sweep; the plain run covers it")
 	}
-	needTool(t, "ffmpeg")
+	need.Program(t, "ffmpeg")
 	// A programme whose sections differ by up to 16 dB, with leveling and
 	// compression off so only the loudness control can narrow the range.
 	b := stereoOf(voice(64, 130, 4, []float64{0, -12, 4, -8, -2, -14, 2, -6}))

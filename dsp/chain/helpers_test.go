@@ -16,21 +16,10 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	_ "github.com/audiopost/audiopost/audio/codecs"
 	"github.com/audiopost/audiopost/dsp"
+	"github.com/audiopost/audiopost/internal/need"
 )
 
 const fs = 48000
-
-func needTool(t testing.TB, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s not installed", name)
-		}
-		t.Skipf("%s not installed", name)
-	}
-	return p
-}
 
 type xorshift uint64
 
@@ -185,7 +174,7 @@ var (
 
 func measureFFmpeg(t testing.TB, path string) ebur128 {
 	t.Helper()
-	ff := needTool(t, "ffmpeg")
+	ff := need.Program(t, "ffmpeg")
 	cmd := exec.Command(ff, "-nostats", "-hide_banner", "-i", path, "-filter_complex", "ebur128=peak=true", "-f", "null", "-")
 	out, err := cmd.CombinedOutput()
 	if err != nil {

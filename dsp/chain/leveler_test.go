@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -27,7 +28,7 @@ var sentences = []string{
 // noise floor. It returns the mono programme, its rate and each
 // sentence's speaker and frame range.
 func twoSpeakers(t *testing.T, quietDB float64) (audio.Buffer, int, [][3]int) {
-	espeak := needTool(t, "espeak-ng")
+	espeak := need.Program(t, "espeak-ng")
 	ctx := context.Background()
 	var x []float64
 	var segs [][3]int

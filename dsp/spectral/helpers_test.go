@@ -123,8 +123,6 @@ func afftdn(t testing.TB, x []float64, args string) []float64 {
 	return y
 }
 
-func lookPath(name string) (string, error) { return exec.LookPath(name) }
-
 // convolve is testaudio.Convolve by FFT (the direct form takes a minute
 // for a room impulse at 48 kHz): x convolved with h, as long as x.
 func convolve(x, h []float64) []float64 {

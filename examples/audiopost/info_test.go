@@ -14,6 +14,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
+	"github.com/audiopost/audiopost/internal/need"
 )
 
 // runInfoJSON runs "audiopost info path" and decodes its output.
@@ -75,14 +76,7 @@ func TestInfoWAV(t *testing.T) {
 }
 
 func TestInfoFFmpegFormats(t *testing.T) {
-	for _, tool := range []string{"ffmpeg", "ffprobe"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s not installed on CI", tool)
-			}
-			t.Skipf("%s not installed", tool)
-		}
-	}
+	need.Programs(t, "ffmpeg", "ffprobe")
 	dir := t.TempDir()
 	cover := filepath.Join(dir, "cover.png")
 	mk := func(name string, args ...string) string {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/id3"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -131,9 +131,7 @@ func TestProcessChaptersAndCover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("single-threaded processing; the plain run covers it")
 	}
-	if _, err := exec.LookPath("ffmpeg"); err != nil {
-		t.Skip("mp3 encoding needs ffmpeg")
-	}
+	need.Program(t, "ffmpeg") // the MP3 encoder
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "in.wav"), filepath.Join(dir, "ep.mp3")
 	writeTestWAV(t, in)

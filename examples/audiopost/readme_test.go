@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/loudness"
 )
@@ -28,14 +29,7 @@ func TestReadmeFlow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("an end-to-end check of the plain run")
 	}
-	for _, tool := range []string{"bash", "curl", "ffmpeg"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s not installed", tool)
-			}
-			t.Skipf("%s not installed", tool)
-		}
-	}
+	need.Programs(t, "bash", "curl", "ffmpeg")
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -139,6 +139,15 @@ func Program(tb testing.TB, name string) string {
 	return require(tb, row(tb, KindProgram, name))
 }
 
+// Programs skips tb when one of the programs is not installed (failing
+// it under CI).
+func Programs(tb testing.TB, names ...string) {
+	tb.Helper()
+	for _, name := range names {
+		Program(tb, name)
+	}
+}
+
 // Font skips tb when fontconfig does not list the font family (failing
 // it under CI).
 func Font(tb testing.TB, family string) {

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/production/artwork"
 	"github.com/audiopost/audiopost/production/engine"
@@ -31,20 +32,6 @@ import (
 	"github.com/audiopost/audiopost/loudness"
 	"github.com/audiopost/audiopost/production"
 )
-
-// needTools skips the test when an external tool is missing, unless CI is
-// set (CI installs them, so a missing tool is a failure there).
-func needTools(t *testing.T, tools ...string) {
-	t.Helper()
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s not installed: %v", tool, err)
-			}
-			t.Skipf("%s not installed", tool)
-		}
-	}
-}
 
 func run(t *testing.T, name string, args ...string) []byte {
 	t.Helper()
@@ -60,7 +47,7 @@ func run(t *testing.T, name string, args ...string) []byte {
 // set itself.
 func speechMP3(t *testing.T, dir string) string {
 	t.Helper()
-	needTools(t, "espeak-ng", "sox", "ffmpeg", "ffprobe")
+	need.Programs(t, "espeak-ng", "sox", "ffmpeg", "ffprobe")
 	raw := filepath.Join(dir, "voice.wav")
 	run(t, "espeak-ng", "-s", "150", "-w", raw,
 		"Welcome to the audio post production test. This episode checks loudness, tags, chapters and every output format. "+

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/loudness"
 	"github.com/audiopost/audiopost/production/engine"
@@ -29,7 +30,7 @@ func goertzelDB(x []float64, f, fs float64) float64 {
 // not played 9 % fast: its 1 kHz tone stays at 1 kHz and its length at
 // one second of output; its level is brought to the loudness target.
 func TestEngineOutroOtherSampleRate(t *testing.T) {
-	needTools(t, "ffmpeg")
+	need.Programs(t, "ffmpeg")
 	const rate, outroRate = 48000, 44100
 	dir, outDir := t.TempDir(), t.TempDir()
 	main := filepath.Join(dir, "main.wav")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/loudness"
 	"github.com/audiopost/audiopost/production"
@@ -33,7 +34,7 @@ func TestEngineMultitrack(t *testing.T) {
 	}
 	// Self-contained (no Setenv): runs beside the other heavy engine tests.
 	t.Parallel()
-	needTools(t, "ffmpeg")
+	need.Programs(t, "ffmpeg")
 	const rate, bedRate = 48000, 44100
 	const guestOffset = 2.0
 	// The conversation on the production's timeline.

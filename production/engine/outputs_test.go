@@ -20,6 +20,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/ffmpeg"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/loudness"
 	"github.com/audiopost/audiopost/production"
@@ -232,7 +233,7 @@ func TestEngineVideoAndAudiogram(t *testing.T) {
 	if testing.Short() {
 		t.Skip("output format sweep; the plain run covers it")
 	}
-	needTools(t, "ffmpeg", "ffprobe")
+	need.Programs(t, "ffmpeg", "ffprobe")
 	const rate = 48000
 	dir := t.TempDir()
 	outDir := t.TempDir()
@@ -317,7 +318,7 @@ func TestEngineSplitLossy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("output format sweep; the plain run covers it")
 	}
-	needTools(t, "ffmpeg", "ffprobe")
+	need.Programs(t, "ffmpeg", "ffprobe")
 	const rate = 44100
 	dir, outDir := t.TempDir(), t.TempDir()
 	input := filepath.Join(dir, "talk.wav")
@@ -368,7 +369,7 @@ func TestEngineVideoFromAudio(t *testing.T) {
 	if testing.Short() {
 		t.Skip("renders videos")
 	}
-	needTools(t, "ffmpeg", "ffprobe")
+	need.Programs(t, "ffmpeg", "ffprobe")
 	const rate = 48000
 	dir, outDir := t.TempDir(), t.TempDir()
 	t.Parallel()
@@ -428,7 +429,7 @@ func TestEngineVideoFromAudio(t *testing.T) {
 // mono programme asking for Vorbis at 320 is encoded at 240 with a warning
 // naming the file, instead of failing.
 func TestVorbisMonoBitrate(t *testing.T) {
-	needTools(t, "ffmpeg", "ffprobe")
+	need.Programs(t, "ffmpeg", "ffprobe")
 	const rate = 48000
 	dir, outDir := t.TempDir(), t.TempDir()
 	input := filepath.Join(dir, "talk.wav")

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/audiopost/audiopost/dsp/classify"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/production/engine"
@@ -53,7 +54,7 @@ func TestEngineSpeechRecognition(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a numeric end-to-end check of the plain run")
 	}
-	needTools(t, "ffmpeg", "espeak-ng", pocketsphinx.Program)
+	need.Programs(t, "ffmpeg", "espeak-ng", pocketsphinx.Program)
 	const rate = 48000
 	sentences := testaudio.Sentences[:3]
 	x, spans := testaudio.Phrases(t, rate, sentences, 3)
@@ -192,7 +193,7 @@ func TestEngineSpeechMultitrack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a numeric end-to-end check of the plain run")
 	}
-	needTools(t, "ffmpeg", "espeak-ng", pocketsphinx.Program)
+	need.Programs(t, "ffmpeg", "espeak-ng", pocketsphinx.Program)
 	const rate = 48000
 	host, _ := testaudio.Phrases(t, rate, testaudio.Sentences[0:1], 1, testaudio.Voices[0])
 	guest, _ := testaudio.Phrases(t, rate, testaudio.Sentences[1:2], 1, testaudio.Voices[1])
@@ -237,7 +238,7 @@ func TestEngineBurnIn(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a numeric end-to-end check of the plain run")
 	}
-	needTools(t, "ffmpeg", "ffprobe", "espeak-ng", pocketsphinx.Program)
+	need.Programs(t, "ffmpeg", "ffprobe", "espeak-ng", pocketsphinx.Program)
 	const rate = 48000
 	x, spans := testaudio.Phrases(t, rate, testaudio.Sentences[:1], 2)
 	dir, outDir := t.TempDir(), t.TempDir()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/production/engine"
@@ -123,7 +124,7 @@ func TestStopLatency(t *testing.T) {
 		t.Skip("stops a production in every stage")
 	}
 	t.Parallel()
-	needTools(t, "ffmpeg")
+	need.Programs(t, "ffmpeg")
 	const rate = 44100
 	dir := t.TempDir()
 	input := filepath.Join(dir, "talk.wav")

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/audiopost/audiopost/audio/id3"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/production/engine"
 )
 
@@ -54,7 +55,7 @@ func TestTagRoundTrip(t *testing.T) {
 	}
 	// Self-contained (no Setenv): runs beside the other heavy engine tests.
 	t.Parallel()
-	needTools(t, "ffmpeg", "ffprobe")
+	need.Programs(t, "ffmpeg", "ffprobe")
 	const rate = 44100
 	dir, outDir := t.TempDir(), t.TempDir()
 	input := filepath.Join(dir, "talk.wav")

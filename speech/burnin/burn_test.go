@@ -67,50 +67,56 @@ func TestWriteASS(t *testing.T) {
 		change func(*burnin.Style)
 		want   []string
 		events int
+		font   string // the family the case needs installed
 	}{
 		{"none", func(s *burnin.Style) { s.WordHighlight = "none" },
-			[]string{"Dialogue: 0,0:00:00.50,0:00:01.60,Default,,0,0,0,,Hello brave new world\n"}, 2},
+			[]string{"Dialogue: 0,0:00:00.50,0:00:01.60,Default,,0,0,0,,Hello brave new world\n"}, 2, ""},
 		{"karaoke", func(s *burnin.Style) { s.WordHighlight = "karaoke" },
-			[]string{"&H002626DC,&H00FFFFFF,", `{\kf30}Hello {\kf30}brave {\kf25}new {\kf25}world`}, 2},
+			[]string{"&H002626DC,&H00FFFFFF,", `{\kf30}Hello {\kf30}brave {\kf25}new {\kf25}world`}, 2, ""},
 		{"highlight_bold", func(s *burnin.Style) { s.WordHighlight = "highlight_bold" },
-			[]string{`{\1c&H2626DC&\b1}brave{\r}`}, 6},
+			[]string{`{\1c&H2626DC&\b1}brave{\r}`}, 6, ""},
 		{"border", func(s *burnin.Style) { s.StyleMode, s.WordHighlight = "plain", "border" },
-			[]string{`{\3c&H2626DC&\bord4}new{\r}`, ",1,0,0,2,"}, 6},
+			[]string{`{\3c&H2626DC&\bord4}new{\r}`, ",1,0,0,2,"}, 6, ""},
 		{"glow", func(s *burnin.Style) { s.StyleMode, s.WordHighlight = "white_outline", "glow" },
-			[]string{`{\3c&H2626DC&\bord6\blur5}world{\r}`, "&H00000000,&H00000000,&H00FFFFFF,&H00FFFFFF,0,0,0,0,100,100,0,0,1,2.5,"}, 6},
+			[]string{`{\3c&H2626DC&\bord6\blur5}world{\r}`, "&H00000000,&H00000000,&H00FFFFFF,&H00FFFFFF,0,0,0,0,100,100,0,0,1,2.5,"}, 6, ""},
 		{"reveal", func(s *burnin.Style) { s.StyleMode, s.WordHighlight = "color_outline", "reveal" },
-			[]string{"Hello {\\alpha&HFF&}brave new world\n", "Hello brave new world\n", "&H00FFFFFF,&H00FFFFFF,&H00000000,&H00000000,0,0,0,0,100,100,0,0,1,2.5,"}, 6},
+			[]string{"Hello {\\alpha&HFF&}brave new world\n", "Hello brave new world\n", "&H00FFFFFF,&H00FFFFFF,&H00000000,&H00000000,0,0,0,0,100,100,0,0,1,2.5,"}, 6, ""},
 		{"white_bg", func(s *burnin.Style) { s.StyleMode, s.Color = "white_bg", "#112233" },
-			[]string{"&H00332211,&H00332211,&H00FFFFFF,&H00FFFFFF,0,0,0,0,100,100,0,0,3,6,"}, 6},
+			[]string{"&H00332211,&H00332211,&H00FFFFFF,&H00FFFFFF,0,0,0,0,100,100,0,0,3,6,"}, 6, ""},
 		{"light color_bg", func(s *burnin.Style) { s.Color = "#ffee00" }, // black text on yellow
-			[]string{"&H00000000,&H00000000,&H0000EEFF,&H0000EEFF,"}, 6},
+			[]string{"&H00000000,&H00000000,&H0000EEFF,&H0000EEFF,"}, 6, ""},
 		{"flags", func(s *burnin.Style) {
 			s.Bold, s.Italic, s.Underline, s.Uppercase, s.FontSize = true, true, true, true, 40
 		},
-			[]string{",40,", ",-1,-1,-1,0,100,100", "HELLO BRAVE NEW"}, 6},
-		{"font", func(s *burnin.Style) { s.Font = "alfa" }, []string{"Style: Default,Roboto Slab,22,", ",-1,0,0,0,100"}, 6},
-		{"top left", func(s *burnin.Style) { s.HAlign, s.VAlign = "left", "top" }, []string{",0,7,24,24,24,1\n"}, 6},
-		{"middle right", func(s *burnin.Style) { s.HAlign, s.VAlign = "right", "middle" }, []string{",0,6,24,24,24,1\n"}, 6},
-		{"bottom left", func(s *burnin.Style) { s.HAlign = "left" }, []string{",0,1,24,24,24,1\n"}, 6},
-		{"top center", func(s *burnin.Style) { s.VAlign = "top" }, []string{",0,8,24,24,24,1\n"}, 6},
+			[]string{",40,", ",-1,-1,-1,0,100,100", "HELLO BRAVE NEW"}, 6, ""},
+		{"font", func(s *burnin.Style) { s.Font = "alfa" }, []string{"Style: Default,Roboto Slab,22,", ",-1,0,0,0,100"}, 6, "Roboto Slab"},
+		{"top left", func(s *burnin.Style) { s.HAlign, s.VAlign = "left", "top" }, []string{",0,7,24,24,24,1\n"}, 6, ""},
+		{"middle right", func(s *burnin.Style) { s.HAlign, s.VAlign = "right", "middle" }, []string{",0,6,24,24,24,1\n"}, 6, ""},
+		{"bottom left", func(s *burnin.Style) { s.HAlign = "left" }, []string{",0,1,24,24,24,1\n"}, 6, ""},
+		{"top center", func(s *burnin.Style) { s.VAlign = "top" }, []string{",0,8,24,24,24,1\n"}, 6, ""},
 	} {
-		s := burnin.DefaultStyle()
-		c.change(&s)
-		if errs := s.Validate(); errs != nil {
-			t.Fatalf("%s: %v", c.name, errs)
-		}
-		a := assFor(t, s, 640, 480)
-		if !strings.Contains(a, "PlayResX: 640\n") {
-			t.Errorf("%s: 4:3 canvas:\n%s", c.name, a)
-		}
-		for _, w := range c.want {
-			if !strings.Contains(a, w) {
-				t.Errorf("%s: lacks %q:\n%s", c.name, w, a)
+		t.Run(c.name, func(t *testing.T) {
+			if c.font != "" {
+				need.Font(t, c.font)
 			}
-		}
-		if n := strings.Count(a, "Dialogue:"); n != c.events {
-			t.Errorf("%s: %d events, want %d", c.name, n, c.events)
-		}
+			s := burnin.DefaultStyle()
+			c.change(&s)
+			if errs := s.Validate(); errs != nil {
+				t.Fatalf("%s: %v", c.name, errs)
+			}
+			a := assFor(t, s, 640, 480)
+			if !strings.Contains(a, "PlayResX: 640\n") {
+				t.Errorf("%s: 4:3 canvas:\n%s", c.name, a)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(a, w) {
+					t.Errorf("%s: lacks %q:\n%s", c.name, w, a)
+				}
+			}
+			if n := strings.Count(a, "Dialogue:"); n != c.events {
+				t.Errorf("%s: %d events, want %d", c.name, n, c.events)
+			}
+		})
 	}
 
 	// Line breaks of long cues carry over.
@@ -123,12 +129,6 @@ func TestWriteASS(t *testing.T) {
 	if !strings.Contains(b.String(), `\N`) {
 		t.Errorf("no line break in a two-line cue:\n%s", b.String())
 	}
-}
-
-func requireFFmpeg(t *testing.T) {
-	t.Helper()
-	need.Program(t, "ffmpeg")
-	need.Program(t, "ffprobe")
 }
 
 // grey is the background of the test videos: neither black, white nor red.
@@ -192,7 +192,8 @@ func count(f []byte, r, g, b, tol int) int {
 // frames at cue times differ from the frames without burn-in while frames
 // between cues do not, and whose highlight follows the words.
 func TestBurn(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
+	need.Font(t, burnin.FallbackFamily)
 	in := makeVideo(t, 4)
 	out := filepath.Join(t.TempDir(), "out.mp4")
 	began := time.Now()
@@ -299,7 +300,8 @@ func renderFrame(t *testing.T, s burnin.Style, at time.Duration) []byte {
 // promises, that highlights move with the words, and that fonts and
 // positions change the picture.
 func TestRenderStyles(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
+	need.Font(t, burnin.FallbackFamily)
 	base := burnin.DefaultStyle()
 	base.FontSize = 60 // 22 px on the 180-line test frame: colours survive chroma subsampling
 	at1, at3 := ms(600), ms(1200)
@@ -386,33 +388,30 @@ func TestRenderStyles(t *testing.T) {
 		}
 	}
 
-	// Fonts: each renders, and differs from the default face unless it
-	// fell back to it.
+	// Fonts: each renders, and differs from the default face.
 	if testing.Short() {
 		return
 	}
 	for _, name := range burnin.FontNames {
-		s := base
-		s.Font, s.WordHighlight = name, "none"
-		f := renderFrame(t, s, at1)
-		res := burnin.ResolveFont(name)
-		if res.Fallback {
-			if os.Getenv("CI") != "" {
-				t.Errorf("font %s: %s (%s) is not installed on CI", name, burnin.Fonts[name].Family, burnin.Fonts[name].Package)
-			} else {
-				t.Logf("font %s: %s not installed, fell back to %s", name, burnin.Fonts[name].Family, res.Family)
+		t.Run("font "+name, func(t *testing.T) {
+			need.Font(t, burnin.Fonts[name].Family)
+			s := base
+			s.Font, s.WordHighlight = name, "none"
+			f := renderFrame(t, s, at1)
+			res := burnin.ResolveFont(name)
+			if res.Fallback {
+				t.Fatalf("%s is installed, yet font %s falls back to %s", burnin.Fonts[name].Family, name, res.Family)
 			}
-			continue
-		}
-		d := diff(f, ref)
-		if name != "default" && d < 0.1 {
-			t.Errorf("font %s (%s) looks like the default (difference %.3f)", name, res.Family, d)
-		}
+			d := diff(f, ref)
+			if name != "default" && d < 0.1 {
+				t.Errorf("font %s (%s) looks like the default (difference %.3f)", name, res.Family, d)
+			}
+		})
 	}
 }
 
 func TestBurnErrors(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	dir := t.TempDir()
 	s := burnin.DefaultStyle()
 	s.WordHighlight = "glow"

@@ -5,9 +5,25 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/speech/burnin"
 )
+
+// TestFontsHaveNeeds: every family the font table maps onto has a row in
+// the tests' need.Table with the same Debian package, so that a test
+// that needs it skips naming the package and CI installs it.
+func TestFontsHaveNeeds(t *testing.T) {
+	for name, f := range burnin.Fonts {
+		n, ok := need.Lookup(need.KindFont, f.Family)
+		if !ok || n.Package != f.Package {
+			t.Errorf("font %s: %s from %s: need.Table has %+v", name, f.Family, f.Package, n)
+		}
+	}
+	if _, ok := need.Lookup(need.KindFont, burnin.FallbackFamily); !ok {
+		t.Errorf("the fallback %s has no row in need.Table", burnin.FallbackFamily)
+	}
+}
 
 // TestStyleMatchesProduction keeps Style convertible from
 // production.Subtitles and the allowed values the same as production's.

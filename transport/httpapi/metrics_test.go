@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/transport/httpapi"
@@ -33,7 +34,7 @@ func (e *env) scrape(t *testing.T, header ...string) map[string]*promFamily {
 	if err != nil {
 		t.Fatalf("the exposition does not parse: %v\n%s", err, raw)
 	}
-	if path, err := exec.LookPath("promtool"); err == nil {
+	if path, ok := need.HasProgram(t, "promtool"); ok {
 		cmd := exec.Command(path, "check", "metrics")
 		cmd.Stdin = bytes.NewReader(raw)
 		// promtool's lint findings (exit 3) are style advice; a parse

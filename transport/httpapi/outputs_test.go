@@ -6,13 +6,13 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"net/http"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/wav"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/production/runner"
@@ -27,9 +27,7 @@ func TestOutputFilesListed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("processes a production")
 	}
-	if _, err := exec.LookPath("ffmpeg"); err != nil {
-		t.Skip("ffmpeg not installed")
-	}
+	need.Program(t, "ffmpeg")
 	e := newEnv(t)
 	ctx := context.Background()
 	const rate = 44100

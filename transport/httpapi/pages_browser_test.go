@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,32 +13,17 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/transport/auth"
 )
 
-// chromium returns the path of a Chromium to drive, skipping the test when
-// there is none (failing under CI, which installs it).
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed")
-	}
-	t.Skip("chromium is not installed")
-	return ""
-}
-
 // newBrowser starts a headless Chromium with a fresh profile.
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium(t)),
+		chromedp.ExecPath(need.Program(t, "chromium")),
 		chromedp.Flag("headless", true),
 		chromedp.Flag("no-sandbox", true),
 		chromedp.Flag("disable-gpu", true),

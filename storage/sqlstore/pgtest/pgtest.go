@@ -43,6 +43,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/audiopost/audiopost/internal/need"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
 )
 
@@ -276,8 +277,10 @@ func findBin() (dir, version string, err error) {
 			return d, v, nil
 		}
 	}
-	return "", "", errors.New("pgtest: no PostgreSQL server binaries (initdb, postgres): install Debian's postgresql, or set AUDIOPOST_PG_BIN")
+	return "", "", errNoBinaries
 }
+
+var errNoBinaries = errors.New("pgtest: no PostgreSQL server binaries (initdb, postgres): install Debian's postgresql, or set AUDIOPOST_PG_BIN")
 
 func majorOf(binDir string) int {
 	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
@@ -350,14 +353,16 @@ func DSN(t testing.TB) string {
 	return dsn
 }
 
-// Unavailable skips the test for err, or fails it on CI, where the
-// server must be there.
+// Unavailable skips the test for err, the reason Shared or Start failed,
+// or fails it under CI, where the server must be there (see package
+// internal/need). Without the server's programs the skip names the Debian
+// package to install.
 func Unavailable(t testing.TB, err error) {
 	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatalf("PostgreSQL test server unavailable (CI installs Debian's postgresql): %v", err)
+	if errors.Is(err, errNoBinaries) {
+		need.Programs(t, "initdb", "postgres")
 	}
-	t.Skipf("PostgreSQL test server unavailable: %v", err)
+	need.Unavailable(t, "PostgreSQL test server unavailable: %v", err)
 }
 
 // Stop stops the shared cluster, if it was started.

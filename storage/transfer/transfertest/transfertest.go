@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/blob/s3test"
 )
@@ -71,21 +72,10 @@ h.auth_failed_timeout = 0
 FTPServer((host, int(port)), h).serve_forever()
 `
 
-// tools names what each protocol needs on PATH.
-var tools = map[string]string{"ftp": "python3", "ftps": "python3", "sftp": "rclone", "webdav": "rclone"}
-
-// python is Debian's interpreter, which sees python3-pyftpdlib (a pyenv
-// python earlier on PATH would not).
-func python() string {
-	if _, err := os.Stat("/usr/bin/python3"); err == nil {
-		return "/usr/bin/python3"
-	}
-	return "python3"
-}
-
 // Start runs a server for protocol sharing a new directory, and stops it
-// when the test ends. Without the tools it skips the test, unless the CI
-// environment variable is set (CI installs them): then it fails.
+// when the test ends. Without the server's program it skips the test
+// naming the Debian package, unless the CI environment variable is set
+// (CI installs them): then it fails (see package internal/need).
 func Start(t testing.TB, protocol string) *Server {
 	t.Helper()
 	if protocol == "s3" {
@@ -94,25 +84,14 @@ func Start(t testing.TB, protocol string) *Server {
 		return &Server{Dir: filepath.Join(srv.Root, b), Addr: srv.Endpoint, User: srv.AccessKey, Password: srv.SecretKey,
 			Protocol: protocol, Bucket: b, S3: srv}
 	}
-	need := func(err error) {
-		t.Helper()
-		if os.Getenv("CI") != "" {
-			t.Fatalf("transfertest: %s server unavailable: %v", protocol, err)
-		}
-		t.Skipf("transfertest: %s server unavailable: %v", protocol, err)
-	}
-	if _, err := exec.LookPath(tools[protocol]); err != nil {
-		need(err)
-	}
+	var prog string // the server's program
 	switch protocol {
 	case "ftp":
-		if err := exec.Command(python(), "-c", "import pyftpdlib").Run(); err != nil {
-			need(fmt.Errorf("python3-pyftpdlib: %w", err))
-		}
+		prog = need.Python(t, "pyftpdlib")
 	case "ftps":
-		if err := exec.Command(python(), "-c", "import pyftpdlib, OpenSSL").Run(); err != nil {
-			need(fmt.Errorf("python3-pyftpdlib and python3-openssl: %w", err))
-		}
+		prog = need.Python(t, "pyftpdlib", "OpenSSL")
+	case "sftp", "webdav":
+		prog = need.Program(t, "rclone")
 	}
 	root := t.TempDir()
 	s := &Server{Dir: filepath.Join(root, "share"), User: "tester", Password: "s3cret pass", Protocol: protocol}
@@ -124,13 +103,13 @@ func Start(t testing.TB, protocol string) *Server {
 	var cmd *exec.Cmd
 	switch protocol {
 	case "ftp":
-		cmd = exec.Command(python(), "-c", ftpServer, "127.0.0.1", strconv.Itoa(port), s.Dir, s.User, s.Password)
+		cmd = exec.Command(prog, "-c", ftpServer, "127.0.0.1", strconv.Itoa(port), s.Dir, s.User, s.Password)
 	case "ftps":
 		certFile, keyFile := filepath.Join(root, "cert.pem"), filepath.Join(root, "key.pem")
 		s.CertPEM = selfSigned(t, certFile, keyFile)
-		cmd = exec.Command(python(), "-c", ftpServer, "127.0.0.1", strconv.Itoa(port), s.Dir, s.User, s.Password, certFile, keyFile)
+		cmd = exec.Command(prog, "-c", ftpServer, "127.0.0.1", strconv.Itoa(port), s.Dir, s.User, s.Password, certFile, keyFile)
 	case "sftp", "webdav":
-		cmd = exec.Command("rclone", "serve", protocol, "--addr", s.Addr, "--user", s.User, "--pass", s.Password,
+		cmd = exec.Command(prog, "serve", protocol, "--addr", s.Addr, "--user", s.User, "--pass", s.Password,
 			"--config", filepath.Join(root, "rclone.conf"), "--cache-dir", filepath.Join(root, "cache"), s.Dir)
 		cmd.Env = append(os.Environ(), "HOME="+root, "XDG_CONFIG_HOME="+root, "XDG_CACHE_HOME="+filepath.Join(root, "cache"))
 	default:
@@ -142,7 +121,7 @@ func Start(t testing.TB, protocol string) *Server {
 	}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
-		need(err)
+		need.Unavailable(t, "transfertest: %s server unavailable: %v", protocol, err)
 	}
 	t.Cleanup(func() {
 		cmd.Process.Kill()
