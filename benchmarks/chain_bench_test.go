@@ -145,7 +145,7 @@ func speechFile(b testing.TB) string {
 			b.Fatal(err)
 		}
 		tmp := path + "." + strconv.Itoa(os.Getpid())
-		writeWAV(b, tmp, buf, fs)
+		testaudio.WriteWAV(b, tmp, buf, fs)
 		if err := os.Rename(tmp, path); err != nil {
 			b.Fatal(err)
 		}
@@ -362,7 +362,7 @@ func halfFiles(b testing.TB, path string) [2]string {
 	// The second half is written last and under another name first: when
 	// it is there, both are whole.
 	for i, part := range []audio.Buffer{whole.Slice(0, n), whole.Slice(n, whole.Frames())} {
-		writeWAV(b, out[i]+".tmp", part, rate)
+		testaudio.WriteWAV(b, out[i]+".tmp", part, rate)
 		if err := os.Rename(out[i]+".tmp", out[i]); err != nil {
 			b.Fatal(err)
 		}

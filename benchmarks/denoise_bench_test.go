@@ -56,7 +56,7 @@ func noisySpeechFile(b *testing.B) string {
 			b.Fatal(err)
 		}
 		denoisePath = filepath.Join(dir, "noisy.wav")
-		writeWAV(b, denoisePath, buf, fs)
+		testaudio.WriteWAV(b, denoisePath, buf, fs)
 	})
 	if denoisePath == "" {
 		b.Fatal("no benchmark input")

@@ -66,25 +66,6 @@ func measureFile(tb testing.TB, path string, mode loudness.Mode) loudness.Result
 	return r
 }
 
-func writeWAV(tb testing.TB, path string, b audio.Buffer, rate int) {
-	tb.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	enc, err := audio.NewEncoder(context.Background(), "wav", f, audio.Format{SampleRate: rate, Channels: len(b)}, audio.EncodeOptions{BitDepth: 16})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := enc.Write(b); err != nil {
-		tb.Fatal(err)
-	}
-	if err := enc.Close(); err != nil {
-		tb.Fatal(err)
-	}
-}
-
 // makeSpeech renders sentences with several espeak-ng voices and joins them
 // at different levels with pauses: speech with a realistic loudness spread.
 func makeSpeech(t *testing.T, dir string) string {
@@ -114,7 +95,7 @@ func makeSpeech(t *testing.T, dir string) string {
 		out = append(out, make([]float64, int(pauses[i]*float64(rate)))...)
 	}
 	path := filepath.Join(dir, "speech22k.wav")
-	writeWAV(t, path, audio.Buffer{out}, rate)
+	testaudio.WriteWAV(t, path, audio.Buffer{out}, rate)
 	return path
 }
 

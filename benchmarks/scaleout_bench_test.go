@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/production/runner"
 	"github.com/audiopost/audiopost/storage"
@@ -333,7 +334,7 @@ func benchWAV(b *testing.B, seconds float64) []byte {
 		buf[0][i], buf[1][i] = v, v
 	}
 	path := filepath.Join(b.TempDir(), "in.wav")
-	writeWAV(b, path, buf, rate)
+	testaudio.WriteWAV(b, path, buf, rate)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		b.Fatal(err)

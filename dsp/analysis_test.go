@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -16,7 +17,7 @@ import (
 // full pass.
 func TestAnalyzerNoClasses(t *testing.T) {
 	const fs = 48000
-	b := stereo(speechLike(fs, 6, 140, 3))
+	b := stereo(testaudio.SynthVoice(fs, 6, 140, 3))
 	run := func(o AnalyzerOptions) *Analysis {
 		an, err := Analyze(context.Background(), audio.NewBufferSource(b, fs), o)
 		if err != nil {
@@ -44,7 +45,7 @@ func TestAnalyzerNoClasses(t *testing.T) {
 // one that writes to it itself.
 func TestAnalyzerClassifyApart(t *testing.T) {
 	const fs = 48000
-	b := stereo(speechLike(fs, 6, 140, 5))
+	b := stereo(testaudio.SynthVoice(fs, 6, 140, 5))
 	full, err := Analyze(context.Background(), audio.NewBufferSource(b, fs), AnalyzerOptions{Spectrum: true})
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +82,7 @@ func TestAnalyzerHopPeaks(t *testing.T) {
 		fs int
 		b  func([]float64) audio.Buffer
 	}{{48000, stereo}, {44100, mono}} {
-		b := tc.b(speechLike(tc.fs, 2.37, 130, 7))
+		b := tc.b(testaudio.SynthVoice(tc.fs, 2.37, 130, 7))
 		f := audio.Format{SampleRate: tc.fs, Channels: len(b)}
 		run := func(hops bool, blocks int) (*Analysis, []float64) {
 			var peaks []float64

@@ -25,7 +25,7 @@ func TestCompressorStaticCurve(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := readAll(t, c)[0]
+		out := testaudio.ReadAll(t, c)[0]
 		got := rmsDB(out[testFS/2:])
 		if math.Abs(got-tc.want) > 0.3 {
 			t.Errorf("sine at %.0f dBFS RMS: output %.2f dBFS, want %.2f", tc.in, got, tc.want)
@@ -48,7 +48,7 @@ func blockSpread(t *testing.T, x []float64) float64 {
 }
 
 func TestCompressorPresetsOrdered(t *testing.T) {
-	x := speechLike(testFS, 10, 130, 7)
+	x := testaudio.SynthVoice(testFS, 10, 130, 7)
 	// Make it dynamic: every other second 8 dB louder.
 	for i := range x {
 		if int(float64(i)/testFS)%2 == 0 {
@@ -64,7 +64,7 @@ func TestCompressorPresetsOrdered(t *testing.T) {
 			t.Fatal(err)
 		}
 		c, _ := NewCompressor(audio.NewBufferSource(mono(x), testFS), p)
-		out := readAll(t, c)[0]
+		out := testaudio.ReadAll(t, c)[0]
 		s := blockSpread(t, out)
 		t.Logf("%s: level spread %.1f dB (input %.1f), max reduction %.1f dB", k, s, in, c.MaxReductionDB())
 		if s >= prev-0.3 {
@@ -121,15 +121,15 @@ func TestLimiterTruePeakCeiling(t *testing.T) {
 	}
 	nb := audiotest.Noise(1, n, 1, 3)
 	lp, _ := NewBiquad(audio.NewBufferSource(nb, testFS), ButterworthLowPass(testFS, 15000, 8)...)
-	noise := readAll(t, lp)[0]
-	scaleTo(noise, -5)
-	voice := speechLike(testFS, 1, 140, 8)
-	scaleTo(voice, -6)
+	noise := testaudio.ReadAll(t, lp)[0]
+	testaudio.ScaleTo(noise, -5)
+	voice := testaudio.SynthVoice(testFS, 1, 140, 8)
+	testaudio.ScaleTo(voice, -6)
 	for name, x := range map[string][]float64{"tone": tone, "noise": noise, "voice": voice} {
 		t.Run(name, func(t *testing.T) {
 			in := truePeakRef(x)
 			lim := must(NewLimiter(audio.NewBufferSource(mono(x), testFS), ceiling))
-			out := readAll(t, lim)[0]
+			out := testaudio.ReadAll(t, lim)[0]
 			if len(out) != len(x) {
 				t.Fatalf("output %d frames, input %d", len(out), len(x))
 			}
@@ -146,10 +146,10 @@ func TestLimiterTruePeakCeiling(t *testing.T) {
 }
 
 func TestLimiterTransparentBelowCeilingAndAligned(t *testing.T) {
-	x := speechLike(testFS, 3, 120, 9)
-	scaleTo(x, -32) // peaks well below 0 dBFS
+	x := testaudio.SynthVoice(testFS, 3, 120, 9)
+	testaudio.ScaleTo(x, -32) // peaks well below 0 dBFS
 	lim := must(NewLimiter(audio.NewBufferSource(stereo(x), testFS), 0))
-	out := readAll(t, lim)
+	out := testaudio.ReadAll(t, lim)
 	for c := range out {
 		in := stereo(x)[c]
 		for i := range in {
@@ -164,7 +164,7 @@ func TestLimiterTransparentBelowCeilingAndAligned(t *testing.T) {
 	for i := 0; i < testFS/4; i++ {
 		y[i] *= 20
 	}
-	out = readAll(t, must(NewLimiter(audio.NewBufferSource(mono(y), testFS), -1)))
+	out = testaudio.ReadAll(t, must(NewLimiter(audio.NewBufferSource(mono(y), testFS), -1)))
 	for i := testFS + testFS/4; i < len(y); i++ {
 		if math.Abs(out[0][i]-y[i]) > 1e-4*math.Abs(y[i]) {
 			t.Fatalf("frame %d still attenuated after the burst: %g vs %g", i, out[0][i], y[i])
@@ -177,9 +177,9 @@ func TestLimiterTransparentBelowCeilingAndAligned(t *testing.T) {
 // -65 dBFS noise floor. It returns the signal and each turn's speaker.
 func dialogue(turns int, levelDiff float64) ([]float64, []int) {
 	turnLen := int(2.6 * testFS)
-	a := speechLike(testFS, 2.6*float64(turns), 110, 21)
-	b := speechLike(testFS, 2.6*float64(turns), 215, 22)
-	scaleTo(b, -20-levelDiff)
+	a := testaudio.SynthVoice(testFS, 2.6*float64(turns), 110, 21)
+	b := testaudio.SynthVoice(testFS, 2.6*float64(turns), 215, 22)
+	testaudio.ScaleTo(b, -20-levelDiff)
 	x := make([]float64, turns*turnLen)
 	who := make([]int, turns)
 	for k := 0; k < turns; k++ {
@@ -228,7 +228,7 @@ func TestLevelerEvensSpeakers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := readAll(t, lev)[0]
+		out := testaudio.ReadAll(t, lev)[0]
 		lv := speakerLevels(t, out, who)
 		diff := lv[0] - lv[1]
 		t.Logf("strength %.1f: speakers %.1f/%.1f LUFS in, %.1f/%.1f out: difference %.2f dB", tc.strength, in[0], in[1], lv[0], lv[1], diff)
@@ -255,7 +255,7 @@ func pauseLevel(x []float64) float64 {
 }
 
 func TestVoiceActivityAndMusic(t *testing.T) {
-	x := speechLike(testFS, 26, 130, 10)
+	x := testaudio.SynthVoice(testFS, 26, 130, 10)
 	nz := audiotest.Noise(1, len(x), 0.0005, 1)[0]
 	for i := range x {
 		x[i] += nz[i]
@@ -307,16 +307,16 @@ func TestVoiceActivityAndMusic(t *testing.T) {
 // The shortcuts that skip the interpolation away from the ceiling must not
 // change a single sample.
 func TestLimiterSkipIsExact(t *testing.T) {
-	x := speechLike(testFS, 4, 150, 12)
-	scaleTo(x, -12)
+	x := testaudio.SynthVoice(testFS, 4, 150, 12)
+	testaudio.ScaleTo(x, -12)
 	for i := testFS; i < 2*testFS; i++ {
 		x[i] *= 0.1 // a quiet second: all skipped
 	}
 	in := stereo(x)
-	fast := readAll(t, must(NewLimiter(audio.NewBufferSource(in, testFS), -1)))
+	fast := testaudio.ReadAll(t, must(NewLimiter(audio.NewBufferSource(in, testFS), -1)))
 	ref := must(NewLimiter(audio.NewBufferSource(in, testFS), -1))
 	ref.noSkip = true
-	slow := readAll(t, ref)
+	slow := testaudio.ReadAll(t, ref)
 	for c := range fast {
 		for i := range fast[c] {
 			if fast[c][i] != slow[c][i] {
@@ -330,8 +330,8 @@ func TestLimiterSkipIsExact(t *testing.T) {
 // push and emit compute, whatever the channels, the read sizes and how
 // hard the limiter works.
 func TestLimiterSteadyIsExact(t *testing.T) {
-	x := speechLike(testFS, 5, 150, 13)
-	scaleTo(x, -20)
+	x := testaudio.SynthVoice(testFS, 5, 150, 13)
+	testaudio.ScaleTo(x, -20)
 	for i := range x {
 		switch {
 		case i > testFS && i < 2*testFS:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
+	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
 func TestBiquadDesignsMeasured(t *testing.T) {
@@ -37,7 +38,7 @@ func TestBiquadDesignsMeasured(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := readAll(t, b)
+			out := testaudio.ReadAll(t, b)
 			got := rmsDB(out[0][n/2:]) - rmsDB(audiotest.Sine(1, fs, tc.freq, 0.5, n)[0][n/2:])
 			tol := 0.1
 			if tc.freq > 0.4*f {
@@ -72,14 +73,14 @@ func withRumble(x []float64, fs int) []float64 {
 
 func TestHighPassRemovesRumbleKeepsVoice(t *testing.T) {
 	for _, f0 := range []float64{95, 130, 210} { // low male to female voice
-		x := speechLike(testFS, 8, f0, 4)
+		x := testaudio.SynthVoice(testFS, 8, f0, 4)
 		in := withRumble(x, testFS)
 		an := analyse(t, mono(in), testFS)
 		hp, err := NewHighPass(audio.NewBufferSource(mono(in), testFS), an)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := readAll(t, hp)[0]
+		out := testaudio.ReadAll(t, hp)[0]
 		rumbleDrop := bandDB(in, testFS, 25, 35) - bandDB(out, testFS, 25, 35)
 		voiceChange := bandDB(out, testFS, 200, 4000) - bandDB(in, testFS, 200, 4000)
 		t.Logf("f0 %.0f Hz: corner %.0f Hz (voice starts %.0f Hz), 30 Hz rumble -%.1f dB, 200 Hz-4 kHz %+.3f dB",
@@ -103,7 +104,7 @@ func TestAutoEQCorrectsTowardSpeechTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := readAll(t, eq)[0]
+	out := testaudio.ReadAll(t, eq)[0]
 	an2 := analyse(t, mono(out), testFS)
 	// Deviation from the target in a band, relative to the median
 	// deviation of the core speech bands.
@@ -155,7 +156,7 @@ func shapedNoise(fs int, seconds float64, densityDB func(f float64) float64) []f
 	for n < int(seconds*float64(fs)) {
 		n *= 2
 	}
-	r := rng(99)
+	r := audiotest.Rand(99)
 	coef := make([]complex128, n/2+1)
 	for i := range coef {
 		f := float64(i) * float64(fs) / float64(n)
@@ -163,7 +164,7 @@ func shapedNoise(fs int, seconds float64, densityDB func(f float64) float64) []f
 			continue
 		}
 		a := math.Pow(10, densityDB(f)/20)
-		ph := 2 * math.Pi * r.float()
+		ph := 2 * math.Pi * r.Uniform()
 		coef[i] = complex(a*math.Cos(ph), a*math.Sin(ph))
 	}
 	x := fourier.NewFFT(n).Sequence(nil, coef)
@@ -172,15 +173,15 @@ func shapedNoise(fs int, seconds float64, densityDB func(f float64) float64) []f
 			x[i] *= 0.0003
 		}
 	}
-	scaleTo(x, -20)
+	testaudio.ScaleTo(x, -20)
 	return x
 }
 
 func TestBWEExtendsTelephoneBand(t *testing.T) {
-	full := speechLike(testFS, 8, 140, 5)
+	full := testaudio.SynthVoice(testFS, 8, 140, 5)
 	// Telephone-like: a steep low-pass (16th-order Butterworth at 3.8 kHz).
 	lp, _ := NewBiquad(audio.NewBufferSource(mono(full), testFS), ButterworthLowPass(testFS, 3800, 16)...)
-	in := readAll(t, lp)[0]
+	in := testaudio.ReadAll(t, lp)[0]
 	an := analyse(t, mono(in), testFS)
 	if !an.BandLimited() {
 		t.Fatalf("4 kHz low-passed input not detected as band-limited (bandwidth %.0f Hz)", an.Bandwidth())
@@ -192,7 +193,7 @@ func TestBWEExtendsTelephoneBand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := readAll(t, b)[0]
+	out := testaudio.ReadAll(t, b)[0]
 	gain := bandDB(out, testFS, 4500, 8000) - bandDB(in, testFS, 4500, 8000)
 	slope := bandDB(out, testFS, 4500, 8000) - bandDB(out, testFS, 2000, 4000)
 	low := bandDB(out, testFS, 50, 3000) - bandDB(in, testFS, 50, 3000)
@@ -200,7 +201,7 @@ func TestBWEExtendsTelephoneBand(t *testing.T) {
 	// envelope correlates with the octave below) and stay silent in pauses.
 	hi := bandSignal(t, out, testFS, 4500, 8000)
 	mid := bandSignal(t, out, testFS, 2000, 3800)
-	corr := audiotest.Correlation(envelope(hi, testFS/50), envelope(mid, testFS/50))
+	corr := testaudio.Correlation(envelope(hi, testFS/50), envelope(mid, testFS/50))
 	var act, pause []float64
 	for i, v := range hi {
 		if math.Mod(float64(i)/testFS, 2.6) > 2.1 && math.Mod(float64(i)/testFS, 2.6) < 2.55 {
@@ -235,7 +236,7 @@ func bandSignal(t *testing.T, x []float64, fs int, lo, hi float64) []float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return readAll(t, b)[0]
+	return testaudio.ReadAll(t, b)[0]
 }
 
 func envelope(x []float64, win int) []float64 {
@@ -361,14 +362,14 @@ func BenchmarkCascadeStereo(b *testing.B) {
 // and keeps the frame count; off is the source itself; an unknown method
 // is refused.
 func TestNewFilter(t *testing.T) {
-	in := withRumble(speechLike(testFS, 6, 130, 5), testFS)
+	in := withRumble(testaudio.SynthVoice(testFS, 6, 130, 5), testFS)
 	an := analyse(t, mono(in), testFS)
 	for m := FilterHighPass; m <= FilterStudioVoice; m++ {
 		f, err := NewFilter(audio.NewBufferSource(mono(in), testFS), an, m)
 		if err != nil {
 			t.Fatalf("%v: %v", m, err)
 		}
-		out := readAll(t, f)[0]
+		out := testaudio.ReadAll(t, f)[0]
 		drop := bandDB(in, testFS, 25, 35) - bandDB(out, testFS, 25, 35)
 		if len(out) != len(in) || drop < 20 {
 			t.Errorf("%v: %d frames of %d, rumble down %.1f dB (want at least 20)", m, len(out), len(in), drop)

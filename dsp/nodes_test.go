@@ -5,6 +5,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
+	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
 const testFS = 48000
@@ -69,7 +70,7 @@ func nodeCases() []nodeCase {
 }
 
 func TestNodesContract(t *testing.T) {
-	x := speechLike(testFS, 3, 130, 1)
+	x := testaudio.SynthVoice(testFS, 3, 130, 1)
 	in := stereo(x)
 	an := analyse(t, in, testFS)
 	for _, nc := range nodeCases() {
@@ -85,7 +86,7 @@ func TestNodesContract(t *testing.T) {
 }
 
 func TestNodesZeroAllocs(t *testing.T) {
-	x := speechLike(testFS, 3, 130, 2)
+	x := testaudio.SynthVoice(testFS, 3, 130, 2)
 	in := stereo(x)
 	an := analyse(t, in, testFS)
 	for _, nc := range nodeCases() {
@@ -107,7 +108,7 @@ func TestNodesZeroAllocs(t *testing.T) {
 }
 
 func TestNodesRejectWrongShape(t *testing.T) {
-	in := stereo(speechLike(testFS, 1, 130, 3))
+	in := stereo(testaudio.SynthVoice(testFS, 1, 130, 3))
 	an := analyse(t, in, testFS)
 	for _, nc := range nodeCases() {
 		src := nc.make(t, audio.NewBufferSource(in, testFS), an)
@@ -118,7 +119,7 @@ func TestNodesRejectWrongShape(t *testing.T) {
 }
 
 func BenchmarkNodes(b *testing.B) {
-	x := speechLike(testFS, 3, 130, 2)
+	x := testaudio.SynthVoice(testFS, 3, 130, 2)
 	in := stereo(x)
 	an := analyse(b, in, testFS)
 	for _, nc := range nodeCases() {

@@ -11,7 +11,6 @@ import (
 	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/dsp"
 	"github.com/audiopost/audiopost/internal/need"
-	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
 // The usual rates; every pair of them is measured.
@@ -230,7 +229,7 @@ func TestResamplerRoundTrip(t *testing.T) {
 	if testing.Short() {
 		n = fs / 4
 	}
-	r := testaudio.NewRand(3)
+	r := audiotest.NewRand(3)
 	var freqs, amps, ph []float64
 	for k := 0; k < 400; k++ {
 		freqs = append(freqs, 20+(19000-20)*(r.Float()+1)/2)
@@ -278,7 +277,7 @@ func TestResamplerRoundTrip(t *testing.T) {
 // so the signal stays below that.
 func TestResamplerAgreesWithSox(t *testing.T) {
 	sox := need.Program(t, "sox")
-	r := testaudio.NewRand(4)
+	r := audiotest.NewRand(4)
 	var freqs, amps, ph []float64
 	for k := 0; k < 200; k++ {
 		freqs = append(freqs, 20+(14000-20)*(r.Float()+1)/2)

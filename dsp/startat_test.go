@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -42,7 +43,7 @@ func levelChain(t *testing.T, src audio.Source, start int64, music []bool) audio
 // point part way in, started a few seconds early: past the run-up the two
 // agree to far below any output's resolution.
 func TestStartAtContinuesTheRender(t *testing.T) {
-	b := stereo(speechLike(testFS, 18, 140, 3))
+	b := stereo(testaudio.SynthVoice(testFS, 18, 140, 3))
 	music := make([]bool, 200)
 	for i := 60; i < 120; i++ {
 		music[i] = true
@@ -74,7 +75,7 @@ func TestStartAtContinuesTheRender(t *testing.T) {
 // TestAnalyzerAppend analyses a programme whole and in two halves that
 // run apart and are joined: the levels and the loudness agree.
 func TestAnalyzerAppend(t *testing.T) {
-	b := stereo(speechLike(testFS, 12.3, 130, 5))
+	b := stereo(testaudio.SynthVoice(testFS, 12.3, 130, 5))
 	f := audio.Format{SampleRate: testFS, Channels: 2}
 	mk := func(offset int64, hops *[]float64) *Analyzer {
 		a, err := NewAnalyzer(f, AnalyzerOptions{NoClasses: true, Blocks: 130,

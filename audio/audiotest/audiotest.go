@@ -1,5 +1,11 @@
 // Package audiotest checks audio.Source implementations against the
-// streaming contract and makes test signals whose properties are known.
+// streaming contract and makes the plain test signals whose properties are
+// known: a sine, uniform noise, and the deterministic generator they draw
+// from. It imports only package audio, so that the tests of every codec
+// (audio/wav's own among them) and the examples of the module's
+// documentation can use it. The module's richer test material (speech,
+// noise of other colours, hum, rooms, music), its quality measures and its
+// test files are in internal/testaudio, which builds on this package.
 package audiotest
 
 import (
@@ -171,34 +177,47 @@ func Sine(channels, sampleRate int, freq, amp float64, frames int) audio.Buffer 
 }
 
 // Noise returns deterministic white noise, uniform in [-amp, amp), different
-// on every channel.
+// on every channel: the channels in turn from one NewRand(seed).
 func Noise(channels, frames int, amp float64, seed uint64) audio.Buffer {
 	b := audio.NewBuffer(channels, frames)
-	s := seed*2862933555777941757 + 3037000493
+	r := NewRand(seed)
 	for c := range b {
 		for i := range b[c] {
-			s ^= s << 13
-			s ^= s >> 7
-			s ^= s << 17
-			b[c][i] = amp * (float64(s>>11)/float64(1<<53)*2 - 1)
+			b[c][i] = amp * r.Float()
 		}
 	}
 	return b
 }
 
-// Correlation returns the Pearson correlation of x and y over their common
-// length.
-func Correlation(x, y []float64) float64 {
-	n := min(len(x), len(y))
-	var sx, sy, sxx, syy, sxy float64
-	for i := 0; i < n; i++ {
-		sx += x[i]
-		sy += y[i]
-		sxx += x[i] * x[i]
-		syy += y[i] * y[i]
-		sxy += x[i] * y[i]
+// Rand is a small deterministic generator (xorshift64*) of test signals:
+// the same seed gives the same signal on every machine. Its value is the
+// generator's state.
+type Rand uint64
+
+// NewRand returns a generator for seed (any value, 0 included).
+func NewRand(seed uint64) *Rand {
+	r := Rand(seed*2862933555777941757 + 3037000493)
+	return &r
+}
+
+// Uniform returns a uniform value in [0, 1).
+func (r *Rand) Uniform() float64 {
+	*r ^= *r << 13
+	*r ^= *r >> 7
+	*r ^= *r << 17
+	return float64(uint64(*r)>>11) / float64(1<<53)
+}
+
+// Float returns a uniform value in [-1, 1).
+func (r *Rand) Float() float64 { return r.Uniform()*2 - 1 }
+
+// Gauss returns a standard normal value.
+func (r *Rand) Gauss() float64 {
+	for {
+		u, v := r.Float(), r.Float()
+		s := u*u + v*v
+		if s > 0 && s < 1 {
+			return u * math.Sqrt(-2*math.Log(s)/s)
+		}
 	}
-	fn := float64(n)
-	cov := sxy - sx*sy/fn
-	return cov / math.Sqrt((sxx-sx*sx/fn)*(syy-sy*sy/fn))
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/internal/need"
+	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
 func openFile(t testing.TB, path string) *os.File {
@@ -77,7 +78,7 @@ func TestDecodeAgreesWithFFmpeg(t *testing.T) {
 				for i := range refCh {
 					refCh[i] = ref[2*i+c]
 				}
-				if r := audiotest.Correlation(got[c], refCh); r < 0.999 {
+				if r := testaudio.Correlation(got[c], refCh); r < 0.999 {
 					t.Errorf("channel %d: correlation with ffmpeg's decode %.5f, want > 0.999", c, r)
 				}
 			}

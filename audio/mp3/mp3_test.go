@@ -18,6 +18,7 @@ import (
 	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/audio/id3"
 	"github.com/audiopost/audiopost/internal/need"
+	"github.com/audiopost/audiopost/internal/testaudio"
 	gomp3 "github.com/hajimehoshi/go-mp3"
 )
 
@@ -80,7 +81,7 @@ func TestDecodeMatchesFFmpeg(t *testing.T) {
 				t.Errorf("decoded %d frames, ffmpeg %d", got.Frames(), want.Frames())
 			}
 			for c := range got {
-				if r := audiotest.Correlation(got[c], want[c]); r < 0.999 {
+				if r := testaudio.Correlation(got[c], want[c]); r < 0.999 {
 					t.Errorf("channel %d: correlation with ffmpeg %.5f, want > 0.999", c, r)
 				}
 			}
@@ -114,7 +115,7 @@ func TestGoMP3Delay(t *testing.T) {
 		} else {
 			y = y[-lag:]
 		}
-		if r := audiotest.Correlation(x, y); r > bestR {
+		if r := testaudio.Correlation(x, y); r > bestR {
 			best, bestR = lag, r
 		}
 	}
@@ -373,7 +374,7 @@ func TestMalformedMPEG2(t *testing.T) {
 	if d.Concealed() != int64(damaged) {
 		t.Errorf("Concealed() = %d, want %d", d.Concealed(), damaged)
 	}
-	r := audiotest.Correlation(got[0], clean[0])
+	r := testaudio.Correlation(got[0], clean[0])
 	t.Logf("%d of %d frames concealed; correlation with the clean decode %.4f", damaged, len(offs), r)
 	if r < 0.9 {
 		t.Errorf("correlation with the clean decode %.3f", r)
@@ -414,7 +415,7 @@ func TestResync(t *testing.T) {
 		t.Errorf("decoded %d frames, clean %d: want exactly the truncated last frame missing", got.Frames(), clean.Frames())
 	}
 	for c := range got {
-		if r := audiotest.Correlation(got[c], clean[c]); r < 0.999 {
+		if r := testaudio.Correlation(got[c], clean[c]); r < 0.999 {
 			t.Errorf("channel %d: correlation %.4f after resync", c, r)
 		}
 	}

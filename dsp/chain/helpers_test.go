@@ -143,26 +143,6 @@ func render(t testing.TB, open audio.Opener, cfg Config, format, path string) St
 	return p.Stats()
 }
 
-// writeWAV writes b as a 24-bit WAV (the test inputs).
-func writeWAV(t testing.TB, b audio.Buffer, path string) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	enc, err := audio.NewEncoder(context.Background(), "wav-24bit", f, audio.Format{SampleRate: fs, Channels: len(b)}, audio.EncodeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := audio.Copy(context.Background(), enc, audio.NewBufferSource(b, fs)); err != nil {
-		t.Fatal(err)
-	}
-	if err := enc.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // ebur128 is the independent measurement: ffmpeg's ebur128 filter.
 type ebur128 struct{ I, LRA, TruePeak float64 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/google/go-cmp/cmp"
 )
@@ -29,7 +30,7 @@ type hesitant struct {
 // pauses alone.
 func makeHesitant(t testing.TB, sentences []string, voice testaudio.Voice, seed uint64, fillers []string) hesitant {
 	t.Helper()
-	r := testaudio.NewRand(seed)
+	r := audiotest.NewRand(seed)
 	u := func() float64 { return (r.Float() + 1) / 2 }
 	var h hesitant
 	pause := func(lo, hi float64) {
@@ -301,7 +302,7 @@ func TestFillerMeasures(t *testing.T) {
 // attack of 3 to 10 ms and an exponential decay, dur seconds long, peak
 // amplitude peak; double adds a second, weaker burst 40% into it.
 func coughSound(seed uint64, dur, peak float64, double bool) []float64 {
-	r := testaudio.NewRand(seed)
+	r := audiotest.NewRand(seed)
 	u := func() float64 { return (r.Float() + 1) / 2 }
 	n := int(dur * testFS)
 	x := make([]float64, n)
@@ -360,7 +361,7 @@ type coughy struct {
 // phrase before it.
 func makeCoughy(t testing.TB, voice testaudio.Voice, seed uint64) coughy {
 	x, spans := testaudio.Phrases(t, testFS, testaudio.Sentences, 1.5, voice)
-	r := testaudio.NewRand(seed)
+	r := audiotest.NewRand(seed)
 	u := func() float64 { return (r.Float() + 1) / 2 }
 	pk := 0.0
 	for _, v := range x {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/internal/quickselect"
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
@@ -133,7 +134,7 @@ func TestSpeechMusicSweep(t *testing.T) {
 		t.Skip("speech/music sweep")
 	}
 	kinds := append(append([]string(nil), musicKinds...), "organ")
-	r := testaudio.NewRand(42)
+	r := audiotest.NewRand(42)
 	u := func() float64 { return (r.Float() + 1) / 2 }
 	var okBlocks, blocks, within, bounds int
 	var worst float64

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
@@ -138,7 +139,7 @@ func beatMusic(seconds float64, seed uint64) []float64 {
 	fs := float64(testFS)
 	n := int(seconds * fs)
 	x := make([]float64, n)
-	r := testaudio.NewRand(seed)
+	r := audiotest.NewRand(seed)
 	chords := [][3]float64{{220, 261.6, 329.6}, {174.6, 220, 261.6}, {196, 246.9, 293.7}, {164.8, 196, 246.9}}
 	var hp float64
 	for i := range x {
@@ -188,7 +189,7 @@ func speechSegment(t testing.TB, seconds float64, seed int) ([]float64, []testau
 	t.Helper()
 	var out []float64
 	var spans []testaudio.Span
-	r := testaudio.NewRand(uint64(seed) + 99)
+	r := audiotest.NewRand(uint64(seed) + 99)
 	v := testaudio.Voices[seed%len(testaudio.Voices)]
 	lead := int((0.2 + 0.2*math.Abs(r.Float())) * testFS)
 	out = make([]float64, lead)

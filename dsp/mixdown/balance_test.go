@@ -55,7 +55,7 @@ func TestBalance(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				out := readAll(t, b)[0]
+				out := testaudio.ReadAll(t, b)[0]
 				lv[k] = dialogLUFS(t, out, spans[k])
 			}
 			in0, in1 := dialogLUFS(t, mics[0], spans[0]), dialogLUFS(t, mics[1], spans[1])
@@ -94,7 +94,7 @@ func TestBalanceLevelsPhrases(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := spread(readAll(t, b)[0])
+		out := spread(testaudio.ReadAll(t, b)[0])
 		t.Logf("strength %.1f: phrases %.1f dB apart (%.1f in)", st, out, in)
 		if want := (1 - st) * in; math.Abs(out-want) > 2 {
 			t.Errorf("strength %.1f: phrases %.1f dB apart, want about %.1f", st, out, want)

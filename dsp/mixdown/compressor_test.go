@@ -22,7 +22,7 @@ func TestTrackCompressor(t *testing.T) {
 		ts := mixdown.DefaultTrack(opener(audio.Buffer{x}))
 		ts.Role, ts.Filter, ts.Compressor = mixdown.RoleForeground, dsp.FilterOff, kind
 		md := must(mixdown.New(context.Background(), mixdown.Settings{Tracks: []mixdown.TrackSettings{ts}}))
-		out := readAll(t, must(md.Open(context.Background())))[0]
+		out := testaudio.ReadAll(t, must(md.Open(context.Background())))[0]
 		return spansDB(out, loud) - spansDB(out, quiet)
 	}
 	in := spansDB(x, loud) - spansDB(x, quiet)

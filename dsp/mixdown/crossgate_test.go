@@ -62,7 +62,7 @@ func TestCrossgate(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				out := readAll(t, gate)[0]
+				out := testaudio.ReadAll(t, gate)[0]
 				own := testaudio.Scale(append([]float64(nil), clean[g]...), dsp.DBToGain(c.gainDB[g]))
 				other := minus(spans[h], spans[g], fs/10)
 				drop := spansDB(bleed[g], other) - spansDB(planned(t, bleed[g], gate.Plan()), other)
@@ -113,7 +113,7 @@ func TestCrossgateKeepsOverlap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := readAll(t, gate)[0]
+		out := testaudio.ReadAll(t, gate)[0]
 		for k, s := range spans[g] {
 			d := spansDB(out, []span{s}) - spansDB(mics[g], []span{s})
 			t.Logf("track %d phrase %d: %+.2f dB", g, k, d)
@@ -140,7 +140,7 @@ func TestCrossgateThreeSpeakers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := readAll(t, gate)[0]
+		out := testaudio.ReadAll(t, gate)[0]
 		var others []span
 		for h := range mics {
 			if h != g {
@@ -175,7 +175,7 @@ func TestCrossgateLopsided(t *testing.T) {
 		for g := range mics {
 			h := 1 - g
 			gate := must(mixdown.NewGate(monoSource(mics[g]), an, g, mixdown.GateOptions{Crossgate: true, Noise: true}))
-			out := readAll(t, gate)[0]
+			out := testaudio.ReadAll(t, gate)[0]
 			other := minus(spans[h], spans[g], fs/10)
 			drop := spansDB(bleed[g], other) - spansDB(planned(t, bleed[g], gate.Plan()), other)
 			keep := spansDB(out, spans[g]) - spansDB(mics[g], spans[g])

@@ -73,7 +73,7 @@ func TestDucking(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := readAll(t, d)[0]
+			out := testaudio.ReadAll(t, d)[0]
 			under := spansDB(out, spans) - spansDB(bed, spans)
 			if math.Abs(under-c.gain) > 1 {
 				t.Errorf("under speech the bed is at %+.2f dB, want %v +- 1", under, c.gain)
@@ -118,7 +118,7 @@ func TestBackground(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := readAll(t, d)
+	out := testaudio.ReadAll(t, d)
 	r, err := loudness.MeasureBuffer(out, fs, loudness.Options{Mode: loudness.ModeI})
 	if err != nil {
 		t.Fatal(err)

@@ -164,22 +164,13 @@ func analyse(t testing.TB, mics [][]float64, roles []mixdown.Role, offsets []int
 	return an
 }
 
-func readAll(t testing.TB, s audio.Source) audio.Buffer {
-	t.Helper()
-	b, err := audio.ReadAll(context.Background(), s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // spansDB is the RMS level in dB of x over spans (-Inf for silence).
 func spansDB(x []float64, spans []span) float64 { return testaudio.SpanDB(x, spans) }
 
 // applyGain returns x through the node that node makes, read in one go.
 func applyGain(t testing.TB, x []float64, node func(audio.Source) audio.Source) []float64 {
 	t.Helper()
-	return readAll(t, node(monoSource(x)))[0]
+	return testaudio.ReadAll(t, node(monoSource(x)))[0]
 }
 
 // loopSource plays a buffer over and over without allocating: the

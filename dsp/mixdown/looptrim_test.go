@@ -59,7 +59,7 @@ func TestLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := readAll(t, l)
+	out := testaudio.ReadAll(t, l)
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestTrim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := readAll(t, l)
+	out := testaudio.ReadAll(t, l)
 	l.Close()
 	if int64(out.Frames()) != length || co.opens != 1 || co.closes != 1 {
 		t.Fatalf("%d frames, %d opens, %d closes; want %d, 1, 1", out.Frames(), co.opens, co.closes, length)
@@ -132,7 +132,7 @@ func TestLoopTrimEdges(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer l.Close()
-		return readAll(t, l)
+		return testaudio.ReadAll(t, l)
 	}
 	out := read(&countingOpener{b: src}, mixdown.LoopTrimOptions{Length: ls, SourceFrames: ls})
 	if out.Frames() != src.Frames() || out[0][1234] != src[0][1234] || out[1][int(ls-1)] != src[1][int(ls-1)] {

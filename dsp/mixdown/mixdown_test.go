@@ -46,7 +46,7 @@ func TestMixdownOffsets(t *testing.T) {
 				t.Errorf("track %d offset %d frames, want %d", k, md.Offset(k), offsets[k])
 			}
 		}
-		out := readAll(t, must(md.Open(context.Background())))
+		out := testaudio.ReadAll(t, must(md.Open(context.Background())))
 		if int64(out.Frames()) != md.Frames() {
 			t.Errorf("processing %v: the mix has %d frames, Frames says %d", all, out.Frames(), md.Frames())
 		}

@@ -224,7 +224,7 @@ func TestDegenerateTracks(t *testing.T) {
 	}
 	st.Tracks[1].LoopTrim = true
 	md := must(mixdown.New(context.Background(), st))
-	out := readAll(t, must(md.Open(context.Background())))
+	out := testaudio.ReadAll(t, must(md.Open(context.Background())))
 	if out.Frames() != s.tracks[0].Frames() {
 		t.Errorf("%d frames, want %d", out.Frames(), s.tracks[0].Frames())
 	}

@@ -23,7 +23,7 @@ func TestTrackRestoration(t *testing.T) {
 		ts := mixdown.DefaultTrack(opener(audio.Buffer{x}))
 		ts.Role, ts.Filter, ts.Restoration = mixdown.RoleForeground, dsp.FilterOff, r
 		md := must(mixdown.New(context.Background(), mixdown.Settings{Tracks: []mixdown.TrackSettings{ts}, Channels: 1}))
-		return readAll(t, must(md.Open(context.Background())))[0]
+		return testaudio.ReadAll(t, must(md.Open(context.Background())))[0]
 	}
 	plain := render(nil)
 	clean := render(&mixdown.Restoration{Settings: spectral.Settings{Method: spectral.Static}})

@@ -48,7 +48,7 @@ func TestCrossgateRoom(t *testing.T) {
 	for g := range mics {
 		h := 1 - g
 		gate := must(mixdown.NewGate(monoSource(mics[g]), an, g, mixdown.GateOptions{Crossgate: true, Noise: true}))
-		out := readAll(t, gate)[0]
+		out := testaudio.ReadAll(t, gate)[0]
 		own := room(clean[g], 0, 0.3)
 		other := minus(spans[h], spans[g], fs/10)
 		drop := spansDB(bleeds[g], other) - spansDB(planned(t, bleeds[g], gate.Plan()), other)

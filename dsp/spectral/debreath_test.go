@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
@@ -16,7 +17,7 @@ func breathy(t testing.TB) (x []float64, phrases, breaths []testaudio.Span) {
 	clean, spans := speech(t, 5, 1.2)
 	x = append([]float64(nil), clean...)
 	sp := testaudio.SpanDB(clean, spans)
-	r := testaudio.NewRand(77)
+	r := audiotest.NewRand(77)
 	n := int(0.4 * fs)
 	for i := 0; i+1 < len(spans); i++ {
 		mid := (spans[i].End + spans[i+1].Start) / 2
@@ -57,7 +58,7 @@ func TestDebreath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		y := readAll(t, b)[0]
+		y := testaudio.ReadAll(t, b)[0]
 		if len(y) != len(x) {
 			t.Fatalf("output %d frames, input %d", len(y), len(x))
 		}
@@ -93,7 +94,7 @@ func TestDebreathSpares(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	y := readAll(t, b)[0]
+	y := testaudio.ReadAll(t, b)[0]
 	sd := testaudio.SISDR(x, y)
 	t.Logf("%d false breaths, speech level %+.2f dB, SI-SDR %.1f dB", len(b.Breaths()), testaudio.SpanDB(y, spans)-testaudio.SpanDB(x, spans), sd)
 	if len(b.Breaths()) > 0 || sd < 40 {

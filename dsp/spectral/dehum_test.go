@@ -42,7 +42,7 @@ func TestDehum(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		y := readAll(t, h)[0]
+		y := testaudio.ReadAll(t, h)[0]
 		if len(y) != len(x) {
 			t.Fatalf("output %d frames, input %d", len(y), len(x))
 		}
@@ -80,7 +80,7 @@ func TestDehumNoHum(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		y := readAll(t, h)[0]
+		y := testaudio.ReadAll(t, h)[0]
 		if h.Hum().Base != 0 {
 			t.Errorf("dehum (profile %v) removes %d Hz hum that is not there", prof != nil, h.Hum().Base)
 		}

@@ -57,15 +57,6 @@ func classifyVAD(t testing.TB, x audio.Buffer) []bool {
 	return a.Finish().Voiced
 }
 
-func readAll(t testing.TB, src audio.Source) audio.Buffer {
-	t.Helper()
-	out, err := audio.ReadAll(context.Background(), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // denoise runs the two passes (Analyzer, Denoiser) over mono x.
 func denoise(t testing.TB, x []float64, opts DenoiserOptions) ([]float64, *Denoiser) {
 	t.Helper()
@@ -77,7 +68,7 @@ func denoise(t testing.TB, x []float64, opts DenoiserOptions) ([]float64, *Denoi
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := readAll(t, d)
+	out := testaudio.ReadAll(t, d)
 	if out.Frames() != len(x) {
 		t.Fatalf("output %d frames, input %d", out.Frames(), len(x))
 	}

@@ -100,7 +100,7 @@ func TestNodesContract(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := readAll(t, s); got.Frames() != n {
+				if got := testaudio.ReadAll(t, s); got.Frames() != n {
 					t.Errorf("%d-frame stream gave %d frames", n, got.Frames())
 				}
 			}
@@ -157,7 +157,7 @@ func TestRates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := readAll(t, d)
+			out := testaudio.ReadAll(t, d)
 			if out.Frames() != in.Frames() {
 				t.Fatalf("%d Hz %s: %d frames out of %d", rate, m, out.Frames(), in.Frames())
 			}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
@@ -29,7 +30,7 @@ func babble(t testing.TB, length, voices int) []float64 {
 // traffic is low-heavy noise under cars passing every few seconds.
 func traffic(length int, seed uint64) []float64 {
 	nz := testaudio.PinkNoise(length, 1, seed)
-	r := testaudio.NewRand(seed + 1)
+	r := audiotest.NewRand(seed + 1)
 	// One-pole low-pass at 800 Hz for the tyre and engine roar.
 	a := 1 - math.Exp(-2*math.Pi*800/fs)
 	var lp float64

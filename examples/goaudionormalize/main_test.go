@@ -11,29 +11,16 @@ import (
 
 	gwav "github.com/go-audio/wav"
 
-	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/audio/wav"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/loudness"
 )
 
-// speechLike is a 220 Hz tone with a 3 Hz syllable-like envelope.
-func speechLike(channels, rate int, seconds, amp float64) audio.Buffer {
-	n := int(seconds * float64(rate))
-	b := audiotest.Sine(channels, rate, 220, amp, n)
-	for c := range b {
-		for i := range b[c] {
-			b[c][i] *= 0.6 + 0.4*math.Sin(2*math.Pi*3*float64(i)/float64(rate))
-		}
-	}
-	return b
-}
-
 func TestNormalize(t *testing.T) {
 	dir := t.TempDir()
 	quiet := filepath.Join(dir, "quiet.wav") // mono 16-bit, far below the target
-	testaudio.WriteWAVBits(t, quiet, speechLike(1, 44100, 6, 0.03), 44100, 16)
+	testaudio.WriteWAVBits(t, quiet, testaudio.SpeechLike(44100, 6, 0.03)[:1], 44100, 16)
 	hot := filepath.Join(dir, "hot.wav") // stereo 24-bit noise with a spike the gain pushes over the ceiling
 	b := audiotest.Noise(2, 6*48000, 0.08, 4)
 	b[0][100000], b[1][100001] = 0.95, -0.9

@@ -1,7 +1,12 @@
-// Package testaudio makes test signals whose truth is known and measures
-// processing results against them: speech from espeak-ng, noise, hum, a
-// synthetic room, music, and the figures quality tests compare (level,
-// SI-SDR, alignment). It is shared by the tests of every DSP package.
+// Package testaudio makes test material whose truth is known and measures
+// processing results against it: speech from espeak-ng, synthetic voices,
+// noise, hum, a synthetic room, music; the figures quality tests compare
+// (level, SI-SDR, correlation, alignment); and the WAV files and whole
+// reads tests make. It is the one home of the module's test material: the
+// plain signals that examples and codec tests use (a sine, uniform noise,
+// the generator every signal draws from) are in audio/audiotest, which
+// this package builds on and whose importers may not import this one (the
+// WAV helpers here import audio/wav).
 package testaudio
 
 import (
@@ -22,6 +27,7 @@ import (
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/audio/wav"
 	"github.com/audiopost/audiopost/internal/need"
 )
@@ -174,37 +180,9 @@ func TrimSilence(x []float64, thresh float64) []float64 {
 	return x[a:b]
 }
 
-// Rand is a small deterministic generator (xorshift64*).
-type Rand uint64
-
-// NewRand returns a generator for seed.
-func NewRand(seed uint64) *Rand {
-	r := Rand(seed*2862933555777941757 + 3037000493)
-	return &r
-}
-
-// Float returns a uniform value in [-1, 1).
-func (r *Rand) Float() float64 {
-	*r ^= *r << 13
-	*r ^= *r >> 7
-	*r ^= *r << 17
-	return float64(uint64(*r)>>11)/float64(1<<53)*2 - 1
-}
-
-// Gauss returns a standard normal value.
-func (r *Rand) Gauss() float64 {
-	for {
-		u, v := r.Float(), r.Float()
-		s := u*u + v*v
-		if s > 0 && s < 1 {
-			return u * math.Sqrt(-2*math.Log(s)/s)
-		}
-	}
-}
-
 // WhiteNoise returns n samples of Gaussian white noise with the given RMS.
 func WhiteNoise(n int, rms float64, seed uint64) []float64 {
-	r := NewRand(seed)
+	r := audiotest.NewRand(seed)
 	x := make([]float64, n)
 	for i := range x {
 		x[i] = rms * r.Gauss()
@@ -215,7 +193,7 @@ func WhiteNoise(n int, rms float64, seed uint64) []float64 {
 // PinkNoise returns n samples of 1/f noise (Paul Kellet's filter over white
 // noise) scaled to the given RMS.
 func PinkNoise(n int, rms float64, seed uint64) []float64 {
-	r := NewRand(seed)
+	r := audiotest.NewRand(seed)
 	x := make([]float64, n)
 	var b0, b1, b2, b3, b4, b5, b6 float64
 	for i := range x {
@@ -256,7 +234,7 @@ func Hum(n, sampleRate int, base, maxHz, rms float64) []float64 {
 func RoomImpulse(sampleRate int, rt60, drrDB float64, seed uint64) []float64 {
 	n := int(rt60 * 1.2 * float64(sampleRate))
 	h := make([]float64, n)
-	r := NewRand(seed)
+	r := audiotest.NewRand(seed)
 	decay := 6.91 / (rt60 * float64(sampleRate)) // ln(1000) per RT60 in amplitude
 	pre := int(0.005 * float64(sampleRate))      // first reflections after 5 ms
 	var tail float64
@@ -294,7 +272,7 @@ func Music(sampleRate int, seconds float64, seed uint64) []float64 {
 	x := make([]float64, n)
 	fs := float64(sampleRate)
 	chords := [][3]float64{{220, 277.2, 329.6}, {196, 246.9, 293.7}, {174.6, 220, 261.6}, {246.9, 311.1, 370}}
-	r := NewRand(seed)
+	r := audiotest.NewRand(seed)
 	for i := range x {
 		t := float64(i) / fs
 		k := (int(t/0.5) + int(seed)) % len(chords)
@@ -393,6 +371,23 @@ func MixAtSNR(clean, noise []float64, snrDB float64) (mix, scaled []float64) {
 	return Add(clean, scaled), scaled
 }
 
+// Correlation returns the Pearson correlation of x and y over their common
+// length.
+func Correlation(x, y []float64) float64 {
+	n := min(len(x), len(y))
+	var sx, sy, sxx, syy, sxy float64
+	for i := 0; i < n; i++ {
+		sx += x[i]
+		sy += y[i]
+		sxx += x[i] * x[i]
+		syy += y[i] * y[i]
+		sxy += x[i] * y[i]
+	}
+	fn := float64(n)
+	cov := sxy - sx*sy/fn
+	return cov / math.Sqrt((sxx-sx*sx/fn)*(syy-sy*sy/fn))
+}
+
 // SISDR returns the scale-invariant signal-to-distortion ratio in dB of
 // est against ref over their common length (Le Roux et al., 2019).
 func SISDR(ref, est []float64) float64 {
@@ -448,8 +443,9 @@ func Shift(est []float64, d int) []float64 {
 // SpeechLike synthesizes seconds of a voiced, syllabic stereo signal
 // without external tools: a 130 Hz harmonic series (falling 1/k) under a
 // 4 Hz syllable envelope with a pause every 2 s, the right channel 6 dB
-// below the left so that a mono mixdown differs from either.
-func SpeechLike(rate int, seconds float64, amp float64) [][]float64 {
+// below the left so that a mono mixdown differs from either. For a voice
+// with formants and fricatives, see SynthVoice.
+func SpeechLike(rate int, seconds float64, amp float64) audio.Buffer {
 	n := int(seconds * float64(rate))
 	l, r := make([]float64, n), make([]float64, n)
 	for i := 0; i < n; i++ {
@@ -466,7 +462,108 @@ func SpeechLike(rate int, seconds float64, amp float64) [][]float64 {
 		l[i] = amp * env * v
 		r[i] = amp * env * v * 0.5
 	}
-	return [][]float64{l, r}
+	return audio.Buffer{l, r}
+}
+
+// SynthVoice synthesizes seconds of a mono voice without external tools:
+// a glottal pulse train with a gliding fundamental near f0 through three
+// formant resonators (600, 1400 and 2600 Hz), syllables at about 4 Hz,
+// unvoiced fricative bursts (a 5 kHz band of noise) and a pause of 0.6 s
+// every 2.6 s. Its level is -20 dBFS RMS over the active samples; it is
+// full band up to about 10 kHz. The seed varies the syllables, the
+// fricatives and the phase of the glide.
+func SynthVoice(fs int, seconds float64, f0 float64, seed uint64) []float64 {
+	n := int(seconds * float64(fs))
+	out := make([]float64, n)
+	r := audiotest.Rand(seed*7919 + 17)
+	fsf := float64(fs)
+	formants := []biquad{bandPass(fsf, 600, 4), bandPass(fsf, 1400, 5), bandPass(fsf, 2600, 6)}
+	gains := []float64{1, 0.6, 0.35}
+	fz := make([][2]float64, 3)
+	fric := bandPass(fsf, 5000, 1.5)
+	var frz [2]float64
+	glot := struct{ v, a float64 }{a: 1 - math.Exp(-2*math.Pi*300/fsf)}
+	phase := 0.0
+	syl := 0.0
+	sylRate := 4.0 + r.Uniform()
+	fricOn := false
+	for i := 0; i < n; i++ {
+		t := float64(i) / fsf
+		f := f0 * (1 + 0.15*math.Sin(2*math.Pi*0.7*t+float64(seed)))
+		phase += f / fsf
+		pulse := 0.0
+		if phase >= 1 {
+			phase -= 1
+			pulse = 1
+		}
+		// Pulse train through formants. The glottal source itself
+		// carries the fundamental and the low harmonics, as a real voice
+		// does.
+		glot.v += (pulse*40 - glot.v) * glot.a
+		v := glot.v * 0.05
+		for k, c := range formants {
+			y := c.b0*pulse + fz[k][0]
+			fz[k][0] = c.b1*pulse - c.a1*y + fz[k][1]
+			fz[k][1] = c.b2*pulse - c.a2*y
+			v += gains[k] * y
+		}
+		syl += sylRate / fsf
+		if syl >= 1 {
+			syl -= 1
+			sylRate = 3 + 2*r.Uniform()
+			fricOn = r.Uniform() < 0.3
+		}
+		env := math.Pow(math.Sin(math.Pi*syl), 2)
+		if math.Mod(t, 2.6) > 2.0 {
+			env = 0
+		}
+		nz := 0.0
+		if fricOn && syl > 0.6 && env > 0 {
+			x := r.Float()
+			y := fric.b0*x + frz[0]
+			frz[0] = fric.b1*x - fric.a1*y + frz[1]
+			frz[1] = fric.b2*x - fric.a2*y
+			nz = 0.15 * y
+		}
+		out[i] = 0.9*env*v + nz
+	}
+	return ScaleTo(out, -20)
+}
+
+// biquad holds normalized biquad coefficients (a0 = 1). The test material
+// has its own: the tests of package dsp use this package, so it cannot
+// import dsp.
+type biquad struct{ b0, b1, b2, a1, a2 float64 }
+
+// bandPass is the band-pass of the Audio EQ Cookbook (constant 0 dB peak
+// gain) at f0 Hz with quality q, computed as dsp.BandPassCoeffs does.
+func bandPass(fs, f0, q float64) biquad {
+	w0 := 2 * math.Pi * f0 / fs
+	c, s := math.Cos(w0), math.Sin(w0)
+	alpha := s / (2 * q)
+	a0 := 1 + alpha
+	return biquad{b0: alpha / a0, b1: 0 / a0, b2: -alpha / a0, a1: -2 * c / a0, a2: (1 - alpha) / a0}
+}
+
+// ScaleTo scales x in place so that its RMS over the non-zero samples is
+// db dBFS, and returns it.
+func ScaleTo(x []float64, db float64) []float64 {
+	var s float64
+	n := 0
+	for _, v := range x {
+		if v != 0 {
+			s += v * v
+			n++
+		}
+	}
+	if n == 0 {
+		return x
+	}
+	g := math.Pow(10, db/20) / math.Sqrt(s/float64(n))
+	for i := range x {
+		x[i] *= g
+	}
+	return x
 }
 
 // WriteWAV writes planar audio as a 16-bit WAV file.
@@ -559,6 +656,17 @@ func ReadFile(tb testing.TB, path string) (audio.Buffer, int) {
 		tb.Fatalf("decoding %s: %v", filepath.Base(path), err)
 	}
 	return b, d.Format().SampleRate
+}
+
+// ReadAll reads src to its end and returns what it read, failing tb on an
+// error.
+func ReadAll(tb testing.TB, src audio.Source) audio.Buffer {
+	tb.Helper()
+	b, err := audio.ReadAll(context.Background(), src)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
 }
 
 // DecodeWAV decodes a WAV file with audiopost's decoder.

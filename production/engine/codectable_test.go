@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/loudness"
 	"github.com/audiopost/audiopost/production"
@@ -135,7 +136,7 @@ func tableMaterials(t *testing.T, rate int) map[string]audio.Buffer {
 // noiseBursts is stereo low-passed noise in bursts of random length and
 // level with quiet pauses: programme-like transients.
 func noiseBursts(rate, n int, seed uint64) audio.Buffer {
-	r := testaudio.NewRand(seed)
+	r := audiotest.NewRand(seed)
 	out := audio.NewBuffer(2, n)
 	var lp [2]float64
 	for i := 0; i < n; {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/production/engine"
 )
 
@@ -17,7 +18,7 @@ func BenchmarkEngineRun(b *testing.B) {
 	const rate, seconds = 44100, 60
 	dir := b.TempDir()
 	input := filepath.Join(dir, "in.wav")
-	writeWAV(b, input, speechLike(rate, seconds, 0.05), rate)
+	testaudio.WriteWAV(b, input, testaudio.SpeechLike(rate, seconds, 0.05), rate)
 	eng := &engine.Engine{Logger: slog.New(slog.DiscardHandler)}
 	out := engine.DirWriter{Dir: b.TempDir()}
 	req := `{"input_file": "https://example.org/in.wav", "output_files": [

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/production/engine"
 
 	"github.com/audiopost/audiopost/audio"
@@ -25,7 +26,7 @@ func ExampleEngine_Run() {
 	input := filepath.Join(dir, "interview.wav")
 	f, _ := os.Create(input)
 	enc, _ := audio.NewEncoder(context.Background(), "wav", f, audio.Format{SampleRate: rate, Channels: 2}, audio.EncodeOptions{})
-	enc.Write(speechLike(rate, 10, 0.05))
+	enc.Write(testaudio.SpeechLike(rate, 10, 0.05))
 	enc.Close()
 	f.Close()
 

@@ -34,14 +34,14 @@ func TestEngineOutroOtherSampleRate(t *testing.T) {
 	const rate, outroRate = 48000, 44100
 	dir, outDir := t.TempDir(), t.TempDir()
 	main := filepath.Join(dir, "main.wav")
-	writeWAV(t, main, speechLike(rate, 6, 0.1), rate)
+	testaudio.WriteWAV(t, main, testaudio.SpeechLike(rate, 6, 0.1), rate)
 	tone := audio.NewBuffer(2, outroRate)
 	for i := range tone[0] {
 		v := 0.1 * math.Sin(2*math.Pi*1000*float64(i)/outroRate)
 		tone[0][i], tone[1][i] = v, v
 	}
 	outro := filepath.Join(dir, "outro.wav")
-	writeWAV(t, outro, tone, outroRate)
+	testaudio.WriteWAV(t, outro, tone, outroRate)
 
 	p := newProduction(t, `{
 		"input_file": "https://example.org/main.wav", "output_basename": "ep",

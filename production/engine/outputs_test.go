@@ -36,16 +36,6 @@ func loudnessOf(b audio.Buffer, rate int) (float64, error) {
 	return r.Integrated, r.Err
 }
 
-// speechLike is testaudio.SpeechLike as an audio.Buffer.
-func speechLike(rate int, seconds float64, amp float64) audio.Buffer {
-	return audio.Buffer(testaudio.SpeechLike(rate, seconds, amp))
-}
-
-func writeWAV(t testing.TB, path string, b audio.Buffer, rate int) {
-	t.Helper()
-	testaudio.WriteWAV(t, path, b, rate)
-}
-
 func TestEngineSplitMonoIntro(t *testing.T) {
 	if testing.Short() {
 		t.Skip("output format sweep; the plain run covers it")
@@ -54,13 +44,13 @@ func TestEngineSplitMonoIntro(t *testing.T) {
 	dir := t.TempDir()
 	outDir := t.TempDir()
 	main := filepath.Join(dir, "main.wav")
-	writeWAV(t, main, speechLike(rate, 12, 0.1), rate)
+	testaudio.WriteWAV(t, main, testaudio.SpeechLike(rate, 12, 0.1), rate)
 	intro := filepath.Join(dir, "intro.wav")
 	tone := audio.NewBuffer(1, 2*rate)
 	for i := range tone[0] {
 		tone[0][i] = 0.05 * math.Sin(2*math.Pi*440*float64(i)/rate)
 	}
-	writeWAV(t, intro, tone, rate)
+	testaudio.WriteWAV(t, intro, tone, rate)
 	cover := image.NewRGBA(image.Rect(0, 0, 64, 48))
 	for i := range cover.Pix {
 		cover.Pix[i] = uint8(i)
@@ -243,7 +233,7 @@ func TestEngineVideoAndAudiogram(t *testing.T) {
 	t.Parallel()
 	engineTemp := t.TempDir()
 	wav := filepath.Join(dir, "voice.wav")
-	writeWAV(t, wav, speechLike(rate, 6, 0.05), rate)
+	testaudio.WriteWAV(t, wav, testaudio.SpeechLike(rate, 6, 0.05), rate)
 	video := filepath.Join(dir, "clip.mp4")
 	run(t, "ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=6", "-i", wav,
 		"-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", "-b:a", "128k", "-shortest", "-y", video)
@@ -322,7 +312,7 @@ func TestEngineSplitLossy(t *testing.T) {
 	const rate = 44100
 	dir, outDir := t.TempDir(), t.TempDir()
 	input := filepath.Join(dir, "talk.wav")
-	writeWAV(t, input, speechLike(rate, 8, 0.05), rate)
+	testaudio.WriteWAV(t, input, testaudio.SpeechLike(rate, 8, 0.05), rate)
 	p := newProduction(t, `{"input_file": "https://example.org/talk.wav",
 		"chapters": [{"start": "0", "title": "First"}, {"start": "5.25", "title": "Second", "image": "https://example.org/second.png"}],
 		"output_files": [{"format": "mp3", "split_on_chapters": true, "mono_mixdown": true}]}`)
@@ -375,7 +365,7 @@ func TestEngineVideoFromAudio(t *testing.T) {
 	t.Parallel()
 	engineTemp := t.TempDir()
 	wav := filepath.Join(dir, "voice.wav")
-	writeWAV(t, wav, speechLike(rate, 6, 0.05), rate)
+	testaudio.WriteWAV(t, wav, testaudio.SpeechLike(rate, 6, 0.05), rate)
 	p := newProduction(t, `{"input_file": "https://example.org/voice.wav", "output_basename": "talk",
 		"metadata": {"title": "Rendered"},
 		"chapters": [{"start": "0", "title": "One"}, {"start": "2.5", "title": "Two"}],
@@ -433,7 +423,7 @@ func TestVorbisMonoBitrate(t *testing.T) {
 	const rate = 48000
 	dir, outDir := t.TempDir(), t.TempDir()
 	input := filepath.Join(dir, "talk.wav")
-	writeWAV(t, input, speechLike(rate, 3, 0.1)[:1], rate) // mono
+	testaudio.WriteWAV(t, input, testaudio.SpeechLike(rate, 3, 0.1)[:1], rate) // mono
 	p := newProduction(t, `{"input_file": "https://example.org/talk.wav", "output_basename": "ep",
 		"output_files": [{"format": "vorbis", "bitrate": 320}, {"format": "vorbis", "bitrate": 160, "suffix": "-low"}]}`)
 	if _, err := (&engine.Engine{}).Run(context.Background(), p, engine.Inputs{Main: input}, engine.DirWriter{Dir: outDir}, nil); err != nil {

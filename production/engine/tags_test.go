@@ -11,6 +11,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio/id3"
 	"github.com/audiopost/audiopost/internal/need"
+	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/production/engine"
 )
 
@@ -59,7 +60,7 @@ func TestTagRoundTrip(t *testing.T) {
 	const rate = 44100
 	dir, outDir := t.TempDir(), t.TempDir()
 	input := filepath.Join(dir, "talk.wav")
-	writeWAV(t, input, speechLike(rate, 3, 0.05), rate)
+	testaudio.WriteWAV(t, input, testaudio.SpeechLike(rate, 3, 0.05), rate)
 	cover := coverPNG(t, dir)
 	p := newProduction(t, `{"input_file": "https://example.org/talk.wav", "output_basename": "ep",
 		"metadata": {"title": "Round Trip", "artist": "The Hosts", "album": "Tag Show", "subtitle": "Every field, every format",

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/production/runner"
 
 	"github.com/audiopost/audiopost/audio"
@@ -39,7 +40,7 @@ func ExampleRunner() {
 	res := &storage.Resource{Owner: u.ID, Kind: storage.KindProduction, Doc: doc, Status: int(production.StatusWaiting)}
 	data.Store.CreateResource(ctx, res)
 	local := filepath.Join(dir, "talk.wav")
-	writeWAVFile(local, speechLike(44100, 4, 0.05), 44100)
+	writeWAVFile(local, testaudio.SpeechLike(44100, 4, 0.05), 44100)
 	w, _ := data.Blobs.Create(ctx, production.InputKey(res.UUID, "talk.wav"))
 	in, _ := os.ReadFile(local)
 	w.Write(in)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/production/engine"
 	"github.com/audiopost/audiopost/production/runner"
 
@@ -175,7 +176,7 @@ func (e *runnerEnv) runner(cfg runner.Config) *runner.Runner {
 
 func wavBytes(t testing.TB, b audio.Buffer, rate int) []byte {
 	path := filepath.Join(t.TempDir(), "in.wav")
-	writeWAV(t, path, b, rate)
+	testaudio.WriteWAV(t, path, b, rate)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -214,7 +215,7 @@ func (e *runnerEnv) decodeOutput(p *production.Production) (int64, float64) {
 func TestRunnerProcessesAndCharges(t *testing.T) {
 	e := newRunnerEnv(t, time.Hour)
 	const rate = 44100
-	uuid, job := e.addProduction(wavRequest, wavBytes(t, speechLike(rate, 3, 0.05), rate))
+	uuid, job := e.addProduction(wavRequest, wavBytes(t, testaudio.SpeechLike(rate, 3, 0.05), rate))
 	r := e.runner(runner.Config{})
 	ran, err := r.RunOnce(context.Background(), "w1")
 	if err != nil || !ran {
@@ -302,7 +303,7 @@ func TestRunnerCorruptInputIsNotRetried(t *testing.T) {
 func TestRunnerInsufficientCredits(t *testing.T) {
 	e := newRunnerEnv(t, 2*time.Second)
 	const rate = 44100
-	uuid, job := e.addProduction(wavRequest, wavBytes(t, speechLike(rate, 3, 0.05), rate))
+	uuid, job := e.addProduction(wavRequest, wavBytes(t, testaudio.SpeechLike(rate, 3, 0.05), rate))
 	r := e.runner(runner.Config{})
 	if _, err := r.RunOnce(context.Background(), "w1"); err != nil {
 		t.Fatal(err)
@@ -376,7 +377,7 @@ func (b blockingProcessor) wait(t *testing.T) {
 func TestRunnerStop(t *testing.T) {
 	e := newRunnerEnv(t, time.Hour)
 	const rate = 44100
-	uuid, job := e.addProduction(wavRequest, wavBytes(t, speechLike(rate, 2, 0.05), rate))
+	uuid, job := e.addProduction(wavRequest, wavBytes(t, testaudio.SpeechLike(rate, 2, 0.05), rate))
 	var finished atomic.Int32
 	proc := newBlockingProcessor()
 	r := e.runner(runner.Config{Lease: time.Second, Heartbeat: 20 * time.Millisecond, Engine: &engine.Engine{Processor: proc},
@@ -422,7 +423,7 @@ func TestRunnerStopAtOnce(t *testing.T) {
 	const maxStopLatency = 2 * time.Second
 	e := newRunnerEnv(t, time.Hour)
 	const rate = 44100
-	uuid, _ := e.addProduction(wavRequest, wavBytes(t, speechLike(rate, 2, 0.05), rate))
+	uuid, _ := e.addProduction(wavRequest, wavBytes(t, testaudio.SpeechLike(rate, 2, 0.05), rate))
 	proc := newBlockingProcessor()
 	r := e.runner(runner.Config{Engine: &engine.Engine{Processor: proc}})
 	defer e.store.Subscribe(sqlstore.TopicCanceled, r.CheckLeases)()
@@ -459,7 +460,7 @@ func (s *stealingStore) Heartbeat(ctx context.Context, l storage.Lease, d time.D
 func TestRunnerLeaseLostCancelsRun(t *testing.T) {
 	e := newRunnerEnv(t, time.Hour)
 	const rate = 44100
-	uuid, job := e.addProduction(wavRequest, wavBytes(t, speechLike(rate, 2, 0.05), rate))
+	uuid, job := e.addProduction(wavRequest, wavBytes(t, testaudio.SpeechLike(rate, 2, 0.05), rate))
 	st := &stealingStore{Store: e.store}
 	var finished atomic.Int32
 	// The processing blocks until the lost lease cancels it.
@@ -500,7 +501,7 @@ func TestRunnerLeaseLostCancelsRun(t *testing.T) {
 func TestRunnerShutdownReleases(t *testing.T) {
 	e := newRunnerEnv(t, time.Hour)
 	const rate = 44100
-	uuid, job := e.addProduction(wavRequest, wavBytes(t, speechLike(rate, 2, 0.05), rate))
+	uuid, job := e.addProduction(wavRequest, wavBytes(t, testaudio.SpeechLike(rate, 2, 0.05), rate))
 	proc := newBlockingProcessor()
 	r := e.runner(runner.Config{PollInterval: 10 * time.Millisecond, Engine: &engine.Engine{Processor: proc}})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -554,7 +555,7 @@ func TestRunnerCrash(t *testing.T) {
 	)
 	for i := range n {
 		secs := 2 + float64(i%3)*0.5
-		uuid, job := e.addProduction(wavRequest, wavBytes(t, speechLike(rate, secs, 0.02+0.005*float64(i%4)), rate))
+		uuid, job := e.addProduction(wavRequest, wavBytes(t, testaudio.SpeechLike(rate, secs, 0.02+0.005*float64(i%4)), rate))
 		uuids = append(uuids, uuid)
 		jobs = append(jobs, job.ID)
 	}

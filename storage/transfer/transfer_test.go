@@ -51,7 +51,7 @@ type readerFunc func([]byte) (int, error)
 
 func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
 
-func readAll(t *testing.T, c transfer.Conn, name string) []byte {
+func readRemote(t *testing.T, c transfer.Conn, name string) []byte {
 	t.Helper()
 	rc, err := c.Open(context.Background(), name)
 	if err != nil {
@@ -113,7 +113,7 @@ func TestProtocols(t *testing.T) {
 					t.Errorf("%s: size %d, want %d", e.Name, e.Size, want)
 				}
 			}
-			if got := readAll(t, c, "b show.mp3"); string(got) != "second file" {
+			if got := readRemote(t, c, "b show.mp3"); string(got) != "second file" {
 				t.Errorf("Open read %q", got)
 			}
 			if _, err := c.Open(ctx, "missing.wav"); !errors.Is(err, transfer.ErrNotFound) {
@@ -125,7 +125,7 @@ func TestProtocols(t *testing.T) {
 			if err := c.Put(ctx, "out put.flac", bytes.NewReader(payload)); err != nil {
 				t.Fatalf("Put: %v", err)
 			}
-			if got := readAll(t, c, "out put.flac"); !bytes.Equal(got, payload) {
+			if got := readRemote(t, c, "out put.flac"); !bytes.Equal(got, payload) {
 				t.Errorf("read back %d bytes, differ from the %d put", len(got), len(payload))
 			}
 			if onDisk, _ := os.ReadFile(filepath.Join(srv.Dir, "out put.flac")); !bytes.Equal(onDisk, payload) {
@@ -135,7 +135,7 @@ func TestProtocols(t *testing.T) {
 			if err := c.Put(ctx, "out put.flac", strings.NewReader("v2")); err != nil {
 				t.Fatalf("Put again: %v", err)
 			}
-			if got := readAll(t, c, "out put.flac"); string(got) != "v2" {
+			if got := readRemote(t, c, "out put.flac"); string(got) != "v2" {
 				t.Errorf("overwritten file reads %q", got)
 			}
 
@@ -144,7 +144,7 @@ func TestProtocols(t *testing.T) {
 			if err := c.Put(ctx, "empty.txt", strings.NewReader("")); err != nil {
 				t.Fatalf("Put empty: %v", err)
 			}
-			if got := readAll(t, c, "empty.txt"); len(got) != 0 {
+			if got := readRemote(t, c, "empty.txt"); len(got) != 0 {
 				t.Errorf("empty file reads %q", got)
 			}
 
@@ -326,7 +326,7 @@ func TestS3PrefixACLAndURL(t *testing.T) {
 	if err != nil || !slices.Equal(names(es), []string{"in.wav"}) {
 		t.Fatalf("List = %q, %v", names(es), err)
 	}
-	if got := readAll(t, c, "in.wav"); string(got) != "input" {
+	if got := readRemote(t, c, "in.wav"); string(got) != "input" {
 		t.Errorf("read %q", got)
 	}
 	if err := c.Put(ctx, "out.mp3", strings.NewReader("output")); err != nil {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/transport/httpapi"
 )
@@ -20,7 +19,7 @@ func TestUploadTruncatedRefused(t *testing.T) {
 	id := e.create(e.keyA, map[string]any{"metadata": map[string]any{"title": "t"}})
 	// A WAV with its sizes in the header, as recorders write them.
 	p := filepath.Join(t.TempDir(), "w.wav")
-	testaudio.WriteWAV(t, p, audio.Buffer(testaudio.SpeechLike(8000, 2, 0.3)), 8000)
+	testaudio.WriteWAV(t, p, testaudio.SpeechLike(8000, 2, 0.3), 8000)
 	w, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)

@@ -36,7 +36,7 @@ func TestOutputFilesListed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := enc.Write(audio.Buffer(testaudio.SpeechLike(rate, 9, 0.05))); err != nil {
+	if err := enc.Write(testaudio.SpeechLike(rate, 9, 0.05)); err != nil {
 		t.Fatal(err)
 	}
 	if err := enc.Close(); err != nil {
