@@ -55,6 +55,7 @@ func TestEngineSpeechRecognition(t *testing.T) {
 		t.Skip("a numeric end-to-end check of the plain run")
 	}
 	need.Programs(t, "ffmpeg", "espeak-ng", pocketsphinx.Program)
+	need.Path(t, pocketsphinx.DefaultModelDir)
 	const rate = 48000
 	sentences := testaudio.Sentences[:3]
 	x, spans := testaudio.Phrases(t, rate, sentences, 3)
@@ -194,6 +195,7 @@ func TestEngineSpeechMultitrack(t *testing.T) {
 		t.Skip("a numeric end-to-end check of the plain run")
 	}
 	need.Programs(t, "ffmpeg", "espeak-ng", pocketsphinx.Program)
+	need.Path(t, pocketsphinx.DefaultModelDir)
 	const rate = 48000
 	host, _ := testaudio.Phrases(t, rate, testaudio.Sentences[0:1], 1, testaudio.Voices[0])
 	guest, _ := testaudio.Phrases(t, rate, testaudio.Sentences[1:2], 1, testaudio.Voices[1])
@@ -239,6 +241,7 @@ func TestEngineBurnIn(t *testing.T) {
 		t.Skip("a numeric end-to-end check of the plain run")
 	}
 	need.Programs(t, "ffmpeg", "ffprobe", "espeak-ng", pocketsphinx.Program)
+	need.Path(t, pocketsphinx.DefaultModelDir)
 	const rate = 48000
 	x, spans := testaudio.Phrases(t, rate, testaudio.Sentences[:1], 2)
 	dir, outDir := t.TempDir(), t.TempDir()
