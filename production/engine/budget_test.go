@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/audiopost/audiopost/internal/need"
+	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/production/engine"
 )
@@ -17,11 +19,11 @@ import (
 // is dropped with a warning instead of leaving an empty AAC part, which
 // failed the run ("monitoring the encoded aac: malformed data").
 func TestEngineDropsChaptersPastTheEnd(t *testing.T) {
-	needTools(t, "ffmpeg")
+	need.Program(t, "ffmpeg")
 	const rate = 44100
 	dir, outDir := t.TempDir(), t.TempDir()
 	input := filepath.Join(dir, "in.wav")
-	writeWAV(t, input, speechLike(rate, 4, 0.1), rate)
+	testaudio.WriteWAV(t, input, testaudio.SpeechLike(rate, 4, 0.1), rate)
 	p := newProduction(t, `{"input_file": "https://example.org/in.wav", "output_basename": "show",
 		"chapters": [{"start": 0, "title": "One"}, {"start": 2, "title": "Two"}, {"start": 999999, "title": "Far"}],
 		"output_files": [{"format": "aac", "split_on_chapters": true}]}`)
@@ -46,7 +48,7 @@ func TestEngineChecksTheBudget(t *testing.T) {
 	const rate = 16000
 	dir, outDir := t.TempDir(), t.TempDir()
 	input := filepath.Join(dir, "in.wav")
-	writeWAV(t, input, speechLike(rate, 3, 0.1), rate)
+	testaudio.WriteWAV(t, input, testaudio.SpeechLike(rate, 3, 0.1), rate)
 	p := newProduction(t, `{"input_file": "https://example.org/in.wav",
 		"chapters": [{"start": 0, "title": "One"}, {"start": 1, "title": "Two"}, {"start": 2, "title": "Three"}],
 		"output_files": [{"format": "wav", "split_on_chapters": true}]}`)
