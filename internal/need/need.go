@@ -86,6 +86,10 @@ var Table = []Need{
 	// each package installs.
 	{KindPath, "/usr/share/asterisk/sounds/en_US_f_Allison/vm-intro.g722", "asterisk-core-sounds-en-g722", nil},
 	{KindPath, "/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz", "asterisk-core-sounds-en", nil},
+	{KindPath, "/usr/share/asterisk/sounds/fr_CA_f_June/activated.g722", "asterisk-core-sounds-fr-g722", nil},
+	{KindPath, "/usr/share/doc/asterisk-core-sounds-fr/core-sounds-fr.txt.gz", "asterisk-core-sounds-fr", nil},
+	{KindPath, "/usr/share/asterisk/sounds/it_IT_m_Carlo/activated.g722", "asterisk-core-sounds-it-g722", nil},
+	{KindPath, "/usr/share/doc/asterisk-core-sounds-it/core-sounds-it.txt.gz", "asterisk-core-sounds-it", nil},
 	{KindPath, "/usr/share/codec2/wav/ve9qrp.wav", "codec2-examples", nil},
 	{KindPath, "/usr/share/klettres/en/alpha/A.ogg", "klettres-data", nil},
 	{KindPath, "/usr/share/asterisk/moh/manolo_camp-morning_coffee.g722", "asterisk-moh-opsound-g722", nil},

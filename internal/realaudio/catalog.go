@@ -27,6 +27,10 @@ type Package struct {
 var Packages = []Package{
 	{"asterisk-core-sounds-en-g722", 10318, 12267, "read English prompts, one speaker (Allison Smith), 16 kHz G.722", allisonDir + "/vm-intro.g722"},
 	{"asterisk-core-sounds-en", 23, 60, "the prompts' transcripts (core-sounds-en.txt)", allisonTranscripts},
+	{"asterisk-core-sounds-fr-g722", 10569, 12524, "read Canadian French prompts, one speaker (June), 16 kHz G.722", "/usr/share/asterisk/sounds/fr_CA_f_June/activated.g722"},
+	{"asterisk-core-sounds-fr", 23, 59, "their transcripts", "/usr/share/doc/asterisk-core-sounds-fr/core-sounds-fr.txt.gz"},
+	{"asterisk-core-sounds-it-g722", 9851, 11518, "read Italian prompts, one speaker (Carlo), 16 kHz G.722", "/usr/share/asterisk/sounds/it_IT_m_Carlo/activated.g722"},
+	{"asterisk-core-sounds-it", 23, 60, "their transcripts", "/usr/share/doc/asterisk-core-sounds-it/core-sounds-it.txt.gz"},
 	{"codec2-examples", 11097, 32634, "read and conversational English speech of several speakers, 8 and 16 kHz", codec2Dir + "/wav/ve9qrp.wav"},
 	{"klettres-data", 38603, 49918, "letters and syllables spoken in 22 languages, 44.1 kHz", klettresDir + "/en/alpha/A.ogg"},
 	{"asterisk-moh-opsound-g722", 7705, 8662, "five pieces of music (electronic, acoustic guitar), 16 kHz G.722", mohDir + "/manolo_camp-morning_coffee.g722"},
@@ -80,36 +84,44 @@ type Utterance struct {
 // half.
 var speakerHalf = map[string]Half{
 	"asterisk/allison": HeldOut,
+	"asterisk/june":    Tuning,
+	"asterisk/carlo":   Tuning,
 	// codec2-examples: the file names name the speaker or the recording.
-	"codec2/ve9qrp":     HeldOut,
-	"codec2/vk5qi":      HeldOut,
-	"codec2/hts2a":      HeldOut,
-	"codec2/forig":      HeldOut,
-	"codec2/mmt1":       HeldOut,
-	"codec2/big_dog":    HeldOut,
-	"codec2/david4":     Tuning,
-	"codec2/vk2tpm":     Tuning,
-	"codec2/hts1a":      Tuning,
-	"codec2/morig":      Tuning,
-	"codec2/cross":      Tuning,
-	"codec2/speech_16k": Tuning,
-	"codec2/wia_16k":    Tuning,
+	"codec2/ve9qrp":   HeldOut,
+	"codec2/vk5qi":    HeldOut,
+	"codec2/hts2":     HeldOut,
+	"codec2/forig":    HeldOut,
+	"codec2/mmt1":     HeldOut,
+	"codec2/big_dog":  HeldOut,
+	"codec2/kristoff": HeldOut,
+	"codec2/hts1":     Tuning,
+	"codec2/morig":    Tuning,
+	"codec2/cross":    Tuning,
+	"codec2/16k":      Tuning,
+	"codec2/wia":      Tuning,
+	"codec2/cq_ref":   Tuning,
+	"codec2/g3plx":    Tuning,
 }
 
+// codec2Files are the speech recordings of codec2-examples. Left out:
+// david4.wav and vk2tpm_004.wav (modem signals, no speech: voicing 0.2),
+// hts.raw (hts1 and hts2 joined), all.wav (several joined), the codec's
+// outputs (f2400, m2400) and the test signals.
 var codec2Files = map[string]string{
-	"codec2/ve9qrp":     "wav/ve9qrp.wav",
-	"codec2/vk5qi":      "wav/vk5qi.wav",
-	"codec2/hts2a":      "wav/hts2a.wav",
-	"codec2/forig":      "wav/forig.wav",
-	"codec2/mmt1":       "wav/mmt1.wav",
-	"codec2/big_dog":    "wav/big_dog.wav",
-	"codec2/david4":     "wav/david4.wav",
-	"codec2/vk2tpm":     "wav/vk2tpm_004.wav",
-	"codec2/hts1a":      "wav/hts1a.wav",
-	"codec2/morig":      "wav/morig.wav",
-	"codec2/cross":      "wav/cross.wav",
-	"codec2/speech_16k": "raw/speech_orig_16k.wav",
-	"codec2/wia_16k":    "wav/wia_16kHz.wav",
+	"codec2/ve9qrp":   "wav/ve9qrp.wav",
+	"codec2/vk5qi":    "wav/vk5qi.wav",
+	"codec2/hts2":     "raw/hts2.raw",
+	"codec2/forig":    "wav/forig.wav",
+	"codec2/mmt1":     "wav/mmt1.wav",
+	"codec2/big_dog":  "wav/big_dog.wav",
+	"codec2/kristoff": "raw/kristoff.raw",
+	"codec2/hts1":     "raw/hts1.raw",
+	"codec2/morig":    "wav/morig.wav",
+	"codec2/cross":    "wav/cross.wav",
+	"codec2/16k":      "raw/speech_orig_16k.wav",
+	"codec2/wia":      "wav/wia_16kHz.wav",
+	"codec2/cq_ref":   "raw/cq_ref.raw",
+	"codec2/g3plx":    "raw/g3plx.raw",
 }
 
 // klettresLangs lists klettres's voices (one speaker per language
@@ -158,15 +170,33 @@ func klettresHalf(lang string) Half {
 	return 0
 }
 
-// allisonMinWords is the fewest words of a prompt the corpus takes: the
+// asteriskVoice is a voice of Asterisk's core prompts.
+type asteriskVoice struct {
+	speaker, lang, dir, transcripts, pkg, license string
+}
+
+// asteriskVoices are the voices of the prompts: English and French under
+// CC-BY-SA-3.0, Italian (it-* files) under CC-BY-3.0. The Mexican Spanish
+// prompts are Allison's voice too, so they are not taken.
+var asteriskVoices = []asteriskVoice{
+	{"asterisk/allison", "en-US", allisonDir, allisonTranscripts, "asterisk-core-sounds-en-g722", licAsterisk},
+	{"asterisk/june", "fr-CA", "/usr/share/asterisk/sounds/fr_CA_f_June", "/usr/share/doc/asterisk-core-sounds-fr/core-sounds-fr.txt.gz", "asterisk-core-sounds-fr-g722", licAsterisk},
+	{"asterisk/carlo", "it-IT", "/usr/share/asterisk/sounds/it_IT_m_Carlo", "/usr/share/doc/asterisk-core-sounds-it/core-sounds-it.txt.gz", "asterisk-core-sounds-it-g722", "CC-BY-3.0"},
+}
+
+// promptMinWords is the fewest words of a prompt the corpus takes: the
 // one- and two-word prompts ("Activated.") are too short to carry a pause,
 // a breath or a word error rate.
-const allisonMinWords = 5
+const promptMinWords = 5
 
-// allisonPrompts returns the prompts of the transcript file that are
-// speech (not tones), with their transcripts, sorted by name.
-func allisonPrompts() (map[string]string, error) {
-	f, err := os.Open(allisonTranscripts)
+// promptsPerVoice is how many prompts of each voice the corpus takes, the
+// first in sorted order: about ten minutes each.
+const promptsPerVoice = 120
+
+// prompts returns the voice's prompts that are speech (not tones), with
+// their transcripts.
+func (v asteriskVoice) prompts() (map[string]string, error) {
+	f, err := os.Open(v.transcripts)
 	if err != nil {
 		return nil, err
 	}
@@ -179,16 +209,16 @@ func allisonPrompts() (map[string]string, error) {
 	sc := bufio.NewScanner(z)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
 	for sc.Scan() {
-		line := sc.Text()
+		line := strings.TrimPrefix(sc.Text(), "\ufeff")
 		if strings.HasPrefix(line, ";") {
 			continue
 		}
 		name, text, ok := strings.Cut(line, ":")
 		text = strings.TrimSpace(text)
-		if !ok || len(strings.Fields(text)) < allisonMinWords || strings.ContainsAny(text, "[]") || strings.Contains(name, " ") {
+		if !ok || len(strings.Fields(text)) < promptMinWords || strings.ContainsAny(text, "[]") || strings.Contains(name, " ") {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(allisonDir, name+".g722")); err != nil {
+		if _, err := os.Stat(filepath.Join(v.dir, name+".g722")); err != nil {
 			continue
 		}
 		out[name] = text
@@ -200,8 +230,11 @@ func allisonPrompts() (map[string]string, error) {
 // sorted.
 func speechOf(h Half) ([][]Utterance, error) {
 	var out [][]Utterance
-	if speakerHalf["asterisk/allison"] == h {
-		prompts, err := allisonPrompts()
+	for _, v := range asteriskVoices {
+		if speakerHalf[v.speaker] != h {
+			continue
+		}
+		prompts, err := v.prompts()
 		if err != nil {
 			return nil, err
 		}
@@ -210,9 +243,10 @@ func speechOf(h Half) ([][]Utterance, error) {
 			names = append(names, n)
 		}
 		sort.Strings(names)
+		names = names[:min(len(names), promptsPerVoice)]
 		paths := make([]string, len(names))
 		for i, n := range names {
-			paths[i] = filepath.Join(allisonDir, n+".g722")
+			paths[i] = filepath.Join(v.dir, n+".g722")
 		}
 		xs, err := decodeAll(paths, 0)
 		if err != nil {
@@ -220,9 +254,9 @@ func speechOf(h Half) ([][]Utterance, error) {
 		}
 		var us []Utterance
 		for i, n := range names {
-			us = append(us, Utterance{Speaker: "asterisk/allison", Lang: "en-US", Transcript: prompts[n], Samples: xs[i],
-				Origin: Origin{Package: "asterisk-core-sounds-en-g722", Path: paths[i], License: licAsterisk,
-					Note: "transcript from asterisk-core-sounds-en's core-sounds-en.txt"}})
+			us = append(us, Utterance{Speaker: v.speaker, Lang: v.lang, Transcript: prompts[n], Samples: xs[i],
+				Origin: Origin{Package: v.pkg, Path: paths[i], License: v.license,
+					Note: "transcript from " + filepath.Base(v.transcripts)}})
 		}
 		out = append(out, us)
 	}

@@ -127,7 +127,9 @@ func setActive(x []float64, db float64) []float64 {
 // clipSeconds is the length a clip is joined up to.
 const clipSeconds = 8.0
 
-// Clips returns the half's clean speech: each speaker's utterances joined
+// Clips returns the half's clean speech: each speaker's clean utterances
+// (their floor cleanDB under their speech; the radio recordings are not)
+// joined
 // whole (with the silence and room tone each recording has at its ends)
 // into clips of about 8 s; a recording longer than 12 s is cut at its
 // quietest 100 ms into clips of 8 to 12 s. Speakers whose speech adds up
@@ -152,6 +154,9 @@ func (c *Corpus) makeClips() []Clip {
 			cur = Clip{}
 		}
 		for _, u := range us {
+			if !clean(u.Samples) {
+				continue
+			}
 			for _, piece := range cutLong(u.Samples) {
 				cur.Speaker = u.Speaker
 				cur.Samples = append(cur.Samples, piece...)

@@ -21,7 +21,9 @@
 //
 // The split, written out in catalog.go and sources.go: the only English
 // speaker with transcripts (Allison Smith, asterisk-core-sounds-en) is
-// held out, since the report's word error rates need transcripts; the
+// held out, since the report's word error rates need transcripts, and so
+// is the only speaker who breathes audibly (ve9qrp); the French and
+// Italian prompt voices are for tuning; the
 // speakers of codec2-examples are split by hand (each file names a
 // speaker or is a recording of its own); klettres's voices (one per
 // language folder) alternate in sorted order; noises, music and the
@@ -33,12 +35,17 @@
 // licence (as /usr/share/doc/PKG/copyright gives it, checked by
 // TestOriginsAndLicences). The packages (Packages, with their sizes):
 //
-//   - asterisk-core-sounds-en-g722 and asterisk-core-sounds-en: 211
-//     prompts of five words or more read by Allison Smith, 16 kHz G.722
+//   - asterisk-core-sounds-en-g722 and asterisk-core-sounds-en: the first
+//     120 prompts of five words or more read by Allison Smith, 16 kHz G.722
 //     (wider than the -wav package's 8 kHz), with core-sounds-en.txt's
-//     transcripts. CC-BY-SA-3.0.
-//   - codec2-examples: 13 recordings of read and conversational English
-//     (wav/*.wav, raw/speech_orig_16k.wav), 8 and 16 kHz. LGPL-2.1.
+//     transcripts. CC-BY-SA-3.0. The same for French (June, -fr) and
+//     Italian (Carlo, -it, CC-BY-3.0), in the tuning half. The Mexican
+//     Spanish prompts are Allison's voice again and are not used.
+//   - codec2-examples: 14 recordings of read and conversational English
+//     (wav/ and raw/), 8 and 16 kHz; the radio amateurs' recordings carry
+//     their radio's noise, so only recordings whose floor lies 35 dB under
+//     the speech become clean clips (clean). david4.wav and vk2tpm_004.wav
+//     are modem signals, not speech. LGPL-2.1.
 //   - klettres-data: letters and syllables spoken by one voice per
 //     language, the first 12 of each folder. GPL-2+.
 //   - openttd-opensfx: field recordings cut for OpenTTD (wind, helicopter,
@@ -72,8 +79,21 @@
 //     checked by Schroeder integration (SchroederRT60).
 //   - Hummed: speech with 50 or 60 Hz hum whose frequency wanders 0.5 Hz
 //     over the file, harmonics to 1 kHz.
+//   - SoxReverberant: speech plus sox reverb's wet output, the
+//     reverberance found by bisection for RT60 0.5, 0.7 and 1.0 s.
 //   - Programmes: real speech alternating with music of the five kinds,
 //     some speech over a music bed 15 dB below, labelled per second.
+//   - Breathy: a radio amateur's conversation (codec2-examples ve9qrp)
+//     with its inhalations before phrases labelled by findBreaths's
+//     numbers (unvoiced, 200-800 ms, 8-35 dB under the speech, under 7000
+//     zero crossings a second, the phrase's voicing 80-500 ms after), and
+//     the word onsets after them. Held-out only: no other recording of
+//     the packages breathes (ErrNoMaterial for Tuning).
+//   - Paused: phrases joined by pauses of 0.5 to 3.2 s filled with the
+//     recordings' own room tone, for the silence cutter: Allison's prompts
+//     with their transcripts (held out); the tuning half's English has no
+//     transcripts, so there the recognizer's words on the uncut input are
+//     the reference.
 //
 // # Cache
 //

@@ -1,6 +1,7 @@
 package realaudio
 
 import (
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -308,6 +309,89 @@ func TestLoopToIsSeamless(t *testing.T) {
 	for i, v := range lv {
 		if math.Abs(v) > 1.5 {
 			t.Fatalf("frame %d at %.2f dB", i, v)
+		}
+	}
+}
+
+func TestSoxRT60(t *testing.T) {
+	need(t)
+	for _, rt := range SoxRT60s {
+		rev, got, err := soxReverberance(rt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := soxImpulse(rev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := SchroederRT60(h, Rate); math.Abs(m/rt-1) > 0.1 || m != got {
+			t.Errorf("sox reverberance %.1f: RT60 %.3f s (%.3f), asked %.2f", rev, m, got, rt)
+		}
+	}
+}
+
+// The breaths are labelled as findBreaths's numbers say, and each is
+// followed by the word onset it guards.
+func TestBreathLabels(t *testing.T) {
+	c := Load(t, HeldOut)
+	bs, err := c.Breathy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, b := range bs {
+		if len(b.Words) != len(b.Breaths) {
+			t.Fatalf("%s: %d word onsets for %d breaths", b.ID, len(b.Words), len(b.Breaths))
+		}
+		fs := features(b.Input)
+		for i, br := range b.Breaths {
+			n++
+			ms := (br.End - br.Start) * 1000 / Rate
+			if ms < brMinMs || ms > brMaxMs || br.UnderDB < brUnderMin || br.UnderDB > brUnderMax || br.ZCR >= brMaxZCR {
+				t.Errorf("%s: breath %+v (%d ms)", b.ID, br, ms)
+			}
+			for f := br.Start / featFrame; f < br.End/featFrame; f++ {
+				if fs[f].voicing >= brVoicing+0.05 {
+					t.Errorf("%s: breath %d voiced at %.2f s", b.ID, i, float64(f)/100)
+					break
+				}
+			}
+			if w := b.Words[i]; w.Start <= br.End || w.End > len(b.Input) {
+				t.Errorf("%s: word onset %+v after breath %+v", b.ID, w, br.Span)
+			}
+		}
+	}
+	if n < 10 {
+		t.Errorf("%d breaths", n)
+	}
+	if _, err := Load(t, Tuning).Breathy(); !errors.Is(err, ErrNoMaterial) {
+		t.Errorf("tuning breaths: %v", err)
+	}
+}
+
+func TestPausedSpans(t *testing.T) {
+	for _, h := range []Half{Tuning, HeldOut} {
+		c := Load(t, h)
+		ps := c.Paused()
+		if len(ps) == 0 {
+			t.Fatalf("%s: no paused speech", h)
+		}
+		for _, p := range ps {
+			if len(p.Pauses) == 0 {
+				t.Errorf("%s: no pause over 1 s", p.ID)
+			}
+			for _, s := range p.Pauses {
+				if s.End-s.Start <= Rate {
+					t.Errorf("%s: pause %+v", p.ID, s)
+				}
+				// a pause is quiet: 25 dB under the speech
+				if lv := dbPow(meanPow(p.Input[s.Start:s.End]) / ActiveLevel(p.Input)); lv > -25 {
+					t.Errorf("%s: pause %.1f dB under the speech", p.ID, -lv)
+				}
+			}
+			if (h == HeldOut) != (p.Transcript != "") {
+				t.Errorf("%s: transcript %q", p.ID, p.Transcript)
+			}
 		}
 	}
 }
