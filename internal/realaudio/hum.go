@@ -20,8 +20,8 @@ type Hum struct {
 const HumMaxHz = 1000.0
 
 // makeHum returns n samples of hum: a fundamental that wanders smoothly
-// (a sum of three slow sinusoids scaled so that it spans base ± drift/2
-// exactly) and every harmonic to 1 kHz, the odd ones (a transformer's
+// (a sum of three sinusoids of a quarter to one cycle over the file,
+// scaled so that it spans base ± drift/2 exactly) and every harmonic to 1 kHz, the odd ones (a transformer's
 // buzz) falling 1.5 dB per harmonic and the even ones 8 dB under them,
 // each with its own phase; RMS 1.
 func makeHum(n int, base, drift float64, seed uint64) Hum {
@@ -30,7 +30,9 @@ func makeHum(n int, base, drift float64, seed uint64) Hum {
 	var w [3]float64
 	var ph [3]float64
 	for k := range w {
-		w[k] = 2 * math.Pi * (0.5 + float64(k) + r.float()) / secs // 0.5 to 3.5 cycles over the file
+		// a quarter to one cycle over the file: the slow wander of a mains
+		// frequency, not vibrato
+		w[k] = 2 * math.Pi * 0.25 * (1 + float64(k) + r.float()) / secs
 		ph[k] = 2 * math.Pi * r.float()
 	}
 	f := make([]float64, n)
