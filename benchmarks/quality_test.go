@@ -17,6 +17,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/dsp/classify"
 	"github.com/audiopost/audiopost/dsp/spectral"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/realaudio"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/speech"
@@ -42,8 +43,8 @@ func TestQualityReport(t *testing.T) {
 	if *reportPath == "" {
 		t.Skip("writes the quality report only when asked: -report quality.md")
 	}
-	testaudio.NeedTool(t, "ffmpeg")
-	testaudio.NeedTool(t, "sox")
+	need.Program(t, "ffmpeg")
+	need.Program(t, "sox")
 	c := realaudio.Load(t, realaudio.HeldOut)
 	r := &report{dir: filepath.Dir(*reportPath), base: strings.TrimSuffix(filepath.Base(*reportPath), filepath.Ext(*reportPath))}
 	start := time.Now()
@@ -636,9 +637,8 @@ func (r *report) debreath(t *testing.T, c *realaudio.Corpus) {
 }
 
 func (r *report) silence(t *testing.T, c *realaudio.Corpus) {
-	if _, err := exec.LookPath(pocketsphinx.Program); err != nil {
-		testaudio.NeedTool(t, pocketsphinx.Program)
-	}
+	need.Program(t, pocketsphinx.Program)
+	need.Path(t, "/usr/share/pocketsphinx/model/en-us")
 	rec, err := pocketsphinx.New(speech.Config{})
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
@@ -59,8 +60,8 @@ var (
 // the test is skipped (failed under CI, which installs them).
 func rnnoise(t testing.TB) string {
 	t.Helper()
-	testaudio.NeedTool(t, "node")
-	npm := testaudio.NeedTool(t, "npm")
+	need.Program(t, "node")
+	npm := need.Program(t, "npm")
 	rnnoiseOnce.Do(func() {
 		dir := filepath.Join(testaudio.CacheDir(), "..", "rnnoise")
 		script := filepath.Join(dir, "rnnoise.mjs")
@@ -79,10 +80,7 @@ func rnnoise(t testing.TB) string {
 		rnnoisePath = script
 	})
 	if rnnoiseErr != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("installing %s: %v", rnnoisePackage, rnnoiseErr)
-		}
-		t.Skipf("installing %s: %v", rnnoisePackage, rnnoiseErr)
+		need.Unavailable(t, "installing %s: %v", rnnoisePackage, rnnoiseErr)
 	}
 	return rnnoisePath
 }

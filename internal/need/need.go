@@ -99,6 +99,9 @@ var Table = []Need{
 	{KindPath, "/usr/share/games/openttd/baseset/opensfx/opensfx.cat", "openttd-opensfx", nil},
 	// The streaming server of the live stream tests and the peer the live
 	// processing is measured beside.
+	// RNNoise, a peer of the quality report, runs as WebAssembly from npm.
+	{KindProgram, "node", "nodejs", nil},
+	{KindProgram, "npm", "nodejs", nil},
 	{KindProgram, "icecast2", "icecast2", nil},
 	{KindProgram, "liquidsoap", "liquidsoap", nil},
 	// The families speech/burnin.Fonts maps the spec's font names onto.

@@ -314,7 +314,7 @@ func TestLoopToIsSeamless(t *testing.T) {
 }
 
 func TestSoxRT60(t *testing.T) {
-	need(t)
+	needPackages(t)
 	for _, rt := range SoxRT60s {
 		rev, got, err := soxReverberance(rt)
 		if err != nil {
