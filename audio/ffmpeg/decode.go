@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/procpool"
 )
 
 // Decoder streams the first audio stream of any input ffmpeg reads as planar
@@ -20,7 +21,8 @@ type Decoder struct {
 	ctx    context.Context
 	info   audio.Info
 	format audio.Format
-	cmd    *exec.Cmd
+	run    run
+	cmd    *procpool.Cmd
 	stdout *os.File
 	stderr *stderrBuffer
 	done   chan struct{} // closed once the process has been reaped
@@ -86,15 +88,16 @@ func Decode(ctx context.Context, r io.Reader) (*Decoder, error) {
 		return nil, fmt.Errorf("ffmpeg: %s stream: %w", det.Format, err)
 	}
 	args := append(baseArgs(), "-i", in.arg, "-map", "0:a:0", "-vn", "-sn", "-dn")
-	return startDecoder(ctx, tool, args, in.stdin, f, det.Info)
+	return startDecoder(ctx, tool, args, in.stdin, f, det.Info, run{tool: "ffmpeg", what: "decoding " + det.Format, format: det.Format, input: true})
 }
 
 // startDecoder runs ffmpeg with the input arguments args (ending with the
 // input and its stream selection) reading stdin, converting the audio to
 // planar float64 of format f on a pipe that the returned Decoder reads.
-func startDecoder(ctx context.Context, tool string, args []string, stdin io.Reader, f audio.Format, info audio.Info) (*Decoder, error) {
+// r says what the run is, for its error message.
+func startDecoder(ctx context.Context, tool string, args []string, stdin io.Reader, f audio.Format, info audio.Info, r run) (*Decoder, error) {
 	args = append(args, "-f", "f64le", "-ac", strconv.Itoa(f.Channels), "-ar", strconv.Itoa(f.SampleRate), "pipe:1")
-	cmd := exec.CommandContext(ctx, tool, args...)
+	cmd := procpool.Command(ctx, tool, args...)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("ffmpeg: %w", err)
@@ -107,6 +110,7 @@ func startDecoder(ctx context.Context, tool string, args []string, stdin io.Read
 		ctx:      ctx,
 		info:     info,
 		format:   f,
+		run:      r,
 		cmd:      cmd,
 		stdout:   pr,
 		stderr:   new(stderrBuffer),
@@ -115,10 +119,12 @@ func startDecoder(ctx context.Context, tool string, args []string, stdin io.Read
 	}
 	d.raw = make([]byte, rawBlock-rawBlock%d.frameLen)
 	cmd.Stderr = d.stderr
-	cmd.WaitDelay = waitDelay
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
+		if ctx.Err() != nil || errors.Is(err, procpool.ErrClosed) {
+			return nil, fmt.Errorf("ffmpeg: %s: %w", r.what, err)
+		}
 		return nil, fmt.Errorf("%w: starting ffmpeg to decode %s: %v", audio.ErrCodecUnavailable, info.Format, err)
 	}
 	pw.Close()
@@ -183,7 +189,7 @@ func (d *Decoder) finish(readErr error) error {
 		d.waitErr = nil
 	}
 	if d.waitErr != nil || d.ctx.Err() != nil {
-		return exitError(d.ctx, "decoding "+d.info.Format, d.waitErr, d.stderr)
+		return exitError(d.ctx, d.run, d.waitErr, d.stderr)
 	}
 	if readErr != nil && !errors.Is(readErr, io.EOF) {
 		return fmt.Errorf("ffmpeg: reading decoded %s: %w", d.info.Format, readErr)
@@ -206,7 +212,7 @@ func (d *Decoder) Close() error {
 	default:
 		// Killing a decoder that is no longer wanted is the normal way to
 		// stop it early, not an error.
-		_ = d.cmd.Process.Kill()
+		_ = d.cmd.Kill()
 		<-d.done
 	}
 	if d.err == nil {

@@ -6,13 +6,13 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"image"
 	_ "image/jpeg" // cover dimensions for METADATA_BLOCK_PICTURE
 	_ "image/png"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -22,6 +22,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/id3"
 	"github.com/audiopost/audiopost/audio/mp4tag"
+	"github.com/audiopost/audiopost/audio/procpool"
 )
 
 // outputFormat describes how one API output format is made.
@@ -117,11 +118,14 @@ type Encoder struct {
 	w      io.Writer
 	tool   string
 
-	cmd     *exec.Cmd
-	stdin   *os.File
-	stderr  *stderrBuffer
-	done    chan struct{}
-	waitErr error
+	cmd   *procpool.Cmd
+	stdin *os.File
+	// unreserve gives back the slots of the encoder and its monitor (see
+	// start); nil without a monitor.
+	unreserve func()
+	stderr    *stderrBuffer
+	done      chan struct{}
+	waitErr   error
 
 	scratch []byte
 	frames  int64
@@ -163,7 +167,8 @@ type Encoder struct {
 // tee muxer) to a second ffmpeg that decodes them at the input's rate and
 // channels for the monitor, concurrently with the encoding, so that the
 // decoded file is measured at no cost in time on a machine with a core to
-// spare. Chapters are then added in a copy pass at Close.
+// spare. Chapters are then added in a copy pass at Close. The two programs
+// take their slots of the process pool (package procpool) together.
 func NewEncoder(ctx context.Context, name string, w io.Writer, f audio.Format, opts audio.EncodeOptions) (*Encoder, error) {
 	of, ok := outputFormats[name]
 	if !ok {
@@ -190,7 +195,12 @@ func NewEncoder(ctx context.Context, name string, w io.Writer, f audio.Format, o
 	return e, nil
 }
 
-func (e *Encoder) start() error {
+func (e *Encoder) start() (err error) {
+	defer func() {
+		if err != nil {
+			e.release()
+		}
+	}()
 	fileW, isFile := e.w.(*os.File)
 	if isFile {
 		if fi, err := fileW.Stat(); err != nil || !fi.Mode().IsRegular() {
@@ -268,13 +278,21 @@ func (e *Encoder) start() error {
 		args = append(args, "-y", target)
 	}
 
-	cmd := exec.CommandContext(e.ctx, e.tool, args...)
 	var monW *os.File
 	if monitor {
-		var err error
+		// The encoder and its monitor run together: their slots are taken
+		// at once (a no-op inside a larger reservation, such as a render's).
+		ctx, release, err := procpool.Reserve(e.ctx, 2)
+		if err != nil {
+			return fmt.Errorf("ffmpeg: encoding %s with its monitor: %w", e.name, err)
+		}
+		e.ctx, e.unreserve = ctx, release
 		if monW, err = e.startMonitor(); err != nil {
 			return err
 		}
+	}
+	cmd := procpool.Command(e.ctx, e.tool, args...)
+	if monW != nil {
 		cmd.ExtraFiles = []*os.File{monW}
 	}
 	pr, pw, err := os.Pipe()
@@ -290,7 +308,6 @@ func (e *Encoder) start() error {
 		cmd.Stdout = e.w
 	}
 	cmd.Stderr = e.stderr
-	cmd.WaitDelay = waitDelay
 	err = cmd.Start()
 	pr.Close()
 	if monW != nil {
@@ -302,6 +319,9 @@ func (e *Encoder) start() error {
 		pw.Close()
 		if monW != nil {
 			<-e.monDone
+		}
+		if e.ctx.Err() != nil || errors.Is(err, procpool.ErrClosed) {
+			return fmt.Errorf("ffmpeg: encoding %s: %w", e.name, err)
 		}
 		return fmt.Errorf("%w: starting ffmpeg to encode %s: %v", audio.ErrCodecUnavailable, e.name, err)
 	}
@@ -330,7 +350,8 @@ func (e *Encoder) startMonitor() (*os.File, error) {
 		// At the stream's own rate, before the decoder resamples.
 		args = append(args, "-af", "atrim=start_sample="+strconv.Itoa(p))
 	}
-	dec, err := startDecoder(e.ctx, e.tool, args, monR, e.format, audio.Info{Format: e.name})
+	dec, err := startDecoder(e.ctx, e.tool, args, monR, e.format, audio.Info{Format: e.name},
+		run{tool: "ffmpeg", what: "decoding the encoded " + e.name + " to verify it"})
 	monR.Close()
 	if err != nil {
 		monW.Close()
@@ -668,9 +689,9 @@ func (e *Encoder) Write(src audio.Buffer) error {
 			e.stdin.Close()
 			<-e.done
 			if e.waitErr == nil && e.ctx.Err() == nil {
-				e.err = fmt.Errorf("%w: ffmpeg stopped taking audio for %s: %v: %s", audio.ErrMalformed, e.name, err, e.stderr)
+				e.err = exitError(e.ctx, e.run(), fmt.Errorf("it stopped taking audio: %w", err), e.stderr)
 			} else {
-				e.err = exitError(e.ctx, "encoding "+e.name, e.waitErr, e.stderr)
+				e.err = exitError(e.ctx, e.run(), e.waitErr, e.stderr)
 			}
 			return e.err
 		}
@@ -691,8 +712,20 @@ func (e *Encoder) Close() error {
 	return e.closeErr
 }
 
+// run describes the encoder's ffmpeg for error messages.
+func (e *Encoder) run() run { return run{tool: "ffmpeg", what: "encoding " + e.name} }
+
+// release gives back the reserved slots, once.
+func (e *Encoder) release() {
+	if e.unreserve != nil {
+		e.unreserve()
+		e.unreserve = nil
+	}
+}
+
 func (e *Encoder) finish() error {
 	defer e.removeTemps()
+	defer e.release()
 	e.stdin.Close()
 	<-e.done
 	if e.monDone != nil {
@@ -705,10 +738,12 @@ func (e *Encoder) finish() error {
 	// Whatever follows, later Writes must fail.
 	e.err = fmt.Errorf("ffmpeg: write to a closed %s encoder: %w", e.name, os.ErrClosed)
 	if e.waitErr != nil || e.ctx.Err() != nil {
-		return exitError(e.ctx, "encoding "+e.name, e.waitErr, e.stderr)
+		return exitError(e.ctx, e.run(), e.waitErr, e.stderr)
 	}
-	if e.monErr != nil {
-		return fmt.Errorf("ffmpeg: monitoring the encoded %s: %w", e.name, e.monErr)
+	if e.monErr != nil && e.frames > 0 {
+		// An empty stream has nothing to verify: the monitor's decoder
+		// fails on it, having nothing to decode.
+		return fmt.Errorf("ffmpeg: verifying the encoded %s: %w", e.name, e.monErr)
 	}
 	if e.out == "" {
 		return nil
@@ -795,10 +830,13 @@ func (e *Encoder) addMetadata() error {
 	args = append(args, e.muxerArgs()...)
 	args = append(args, "-y", "file:"+t.Name())
 	var stderr stderrBuffer
-	cmd := exec.CommandContext(e.ctx, e.tool, args...)
+	cmd := procpool.Command(e.ctx, e.tool, args...)
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		return exitError(e.ctx, "adding metadata to "+e.name, err, &stderr)
+		if errors.Is(err, procpool.ErrClosed) {
+			return err
+		}
+		return exitError(e.ctx, run{tool: "ffmpeg", what: "adding tags and chapters to " + e.name}, err, &stderr)
 	}
 	e.out = t.Name()
 	return nil

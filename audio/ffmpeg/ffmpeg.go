@@ -10,6 +10,12 @@
 // on PATH each time they are needed, so a missing ffmpeg is an error wrapping
 // audio.ErrCodecUnavailable on that stream, never a failure at start-up.
 //
+// Every ffmpeg and ffprobe run takes a slot of the process pool of its
+// context (package procpool) and is killed with its process group when
+// the context ends. A failed run is an error of one sentence that wraps
+// the matching audio sentinel ("the file is not valid MP3 audio");
+// ffmpeg's own diagnostics go to the pool's log.
+//
 // Audio crosses the process boundary as raw little-endian float64 PCM on
 // pipes; no intermediate WAV files are written. Files are handed to ffmpeg by
 // path when the caller gives an *os.File (containers such as MP4 need to
@@ -25,11 +31,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/procpool"
 )
 
 // ErrNoCover is returned by ExtractCover when the input has no embedded
@@ -59,59 +66,156 @@ func lookTool(tool, what string) (string, error) {
 	return p, nil
 }
 
-// waitDelay bounds how long Wait lingers for the goroutine that copies a
-// caller's reader into ffmpeg's stdin after ffmpeg has exited: a reader that
-// blocks forever must not hang Close.
-const waitDelay = 5 * time.Second
-
-// stderrLimit caps the ffmpeg diagnostics kept for error messages. With
-// -v error the first lines are the ones that explain the failure.
-const stderrLimit = 8 << 10
+// stderrLimit caps the diagnostics of one run kept for the log. With
+// -v error the first lines are the ones that explain the failure; a
+// damaged file can make a decoder repeat one line for every frame.
+const stderrLimit = 64 << 10
 
 // stderrBuffer keeps the first stderrLimit bytes written to it and drops the
 // rest, so a chatty or looping ffmpeg cannot grow memory.
 type stderrBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu        sync.Mutex
+	buf       bytes.Buffer
+	truncated bool
 }
 
 func (s *stderrBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if room := stderrLimit - s.buf.Len(); room > 0 {
+	room := stderrLimit - s.buf.Len()
+	if room < len(p) {
+		s.truncated = true
+	}
+	if room > 0 {
 		s.buf.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
 }
 
-// String returns the diagnostics on one line, trimmed.
+// String returns the diagnostics as they were written, trimmed.
 func (s *stderrBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	msg := strings.TrimSpace(s.buf.String())
-	msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", " | ")), " ")
-	if msg == "" {
-		return "no diagnostics"
+	if s.truncated {
+		msg += "\n(truncated)"
 	}
 	return msg
 }
 
-// exitError turns a failed ffmpeg run into an error that wraps the matching
-// audio sentinel and carries ffmpeg's own explanation.
-func exitError(ctx context.Context, what string, err error, stderr *stderrBuffer) error {
-	if cerr := ctx.Err(); cerr != nil {
-		return fmt.Errorf("ffmpeg: %s stopped: %w", what, cerr)
-	}
-	msg := stderr.String()
-	sentinel := audio.ErrMalformed
-	lower := strings.ToLower(msg)
-	for _, s := range []string{"not found", "unsupported", "not supported", "not implemented", "unknown encoder", "no decoder", "does not support", "invalid argument", "could not find tag"} {
-		if strings.Contains(lower, s) {
-			sentinel = audio.ErrUnsupported
-			break
+// lines returns the diagnostics' lines without ffmpeg's "[codec @
+// 0x55...]" prefixes, which name heap addresses.
+func (s *stderrBuffer) lines() []string {
+	s.mu.Lock()
+	text := s.buf.String()
+	s.mu.Unlock()
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(addressPrefix.ReplaceAllString(l, ""))
+		if l != "" {
+			out = append(out, l)
 		}
 	}
-	return fmt.Errorf("%w: ffmpeg %s failed (%v): %s", sentinel, what, err, msg)
+	return out
+}
+
+// filePath matches the paths ffmpeg names (the server's, not the user's).
+var filePath = regexp.MustCompile(`(file:)?/[^\s:'"]+`)
+
+// addressPrefix is how ffmpeg prefixes a component's messages.
+var addressPrefix = regexp.MustCompile(`\[[^\]@]*@ 0x[0-9a-fA-F]+\] *`)
+
+// run is one run of ffmpeg or ffprobe, for its error message.
+type run struct {
+	tool string // "ffmpeg" or "ffprobe"
+	// what the run did, in words after "while": "decoding mp3",
+	// "encoding opus".
+	what string
+	// format is the input's format when the run read the caller's input
+	// (its failures then say the file is not valid audio of the format);
+	// "" otherwise.
+	format string
+	input  bool
+}
+
+// malformedSigns are what ffmpeg says about input it cannot make sense
+// of.
+var malformedSigns = []string{"invalid data found", "header missing", "invalid frame", "error while decoding",
+	"could not find codec parameters", "failed to read frame size", "moov atom not found", "corrupt", "invalid new backstep",
+	"invalid sync", "no frame", "truncat", "end of file", "invalid argument", "error reading", "does not contain any stream",
+	"could not find tag"}
+
+// unsupportedSigns are what it says when it lacks a codec or feature.
+var unsupportedSigns = []string{"unknown encoder", "encoder not found", "decoder not found", "no decoder", "unsupported",
+	"not supported", "not implemented", "does not support", "unknown decoder", "not found"}
+
+// exitError turns a failed run into an error for users: the matching audio
+// sentinel and one sentence that says what went wrong. ffmpeg's own
+// diagnostics name heap addresses and can run to kilobytes: they go to the
+// log of the process pool (procpool.Logger) with the run, never into the
+// message.
+func exitError(ctx context.Context, r run, err error, stderr *stderrBuffer) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("%s: %s stopped: %w", r.tool, r.what, cerr)
+	}
+	lines := stderr.lines()
+	lower := strings.ToLower(strings.Join(lines, "\n"))
+	has := func(signs []string) bool {
+		for _, s := range signs {
+			if strings.Contains(lower, s) {
+				return true
+			}
+		}
+		return false
+	}
+	var msg error
+	switch {
+	case r.input && has(malformedSigns) && !strings.Contains(lower, "not supported"):
+		msg = fmt.Errorf("%w: %s", audio.ErrMalformed, notValid(r.format))
+	case has(unsupportedSigns):
+		msg = fmt.Errorf("%w: %s on this server does not support %s (%s)", audio.ErrUnsupported, r.tool, r.what, firstLine(lines, err))
+	default:
+		msg = fmt.Errorf("%w: %s failed while %s (%s)", audio.ErrMalformed, r.tool, r.what, firstLine(lines, err))
+	}
+	procpool.Logger(ctx).Info("external program failed", "program", r.tool, "while", r.what, "err", err,
+		"reported", msg.Error(), "stderr", stderr.String())
+	return msg
+}
+
+// notValid is the sentence for an input ffmpeg cannot read.
+func notValid(format string) string {
+	if format == "" {
+		return "the file is not audio or video that ffmpeg can read"
+	}
+	return "the file is not valid " + FormatTitle(format) + " audio"
+}
+
+// FormatTitle is how a format's name is written in a sentence: MP3, AAC,
+// FLAC; Opus, Vorbis; others as they are.
+func FormatTitle(format string) string {
+	switch format {
+	case "opus", "vorbis":
+		return strings.ToUpper(format[:1]) + format[1:]
+	case "mp3", "aac", "flac", "alac", "wav", "aiff", "wma", "amr", "ac3", "eac3", "dts":
+		return strings.ToUpper(format)
+	}
+	return format
+}
+
+// firstLine is the first of ffmpeg's lines, shortened and with file
+// paths cut to their base names, or the exit status when it said nothing.
+func firstLine(lines []string, err error) string {
+	if len(lines) == 0 {
+		if err == nil {
+			return "no diagnostics"
+		}
+		return err.Error()
+	}
+	l := filePath.ReplaceAllStringFunc(lines[0], func(p string) string { return filepath.Base(strings.TrimPrefix(p, "file:")) })
+	if len(l) > 160 {
+		l = l[:157] + "..."
+	}
+	return l
 }
 
 // input says how an external tool reads the caller's stream: by path when it

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/procpool"
 )
 
 // Live streams: OpenLive reads anything ffmpeg reads as a live input (an
@@ -18,7 +19,9 @@ import (
 // pace) and LiveOutput writes anything ffmpeg writes live (an Icecast
 // mount, RTMP, SRT, a file). Unlike Decode and NewEncoder, which only ever
 // open local files and pipes, these hand the URL to ffmpeg as the caller
-// gives it: the caller decides which addresses a user may reach.
+// gives it: the caller decides which addresses a user may reach. Each
+// runs in a slot of the process pool of its context for as long as the
+// stream runs.
 
 // LiveInput configures OpenLive.
 type LiveInput struct {
@@ -66,7 +69,8 @@ func OpenLive(ctx context.Context, url string, in LiveInput) (*Decoder, error) {
 		args = append(args, "-f", in.InputFormat)
 	}
 	args = append(args, "-i", url, "-map", "0:a:0", "-vn", "-sn", "-dn")
-	d, err := startDecoder(ctx, tool, args, nil, in.Format, audio.Info{Format: "live", Frames: -1})
+	d, err := startDecoder(ctx, tool, args, nil, in.Format, audio.Info{Format: "live", Frames: -1},
+		run{tool: "ffmpeg", what: "reading the live input", input: true})
 	if err != nil {
 		return nil, err
 	}
@@ -102,8 +106,9 @@ func LiveFormats() []string {
 // (a slow network): callers that feed several outputs give each its own
 // goroutine.
 type LiveOutput struct {
+	ctx    context.Context
 	format audio.Format
-	cmd    *exec.Cmd
+	cmd    *procpool.Cmd
 	stdin  *os.File
 	stderr *stderrBuffer
 	done   chan struct{}
@@ -165,18 +170,20 @@ func StartLiveOutput(ctx context.Context, url string, f audio.Format, o LiveOutp
 	// Packets go out as they are made: a live listener should not wait
 	// for the muxer's buffers.
 	args = append(args, "-flush_packets", "1", "-f", lf.muxer, url)
-	cmd := exec.CommandContext(ctx, tool, args...)
+	cmd := procpool.Command(ctx, tool, args...)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("ffmpeg: %w", err)
 	}
 	cmd.Stdin = pr
-	lo := &LiveOutput{format: f, cmd: cmd, stdin: pw, stderr: new(stderrBuffer), done: make(chan struct{})}
+	lo := &LiveOutput{ctx: ctx, format: f, cmd: cmd, stdin: pw, stderr: new(stderrBuffer), done: make(chan struct{})}
 	cmd.Stderr = lo.stderr
-	cmd.WaitDelay = waitDelay
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
+		if ctx.Err() != nil || errors.Is(err, procpool.ErrClosed) {
+			return nil, fmt.Errorf("ffmpeg: starting a live output: %w", err)
+		}
 		return nil, fmt.Errorf("%w: starting ffmpeg for a live output: %v", audio.ErrCodecUnavailable, err)
 	}
 	pr.Close()
@@ -219,12 +226,13 @@ func (o *LiveOutput) Write(src audio.Buffer) error {
 	return nil
 }
 
+// exitErr says in one sentence why the output stopped (ffmpeg's own
+// words go to the pool's log).
 func (o *LiveOutput) exitErr(err error) error {
-	msg := o.stderr.String()
 	if o.waitErr != nil {
-		return fmt.Errorf("ffmpeg: live output stopped (%v): %s", o.waitErr, msg)
+		err = o.waitErr
 	}
-	return fmt.Errorf("ffmpeg: live output stopped taking audio (%v): %s", err, msg)
+	return exitError(o.ctx, run{tool: "ffmpeg", what: "sending a live output"}, err, o.stderr)
 }
 
 // Close ends the stream: ffmpeg flushes and exits; after closeWait it is
@@ -234,7 +242,7 @@ func (o *LiveOutput) Close() error {
 	select {
 	case <-o.done:
 	case <-time.After(closeWait):
-		_ = o.cmd.Process.Kill()
+		_ = o.cmd.Kill()
 		<-o.done
 	}
 	if o.err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/procpool"
 )
 
 // Details is everything a probe learns: the Info the registry returns plus
@@ -76,7 +77,7 @@ func runProbe(ctx context.Context, in input) ([]byte, error) {
 	}
 	// One packet is read (read_intervals %+#1): avformat queues attached
 	// pictures first, so its size is the cover's size at no extra cost.
-	cmd := exec.CommandContext(ctx, tool, "-v", "error", "-hide_banner",
+	cmd := procpool.Command(ctx, tool, "-v", "error", "-hide_banner",
 		"-protocol_whitelist", "file,pipe",
 		"-print_format", "json", "-show_format", "-show_streams", "-show_chapters",
 		"-show_packets", "-read_intervals", "%+#1",
@@ -86,17 +87,18 @@ func runProbe(ctx context.Context, in input) ([]byte, error) {
 	cmd.Stdin = in.stdin
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
-	cmd.WaitDelay = waitDelay
 	if err := cmd.Run(); err != nil && !errors.Is(err, exec.ErrWaitDelay) {
 		// ErrWaitDelay alone means ffprobe succeeded but the caller's reader
 		// was still blocked in Read when it exited: the probe is complete.
-		if errors.Is(err, errProbeOutputTooLarge) {
+		if errors.Is(err, errProbeOutputTooLarge) || errors.Is(err, procpool.ErrClosed) {
 			return nil, err
 		}
 		if ctx.Err() == nil && strings.Contains(stderr.String(), "Invalid data found") {
-			return nil, fmt.Errorf("%w: ffprobe does not recognise the content: %s", audio.ErrUnknownFormat, stderr.String())
+			procpool.Logger(ctx).Info("external program failed", "program", "ffprobe", "while", "probing an input", "err", err,
+				"stderr", stderr.String())
+			return nil, fmt.Errorf("%w: %s", audio.ErrUnknownFormat, notValid(""))
 		}
-		return nil, exitError(ctx, "probe", err, &stderr)
+		return nil, exitError(ctx, run{tool: "ffprobe", what: "probing an input", input: true}, err, &stderr)
 	}
 	return stdout.Bytes(), nil
 }

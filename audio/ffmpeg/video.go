@@ -3,13 +3,14 @@ package ffmpeg
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strconv"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/procpool"
 )
 
 // videoContainers maps a probed container to the muxer, audio codec and
@@ -116,13 +117,12 @@ func ExtractCover(ctx context.Context, r io.Reader) (*audio.Picture, error) {
 	// writes its bytes unchanged.
 	args := append(baseArgs(), "-i", in.arg, "-map", "0:"+strconv.Itoa(det.CoverStream),
 		"-c", "copy", "-frames:v", "1", "-f", "image2pipe", "pipe:1")
-	cmd := exec.CommandContext(ctx, tool, args...)
+	cmd := procpool.Command(ctx, tool, args...)
 	var out limitedBuffer
 	var stderr stderrBuffer
 	cmd.Stdin = in.stdin
 	cmd.Stdout = &out
 	cmd.Stderr = &stderr
-	cmd.WaitDelay = waitDelay
 	err = cmd.Run()
 	if in.rewind != nil {
 		if rerr := in.rewind(); rerr != nil && err == nil {
@@ -130,7 +130,10 @@ func ExtractCover(ctx context.Context, r io.Reader) (*audio.Picture, error) {
 		}
 	}
 	if err != nil {
-		return nil, exitError(ctx, "extracting cover", err, &stderr)
+		if errors.Is(err, procpool.ErrClosed) {
+			return nil, err
+		}
+		return nil, exitError(ctx, run{tool: "ffmpeg", what: "extracting the cover of " + det.Format, format: det.Format, input: true}, err, &stderr)
 	}
 	data := bytes.Clone(out.Bytes())
 	if len(data) == 0 || len(data) > coverLimit {

@@ -8,11 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/procpool"
 	"github.com/audiopost/audiopost/speech"
 )
 
@@ -100,17 +101,19 @@ func Burn(ctx context.Context, dst, src string, words []speech.Word, s Style, op
 		"-vf", "ass=subtitles.ass", "-c:a", "copy"}
 	args = append(args, videoCodec(filepath.Ext(absDst), opts)...)
 	args = append(args, "file:"+absDst)
-	cmd := exec.CommandContext(ctx, ffmpeg, args...)
+	cmd := procpool.Command(ctx, ffmpeg, args...)
 	cmd.Dir = dir
 	var stderr tailBuffer
 	cmd.Stderr = &stderr
-	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Run(); err != nil {
 		os.Remove(absDst)
 		if cerr := ctx.Err(); cerr != nil {
 			return res, fmt.Errorf("burnin: rendering stopped: %w", cerr)
 		}
-		return res, fmt.Errorf("%w: ffmpeg burning in subtitles failed (%v): %s", audio.ErrUnsupported, err, stderr.String())
+		if errors.Is(err, procpool.ErrClosed) {
+			return res, err
+		}
+		return res, failed(ctx, audio.ErrUnsupported, "ffmpeg", "burning in subtitles", err, &stderr)
 	}
 	return res, nil
 }
@@ -153,17 +156,19 @@ func videoSize(ctx context.Context, path string) (int, int, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	cmd := exec.CommandContext(ctx, ffprobe, "-v", "error", "-protocol_whitelist", "file,pipe", "-select_streams", "v",
+	cmd := procpool.Command(ctx, ffprobe, "-v", "error", "-protocol_whitelist", "file,pipe", "-select_streams", "v",
 		"-show_entries", "stream=width,height,disposition", "-of", "json", "file:"+path)
 	var stderr tailBuffer
 	cmd.Stderr = &stderr
-	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.Output()
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return 0, 0, cerr
 		}
-		return 0, 0, fmt.Errorf("%w: ffprobe %s failed (%v): %s", audio.ErrMalformed, filepath.Base(path), err, stderr.String())
+		if errors.Is(err, procpool.ErrClosed) {
+			return 0, 0, err
+		}
+		return 0, 0, failed(ctx, audio.ErrMalformed, "ffprobe", "reading the video's size", err, &stderr)
 	}
 	var probe struct {
 		Streams []struct {
@@ -199,9 +204,30 @@ func (t *tailBuffer) String() string {
 	if len(b) > 4<<10 {
 		b = b[len(b)-4<<10:]
 	}
-	msg := strings.Join(strings.Fields(strings.ReplaceAll(string(b), "\n", " | ")), " ")
-	if msg == "" {
-		return "no diagnostics"
-	}
-	return msg
+	return strings.TrimSpace(string(b))
 }
+
+// failed is the error of a tool that failed, in one sentence: its last
+// line without ffmpeg's "[component @ 0x...]" prefix and with file paths
+// cut to their names. All it said goes to the process pool's log.
+func failed(ctx context.Context, sentinel error, tool, what string, err error, stderr *tailBuffer) error {
+	all := stderr.String()
+	procpool.Logger(ctx).Info("external program failed", "program", tool, "while", what, "err", err, "stderr", all)
+	last := err.Error()
+	lines := strings.Split(all, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(addressPrefix.ReplaceAllString(lines[i], "")); l != "" {
+			last = filePath.ReplaceAllStringFunc(l, func(p string) string { return filepath.Base(strings.TrimPrefix(p, "file:")) })
+			break
+		}
+	}
+	if len(last) > 160 {
+		last = last[:157] + "..."
+	}
+	return fmt.Errorf("%w: %s failed while %s (%s)", sentinel, tool, what, last)
+}
+
+var (
+	addressPrefix = regexp.MustCompile(`\[[^\]@]*@ 0x[0-9a-fA-F]+\] *`)
+	filePath      = regexp.MustCompile(`(file:)?/[^\s:'"]+`)
+)

@@ -48,6 +48,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/audiopost/audiopost/audio/procpool"
 )
 
 // Style is the burn-in style of a video output: the keys of the spec's
@@ -213,7 +215,7 @@ func installedFamilies() map[string]bool {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		out, err := exec.CommandContext(ctx, tool, ":", "family").Output()
+		out, err := procpool.Command(ctx, tool, ":", "family").Output()
 		if err != nil {
 			return
 		}

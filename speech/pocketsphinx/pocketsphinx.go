@@ -23,12 +23,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/procpool"
 	"github.com/audiopost/audiopost/speech"
 )
 
@@ -171,12 +173,11 @@ func (r *Recognizer) Recognize(ctx context.Context, src audio.Source, opts speec
 	}
 	pcm = nil
 	args = append([]string{"-infile", wav, "-time", "yes", "-logfn", logf}, args...)
-	cmd := exec.CommandContext(ctx, tool, args...)
+	cmd := procpool.Command(ctx, tool, args...)
 	var stdout bytes.Buffer
 	stderr := &tailBuffer{}
 	cmd.Stdout = &stdout
 	cmd.Stderr = stderr
-	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Run(); err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, fmt.Errorf("pocketsphinx: recognition stopped: %w", cerr)
@@ -185,7 +186,11 @@ func (r *Recognizer) Recognize(ctx context.Context, src audio.Source, opts speec
 		if !errors.As(err, &ee) {
 			return nil, fmt.Errorf("%w: starting %s: %v", speech.ErrUnavailable, tool, err)
 		}
-		return nil, fmt.Errorf("%w: %s failed (%v): %s", speech.ErrFailed, Program, err, diagnostics(logf, stderr.String()))
+		// One line for the production's owner, all of it for the log.
+		data, _ := os.ReadFile(logf)
+		procpool.Logger(ctx).Info("external program failed", "program", Program, "err", err,
+			"stderr", stderr.String(), "log", tail(data, tailLimit))
+		return nil, fmt.Errorf("%w: %s failed (%v): %s", speech.ErrFailed, Program, err, diagnostics(data, stderr.String()))
 	}
 	t.Words = ParseOutput(stdout.Bytes())
 	return t, nil
@@ -225,34 +230,52 @@ func writeWAV(path string, pcm []int16) error {
 	return f.Close()
 }
 
-// diagnostics returns the ERROR and FATAL lines of PocketSphinx's log file
-// and of what it printed to stderr (options it could not parse are
-// reported before the log file is opened), or the last lines when there
-// are none.
-func diagnostics(logPath, stderr string) string {
-	data, _ := os.ReadFile(logPath)
-	text := strings.TrimSpace(string(data) + "\n" + stderr)
+// diagnostics returns the first ERROR or FATAL line of PocketSphinx's log
+// file and of what it printed to stderr (options it could not parse are
+// reported before the log file is opened), or the last line when there is
+// none, without the source location it starts with and with file paths
+// cut to their names: one line for a user; the log gets all of them.
+func diagnostics(log []byte, stderr string) string {
+	text := strings.TrimSpace(string(log) + "\n" + stderr)
 	lines := strings.Split(text, "\n")
-	var errs []string
+	msg := ""
 	for _, l := range lines {
 		if strings.HasPrefix(l, "ERROR") || strings.HasPrefix(l, "FATAL") {
-			errs = append(errs, strings.TrimSpace(l))
+			msg = l
+			break
 		}
 	}
-	if len(errs) == 0 {
-		errs = lines[max(0, len(lines)-3):]
+	if msg == "" {
+		msg = lines[len(lines)-1]
 	}
-	if len(errs) > 5 {
-		errs = errs[:5]
+	// "ERROR: \"cmd_ln.c\", line 938: Unknown argument: -x"
+	if _, rest, ok := strings.Cut(msg, ": "); ok && (strings.HasPrefix(msg, "ERROR") || strings.HasPrefix(msg, "FATAL")) {
+		msg = rest
+		if i := strings.Index(msg, "line "); strings.HasPrefix(msg, "\"") && i > 0 {
+			if _, after, ok := strings.Cut(msg[i:], ": "); ok {
+				msg = after
+			}
+		}
 	}
-	msg := strings.Join(errs, " | ")
-	if len(msg) > 2000 {
-		msg = msg[:2000]
+	msg = filePath.ReplaceAllStringFunc(strings.TrimSpace(msg), filepath.Base)
+	if len(msg) > 160 {
+		msg = msg[:157] + "..."
 	}
-	if strings.TrimSpace(msg) == "" {
+	if msg == "" {
 		return "no diagnostics"
 	}
 	return msg
+}
+
+// filePath matches absolute paths: the server's temporary files.
+var filePath = regexp.MustCompile(`/[^\s:'"]+`)
+
+// tail is the last n bytes of b.
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
 }
 
 // tailBuffer keeps the last tailLimit bytes written to it: PocketSphinx's

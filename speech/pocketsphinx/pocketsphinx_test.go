@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/procpool"
 	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/speech"
@@ -99,14 +101,25 @@ func TestLanguage(t *testing.T) {
 	}
 }
 
+// TestFailure: a failed run is one line for the user (PocketSphinx's
+// first complaint, without its source location), and all it said is in
+// the process pool's log.
 func TestFailure(t *testing.T) {
 	need.Program(t, pocketsphinx.Program)
+	var log bytes.Buffer
+	ctx := procpool.With(context.Background(), procpool.New(procpool.Config{Size: 1, Logger: slog.New(slog.NewTextHandler(&log, nil))}))
 	r := &pocketsphinx.Recognizer{Args: []string{"-no_such_option", "1"}}
-	_, err := r.Recognize(context.Background(), tone(0.5), speech.Options{})
+	_, err := r.Recognize(ctx, tone(0.5), speech.Options{})
 	if !errors.Is(err, speech.ErrFailed) {
 		t.Fatalf("err = %v, want ErrFailed", err)
 	}
 	t.Log(err)
+	if msg := err.Error(); !strings.Contains(msg, "-no_such_option") || strings.Contains(msg, "cmd_ln.c") || strings.Contains(msg, " | ") {
+		t.Errorf("message %q: want the unknown option, no source location, one line", msg)
+	}
+	if !strings.Contains(log.String(), "cmd_ln.c") {
+		t.Errorf("the log lacks PocketSphinx's diagnostics:\n%s", log.String())
+	}
 }
 
 func TestCancel(t *testing.T) {
