@@ -353,6 +353,25 @@ func guard(codec string, f func() error) (err error) {
 	return f()
 }
 
+// CodecOf names the registered codec that decodes d ("wav", "ffmpeg",
+// ...) when Decode or Open returned d, or a decoder that wraps one of
+// theirs and has an Unwrap method returning it; "" for other decoders.
+// The ffmpeg codec runs an external program for as long as d is open.
+func CodecOf(d Decoder) string {
+	for {
+		switch v := d.(type) {
+		case *guardedDecoder:
+			return v.codec
+		case *fileDecoder:
+			d = v.Decoder
+		case interface{ Unwrap() Decoder }:
+			d = v.Unwrap()
+		default:
+			return ""
+		}
+	}
+}
+
 // guardedDecoder enforces the Source contract, the duration cap and context
 // cancellation around any codec, and converts panics to errors.
 type guardedDecoder struct {

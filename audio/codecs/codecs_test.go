@@ -40,6 +40,14 @@ func TestPureGoCodecsWin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	d, err := audio.Decode(context.Background(), bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := audio.CodecOf(d); c != "wav" {
+		t.Errorf("CodecOf = %q, want wav", c)
+	}
+	d.Close()
 	if info.Format != "wav" || info.SampleRate != 8000 {
 		t.Errorf("probe: %+v", info)
 	}

@@ -64,6 +64,9 @@ func TestUnsupportedVariantFallsBackToFFmpeg(t *testing.T) {
 	if f := d.Format(); f.SampleRate != 8000 || f.Channels != 1 {
 		t.Fatalf("format = %+v, want 8 kHz mono", f)
 	}
+	if c := audio.CodecOf(d); c != "ffmpeg" {
+		t.Errorf("CodecOf = %q, want ffmpeg", c)
+	}
 	b, err := audio.ReadAll(context.Background(), d)
 	if err != nil {
 		t.Fatal(err)

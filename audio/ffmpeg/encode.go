@@ -195,6 +195,22 @@ func NewEncoder(ctx context.Context, name string, w io.Writer, f audio.Format, o
 	return e, nil
 }
 
+// Programs is how many programs NewEncoder runs at once for the output
+// format name: the encoder, and with EncodeOptions.Monitor the decoder of
+// the encoded stream for the formats that are monitored (the lossy ones);
+// 0 for a format this package does not encode. Closing the encoder may run
+// one more (adding chapters), after both have exited.
+func Programs(name string, monitor bool) int {
+	of, ok := outputFormats[name]
+	switch {
+	case !ok:
+		return 0
+	case monitor && of.monitor != "":
+		return 2
+	}
+	return 1
+}
+
 func (e *Encoder) start() (err error) {
 	defer func() {
 		if err != nil {

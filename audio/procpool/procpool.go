@@ -94,18 +94,19 @@ func New(cfg Config) *Pool {
 const EnvSize = "AUDIOPOST_MAX_PROCESSES"
 
 // DefaultSize is the pool size for this machine: AUDIOPOST_MAX_PROCESSES
-// when set to a positive number, else four programs per core
-// (GOMAXPROCS), at least 8 and at most 64, and at most one per 256 MB of
-// memory. A render streams the audio through its encoders, so most of
-// them wait on their pipe at any moment: four per core keep the cores
-// busy with the three lossy outputs and their verifying decoders of a
-// typical production. 256 MB covers the largest of them (x264 rendering
-// a waveform video); an Opus or MP3 encoder takes about 10 MB.
+// when set to a positive number, else eight programs per core
+// (GOMAXPROCS), at least 16 and at most 64, and at most one per 256 MB of
+// memory. A render streams the audio through all its encoders at once:
+// 16 let a production with seven lossy outputs, each with its verifying
+// decoder, and a decoded input render once instead of in batches (each
+// batch renders the programme again), while programs beyond the cores
+// only share them. 256 MB covers the largest program (x264 rendering a
+// waveform video); an Opus or MP3 encoder takes about 10 MB.
 func DefaultSize() int {
 	if n, err := strconv.Atoi(strings.TrimSpace(os.Getenv(EnvSize))); err == nil && n > 0 {
 		return n
 	}
-	n := min(max(4*runtime.GOMAXPROCS(0), 8), 64)
+	n := min(max(8*runtime.GOMAXPROCS(0), 16), 64)
 	if mem := totalMemory(); mem > 0 {
 		n = min(n, max(2, int(mem/(256<<20))))
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	_ "github.com/audiopost/audiopost/audio/codecs" // the engine decodes and encodes every format
 	"github.com/audiopost/audiopost/audio/ffmpeg"
+	"github.com/audiopost/audiopost/audio/procpool"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -49,6 +50,10 @@ type Engine struct {
 	// system's (os.TempDir). Outputs are written through the
 	// OutputWriter, not here.
 	TempDir string
+	// Processes is the pool of external programs (ffmpeg, PocketSphinx)
+	// runs take their slots in (see programs.go); nil means the pool the
+	// context of Run names, else procpool.Default().
+	Processes *procpool.Pool
 }
 
 // Inputs are the local files of a production.
@@ -193,6 +198,15 @@ type run struct {
 	pcmLoudness  float64
 	monoLoudness float64
 	levelFix     map[int]float64
+
+	// ffmpegInputs are the input paths ffmpeg decodes (an external
+	// program while a decoder is open); progs the run's plan of external
+	// programs and unreserve what gives its slots back.
+	ffmpegInputs map[string]bool
+	progs        *programs
+	unreserve    func()
+	// planned are the outputs planned once: their warnings are given.
+	planned map[int]bool
 }
 
 // Run processes p from the files in in and writes its outputs to out.
@@ -219,8 +233,12 @@ type run struct {
 func (e *Engine) Run(ctx context.Context, p *production.Production, in Inputs, out OutputWriter, progress ProgressFunc) (*Result, error) {
 	r := &run{e: e, p: p, in: in, out: out, progress: progress}
 	started := time.Now()
+	ctx = procpool.With(ctx, e.Processes)
 	err := r.do(ctx)
 	r.cleanup(err != nil)
+	if r.unreserve != nil {
+		r.unreserve()
+	}
 	log := e.logger()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -258,22 +276,20 @@ func (r *run) closeLater(src audio.Source) {
 }
 
 // releaseRender closes the processed sources of the render before
-// another one and forgets them and the decoders they closed, so that a
-// second render does not keep the first one's graph (its analysis and
-// plans grow with the programme's length) in memory.
+// another one and the decoders it read (the intros' and outros' too,
+// which no source closes), so that a second render neither keeps the
+// first one's graph (its analysis and plans grow with the programme's
+// length) in memory nor its decoders' programs running.
 func (r *run) releaseRender() {
 	for _, c := range r.closers {
 		c.Close()
 	}
 	r.closers = nil
-	kept := r.decoders[:0]
 	for _, d := range r.decoders {
-		if cd, ok := d.(*closingDecoder); !ok || !cd.closed {
-			kept = append(kept, d)
-		}
+		d.Close()
 	}
-	clear(r.decoders[len(kept):])
-	r.decoders = kept
+	clear(r.decoders)
+	r.decoders = r.decoders[:0]
 }
 
 func (r *run) setStatus(s production.Status, frac float64) {
@@ -360,6 +376,13 @@ func (r *run) do(ctx context.Context) error {
 		}
 		r.normalize = alg.Bool("normloudness")
 	}
+	// Everything from here runs in the run's reservation of the process
+	// pool: nothing is left open from the probes.
+	ctx, release, err := r.reservePrograms(ctx)
+	if err != nil {
+		return err
+	}
+	r.unreserve = release
 	if err := r.recognize(ctx); err != nil {
 		return err
 	}
@@ -385,7 +408,7 @@ func (r *run) do(ctx context.Context) error {
 	if err := r.burnSubtitles(ctx); err != nil {
 		return err
 	}
-	stats, frames, err := r.encode(ctx, src, processed, alg)
+	stats, frames, err := r.encode(ctx, src, processed, alg, job)
 	if err != nil {
 		return err
 	}
@@ -437,6 +460,7 @@ func (r *run) probe(ctx context.Context) error {
 		}
 		mi := md.Info()
 		m.InputChannels, m.InputSampleRate, m.InputBitrate = md.Format().Channels, md.Format().SampleRate, mi.Bitrate
+		md.Close()
 		m.InputFiletype, m.InputLength = mi.Format, mi.Length
 		credits += mi.Length
 	}
@@ -482,6 +506,8 @@ func (r *run) probeMain(ctx context.Context) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
+	// Its program, if it has one, must not run beside the render's.
+	defer d.Close()
 	r.info, r.coverFrom = d.Info(), r.in.Main
 	info := r.info
 	if info.Format == "" {
@@ -592,6 +618,12 @@ func (r *run) open(ctx context.Context, path, what string) (audio.Decoder, error
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
+	if audio.CodecOf(d) == "ffmpeg" {
+		if r.ffmpegInputs == nil {
+			r.ffmpegInputs = map[string]bool{}
+		}
+		r.ffmpegInputs[path] = true
+	}
 	fd := &closingDecoder{Decoder: d, f: f}
 	r.decoders = append(r.decoders, fd)
 	return fd, nil
@@ -660,11 +692,18 @@ func (s *progressSource) Read(dst audio.Buffer) (int, error) {
 }
 
 // encode runs the single pass over the processed audio: every encoder, the
-// waveform and the output loudness meter are sinks of one tee.
-func (r *run) encode(ctx context.Context, src audio.Source, processed *Processed, alg production.AlgorithmView) (production.Statistics, int64, error) {
+// waveform and the output loudness meter are sinks of one tee. When the
+// outputs need more external programs at once than the run reserved (see
+// programs.go), the first pass encodes the first batch of them and the
+// programme is rendered again for each further batch.
+func (r *run) encode(ctx context.Context, src audio.Source, processed *Processed, alg production.AlgorithmView, job ProcessJob) (production.Statistics, int64, error) {
 	f := src.Format()
 	r.setStatus(production.StatusAudioEncoding, 0)
-	plan, err := r.planOutputs(ctx, f, r.outputLength(f), nil)
+	var first map[int]bool // nil: every output in this pass
+	if len(r.progs.batches) > 1 {
+		first = setOf(r.progs.batches[0])
+	}
+	plan, err := r.planOutputs(ctx, f, r.outputLength(f), first)
 	if err != nil {
 		abortPass(plan)
 		return production.Statistics{}, 0, err
@@ -707,7 +746,53 @@ func (r *run) encode(ctx context.Context, src audio.Source, processed *Processed
 		}
 		r.result.LoudnessChart = chart
 	}
+	for _, b := range r.progs.batches[1:] {
+		more, err := r.renderAgain(ctx, job, f, setOf(b))
+		if err != nil {
+			return production.Statistics{}, 0, err
+		}
+		r.plan.files = append(r.plan.files, more.files...)
+		if r.plan.monoMeter == nil && more.monoMeter != nil {
+			r.plan.monoMeter = more.monoMeter
+			r.monoLoudness = more.monoMeter.Result().Integrated
+		}
+	}
 	return st, frames, nil
+}
+
+// renderAgain renders the programme once more and encodes the outputs of
+// only (in one pass: they fit the run's reservation) from it, for a
+// batch of outputs or the lossy verification.
+func (r *run) renderAgain(ctx context.Context, job ProcessJob, f audio.Format, only map[int]bool) (*passPlan, error) {
+	r.releaseRender()
+	process := r.process
+	if r.again != nil {
+		process = r.again
+	}
+	processed, err := process(ctx, job)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("audio processing: %w", err)
+	}
+	if processed.Again != nil {
+		r.again = processed.Again
+	}
+	r.closeLater(processed.Source)
+	src, err := r.withIntroOutro(ctx, processed.Source, job)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := r.planOutputs(ctx, f, r.outputLength(f), only)
+	if err != nil {
+		abortPass(plan)
+		return nil, err
+	}
+	if _, err := r.pass(ctx, src, plan.sinks, plan); err != nil {
+		return nil, err
+	}
+	return plan, nil
 }
 
 // outputLength is the expected output duration, or 0 when it is not
@@ -886,34 +971,16 @@ func (r *run) verifyLossy(ctx context.Context, job ProcessJob, f audio.Format) e
 			job.Headroom = headroom
 		}
 		r.setStatus(production.StatusAudioEncoding, 0)
-		r.releaseRender()
-		process := r.process
-		if r.again != nil {
-			process = r.again
-		}
-		processed, err := process(ctx, job)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("audio processing: %w", err)
-		}
-		if processed.Again != nil {
-			r.again = processed.Again
-		}
-		r.closeLater(processed.Source)
-		src, err := r.withIntroOutro(ctx, processed.Source, job)
-		if err != nil {
-			return err
-		}
 		r.dropOutputs(redo)
-		plan, err = r.planOutputs(ctx, f, r.outputLength(f), redo)
-		if err != nil {
-			abortPass(plan)
-			return err
-		}
-		if _, err := r.pass(ctx, src, plan.sinks, plan); err != nil {
-			return err
+		// The outputs to encode again may need more programs than one
+		// pass of the reservation runs: as many renders as it takes.
+		plan = &passPlan{}
+		for _, only := range r.passes(redo) {
+			more, err := r.renderAgain(ctx, job, f, only)
+			if err != nil {
+				return err
+			}
+			plan.files = append(plan.files, more.files...)
 		}
 	}
 }

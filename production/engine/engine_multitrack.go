@@ -70,6 +70,7 @@ func (r *run) probeTracks(ctx context.Context) (float64, error) {
 			return 0, err
 		}
 		info, f := d.Info(), d.Format()
+		d.Close() // the mixdown opens the tracks again
 		m.InputChannels, m.InputSampleRate, m.InputBitrate = f.Channels, f.SampleRate, info.Bitrate
 		m.InputFiletype, m.InputLength = info.Format, info.Length
 		if m.InputFiletype == "" {

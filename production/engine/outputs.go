@@ -172,11 +172,13 @@ func (m *monoSink) Write(b audio.Buffer) error {
 type splitSink struct {
 	ctx    context.Context
 	bounds []int64 // start frame of each part; bounds[0] == 0
-	open   func(k int) (*encodedFile, error)
-	files  []*encodedFile
-	pos    int64
-	cur    int
-	view   audio.Buffer
+	// open starts the encoder of part k; empty says the stream ended
+	// before the part began (nothing to verify).
+	open  func(k int, empty bool) (*encodedFile, error)
+	files []*encodedFile
+	pos   int64
+	cur   int
+	view  audio.Buffer
 }
 
 func (s *splitSink) Write(b audio.Buffer) error {
@@ -218,7 +220,7 @@ func (s *splitSink) ensure(k int) error {
 	if s.files[k] != nil {
 		return nil
 	}
-	f, err := s.open(k)
+	f, err := s.open(k, false)
 	if err != nil {
 		return err
 	}
@@ -226,21 +228,28 @@ func (s *splitSink) ensure(k int) error {
 	return nil
 }
 
-// finish opens the parts the stream never reached (chapters starting at
-// its end, as those in a cut at the end do), which stay empty, one after
-// the other: each is closed before the next opens, so at most one of the
-// output's encoders runs however many there are. The last part is left
-// for finishPass.
+// finish closes the part the stream ended in, then opens and closes, one
+// after the other, the parts it never reached (chapters starting at or
+// after its end, as those in a cut at the end do), which stay empty: like
+// the parts it reached, never more than one at a time, whatever their
+// number.
 func (s *splitSink) finish() error {
 	if err := s.ensure(s.cur); err != nil {
 		return err
 	}
-	for k := s.cur + 1; k < len(s.files); k++ {
-		if err := s.files[k-1].close(); err != nil {
-			return fmt.Errorf("output %s: %w", s.files[k-1].fh.name, err)
+	for k := s.cur; k < len(s.files); k++ {
+		if s.files[k] == nil {
+			f, err := s.open(k, true)
+			if err != nil {
+				return err
+			}
+			s.files[k] = f
 		}
-		if err := s.ensure(k); err != nil {
+		if err := s.ctx.Err(); err != nil {
 			return err
+		}
+		if err := s.files[k].close(); err != nil {
+			return fmt.Errorf("output %s: %w", s.files[k].fh.name, err)
 		}
 	}
 	return nil
@@ -336,6 +345,14 @@ func (r *run) planOutputs(ctx context.Context, f audio.Format, length time.Durat
 		name := p.OutputFilename(i)
 		opts := audio.EncodeOptions{Bitrate: o.Bitrate, Tags: baseTags, Chapters: baseChapters, Length: length, TempDir: r.e.TempDir}
 		verify := of.Lossy() && r.normalize
+		// Its warnings are given when it is planned the first time, not
+		// again for a batch or the lossy verification.
+		first := !r.planned[i]
+		if r.planned == nil {
+			r.planned = map[int]bool{}
+		}
+		r.planned[i] = true
+		monitor := verify && (r.progs == nil || r.progs.monitor[i])
 		if of.Lossy() && opts.Bitrate == 0 {
 			opts.Bitrate = of.DefaultBitrate
 		}
@@ -351,7 +368,7 @@ func (r *run) planOutputs(ctx context.Context, f audio.Format, length time.Durat
 		if of.Name == "vorbis" && vf.Channels == 1 && opts.Bitrate > maxVorbisMonoKbps {
 			// libvorbis has no mono mode above this rate: ffmpeg would
 			// fail to open the encoder.
-			if only == nil {
+			if first {
 				p.AddWarning(status, fmt.Sprintf("%s: bitrate %d kbps lowered to %d kbps, the most Vorbis encodes in mono", name, opts.Bitrate, maxVorbisMonoKbps))
 			}
 			opts.Bitrate = maxVorbisMonoKbps
@@ -359,17 +376,17 @@ func (r *run) planOutputs(ctx context.Context, f audio.Format, length time.Durat
 		split := o.SplitOnChapters && len(chapters) > 0
 		if split && of.Name == "video" && r.info.HasVideo {
 			split = false
-			if only == nil {
+			if first {
 				p.AddWarning(production.StatusSplitChapters, fmt.Sprintf("%s is not split on chapters: the input's video is copied, and a copied video cannot be cut at the chapter marks exactly", name))
 			}
 		}
 		var sink audio.Sink
 		if split {
-			s := r.newSplit(ctx, plan, i, isMono, verify, name, of, factory, vf, opts, chapters)
+			s := r.newSplit(ctx, plan, i, isMono, verify, monitor, name, of, factory, vf, opts, chapters)
 			plan.splits = append(plan.splits, s)
 			sink = s
 		} else {
-			ef, err := r.openEncoded(ctx, i, kindMain, name, factory, vf, opts, status, verify)
+			ef, err := r.openEncoded(ctx, i, kindMain, name, factory, vf, opts, status, verify, monitor)
 			if err != nil {
 				return plan, err
 			}
@@ -410,10 +427,10 @@ func (r *run) planOutputs(ctx context.Context, f audio.Format, length time.Durat
 const queueBlocks = 8
 
 // openEncoded creates the file name and starts its encoder. With verify,
-// the encoder's output is decoded again as it is encoded and measured for
-// verifyLossy.
+// the encoded audio is measured for verifyLossy: with monitor, decoded
+// again as it is encoded; without, decoded from the finished file.
 func (r *run) openEncoded(ctx context.Context, output int, kind fileKind, name string, factory encoderFactory, f audio.Format,
-	opts audio.EncodeOptions, status production.Status, verify bool) (*encodedFile, error) {
+	opts audio.EncodeOptions, status production.Status, verify, monitor bool) (*encodedFile, error) {
 	fh, err := r.create(name, output, kind)
 	if err != nil {
 		return nil, err
@@ -423,7 +440,9 @@ func (r *run) openEncoded(ctx context.Context, output int, kind fileKind, name s
 		if meter, err = loudness.NewMeter(f, loudness.Options{Mode: loudness.ModeTruePeak | loudness.ModeI}); err != nil {
 			return nil, err
 		}
-		opts.Monitor = meter
+		if monitor {
+			opts.Monitor = meter
+		}
 	}
 	enc, err := factory(ctx, fh, f, opts)
 	if err != nil {
@@ -432,14 +451,14 @@ func (r *run) openEncoded(ctx context.Context, output int, kind fileKind, name s
 	return &encodedFile{fh: fh, enc: enc, output: output, final: status, meter: meter}, nil
 }
 
-func (r *run) newSplit(ctx context.Context, plan *passPlan, output int, isMono, verify bool, name string, of production.OutputFormat, factory encoderFactory,
+func (r *run) newSplit(ctx context.Context, plan *passPlan, output int, isMono, verify, monitor bool, name string, of production.OutputFormat, factory encoderFactory,
 	f audio.Format, opts audio.EncodeOptions, chapters []production.Chapter) *splitSink {
 	n := len(chapters)
 	s := &splitSink{ctx: ctx, bounds: make([]int64, n), files: make([]*encodedFile, n), view: make(audio.Buffer, f.Channels)}
 	for k := 1; k < n; k++ {
 		s.bounds[k] = int64(chapters[k].OutputStart.Seconds()*float64(f.SampleRate) + 0.5)
 	}
-	s.open = func(k int) (*encodedFile, error) {
+	s.open = func(k int, empty bool) (*encodedFile, error) {
 		o := opts
 		o.Tags.Title = chapters[k].Title
 		o.Tags.Track = strconv.Itoa(k + 1)
@@ -462,7 +481,8 @@ func (r *run) newSplit(ctx context.Context, plan *passPlan, output int, isMono, 
 		}
 		plan.mu.Lock()
 		defer plan.mu.Unlock()
-		ef, err := r.openEncoded(ctx, output, kindPart, PartName(name, of, k, n), factory, f, o, production.StatusSplitChapters, verify)
+		ef, err := r.openEncoded(ctx, output, kindPart, PartName(name, of, k, n), factory, f, o, production.StatusSplitChapters,
+			verify && !empty, monitor && !empty)
 		if err != nil {
 			return nil, err
 		}
@@ -486,17 +506,22 @@ func (plan *passPlan) drain() error {
 }
 
 // finishPass closes the encoders in status order: the full outputs
-// (Audio Encoding), then mono mixdowns, then chapter parts, reporting each
-// status while its files are finished (for ffmpeg outputs that is the
-// flush and, for MP4, the index and metadata pass).
+// (Audio Encoding), then mono mixdowns, then chapter parts (the last one
+// each output's stream reached, then those it never reached), reporting
+// each status while its files are finished (for ffmpeg outputs that is
+// the flush and, for MP4, the index and metadata pass).
 func (r *run) finishPass(plan *passPlan) error {
-	for _, s := range plan.splits {
-		if err := s.finish(); err != nil {
-			return err
-		}
-	}
 	for _, st := range []production.Status{production.StatusAudioEncoding, production.StatusMonoMixdown, production.StatusSplitChapters} {
 		first := true
+		if st == production.StatusSplitChapters && len(plan.splits) > 0 {
+			r.setStatus(st, 0)
+			first = false
+			for _, s := range plan.splits {
+				if err := s.finish(); err != nil {
+					return err
+				}
+			}
+		}
 		for _, ef := range plan.files {
 			if ef.final != st || ef.closed {
 				continue

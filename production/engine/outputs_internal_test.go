@@ -26,13 +26,17 @@ func (c *collectEncoder) Write(b audio.Buffer) error {
 
 func (c *collectEncoder) Close() error { c.closed = true; return nil }
 
+// TestSplitSinkBoundaries cuts a stream at chapter bounds, two of them
+// past its end: every part gets its range, at most one part's encoder is
+// open at any moment (the ones the stream never reached too, opened as
+// empty), and finish closes them all.
 func TestSplitSinkBoundaries(t *testing.T) {
 	sig := audiotest.Noise(2, 1000, 0.5, 7)
-	bounds := []int64{0, 333, 333, 334, 900, 1200}
+	bounds := []int64{0, 333, 333, 334, 900, 1200, 1300}
 	for _, block := range audiotest.BlockSizes {
 		var encs []*collectEncoder
 		s := &splitSink{ctx: context.Background(), bounds: bounds, files: make([]*encodedFile, len(bounds)), view: make(audio.Buffer, 2)}
-		s.open = func(k int) (*encodedFile, error) {
+		s.open = func(k int, empty bool) (*encodedFile, error) {
 			if k != len(encs) {
 				t.Fatalf("part %d opened after %d parts", k, len(encs))
 			}
@@ -43,6 +47,9 @@ func TestSplitSinkBoundaries(t *testing.T) {
 					t.Fatalf("part %d opened while part %d is open", k, j)
 				}
 			}
+			if reached := bounds[k] < int64(sig.Frames()); empty == reached {
+				t.Errorf("part %d opened as empty=%v", k, empty)
+			}
 			e := &collectEncoder{got: make(audio.Buffer, 2)}
 			encs = append(encs, e)
 			return &encodedFile{fh: &fileHandle{h: md5.New()}, enc: e}, nil
@@ -51,6 +58,11 @@ func TestSplitSinkBoundaries(t *testing.T) {
 		for i := 0; i < sig.Frames(); i += block {
 			if err := s.Write(sig.SliceInto(view, i, min(i+block, sig.Frames()))); err != nil {
 				t.Fatal(err)
+			}
+		}
+		for k, e := range encs {
+			if closed := k < 4; e.closed != closed {
+				t.Errorf("block %d: part %d closed=%v during the pass, want %v", block, k, e.closed, closed)
 			}
 		}
 		if err := s.finish(); err != nil {
@@ -75,9 +87,8 @@ func TestSplitSinkBoundaries(t *testing.T) {
 					}
 				}
 			}
-			// The last part is left for finishPass.
-			if closed := k < len(bounds)-1; e.closed != closed {
-				t.Errorf("block %d: part %d closed=%v after finish, want %v", block, k, e.closed, closed)
+			if !e.closed {
+				t.Errorf("block %d: part %d open after finish", block, k)
 			}
 		}
 	}

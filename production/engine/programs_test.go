@@ -1,0 +1,141 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/procpool"
+	"github.com/audiopost/audiopost/internal/testaudio"
+	"github.com/audiopost/audiopost/loudness"
+	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/production/engine"
+)
+
+// opusInput writes seconds of speech-like stereo as Opus, an input only
+// ffmpeg decodes (one program while a decoder is open).
+func opusInput(t *testing.T, dir, name string, seconds float64) string {
+	t.Helper()
+	needTools(t, "ffmpeg", "ffprobe")
+	wav := filepath.Join(dir, name+".wav")
+	testaudio.WriteWAV(t, wav, testaudio.SpeechLike(48000, seconds, 0.05), 48000)
+	out := filepath.Join(dir, name+".opus")
+	run(t, "ffmpeg", "-nostdin", "-v", "error", "-i", wav, "-c:a", "libopus", "-b:a", "96k", "-y", out)
+	return out
+}
+
+// programsRequest has two lossy outputs (an encoder and a verifying
+// decoder each), one of them split on three chapters of which the last
+// starts after the input's end, and a FLAC output.
+const programsRequest = `{"input_file": "https://example.org/talk.opus", "output_basename": "talk",
+	"algorithms": {"loudnesstarget": -16, "maxpeak": -1},
+	"chapters": [{"start": "00:00:00", "title": "One"}, {"start": "00:00:03", "title": "Two"}, {"start": "00:01:40", "title": "After the end"}],
+	"output_files": [{"format": "mp3"}, {"format": "opus", "split_on_chapters": true}, {"format": "flac"}]}`
+
+// TestProgramsFitThePool runs a production whose render needs five
+// programs at once (the Opus input's decoder, two encoders and their
+// verifying decoders) in a pool of three. The run reserves what one pass
+// needs, encodes the outputs in batches that fit, and verifies them all:
+// no more than three programs ever run, none beyond the reservation, every
+// output reaches the target, and the files decode as those of a run in a
+// pool large enough for one pass. Without the reservation and the batches
+// the render's encoders wait for each other's slots forever.
+func TestProgramsFitThePool(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders a production three times")
+	}
+	dir := t.TempDir()
+	input := opusInput(t, dir, "talk", 6)
+	runIn := func(size int) (*production.Production, map[string]audio.Buffer, *procpool.Pool) {
+		t.Helper()
+		pool := procpool.New(procpool.Config{Size: size, Logger: slog.New(slog.DiscardHandler)})
+		eng := &engine.Engine{Processes: pool, Logger: slog.New(slog.DiscardHandler), TempDir: t.TempDir()}
+		p := newProduction(t, programsRequest)
+		out := t.TempDir()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		res, err := eng.Run(ctx, p, engine.Inputs{Main: input}, engine.DirWriter{Dir: out}, nil)
+		if err != nil {
+			t.Fatalf("pool of %d: %v", size, err)
+		}
+		decoded := map[string]audio.Buffer{}
+		for _, f := range res.Files {
+			if f.Name != "talk-03.opus" { // no audio: nothing to decode
+				decoded[f.Name], _ = testaudio.ReadFile(t, filepath.Join(out, f.Name))
+			}
+		}
+		for _, name := range []string{"talk.mp3", "talk-01.opus", "talk-02.opus"} {
+			d, err := audio.Open(ctx, filepath.Join(out, name))
+			if err != nil {
+				t.Fatalf("pool of %d: %s: %v", size, name, err)
+			}
+			r, err := loudness.Measure(ctx, d, loudness.Options{Mode: loudness.ModeI | loudness.ModeTruePeak})
+			d.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if name != "talk.mp3" {
+				continue // three seconds: its own level
+			}
+			if math.Abs(r.Integrated+16) > 1 || r.TruePeak > -1+0.15+0.05 {
+				t.Errorf("pool of %d: %s at %.2f LUFS, %.2f dBTP", size, name, r.Integrated, r.TruePeak)
+			}
+		}
+		if fi, err := os.Stat(filepath.Join(out, "talk-03.opus")); err != nil || fi.Size() == 0 {
+			t.Errorf("pool of %d: the part after the end: %v", size, err)
+		}
+		return p, decoded, pool
+	}
+	_, wide, widePool := runIn(8)
+	p, narrow, pool := runIn(3)
+	t.Logf("pool of 3: peak %d programs; pool of 8: peak %d", pool.Peak(), widePool.Peak())
+	if pool.Peak() > 3 || pool.Overdrawn() != 0 || pool.Running() != 0 {
+		t.Errorf("pool of 3: peak %d, overdrawn %d, still running %d", pool.Peak(), pool.Overdrawn(), pool.Running())
+	}
+	if widePool.Peak() < 5 || widePool.Overdrawn() != 0 {
+		t.Errorf("pool of 8: peak %d (the pass needs 5 at once), overdrawn %d", widePool.Peak(), widePool.Overdrawn())
+	}
+	if p.Status != production.StatusDone {
+		t.Errorf("status %v", p.Status)
+	}
+	// Ogg files differ in their random stream serial numbers: the audio
+	// is compared, sample for sample.
+	for name, b := range wide {
+		if !slices.EqualFunc(b, narrow[name], slices.Equal) {
+			t.Errorf("%s decodes differently after one pass and in batches", name)
+		}
+	}
+}
+
+// TestTooManyPrograms: an Opus input with an Opus intro, normalised, needs
+// three programs at once (both decoders while the intro's level is
+// measured); in a pool of two the production fails with a message that
+// says so, before processing anything.
+func TestTooManyPrograms(t *testing.T) {
+	dir := t.TempDir()
+	input := opusInput(t, dir, "talk", 2)
+	intro := opusInput(t, dir, "intro", 1)
+	p := newProduction(t, `{"input_file": "https://example.org/talk.opus", "algorithms": {"loudnesstarget": -16},
+		"output_files": [{"format": "flac"}],
+		"multi_input_files": [{"type": "intro", "id": "jingle", "input_file": "https://example.org/intro.opus"}]}`)
+	pool := procpool.New(procpool.Config{Size: 2, Logger: slog.New(slog.DiscardHandler)})
+	eng := &engine.Engine{Processes: pool, Logger: slog.New(slog.DiscardHandler)}
+	_, err := eng.Run(context.Background(), p, engine.Inputs{Main: input, Multi: map[string]string{"jingle": intro}}, engine.DirWriter{Dir: t.TempDir()}, nil)
+	if !errors.Is(err, engine.ErrTooManyPrograms) {
+		t.Fatalf("err = %v, want ErrTooManyPrograms", err)
+	}
+	if p.Status != production.StatusError || p.ErrorMessage == "" {
+		t.Errorf("status %v, message %q", p.Status, p.ErrorMessage)
+	}
+	t.Log(p.ErrorMessage)
+	if pool.Peak() > 2 {
+		t.Errorf("peak %d in a pool of 2", pool.Peak())
+	}
+}
