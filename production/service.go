@@ -114,34 +114,41 @@ func (s Service) startable(p *Production) error {
 	return CheckWork(p, s.Limits).Err()
 }
 
-// Stop cancels the live jobs of production id. A production still Waiting
-// goes back to Not Started (Incomplete without an input); one a worker is
-// processing goes to Stopping, and the runner, noticing the canceled
-// lease, sets its final status. Stopping a production that is already
-// Stopping changes nothing; one that is neither waiting nor processing is
-// ErrNotRunning.
+// Stop stops production id (storage.Jobs.StopJobs). A production still
+// Waiting goes back to Not Started (Incomplete without an input). One a
+// worker is processing goes to Stopping, and the worker, noticing its
+// stopped lease, sets its final status; if that worker dies first, the
+// next worker to take the job over does. One being processed whose job no
+// worker holds any longer (its lease ran out: the worker died, and none
+// took it over yet) goes to Not Started at once, as does a Stopping one
+// stopped again once its holder is gone. One that is neither waiting nor
+// processing is ErrNotRunning.
 func (s Service) Stop(ctx context.Context, owner, id string) error {
 	return s.Store.WithTx(ctx, func(tx storage.Tx) error {
 		p, _, err := Load(ctx, tx, owner, id)
 		if err != nil {
 			return err
 		}
+		idle := StatusIncomplete
+		if p.HasInput() {
+			idle = StatusNotStarted
+		}
 		var next Status
 		switch {
-		case p.Status == StatusStopping:
-			return nil
 		case p.Status == StatusWaiting:
-			next = StatusIncomplete
-			if p.HasInput() {
-				next = StatusNotStarted
-			}
+			next = idle
 		case p.Status.Processing():
 			next = StatusStopping
 		default:
 			return fmt.Errorf("%w (status %s)", ErrNotRunning, p.Status)
 		}
-		if _, err := tx.CancelJobs(ctx, owner, id); err != nil {
+		stopping, err := tx.StopJobs(ctx, owner, id)
+		if err != nil {
 			return err
+		}
+		if stopping == 0 {
+			// No worker holds a job of it: the stop is honoured here.
+			next = idle
 		}
 		return tx.SetStatus(ctx, owner, storage.KindProduction, id, int(next))
 	})

@@ -332,10 +332,17 @@ type Services interface {
 // JobState is where a job is in its life.
 type JobState string
 
-// The job states. Queued and running jobs are live; the others are final.
+// The job states. Queued, running and stopping jobs are live; the others
+// are final.
 const (
-	JobQueued   JobState = "queued"
-	JobRunning  JobState = "running"
+	JobQueued  JobState = "queued"
+	JobRunning JobState = "running"
+	// JobStopping is a running job that was stopped (StopJobs) while its
+	// lease was held: its holder notices at its next Heartbeat
+	// (ErrLeaseLost) and ends it with Stopped; when the holder died
+	// instead, the next Claim after the lease runs out hands it, still
+	// stopping, to a worker that only ends it.
+	JobStopping JobState = "stopping"
 	JobDone     JobState = "done"
 	JobFailed   JobState = "failed"
 	JobCanceled JobState = "canceled"
@@ -360,12 +367,16 @@ type Job struct {
 	State       JobState
 	Attempts    int // claims so far, including one that crashed
 	MaxAttempts int
-	RunAt       time.Time // not claimed before this instant
-	Worker      string    // holder of the current lease
-	LeaseUntil  time.Time
-	LastError   string
-	Created     time.Time
-	Updated     time.Time
+	// Crashes counts the claims that ended with their lease running out,
+	// the worker dead (killed, out of memory) or stalled mid-job: the
+	// Claim that took the job over counted it.
+	Crashes    int
+	RunAt      time.Time // not claimed before this instant
+	Worker     string    // holder of the current lease
+	LeaseUntil time.Time
+	LastError  string
+	Created    time.Time
+	Updated    time.Time
 }
 
 // Lease identifies one claim of a job. It includes the attempt number, so
@@ -389,10 +400,12 @@ type Jobs interface {
 	// (MaxAttempts DefaultMaxAttempts, RunAt now).
 	Enqueue(ctx context.Context, j *Job) error
 	// Claim leases the oldest ready job to worker for lease: a queued job
-	// whose RunAt has come, or a running job whose lease ran out, of any
-	// type but JobLive. Each claim counts as an attempt; a job whose lease
-	// ran out on its last attempt is failed instead of claimed. ErrNoJob
-	// when nothing is ready.
+	// whose RunAt has come, or a running or stopping job whose lease ran
+	// out (a stopping one stays stopping), of any type but JobLive. Each
+	// claim counts as an attempt, and taking over a running job whose
+	// lease ran out as a crash (Job.Crashes); a job whose lease ran out on
+	// its last attempt is failed instead of claimed. ErrNoJob when nothing
+	// is ready.
 	Claim(ctx context.Context, worker string, lease time.Duration) (Job, error)
 	// ClaimType is Claim for the jobs of one type only (JobLive among
 	// them).
@@ -408,21 +421,33 @@ type Jobs interface {
 	// Release gives the job back unfinished without counting the attempt,
 	// for a worker that shuts down gracefully.
 	Release(ctx context.Context, l Lease) error
-	// CancelJobs cancels the owner's live jobs of a production (the stop
-	// command) and reports how many; a running worker notices at its next
-	// Heartbeat (ErrLeaseLost). A store may signal the cancellation to
-	// workers (sqlstore.TopicCanceled) so that they beat at once.
+	// CancelJobs cancels the owner's live jobs of a production and
+	// reports how many; a running worker notices at its next Heartbeat
+	// (ErrLeaseLost). A store may signal the cancellation to workers
+	// (sqlstore.TopicCanceled) so that they beat at once.
 	CancelJobs(ctx context.Context, owner, production string) (int, error)
+	// StopJobs is the stop command: it cancels the owner's live jobs of a
+	// production, except running (or already stopping) ones whose lease
+	// is still held, which become JobStopping for their holder to end, as
+	// CancelJobs signals; it reports how many are stopping. A job whose
+	// lease ran out has no live holder: it is canceled at once, so a stop
+	// asked while no worker runs is honoured without one.
+	StopJobs(ctx context.Context, owner, production string) (stopping int, err error)
+	// Stopped ends a stopping job held under l as canceled: its stop is
+	// honoured. ErrLeaseLost when l no longer holds it, or it is not
+	// stopping.
+	Stopped(ctx context.Context, l Lease) error
 	// GetJob returns a job by id (operators and tests; not owner-scoped).
 	GetJob(ctx context.Context, id int64) (Job, error)
-	// LeaseHolders lists the distinct workers that hold running jobs, for
-	// a starting process to find the leases of dead workers.
+	// LeaseHolders lists the distinct workers that hold running or
+	// stopping jobs, for a starting process to find the leases of dead
+	// workers.
 	LeaseHolders(ctx context.Context) ([]string, error)
-	// ExpireLeases ends the leases of the running jobs of these workers
-	// now, so that the next Claim takes them again at once (counting the
-	// crashed attempt, as a lease that ran out does), and reports how
-	// many. Only for workers known to be dead: a live one loses its jobs
-	// at its next Heartbeat.
+	// ExpireLeases ends the leases of the running and stopping jobs of
+	// these workers now, so that the next Claim takes them again at once
+	// (counting the crashed attempt, as a lease that ran out does), and
+	// reports how many. Only for workers known to be dead: a live one
+	// loses its jobs at its next Heartbeat.
 	ExpireLeases(ctx context.Context, workers ...string) (int, error)
 	// ListJobs lists the owner's jobs of a production, newest first.
 	ListJobs(ctx context.Context, owner, production string) ([]Job, error)

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/audiopost/audiopost/audio/procpool"
 	"github.com/audiopost/audiopost/internal/workerid"
 	"github.com/audiopost/audiopost/production/engine"
 
@@ -44,7 +45,21 @@ var (
 	// ErrInputMissing means the production's input file is not in the blob
 	// store (deleted, or never uploaded).
 	ErrInputMissing = errors.New("production: input file missing")
+	// errCrashed is the cause of a production given up after MaxCrashes.
+	errCrashed = errors.New(crashedMessage)
 )
+
+// MaxCrashes is how many times a job may take its worker down (the lease
+// ran out with the worker dead mid-job: killed, out of memory) before the
+// runner that takes it over next ends its production in Error instead of
+// processing it again. A graceful shutdown hands jobs back without
+// counting.
+const MaxCrashes = 2
+
+// crashedMessage is the production's error after MaxCrashes.
+const crashedMessage = "processing stopped twice because the server processing it went down while working on it " +
+	"(killed, or out of memory), so it is not tried a third time; start it again to retry, " +
+	"and tell the server's operator if it happens again"
 
 // Config configures a Runner. Store and Blobs are required.
 type Config struct {
@@ -100,6 +115,11 @@ type Config struct {
 	// embedded in the input is then stored and published as the
 	// production's image and thumbnail (whose fields hold download URLs).
 	BaseURL string
+	// Processes is the pool of external programs (ffmpeg, PocketSphinx)
+	// the jobs take their slots in (package procpool): the engine's, and
+	// the probes before it. Share the server's with httpapi.Config. nil:
+	// procpool.Default().
+	Processes *procpool.Pool
 	// Logger receives a record per job outcome (default slog.Default()).
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).
@@ -133,7 +153,15 @@ type Config struct {
 //     owns the production;
 //   - shutdown (Run's context done): the engine is cancelled, the
 //     production goes back to Waiting and the job is released without
-//     counting the attempt, so the next worker starts it again.
+//     counting the attempt, so the next worker starts it again;
+//   - stopped while no worker held it (the API's stop found its lease
+//     run out, or its worker died after the stop): the worker that takes
+//     it over only ends it, the production going from Stopping to
+//     Production Not Started Yet (10);
+//   - crashed: a job that took its worker down MaxCrashes times (its
+//     lease ran out with the worker dead mid-job) is not processed again:
+//     the worker that takes it over ends the production in Error (2)
+//     saying why.
 //
 // A job claimed again after a crash runs from scratch: each output blob is
 // replaced atomically, and the result transaction, guarded by the lease,
@@ -189,7 +217,7 @@ func New(cfg Config) (*Runner, error) {
 	}
 	e := cfg.Engine
 	if e == nil {
-		e = &engine.Engine{Logger: cfg.Logger, TempDir: cfg.TempDir}
+		e = &engine.Engine{Logger: cfg.Logger, TempDir: cfg.TempDir, Processes: cfg.Processes}
 	}
 	return &Runner{cfg: cfg, engine: e, log: cfg.Logger, wake: make(chan struct{}, 1), check: make(chan struct{})}, nil
 }
@@ -266,6 +294,7 @@ func (r *Runner) work(ctx context.Context, worker string) {
 // whether there was one. Errors are those of the queue itself; the
 // outcome of the job is recorded in the store.
 func (r *Runner) RunOnce(ctx context.Context, worker string) (bool, error) {
+	ctx = procpool.With(ctx, r.cfg.Processes)
 	job, err := r.cfg.Store.Claim(ctx, worker, r.cfg.Lease)
 	if errors.Is(err, storage.ErrNoJob) {
 		return false, nil

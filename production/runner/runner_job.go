@@ -83,6 +83,12 @@ func (j *jobRun) cleanup() {
 func (j *jobRun) run(ctx context.Context) error {
 	defer j.cleanup()
 	st := j.r.cfg.Store
+	if j.job.State == storage.JobStopping {
+		// Stopped while its worker was gone: this claim only ends it.
+		bctx, cancel := bg(ctx)
+		defer cancel()
+		return j.stopped(bctx)
+	}
 	res, err := st.GetResource(ctx, j.job.Owner, storage.KindProduction, j.job.Production)
 	if errors.Is(err, storage.ErrNotFound) {
 		// Deleted while queued: nothing left to do.
@@ -105,6 +111,12 @@ func (j *jobRun) run(ctx context.Context) error {
 	// the message).
 	p.ErrorKind, p.FailedInputs = "", ""
 	j.status = production.Status(res.Status)
+	if j.job.Crashes >= MaxCrashes {
+		// Whatever it does takes its worker down: not a third time.
+		j.log.Warn("job gives up: its worker died while processing it, twice", "crashes", j.job.Crashes)
+		p.Fail(j.status, production.ErrorProcessing, crashedMessage)
+		return j.end(ctx, p, errCrashed)
+	}
 	// A crashed earlier attempt may have left partial blobs behind.
 	cleanTemp(j.r.cfg.Blobs, OutputPrefix(p.UUID))
 	in, err := j.inputs(ctx, p)
@@ -643,37 +655,65 @@ func (j *jobRun) processed(p *production.Production) {
 	}
 }
 
-// leaseLost ends a run whose lease is gone. A canceled job was stopped: a
-// production the API put in Stopping goes to Not Started (Engine.Run's
-// status for a cancelled run). A lease taken by another worker leaves
-// everything to that worker.
+// leaseLost ends a run whose lease is gone. A stopping job held under
+// this lease was stopped: this run ends it (stopped). A canceled one was
+// stopped too, and ended by the API: a production still in Stopping goes
+// to Not Started (Engine.Run's status for a cancelled run). A lease taken
+// by another worker leaves everything to that worker.
 func (j *jobRun) leaseLost(ctx context.Context) error {
 	st := j.r.cfg.Store
 	job, err := st.GetJob(ctx, j.job.ID)
 	if err != nil {
 		return fmt.Errorf("job %d after losing its lease: %w", j.job.ID, err)
 	}
-	if job.State != storage.JobCanceled {
+	switch {
+	case job.State == storage.JobStopping && job.Lease() == j.lease:
+		return j.stopped(ctx)
+	case job.State != storage.JobCanceled:
 		j.log.Warn("job lease lost", "state", job.State, "holder", job.Worker)
 		return nil
 	}
-	err = st.WithTx(ctx, func(tx storage.Tx) error {
-		cur, err := tx.GetResource(ctx, j.job.Owner, storage.KindProduction, j.job.Production)
-		if err != nil {
-			return err
-		}
-		// Only a production still Stopping is ours to finish; a restart
-		// since then owns it.
-		if production.Status(cur.Status) != production.StatusStopping {
-			return nil
-		}
-		return tx.SetStatus(ctx, j.job.Owner, storage.KindProduction, j.job.Production, int(production.StatusNotStarted))
-	})
+	err = st.WithTx(ctx, func(tx storage.Tx) error { return j.notStarted(ctx, tx) })
 	if errors.Is(err, storage.ErrNotFound) {
 		err = nil
 	}
 	j.log.Info("job stopped", "err", err)
 	return err
+}
+
+// stopped honours the stop of the stopping job held under j.lease: the
+// production goes from Stopping to Not Started and the job ends canceled,
+// together.
+func (j *jobRun) stopped(ctx context.Context) error {
+	err := j.r.cfg.Store.WithTx(ctx, func(tx storage.Tx) error {
+		if err := tx.Stopped(ctx, j.lease); err != nil {
+			return err
+		}
+		err := j.notStarted(ctx, tx)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil // deleted meanwhile
+		}
+		return err
+	})
+	if errors.Is(err, storage.ErrLeaseLost) {
+		j.log.Warn("stopped job taken over", "err", err)
+		return nil
+	}
+	j.log.Info("job stopped", "err", err)
+	return err
+}
+
+// notStarted sets a production still in Stopping to Not Started; one in
+// another status (started again since) is left alone.
+func (j *jobRun) notStarted(ctx context.Context, tx storage.Tx) error {
+	cur, err := tx.GetResource(ctx, j.job.Owner, storage.KindProduction, j.job.Production)
+	if err != nil {
+		return err
+	}
+	if production.Status(cur.Status) != production.StatusStopping {
+		return nil
+	}
+	return tx.SetStatus(ctx, j.job.Owner, storage.KindProduction, j.job.Production, int(production.StatusNotStarted))
 }
 
 // pruneOutputs removes output blobs an earlier run made that this one did

@@ -48,10 +48,15 @@ type dialect struct {
 // begins every write transaction IMMEDIATE); PostgreSQL needs SKIP LOCKED so
 // concurrent claimers pass over a row another one is taking instead of
 // queueing behind it.
-const claimJobTemplate = `UPDATE jobs SET state = 'running', worker = ?, lease_until = ?,
-	attempts = attempts + 1, updated_at = ?
+//
+// A running job whose lease ran out is taken over, counting a crash (the
+// SET expressions read the row as it was); a stopping one stays stopping,
+// for the new holder to end.
+const claimJobTemplate = `UPDATE jobs SET state = CASE WHEN state = 'stopping' THEN 'stopping' ELSE 'running' END,
+	worker = ?, lease_until = ?, attempts = attempts + 1,
+	crashes = crashes + CASE WHEN state = 'running' THEN 1 ELSE 0 END, updated_at = ?
 WHERE id = (SELECT id FROM jobs
-	WHERE ((state = 'queued' AND run_at <= ?) OR (state = 'running' AND lease_until <= ?)) %[1]s
+	WHERE ((state = 'queued' AND run_at <= ?) OR (state IN ('running', 'stopping') AND lease_until <= ?)) %[1]s
 	ORDER BY run_at, id LIMIT 1 %[2]s)
 RETURNING ` + jobColumns
 

@@ -11,7 +11,7 @@ import (
 )
 
 const jobColumns = `id, COALESCE(owner_id, ''), production, type, payload, state, attempts, max_attempts,
-	run_at, worker, lease_until, last_error, created_at, updated_at`
+	run_at, worker, lease_until, last_error, created_at, updated_at, crashes`
 
 func scanJob(row interface{ Scan(...any) error }) (storage.Job, error) {
 	var (
@@ -20,7 +20,7 @@ func scanJob(row interface{ Scan(...any) error }) (storage.Job, error) {
 		runAt, lease, created, updated sql.NullInt64
 	)
 	if err := row.Scan(&j.ID, &j.Owner, &j.Production, &j.Type, &j.Payload, &state, &j.Attempts, &j.MaxAttempts,
-		&runAt, &j.Worker, &lease, &j.LastError, &created, &updated); err != nil {
+		&runAt, &j.Worker, &lease, &j.LastError, &created, &updated, &j.Crashes); err != nil {
 		return storage.Job{}, err
 	}
 	j.State = storage.JobState(state)
@@ -44,7 +44,7 @@ func (r *repo) Enqueue(ctx context.Context, j *storage.Job) error {
 		j.RunAt = t
 	}
 	j.RunAt = j.RunAt.UTC().Truncate(time.Microsecond)
-	j.State, j.Attempts, j.Worker, j.LeaseUntil, j.LastError = storage.JobQueued, 0, "", time.Time{}, ""
+	j.State, j.Attempts, j.Worker, j.LeaseUntil, j.LastError, j.Crashes = storage.JobQueued, 0, "", time.Time{}, "", 0
 	j.Created, j.Updated = t, t
 	return r.begin(ctx, func(tx *repo) error {
 		// RETURNING id works on SQLite and PostgreSQL alike, where
@@ -201,6 +201,54 @@ func (r *repo) CancelJobs(ctx context.Context, owner, production string) (int, e
 	// The worker of a running job learns of it from the lease; the
 	// signal saves it waiting for its next heartbeat.
 	return int(n), r.ready(ctx, TopicCanceled)
+}
+
+// StopJobs implements storage.Jobs.
+func (r *repo) StopJobs(ctx context.Context, owner, production string) (int, error) {
+	var stopping int
+	err := r.begin(ctx, func(t *repo) error {
+		ts := t.now().UnixMicro()
+		res, err := t.exec(ctx, `UPDATE jobs SET
+			state = CASE WHEN state IN ('running', 'stopping') AND lease_until > ? THEN 'stopping' ELSE 'canceled' END,
+			lease_until = CASE WHEN state IN ('running', 'stopping') AND lease_until > ? THEN lease_until ELSE NULL END,
+			updated_at = ?
+			WHERE owner_id = ? AND production = ? AND state IN ('queued', 'running', 'stopping')`, ts, ts, ts, owner, production)
+		if err != nil {
+			return t.wrap("stop jobs", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("sqlstore: stop jobs: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		if err := t.w.QueryRowContext(ctx, t.d.rebind(`SELECT COUNT(*) FROM jobs WHERE owner_id = ? AND production = ? AND state = 'stopping'`),
+			owner, production).Scan(&stopping); err != nil {
+			return t.wrap("stop jobs", err)
+		}
+		// A holder of a stopping job learns of it from its lease; the
+		// signal saves it waiting for its next heartbeat.
+		return t.ready(ctx, TopicCanceled)
+	})
+	return stopping, err
+}
+
+// Stopped implements storage.Jobs.
+func (r *repo) Stopped(ctx context.Context, l storage.Lease) error {
+	res, err := r.exec(ctx, `UPDATE jobs SET state = 'canceled', lease_until = NULL, updated_at = ?
+		WHERE id = ? AND worker = ? AND attempts = ? AND state = 'stopping'`, r.now().UnixMicro(), l.JobID, l.Worker, l.Attempt)
+	if err != nil {
+		return r.wrap("end stopped job", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("sqlstore: end stopped job: %w", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("sqlstore: end stopped job %d by %s (attempt %d): %w", l.JobID, l.Worker, l.Attempt, storage.ErrLeaseLost)
+	}
+	return nil
 }
 
 // GetJob implements storage.Jobs.
@@ -381,7 +429,7 @@ func (r *repo) ListDeliveries(ctx context.Context, owner, production string) ([]
 
 // LeaseHolders implements storage.Jobs.
 func (r *repo) LeaseHolders(ctx context.Context) ([]string, error) {
-	rows, err := r.query(ctx, `SELECT DISTINCT worker FROM jobs WHERE state = 'running' ORDER BY worker`)
+	rows, err := r.query(ctx, `SELECT DISTINCT worker FROM jobs WHERE state IN ('running', 'stopping') ORDER BY worker`)
 	if err != nil {
 		return nil, r.wrap("list lease holders", err)
 	}
@@ -405,7 +453,7 @@ func (r *repo) ExpireLeases(ctx context.Context, workers ...string) (int, error)
 	err := r.begin(ctx, func(t *repo) error {
 		ts := t.now().UnixMicro()
 		res, err := t.exec(ctx, `UPDATE jobs SET lease_until = ?, updated_at = ?
-			WHERE state = 'running' AND worker IN (`+placeholders(len(workers))+`)`,
+			WHERE state IN ('running', 'stopping') AND worker IN (`+placeholders(len(workers))+`)`,
 			append([]any{ts, ts}, anys(workers)...)...)
 		if err != nil {
 			return t.wrap("expire leases", err)

@@ -241,6 +241,128 @@ func testCancelJobs(t *testing.T, e engine) {
 	wantErr(t, err, storage.ErrNoJob)
 }
 
+// TestJobCrashes: a claim that takes over a running job whose lease ran
+// out counts a crash; one after a release or a failure does not.
+func TestJobCrashes(t *testing.T) { eachEngine(t, testJobCrashes) }
+
+func testJobCrashes(t *testing.T, e engine) {
+	ctx := t.Context()
+	st, _ := e.open(t)
+	clock := newFakeClock(st)
+	u := mkUser(t, st, "u")
+	j := storage.Job{Owner: u.ID, Production: "p", Type: "x", MaxAttempts: 5}
+	if err := st.Enqueue(ctx, &j); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := st.Claim(ctx, "w1", time.Minute)
+	if c.Crashes != 0 {
+		t.Fatalf("first claim: %d crashes", c.Crashes)
+	}
+	st.Release(ctx, c.Lease())
+	c, _ = st.Claim(ctx, "w1", time.Minute)
+	st.Fail(ctx, c.Lease(), "store down", 0)
+	c, _ = st.Claim(ctx, "w1", time.Minute)
+	if c.Crashes != 0 || c.Attempts != 2 {
+		t.Fatalf("after a release and a failure: %d crashes, %d attempts", c.Crashes, c.Attempts)
+	}
+	// w1 dies: w2 takes the job over after the lease, w3 after w2 died too.
+	clock.Advance(time.Minute + time.Millisecond)
+	c, _ = st.Claim(ctx, "w2", time.Minute)
+	if c.Crashes != 1 || c.Worker != "w2" {
+		t.Fatalf("after one crash: %+v", c)
+	}
+	if n, err := st.ExpireLeases(ctx, "w2"); err != nil || n != 1 {
+		t.Fatalf("ExpireLeases = %d, %v", n, err)
+	}
+	c, _ = st.Claim(ctx, "w3", time.Minute)
+	if c.Crashes != 2 || c.State != storage.JobRunning {
+		t.Fatalf("after two crashes: %+v", c)
+	}
+	if got, _ := st.GetJob(ctx, j.ID); got.Crashes != 2 {
+		t.Errorf("GetJob: %d crashes", got.Crashes)
+	}
+}
+
+// TestStopJobs: a stop cancels a queued job at once, makes a running one
+// whose lease is held stopping (its holder loses the lease and ends it
+// with Stopped), cancels at once one whose lease ran out (no worker holds
+// it), and hands a stopping one whose holder died, still stopping, to the
+// next claim.
+func TestStopJobs(t *testing.T) { eachEngine(t, testStopJobs) }
+
+func testStopJobs(t *testing.T, e engine) {
+	ctx := t.Context()
+	st, _ := e.open(t)
+	clock := newFakeClock(st)
+	u := mkUser(t, st, "u")
+	state := func(id int64) storage.JobState {
+		t.Helper()
+		j, err := st.GetJob(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j.State
+	}
+	enqueue := func(prod string) int64 {
+		j := storage.Job{Owner: u.ID, Production: prod, Type: "x"}
+		if err := st.Enqueue(ctx, &j); err != nil {
+			t.Fatal(err)
+		}
+		return j.ID
+	}
+
+	queued := enqueue("queued")
+	if n, err := st.StopJobs(ctx, u.ID, "queued"); err != nil || n != 0 || state(queued) != storage.JobCanceled {
+		t.Fatalf("queued: StopJobs = %d, %v; state %s", n, err, state(queued))
+	}
+
+	held := enqueue("held")
+	c, _ := st.Claim(ctx, "w1", time.Minute)
+	if n, err := st.StopJobs(ctx, u.ID, "held"); err != nil || n != 1 || state(held) != storage.JobStopping {
+		t.Fatalf("held: StopJobs = %d, %v; state %s", n, err, state(held))
+	}
+	// Asked again while it is held: still the holder's to end.
+	if n, _ := st.StopJobs(ctx, u.ID, "held"); n != 1 {
+		t.Fatalf("held, stopped again: %d stopping", n)
+	}
+	wantErr(t, st.Heartbeat(ctx, c.Lease(), time.Minute), storage.ErrLeaseLost)
+	if err := st.Stopped(ctx, c.Lease()); err != nil || state(held) != storage.JobCanceled {
+		t.Fatalf("Stopped: %v, state %s", err, state(held))
+	}
+	wantErr(t, st.Stopped(ctx, c.Lease()), storage.ErrLeaseLost)
+
+	gone := enqueue("gone")
+	st.Claim(ctx, "w2", time.Minute)
+	clock.Advance(time.Minute + time.Millisecond) // w2 died
+	if n, err := st.StopJobs(ctx, u.ID, "gone"); err != nil || n != 0 || state(gone) != storage.JobCanceled {
+		t.Fatalf("lease run out: StopJobs = %d, %v; state %s", n, err, state(gone))
+	}
+
+	orphan := enqueue("orphan")
+	st.Claim(ctx, "w3", time.Minute)
+	if n, _ := st.StopJobs(ctx, u.ID, "orphan"); n != 1 {
+		t.Fatalf("orphan: %d stopping", n)
+	}
+	if holders, _ := st.LeaseHolders(ctx); len(holders) != 1 || holders[0] != "w3" {
+		t.Fatalf("lease holders %v, want the stopping job's w3", holders)
+	}
+	// w3 dies before it notices: the restart's Reclaim expires its lease,
+	// and the next claim gets the job, still stopping, to end it.
+	if n, err := st.ExpireLeases(ctx, "w3"); err != nil || n != 1 {
+		t.Fatalf("ExpireLeases = %d, %v", n, err)
+	}
+	c, err := st.Claim(ctx, "w4", time.Minute)
+	if err != nil || c.ID != orphan || c.State != storage.JobStopping || c.Worker != "w4" || c.Crashes != 0 {
+		t.Fatalf("claim of the stopped job: %+v, %v", c, err)
+	}
+	if err := st.Stopped(ctx, c.Lease()); err != nil || state(orphan) != storage.JobCanceled {
+		t.Fatalf("Stopped by the next worker: %v, state %s", err, state(orphan))
+	}
+	if _, err := st.Claim(ctx, "w4", time.Minute); !errors.Is(err, storage.ErrNoJob) {
+		t.Fatalf("a job left to claim: %v", err)
+	}
+}
+
 func TestDeliveries(t *testing.T) { eachEngine(t, testDeliveries) }
 
 func testDeliveries(t *testing.T, e engine) {

@@ -184,6 +184,12 @@ var migrations = []migration{
 			updated_at BIGINT NOT NULL
 		)`,
 	}},
+	{6, "job crashes", []string{
+		// How many claims of a job ended with the lease running out (its
+		// worker killed mid-job): the runner gives up on a job that
+		// killed its worker twice instead of taking it back forever.
+		`ALTER TABLE jobs ADD COLUMN crashes INTEGER NOT NULL DEFAULT 0`,
+	}},
 }
 
 // SchemaVersion is the schema version this package migrates to.

@@ -61,7 +61,7 @@ var latencyBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
 
 // jobStates are reported even when no job is in them, so that series do
 // not appear and vanish.
-var jobStates = []storage.JobState{storage.JobQueued, storage.JobRunning, storage.JobDone, storage.JobFailed, storage.JobCanceled}
+var jobStates = []storage.JobState{storage.JobQueued, storage.JobRunning, storage.JobStopping, storage.JobDone, storage.JobFailed, storage.JobCanceled}
 
 // Metrics holds the counters /metrics reports besides the store's job
 // counts and the Go runtime: processing outcomes, which the job runner
