@@ -91,9 +91,9 @@ func New(cfg Config) *Pool {
 }
 
 // EnvSize names the environment variable DefaultSize reads first.
-const EnvSize = "AUDIOPOST_MAX_PROCESSES"
+const EnvSize = "AUDIOPOST_MAX_PROGRAMS"
 
-// DefaultSize is the pool size for this machine: AUDIOPOST_MAX_PROCESSES
+// DefaultSize is the pool size for this machine: AUDIOPOST_MAX_PROGRAMS
 // when set to a positive number, else eight programs per core
 // (GOMAXPROCS), at least 16 and at most 64, and at most one per 256 MB of
 // memory. A render streams the audio through all its encoders at once:

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/audiopost/audiopost/audio/procpool"
 	"github.com/audiopost/audiopost/production/runner"
 
 	"github.com/audiopost/audiopost/storage"
@@ -40,9 +41,15 @@ func init() {
 // a load balancer share it.
 const DefaultRateLimit = 50
 
-// DefaultShutdownTimeout bounds the graceful shutdown: requests in flight
-// finish, and running productions finish or are handed back to the queue.
-const DefaultShutdownTimeout = 30 * time.Second
+// DefaultShutdownTimeout bounds the shutdown on SIGTERM or SIGINT: serve
+// has exited this long after the signal. Requests in flight may finish
+// within it; running productions may finish within three quarters of it,
+// and are then stopped and handed back to the queue (their jobs released,
+// so the next worker starts them again without counting an attempt). At
+// the bound every external program still running is killed and serve
+// returns: what could not be handed back in time is taken back when its
+// lease runs out.
+const DefaultShutdownTimeout = 10 * time.Second
 
 // The roles of serve.
 const (
@@ -69,7 +76,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	workers := fs.Int("workers", 1, "productions processed at once")
 	lease := fs.Duration("lease", runner.DefaultLease, "job lease, renewed every quarter of it: a production whose worker died is taken over after at most this long, and at once when a worker starts again on the same host")
 	poll := fs.Duration("poll", 500*time.Millisecond, "how often idle workers look for jobs (new ones wake them at once)")
-	shutdownTimeout := fs.Duration("shutdown-timeout", DefaultShutdownTimeout, "on SIGTERM or SIGINT: how long requests in flight may take to finish, and running productions to finish before they are handed back to the queue")
+	shutdownTimeout := fs.Duration("shutdown-timeout", DefaultShutdownTimeout, "on SIGTERM or SIGINT serve exits within this: requests in flight may finish, running productions may finish within three quarters of it and are then handed back to the queue, and at the end the external programs still running are killed")
+	maxPrograms := fs.Int("max-programs", procpool.DefaultSize(), "external programs (ffmpeg, ffprobe, pocketsphinx) this process runs at once, for processing and the API's checks of uploads together: productions queue for them (env "+procpool.EnvSize+"; default 8 per core, 16 to 64, at most one per 256 MB of memory; -max-processes is another bound, on what one production starts over its course)")
 	adminUser := fs.String("admin-user", os.Getenv("AUDIOPOST_ADMIN_USER"), "username of the admin account created on first start (env AUDIOPOST_ADMIN_USER; default admin)")
 	adminPassword := fs.String("admin-password", os.Getenv("AUDIOPOST_ADMIN_PASSWORD"), "its password (env AUDIOPOST_ADMIN_PASSWORD; default: random, printed once)")
 	adminCredits := fs.Duration("admin-credits", 1000*time.Hour, "processing time credited to the admin account on first start")
@@ -101,6 +109,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("-role %q: want api, worker or all", *role)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})).With("role", *role)
+	if *maxPrograms < 1 {
+		return fmt.Errorf("-max-programs %d: want at least 1", *maxPrograms)
+	}
+	if *shutdownTimeout <= 0 {
+		return fmt.Errorf("-shutdown-timeout %v: want a positive duration", *shutdownTimeout)
+	}
+	// One pool of external programs for the whole process: the workers'
+	// productions and the API's probes wait for slots in the same line.
+	pool := procpool.New(procpool.Config{Size: *maxPrograms, Logger: log})
 
 	if err := os.MkdirAll(*data, 0o750); err != nil {
 		return err
@@ -163,7 +180,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fetch := outbound.New(outbound.Config{AllowLoopback: *allowPrivate, AllowPrivate: *allowPrivate,
 			MaxBytes: httpapi.DefaultMaxUploadBytes, Timeout: 10 * time.Minute})
 		api, err := httpapi.NewHandler(httpapi.Config{Store: st, Blobs: blobs, BaseURL: base,
-			Fetcher: fetch, RateLimit: *rateLimit, Logger: log, Transfer: &xfer, Limits: limits(),
+			Fetcher: fetch, RateLimit: *rateLimit, Logger: log, Transfer: &xfer, Limits: limits(), Processes: pool,
 			Metrics: metrics, MetricsToken: os.Getenv("AUDIOPOST_METRICS_TOKEN")})
 		if err != nil {
 			return err
@@ -183,13 +200,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		wk, err = newWorker(st, blobs, workerConfig{workers: *workers, lease: *lease, poll: *poll, noCharge: !*credits,
-			workDir: workDir, base: base, allowPrivate: *allowPrivate, transfer: xfer, log: log, limits: limits(),
+			workDir: workDir, base: base, allowPrivate: *allowPrivate, transfer: xfer, log: log, limits: limits(), processes: pool,
 			onProcessed: metrics.ObserveProcessing})
 		if err != nil {
 			return err
 		}
 		wk.start()
-		fmt.Fprintf(stdout, "audiopost worker running %d production(s) at once (store %s, blobs %s)\n", *workers, st.Engine(), blobsKind(blobs))
+		fmt.Fprintf(stdout, "audiopost worker running %d production(s) at once, at most %d external programs (store %s, blobs %s)\n",
+			*workers, pool.Size(), st.Engine(), blobsKind(blobs))
 	}
 	serveErr := make(chan error, 1)
 	if runAPI {
@@ -208,7 +226,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case err = <-serveErr:
 	}
 	log.Info("shutting down", "timeout", *shutdownTimeout)
-	deadline := time.Now().Add(*shutdownTimeout)
+	// deadline is when serve stops waiting for its work.
+	deadline := time.Now().Add(*shutdownTimeout - closeGrace(*shutdownTimeout))
 	sctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -216,19 +235,41 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// In-flight requests finish; new connections are refused.
 		wg.Go(func() {
 			if serr := srv.Shutdown(sctx); serr != nil && !errors.Is(serr, http.ErrServerClosed) {
-				log.Warn("HTTP requests still running at the shutdown deadline", "err", serr)
+				log.Warn("HTTP requests still running at the shutdown deadline: their connections are closed", "err", serr)
+				srv.Close()
 			}
 		})
 	}
 	if wk != nil {
 		wg.Go(func() { wk.stop(deadline) })
 	}
-	wg.Wait()
+	// The bound holds whatever hangs: a moment before it, serve stops
+	// waiting, kills the programs still running and returns (the closing
+	// of the store and the blobs takes the moment left).
+	finished := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(finished)
+	}()
+	hard := time.NewTimer(time.Until(deadline))
+	defer hard.Stop()
+	select {
+	case <-finished:
+	case <-hard.C:
+		log.Warn("shutdown deadline: work still running is abandoned; its jobs are taken back when their leases run out")
+	}
+	if n := pool.Close(); n > 0 {
+		log.Warn("shutdown: external programs killed", "programs", n)
+	}
 	if workDir != "" {
 		os.RemoveAll(workDir)
 	}
 	return err
 }
+
+// closeGrace is the part of the shutdown bound kept for closing the store
+// and the blob store after serve stops waiting for its work.
+func closeGrace(timeout time.Duration) time.Duration { return min(timeout/10, time.Second) }
 
 // blobsKind names the blob store for the start message.
 func blobsKind(b blob.Store) string {

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/audiopost/audiopost/audio/procpool"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/production/engine"
 	"github.com/audiopost/audiopost/production/livestream"
@@ -34,6 +35,7 @@ type workerConfig struct {
 	allowPrivate bool
 	transfer     transfer.Options
 	log          *slog.Logger
+	processes    *procpool.Pool
 	// onProcessed sees every finished processing run (metrics).
 	onProcessed func(status production.Status, audioSeconds float64, took time.Duration)
 	// limits are the work budget the engine holds productions to.
@@ -70,8 +72,9 @@ func newWorker(st *sqlstore.Store, blobs storage.Blobs, c workerConfig) (*worker
 		return nil, err
 	}
 	w.runner, err = runner.New(runner.Config{
-		Store: w.store, Blobs: blobs, Engine: &engine.Engine{Logger: c.log, TempDir: c.workDir, Limits: c.limits}, Workers: c.workers, NoCharge: c.noCharge, Lease: c.lease,
-		TempDir: c.workDir, BaseURL: c.base, Logger: c.log, PollInterval: c.poll, Transfer: c.transfer,
+		Store: w.store, Blobs: blobs, Engine: &engine.Engine{Logger: c.log, TempDir: c.workDir, Limits: c.limits, Processes: c.processes},
+		Workers: c.workers, NoCharge: c.noCharge, Lease: c.lease, TempDir: c.workDir, BaseURL: c.base, Logger: c.log,
+		PollInterval: c.poll, Transfer: c.transfer, Processes: c.processes,
 		OnProcessed: c.onProcessed,
 		OnFinished: func(ctx context.Context, tx storage.Tx, owner string, p *production.Production) error {
 			if p.Webhook == nil || *p.Webhook == "" {

@@ -32,7 +32,7 @@ import (
 // ErrTooManyPrograms.
 
 // ErrTooManyPrograms means a production needs more external programs at
-// once than the server's process pool runs (serve -max-processes).
+// once than the server's process pool runs (serve -max-programs).
 var ErrTooManyPrograms = errors.New("production: needs more external programs at once than the server runs")
 
 // programs is a run's plan of external programs.
@@ -104,7 +104,7 @@ func (r *run) planPrograms(size int) (*programs, error) {
 	}
 	least := pr.decoders + max(pr.measure, 1)
 	if least > size {
-		return nil, fmt.Errorf("%w: %d (ffmpeg decoding %d of its inputs together, and one more to encode or measure), where this server runs at most %d (serve -max-processes)",
+		return nil, fmt.Errorf("%w: %d (ffmpeg decoding %d of its inputs together, and one more to encode or measure), where this server runs at most %d (serve -max-programs)",
 			ErrTooManyPrograms, least, pr.decoders, size)
 	}
 	pr.room = size - pr.decoders

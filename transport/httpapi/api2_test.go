@@ -84,8 +84,12 @@ func TestStartStop(t *testing.T) {
 	e.wantErr(e.req("POST", "/api/production/"+id+"/stop.json", e.keyA, nil), 409, "not_running")
 
 	// While a worker processes it: no changes, no start, no delete; stop
-	// moves it to Stopping.
+	// moves it to Stopping, for the worker to end.
 	e.must(e.req("POST", "/api/production/"+id+"/start.json", e.keyA, nil))
+	claimed, err := e.store.Claim(context.Background(), "worker", time.Minute)
+	if err != nil || claimed.Production != id {
+		t.Fatalf("claim: %+v, %v", claimed, err)
+	}
 	if err := e.store.SetStatus(context.Background(), e.userA.ID, storage.KindProduction, id, int(production.StatusAudioProcessing)); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +110,29 @@ func TestStartStop(t *testing.T) {
 	if live, _ := liveJobs(t, e, id); live != 0 {
 		t.Errorf("stop left %d live jobs", live)
 	}
-	e.must(e.req("POST", "/api/production/"+id+"/stop.json", e.keyA, nil)) // idempotent
+	p = e.must(e.req("POST", "/api/production/"+id+"/stop.json", e.keyA, nil)).obj(t) // idempotent
+	if p["status"] != 13.0 {
+		t.Errorf("stopped again while the worker holds it: status %v", p["status"])
+	}
+	// The worker ends the stop; had it died, the next to take the job
+	// over would (production/runner's TestRunnerStopWhileNoWorker).
+	if err := e.store.Stopped(context.Background(), claimed.Lease()); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.SetStatus(context.Background(), e.userA.ID, storage.KindProduction, id, int(production.StatusNotStarted)); err != nil {
+		t.Fatal(err)
+	}
+
+	// Processing by a worker that is gone (its lease ran out): the stop
+	// lands at once.
+	e.must(e.req("POST", "/api/production/"+id+"/start.json", e.keyA, nil))
+	if err := e.store.SetStatus(context.Background(), e.userA.ID, storage.KindProduction, id, int(production.StatusAudioEncoding)); err != nil {
+		t.Fatal(err)
+	}
+	p = e.must(e.req("POST", "/api/production/"+id+"/stop.json", e.keyA, nil)).obj(t)
+	if p["status"] != 10.0 {
+		t.Errorf("stop of a production no worker holds: status %v, want 10", p["status"])
+	}
 }
 
 func TestSimpleAPI(t *testing.T) {

@@ -139,7 +139,10 @@
 // simple API with action=start creates the production and its job in one
 // transaction. Stop cancels the jobs; a Waiting production returns to Not
 // Started (or Incomplete), a processing one goes to Stopping (13) and the
-// runner sets its final status. Input files, intros, outros and tracks
+// runner sets its final status; one whose worker is gone (its job's lease
+// ran out) returns to Not Started at once, and one whose worker died
+// after the stop is ended by the next worker to take its job over.
+// Input files, intros, outros and tracks
 // given as http(s) URLs or as file names on an incoming service, and
 // cover and chapter images given as URLs, are fetched synchronously
 // during the request through the outbound client (private and loopback

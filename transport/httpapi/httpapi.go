@@ -12,6 +12,7 @@ import (
 	"time"
 
 	_ "github.com/audiopost/audiopost/audio/codecs" // probe every input format the engine can decode
+	"github.com/audiopost/audiopost/audio/procpool"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/production/livestream"
 	"github.com/audiopost/audiopost/storage"
@@ -85,6 +86,11 @@ type Config struct {
 	LiveURLCheck func(ctx context.Context, rawURL string) error
 	// Logger receives internal errors; nil: slog.Default().
 	Logger *slog.Logger
+	// Processes is the pool of external programs the handler's probes
+	// and decode checks of uploaded and fetched inputs (ffprobe, ffmpeg)
+	// take their slots in: share the server's with runner.Config.Processes.
+	// nil: procpool.Default().
+	Processes *procpool.Pool
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
 }
@@ -181,6 +187,12 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	}
 	s.ops = newOps(cfg)
 	s.handlers = s.routes()
+	if pool := cfg.Processes; pool != nil {
+		routes := s.handlers
+		s.handlers = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			routes.ServeHTTP(w, r.WithContext(procpool.With(r.Context(), pool)))
+		})
+	}
 	return s.handlers, nil
 }
 

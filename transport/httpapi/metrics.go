@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/audiopost/audiopost/audio/procpool"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
 )
@@ -30,6 +31,9 @@ import (
 //	audiopost_processing_seconds_total              counter  engine time of the finished productions
 //	audiopost_processed_audio_seconds_total         counter  length of the productions that ended Done
 //	audiopost_production_realtime_factor            summary  audio seconds per processing second of each Done production
+//	audiopost_external_programs                     gauge    external programs (ffmpeg, ffprobe, pocketsphinx) running now
+//	audiopost_external_programs_limit               gauge    how many the process pool runs at once
+//	audiopost_external_programs_peak                gauge    the most that ran at once since the start
 //	audiopost_http_requests_in_flight               gauge    requests being served, this scrape included
 //	audiopost_http_request_duration_seconds{route,status_class}
 //	                                                histogram request latency by ServeMux pattern and 2xx..5xx
@@ -40,6 +44,7 @@ import (
 //
 // The job gauges need a store that implements JobCounter (sqlstore.Store
 // does); without one they and audiopost_store_up are left out. The
+// program gauges are those of Config.Processes, left out without it. The
 // processing metrics are fed by the runner through
 // Metrics.ObserveProcessing (runner.Config.OnProcessed), so they are
 // those of the process the runner runs in.
@@ -147,8 +152,17 @@ var processStart = time.Now()
 
 // writeExposition writes every metric. counted says whether the store
 // can count jobs and storeUp whether it did; jobs are its counts.
-func (m *Metrics) writeExposition(b *bytes.Buffer, jobs map[storage.JobState]int64, counted, storeUp bool) {
+// pool is the process pool (nil: none).
+func (m *Metrics) writeExposition(b *bytes.Buffer, jobs map[storage.JobState]int64, counted, storeUp bool, pool *procpool.Pool) {
 	p := promWriter{b}
+	if pool != nil {
+		p.family("audiopost_external_programs", "gauge", "External programs (ffmpeg, ffprobe, pocketsphinx) running now.")
+		p.sample("audiopost_external_programs", float64(pool.Running()))
+		p.family("audiopost_external_programs_limit", "gauge", "How many external programs the process pool runs at once.")
+		p.sample("audiopost_external_programs_limit", float64(pool.Size()))
+		p.family("audiopost_external_programs_peak", "gauge", "The most external programs that ran at once since the start.")
+		p.sample("audiopost_external_programs_peak", float64(pool.Peak()))
+	}
 	if counted && storeUp {
 		p.family("audiopost_jobs", "gauge", "Jobs of the durable queue by state.")
 		states := slices.Clone(jobStates)
@@ -324,7 +338,7 @@ func (s *server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		storeUp = err == nil
 	}
 	var b bytes.Buffer
-	s.ops.metrics.writeExposition(&b, jobs, counted, storeUp)
+	s.ops.metrics.writeExposition(&b, jobs, counted, storeUp, s.ops.processes)
 	h := w.Header()
 	h.Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	h.Set("Cache-Control", "no-store")

@@ -7,13 +7,17 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/procpool"
 	"github.com/audiopost/audiopost/internal/need"
+	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/transport/httpapi"
@@ -153,6 +157,37 @@ func TestMetricsWithoutJobCounts(t *testing.T) {
 		t.Error("job counts reported although counting failed")
 	}
 	wantValue(t, fams, "audiopost_store_up", "audiopost_store_up", 0)
+}
+
+// TestMetricsPrograms: with Config.Processes, /metrics reports the pool's
+// size, the programs running and the most that ran at once, and the
+// handler's probes of uploads run in that pool.
+func TestMetricsPrograms(t *testing.T) {
+	need.Program(t, "ffmpeg")
+	pool := procpool.New(procpool.Config{Size: 3})
+	e := newEnv(t, func(c *httpapi.Config) { c.Processes = pool })
+	fams := e.scrape(t)
+	wantValue(t, fams, "audiopost_external_programs_limit", "audiopost_external_programs_limit", 3)
+	wantValue(t, fams, "audiopost_external_programs", "audiopost_external_programs", 0)
+	wantValue(t, fams, "audiopost_external_programs_peak", "audiopost_external_programs_peak", 0)
+	// An Opus upload is probed and decoded by ffmpeg: in the pool.
+	wavPath := filepath.Join(t.TempDir(), "in.wav")
+	testaudio.WriteWAV(t, wavPath, testaudio.SpeechLike(48000, 1, 0.05), 48000)
+	opus := filepath.Join(t.TempDir(), "in.opus")
+	if out, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", wavPath, "-c:a", "libopus", opus).CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(opus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := e.create(e.keyA, map[string]any{})
+	e.must(e.upload("/api/production/"+id+"/upload.json", e.keyA, part{field: "input_file", name: "in.opus", data: data}))
+	fams = e.scrape(t)
+	if peak := fams["audiopost_external_programs_peak"].value("audiopost_external_programs_peak"); peak < 1 || peak > 3 {
+		t.Errorf("peak %v after an Opus upload, want 1 to 3", peak)
+	}
+	wantValue(t, fams, "audiopost_external_programs", "audiopost_external_programs", 0)
 }
 
 func TestMetricsToken(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/audiopost/audiopost/audio/procpool"
 )
 
 // ops is the operational side of one handler: health and readiness, the
@@ -13,6 +15,7 @@ import (
 type ops struct {
 	metrics      *Metrics
 	metricsToken string
+	processes    *procpool.Pool // nil: no pool gauges
 	readyTimeout time.Duration
 	routes       []route
 	openapi      func() (openAPIDoc, error)
@@ -25,7 +28,7 @@ type route struct {
 }
 
 func newOps(cfg Config) *ops {
-	o := &ops{metrics: cfg.Metrics, metricsToken: cfg.MetricsToken, readyTimeout: DefaultReadyTimeout}
+	o := &ops{metrics: cfg.Metrics, metricsToken: cfg.MetricsToken, processes: cfg.Processes, readyTimeout: DefaultReadyTimeout}
 	if o.metrics == nil {
 		o.metrics = NewMetrics()
 	}
