@@ -219,6 +219,45 @@ func TestSFTPHostKey(t *testing.T) {
 	c.Close()
 }
 
+// TestWebDAVIPv6 runs a WebDAV service at an IPv6 literal, the real
+// rclone server on [::1]: listing, uploading (a PUT and a MOVE whose
+// Destination names the host), downloading and the file's URL all work.
+// gowebdav alone escaped the host into "%5B::1%5D", which does not parse
+// ("invalid port").
+func TestWebDAVIPv6(t *testing.T) {
+	srv := transfertest.StartAt(t, "webdav", "::1")
+	ctx := context.Background()
+	svc := srv.Service("u", nil)
+	if !strings.Contains(string(svc.Config), "http://[::1]:") {
+		t.Fatalf("service config %s names no IPv6 literal", svc.Config)
+	}
+	var dials atomic.Int64
+	c, err := transfer.Open(ctx, svc, transfer.Options{Dial: countingDial(&dials)})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer c.Close()
+	if err := c.Put(ctx, "episode 1.mp3", strings.NewReader("audio bytes")); err != nil {
+		t.Fatalf("Put: %v", err)
+	}
+	es, err := c.List(ctx)
+	if err != nil || len(es) != 1 || es[0].Name != "episode 1.mp3" {
+		t.Fatalf("List = %v, %v", es, err)
+	}
+	if got := readRemote(t, c, "episode 1.mp3"); string(got) != "audio bytes" {
+		t.Errorf("read back %q", got)
+	}
+	if b, err := os.ReadFile(filepath.Join(srv.Dir, "episode 1.mp3")); err != nil || string(b) != "audio bytes" {
+		t.Errorf("on the server: %q, %v", b, err)
+	}
+	if u := c.URL("episode 1.mp3"); !strings.HasPrefix(u, "http://[::1]:") || !strings.HasSuffix(u, "/episode%201.mp3") {
+		t.Errorf("URL = %q", u)
+	}
+	if dials.Load() == 0 {
+		t.Error("no connection went through Options.Dial")
+	}
+}
+
 // A WebDAV service without an HTTPClient dials through Options.Dial.
 func TestWebDAVUsesDial(t *testing.T) {
 	srv := transfertest.Start(t, "webdav")

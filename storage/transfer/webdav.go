@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/studio-b12/gowebdav"
 )
@@ -26,7 +28,8 @@ func openWebDAV(ctx context.Context, cfg config, opt Options) (Conn, error) {
 	if opt.HTTPClient != nil && opt.HTTPClient.Transport != nil {
 		rt = opt.HTTPClient.Transport
 	}
-	c := gowebdav.NewClient(cfg.URL, cfg.Username, cfg.Password)
+	root, rt := davRoot(cfg.URL, rt)
+	c := gowebdav.NewClient(root, cfg.Username, cfg.Password)
 	c.SetTransport(rt)
 	w := &webdavConn{c: c, cfg: cfg}
 	// A listing checks the URL and the login at once.
@@ -34,6 +37,47 @@ func openWebDAV(ctx context.Context, cfg config, opt Options) (Conn, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// davHost stands for the service's host in the URLs gowebdav builds
+// when the real one would not survive its escaping (see davRoot). The
+// .invalid domain never resolves.
+const davHost = "webdav-host.invalid"
+
+// davRoot returns the root URL to give gowebdav for the service URL raw
+// and the round tripper it must use. gowebdav escapes every segment of
+// the whole URL it requests, the host included: an IPv6 literal such as
+// [::1]:8089 becomes %5B::1%5D:8089, which no longer parses ("invalid
+// port"). Such a host is replaced by davHost in the root, and rt is
+// wrapped to put the real host back in each request, in its Destination
+// header (MOVE) too.
+func davRoot(raw string, rt http.RoundTripper) (string, http.RoundTripper) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || url.PathEscape(u.Host) == u.Host {
+		return raw, rt
+	}
+	real := u.Host
+	u.Host = davHost
+	return u.String(), &davHostTransport{rt: rt, host: real, from: u.Scheme + "://" + davHost, to: u.Scheme + "://" + real}
+}
+
+// davHostTransport sends requests for davHost to the real host.
+type davHostTransport struct {
+	rt       http.RoundTripper
+	host     string
+	from, to string // the Destination prefix and its replacement
+}
+
+func (t *davHostTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Host != davHost {
+		return t.rt.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	r.URL.Host, r.Host = t.host, t.host
+	if d := r.Header.Get("Destination"); strings.HasPrefix(d, t.from) {
+		r.Header.Set("Destination", t.to+strings.TrimPrefix(d, t.from))
+	}
+	return t.rt.RoundTrip(r)
 }
 
 // davError classifies gowebdav's errors.

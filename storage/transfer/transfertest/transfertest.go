@@ -33,7 +33,7 @@ import (
 type Server struct {
 	// Dir is the directory the server shares.
 	Dir string
-	// Addr is host:port on loopback.
+	// Addr is host:port on loopback ([::1]:port on IPv6).
 	Addr string
 	// User and Password are the account's credentials.
 	User, Password string
@@ -72,11 +72,19 @@ h.auth_failed_timeout = 0
 FTPServer((host, int(port)), h).serve_forever()
 `
 
-// Start runs a server for protocol sharing a new directory, and stops it
-// when the test ends. Without the server's program it skips the test
-// naming the Debian package, unless the CI environment variable is set
-// (CI installs them): then it fails (see package internal/need).
+// Start runs a server for protocol sharing a new directory on 127.0.0.1,
+// and stops it when the test ends. Without the server's program it skips
+// the test naming the Debian package, unless the CI environment variable
+// is set (CI installs them): then it fails (see package internal/need).
 func Start(t testing.TB, protocol string) *Server {
+	t.Helper()
+	return StartAt(t, protocol, "127.0.0.1")
+}
+
+// StartAt is Start on the loopback address host: "127.0.0.1", or "::1"
+// for the URLs and hosts of IPv6 literals (sftp and webdav only, which
+// rclone serves). Without IPv6 on loopback it skips the test.
+func StartAt(t testing.TB, protocol, host string) *Server {
 	t.Helper()
 	if protocol == "s3" {
 		srv := s3test.Start(t)
@@ -93,13 +101,16 @@ func Start(t testing.TB, protocol string) *Server {
 	case "sftp", "webdav":
 		prog = need.Program(t, "rclone")
 	}
+	if host != "127.0.0.1" && protocol != "sftp" && protocol != "webdav" {
+		t.Fatalf("transfertest: %s servers listen on 127.0.0.1 only", protocol)
+	}
 	root := t.TempDir()
 	s := &Server{Dir: filepath.Join(root, "share"), User: "tester", Password: "s3cret pass", Protocol: protocol}
 	if err := os.Mkdir(s.Dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
-	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	port := freePort(t, host)
+	s.Addr = net.JoinHostPort(host, strconv.Itoa(port))
 	var cmd *exec.Cmd
 	switch protocol {
 	case "ftp":
@@ -169,10 +180,10 @@ func greets(addr, protocol string) error {
 	return nil
 }
 
-func freePort(t testing.TB) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+func freePort(t testing.TB, host string) int {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
-		t.Fatal(err)
+		need.Unavailable(t, "transfertest: cannot listen on %s: %v", host, err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
