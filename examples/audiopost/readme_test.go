@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +26,10 @@ const readmeFlowMarker = "<!-- readme-flow:"
 // of the working directory, as `go run ./examples/audiopost serve` makes
 // it. Only two things are replaced: `go run ./examples/audiopost` by this
 // test binary acting as the command, and the address by the test
-// server's.
+// server's. The walk-through leaves nothing in the folder it runs in (the
+// checkout): its files land in a scratch folder (under TMPDIR, which the
+// test points into its own), and it prints the production's status while
+// it waits.
 func TestReadmeFlow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("an end-to-end check of the plain run")
@@ -47,16 +52,34 @@ func TestReadmeFlow(t *testing.T) {
 	script = strings.ReplaceAll(script, "http://127.0.0.1:8080", s.base)
 	testaudio.WriteWAV(t, filepath.Join(dir, "talk.wav"), testaudio.SpeechLike(48000, 6, 0.05), 48000)
 
+	scratch := filepath.Join(t.TempDir(), "tmp")
+	if err := os.Mkdir(scratch, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := dirNames(t, dir)
+
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	sh := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
 	sh.Dir = dir
+	sh.Env = append(os.Environ(), "TMPDIR="+scratch)
 	out, err := sh.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the README's flow: %v\n%s", err, out)
 	}
+	t.Logf("the README's flow printed:\n%s", out)
+	if after := dirNames(t, dir); !slices.Equal(after, before) {
+		t.Errorf("the flow left files in the folder it ran in: %v, before %v", after, before)
+	}
+	if !regexp.MustCompile(`(?m)^Done: 100 %$`).Match(out) {
+		t.Errorf("the flow's wait loop did not print the final status (Done: 100 %%):\n%s", out)
+	}
+	made, _ := filepath.Glob(filepath.Join(scratch, "*", "talk.mp3"))
+	if len(made) != 1 {
+		t.Fatalf("talk.mp3 not in one scratch folder under %s: %v\n%s", scratch, made, out)
+	}
 	for _, name := range []string{"talk.mp3", "talk.flac"} {
-		d, err := audio.Open(ctx, filepath.Join(dir, name))
+		d, err := audio.Open(ctx, filepath.Join(filepath.Dir(made[0]), name))
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", name, err, out)
 		}
@@ -69,6 +92,20 @@ func TestReadmeFlow(t *testing.T) {
 			t.Errorf("%s at %.2f LUFS, want the preset's -16", name, res.Integrated)
 		}
 	}
+}
+
+// dirNames lists the names in dir, sorted.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
 }
 
 // readmeBlock returns the first sh code block after the flow marker.
