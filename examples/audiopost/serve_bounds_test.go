@@ -1,0 +1,504 @@
+package main
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/audiopost/audiopost/internal/testaudio"
+	"github.com/audiopost/audiopost/production"
+)
+
+// Issue 31 (bounded by design): what the server and its external
+// programs may use, whatever a request asks for.
+
+// programNames are the external programs the server runs.
+var programNames = map[string]bool{"ffmpeg": true, "ffprobe": true, "pocketsphinx_co": true} // comm is cut at 15 bytes
+
+// procWatch samples, every 10 ms, a server process and every process
+// under it (from /proc): how many of its children are external programs,
+// and, every 50 ms, the memory of all of them together. Memory is the
+// proportional set size (Pss of smaps_rollup): each ffmpeg maps about
+// 45 MB of shared libraries, which its resident size counts in full for
+// every process and its proportional size shares out among them.
+type procWatch struct {
+	pid     int
+	stop    chan struct{}
+	done    chan struct{}
+	stopped sync.Once
+
+	mu          sync.Mutex
+	maxPrograms int
+	maxMemory   int64
+	serverMem   int64          // the server's own share of maxMemory
+	seen        map[int]string // every descendant seen, by pid: its command
+	samples     int
+}
+
+func watchProcs(pid int) *procWatch {
+	w := &procWatch{pid: pid, stop: make(chan struct{}), done: make(chan struct{}), seen: map[int]string{}}
+	go func() {
+		defer close(w.done)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			w.sample(i%5 == 0)
+			select {
+			case <-w.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return w
+}
+
+// procEntry is one process of /proc.
+type procEntry struct {
+	pid, ppid int
+	comm      string
+}
+
+// processes reads every live process's parent and command.
+func processes() map[int]procEntry {
+	out := map[int]procEntry{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// "pid (comm) state ppid ...": the command may hold spaces.
+		open, close := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
+		if open < 0 || close < open {
+			continue
+		}
+		f := strings.Fields(string(stat[close+1:]))
+		if len(f) < 2 || f[0] == "Z" {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		out[pid] = procEntry{pid: pid, ppid: ppid, comm: string(stat[open+1 : close])}
+	}
+	return out
+}
+
+// pss is the proportional set size of process pid in bytes (0 when it is
+// gone).
+func pss(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Pss:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// sample counts the programs, and with memory sums the memory of the
+// server and everything under it.
+func (w *procWatch) sample(memory bool) {
+	all := processes()
+	if _, ok := all[w.pid]; !ok {
+		return
+	}
+	children := map[int][]int{}
+	for _, p := range all {
+		children[p.ppid] = append(children[p.ppid], p.pid)
+	}
+	var tree []int
+	programs := 0
+	for next := []int{w.pid}; len(next) > 0; {
+		pid := next[len(next)-1]
+		next = next[:len(next)-1]
+		for _, c := range children[pid] {
+			tree = append(tree, c)
+			if pid == w.pid && programNames[all[c].comm] {
+				programs++
+			}
+			next = append(next, c)
+		}
+	}
+	var mem, server int64
+	if memory {
+		server = pss(w.pid)
+		mem = server
+		for _, c := range tree {
+			mem += pss(c)
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, c := range tree {
+		w.seen[c] = all[c].comm
+	}
+	w.maxPrograms = max(w.maxPrograms, programs)
+	if mem > w.maxMemory {
+		w.maxMemory, w.serverMem = mem, server
+	}
+	w.samples++
+}
+
+// programs is the number of external programs running now.
+func (w *procWatch) programs() int {
+	all := processes()
+	n := 0
+	for _, p := range all {
+		if p.ppid == w.pid && programNames[p.comm] {
+			n++
+		}
+	}
+	return n
+}
+
+// end stops the sampling (once; later calls do nothing).
+func (w *procWatch) end() {
+	w.stopped.Do(func() { close(w.stop) })
+	<-w.done
+}
+
+// alive lists the descendants seen that still run (zombies excluded).
+func (w *procWatch) alive() []string {
+	all := processes()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for pid, comm := range w.seen {
+		if p, ok := all[pid]; ok && p.comm == comm {
+			out = append(out, fmt.Sprintf("%d %s", pid, comm))
+		}
+	}
+	return out
+}
+
+// poolSize reads the pool's size from serve's start message.
+func poolSize(t *testing.T, p *proc) int {
+	t.Helper()
+	m := regexp.MustCompile(`at most (\d+) external programs`).FindStringSubmatch(p.out.String())
+	if m == nil {
+		t.Fatalf("serve did not say its pool size:\n%s", p.out.String())
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// chapters is n chapters every step seconds from 0.
+func chapters(n int, step float64) []any {
+	out := make([]any, n)
+	for i := range out {
+		s := float64(i) * step
+		out[i] = map[string]any{"start": fmt.Sprintf("%02d:%02d:%06.3f", int(s)/3600, int(s)/60%60, s-float64(int(s)/60*60)), "title": fmt.Sprint("part ", i+1)}
+	}
+	return out
+}
+
+// upload sends files (field -> name and bytes) to a production and
+// returns the HTTP status and body.
+func (c *apiClient) upload(uuid string, files map[string][2]any) (int, []byte) {
+	c.t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	for field, f := range files {
+		fw, _ := mw.CreateFormFile(field, f[0].(string))
+		fw.Write(f[1].([]byte))
+	}
+	mw.Close()
+	return c.do("POST", "/api/production/"+uuid+"/upload.json", mw.FormDataContentType(), &body)
+}
+
+// submit creates a production from request, uploads its files and starts
+// it, and returns its uuid.
+func (c *apiClient) submit(request map[string]any, files map[string][2]any) string {
+	c.t.Helper()
+	uuid, _ := c.call("POST", "/api/productions.json", request)["uuid"].(string)
+	if uuid == "" {
+		c.t.Fatalf("no production made of %.300v", request)
+	}
+	if code, b := c.upload(uuid, files); code/100 != 2 {
+		c.t.Fatalf("upload: HTTP %d: %s", code, b)
+	}
+	c.call("POST", "/api/production/"+uuid+"/start.json", nil)
+	return uuid
+}
+
+// status reads a production's status.
+func (c *apiClient) status(uuid string) production.Status {
+	c.t.Helper()
+	s, _ := c.call("GET", "/api/production/"+uuid+"/status.json", nil)["status"].(float64)
+	return production.Status(s)
+}
+
+// TestServeBounded is the acceptance test of issue 31's process pool: on
+// a server with the default pool, the issue's requests and a load that
+// asks for more programs at once than the pool has run side by side, and
+// the server's and its programs' memory stays under 1 GB while no more
+// external programs than the pool's size ever run. The 10,000 chapters
+// 0.5 s apart on a 10 s input (2,353 ffmpeg at once and an out-of-memory
+// host in the issue) run their parts one after the other; three
+// productions of five lossy outputs each (an encoder and a verifying
+// decoder per output: 10 programs at once) queue for the pool; 40
+// chapters 0.5 s apart on 20 s, which the work budget allows, end Done
+// (one part after the other: at least a second each on a loaded machine,
+// hence not the 200 on 100 s of the issue's density); 10 MB of random
+// bytes uploaded as MP3 are refused in one sentence.
+//
+// Until the work budget (the issue's other half) refuses them when they
+// are saved, the 10,000 chapters and a track offset of 10^6 s (1.5 hours
+// of work) are accepted and would run for an hour: they are stopped once
+// the rest is done, and must stop at once. A track offset of 10^12 s ends
+// in Error (it overflows a time.Duration).
+func TestServeBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a server under load")
+	}
+	testaudio.NeedTool(t, "ffmpeg")
+	const memoryBound = 1 << 30
+	dir := t.TempDir()
+	addrFile := filepath.Join(dir, "addr")
+	const password = "bounded test password"
+	p := startProc(t, "serve", nil, "serve", "-data", filepath.Join(dir, "data"), "-addr", "127.0.0.1:0", "-addr-file", addrFile,
+		"-admin-user", "admin", "-admin-password", password, "-workers", "4", "-rate-limit", "0", "-log-level", "warn")
+	base := waitAddrFile(t, p, addrFile)
+	size := poolSize(t, p)
+	watch := watchProcs(p.cmd.Process.Pid)
+	defer watch.end()
+	c := &apiClient{t: t, base: base, hc: &http.Client{Timeout: 2 * time.Minute}, basic: [2]string{"admin", password}}
+	started := time.Now()
+
+	// 10 MB of random bytes behind an MP3 frame header, as an .mp3.
+	random := make([]byte, 10<<20)
+	rand.Read(random)
+	copy(random, []byte{0xff, 0xfb, 0x90, 0x64})
+	junk := c.call("POST", "/api/productions.json", map[string]any{"output_files": []any{map[string]any{"format": "mp3"}}})["uuid"].(string)
+	code, body := c.upload(junk, map[string][2]any{"input_file": {"junk.mp3", random}})
+	var refused struct {
+		FormErrors map[string]string `json:"form_errors"`
+	}
+	json.Unmarshal(body, &refused)
+	msg := refused.FormErrors["input_file"]
+	t.Logf("random bytes as MP3: HTTP %d: %s", code, msg)
+	if code != http.StatusBadRequest || msg == "" || len(msg) > 200 || strings.Contains(msg, "0x") || strings.Contains(msg, "|") {
+		t.Errorf("random bytes as MP3: HTTP %d, input_file error of %d bytes: %.300s", code, len(msg), body)
+	}
+
+	wav10, wav20 := serveWAV(t, 10), serveWAV(t, 20)
+	opus := func(extra map[string]any) map[string]any {
+		o := map[string]any{"format": "opus", "split_on_chapters": true}
+		for k, v := range extra {
+			o[k] = v
+		}
+		return o
+	}
+	runs := map[string]string{} // uuid -> what
+	must := map[string]production.Status{}
+	submit := func(what string, want production.Status, request map[string]any, files map[string][2]any) string {
+		uuid := c.submit(request, files)
+		runs[uuid] = what
+		if want != 0 {
+			must[uuid] = want
+		}
+		return uuid
+	}
+	tenThousand := submit("10,000 chapters on 10 s", 0, map[string]any{"chapters": chapters(10000, 0.5),
+		"output_files": []any{opus(nil)}}, map[string][2]any{"input_file": {"ten.wav", wav10}})
+	allowed := submit("40 chapters on 20 s", production.StatusDone, map[string]any{"chapters": chapters(40, 0.5),
+		"output_files": []any{opus(nil)}}, map[string][2]any{"input_file": {"twenty.wav", wav20}})
+	lossy := []any{map[string]any{"format": "mp3"}, map[string]any{"format": "mp3-vbr", "suffix": "-vbr"}, map[string]any{"format": "aac"},
+		map[string]any{"format": "opus"}, map[string]any{"format": "vorbis"}}
+	for i := range 3 {
+		submit(fmt.Sprint("five lossy outputs ", i), production.StatusDone, map[string]any{"output_files": lossy},
+			map[string][2]any{"input_file": {fmt.Sprintf("load%d.wav", i), wav10}})
+	}
+	submit("a chapter at 999999 s, split AAC", production.StatusDone, map[string]any{
+		"chapters":     []any{map[string]any{"start": "00:00:00", "title": "One"}, map[string]any{"start": "277:46:39", "title": "Far"}},
+		"output_files": []any{map[string]any{"format": "aac", "split_on_chapters": true}}},
+		map[string][2]any{"input_file": {"far.wav", wav10}})
+	track := func(id string, offset float64) map[string]any {
+		return map[string]any{"type": "multitrack", "id": id, "offset": offset}
+	}
+	submit("track offset 1e12 s", production.StatusError, map[string]any{"is_multitrack": true,
+		"multi_input_files": []any{track("a", 0), track("b", 1e12)}, "output_files": []any{map[string]any{"format": "opus"}}},
+		map[string][2]any{"a": {"a.wav", wav10}, "b": {"b.wav", wav10}})
+	longOffset := submit("track offset 1e6 s", 0, map[string]any{"is_multitrack": true,
+		"multi_input_files": []any{track("a", 0), track("b", 1e6)}, "output_files": []any{map[string]any{"format": "opus"}}},
+		map[string][2]any{"a": {"a.wav", wav10}, "b": {"b.wav", wav10}})
+
+	// Every request but the two long ones ends.
+	deadline := time.Now().Add(10 * time.Minute)
+	for pending := len(must); pending > 0; {
+		pending = 0
+		for uuid := range must {
+			if !c.status(uuid).Finished() {
+				pending++
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d productions still running after 10 minutes", pending)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("the finite requests ended after %v", time.Since(started).Round(time.Second))
+	for uuid, want := range must {
+		pr := c.call("GET", "/api/production/"+uuid+".json", nil)
+		if got := production.Status(pr["status"].(float64)); got != want {
+			t.Errorf("%s: %v (%v), want %v", runs[uuid], got, pr["error_message"], want)
+		}
+		if e, _ := pr["error_message"].(string); len(e) > 300 || strings.Contains(e, "0x") {
+			t.Errorf("%s: error message of %d bytes: %.300s", runs[uuid], len(e), e)
+		}
+	}
+	if parts := c.call("GET", "/api/production/"+allowed+".json", nil)["output_files"].([]any); len(parts) != 40 {
+		t.Errorf("40 chapters: %d output files listed, want 40 parts", len(parts))
+	}
+	// The long ones still run, within the bounds; a stop ends them at once.
+	for _, uuid := range []string{tenThousand, longOffset} {
+		if s := c.status(uuid); !s.Processing() {
+			t.Errorf("%s: %v, want it still processing", runs[uuid], s)
+		}
+		c.call("POST", "/api/production/"+uuid+"/stop.json", nil)
+	}
+	stopped := time.Now()
+	for _, uuid := range []string{tenThousand, longOffset} {
+		for c.status(uuid) != production.StatusNotStarted {
+			if time.Since(stopped) > 10*time.Second {
+				t.Fatalf("%s: %v 10 s after the stop", runs[uuid], c.status(uuid))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	watch.end()
+	t.Logf("pool of %d: at most %d external programs at once, %d MB of memory at most (server and programs, proportional set size; the server %d MB), %d samples over %v",
+		size, watch.maxPrograms, watch.maxMemory>>20, watch.serverMem>>20, watch.samples, time.Since(started).Round(time.Second))
+	if watch.maxPrograms > size {
+		t.Errorf("%d external programs ran at once, the pool has %d", watch.maxPrograms, size)
+	}
+	if watch.maxPrograms < min(size, 10) {
+		t.Errorf("at most %d programs at once: the load did not reach the pool (%d)", watch.maxPrograms, size)
+	}
+	if watch.maxMemory > memoryBound {
+		t.Errorf("the server and its programs held %d MB, more than %d MB", watch.maxMemory>>20, memoryBound>>20)
+	}
+	p.stop(t, 15*time.Second)
+}
+
+// TestServeSIGTERMUnderLoad: SIGTERM while every slot of the process pool
+// is busy ends serve within the default shutdown bound (10 s), leaves no
+// program it started running, and hands its productions back: after a
+// restart each ends Done exactly once (one completed job, one webhook).
+func TestServeSIGTERMUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs and restarts a server under load")
+	}
+	testaudio.NeedTool(t, "ffmpeg")
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	addrFile := filepath.Join(dir, "addr")
+	hooks := &hookCounter{calls: map[string]int{}}
+	hookSrv := httptest.NewServer(hooks)
+	defer hookSrv.Close()
+	const password = "sigterm test password"
+	args := []string{"serve", "-data", data, "-addr", "127.0.0.1:0", "-addr-file", addrFile, "-admin-user", "admin",
+		"-admin-password", password, "-allow-private-fetch", "-workers", "3", "-max-processes", "6", "-log-level", "warn"}
+	p1 := startProc(t, "serve 1", nil, args...)
+	base := waitAddrFile(t, p1, addrFile)
+	c := &apiClient{t: t, base: base, hc: &http.Client{Timeout: time.Minute}, basic: [2]string{"admin", password}}
+	// Three lossy outputs, an encoder and a verifying decoder each: one
+	// production's encoding fills the pool of 6.
+	preset := c.call("POST", "/api/presets.json", map[string]any{"preset_name": "three lossy",
+		"algorithms":   map[string]any{"loudnesstarget": -16},
+		"output_files": []any{map[string]any{"format": "mp3"}, map[string]any{"format": "opus"}, map[string]any{"format": "aac"}}})["uuid"].(string)
+	wav := serveWAV(t, 90)
+	var uuids []string
+	for i := range 3 {
+		uuids = append(uuids, createProduction(c, preset, fmt.Sprintf("episode %d", i), hookSrv.URL, wav))
+	}
+	watch := watchProcs(p1.cmd.Process.Pid)
+	for _, u := range uuids {
+		c.call("POST", "/api/production/"+u+"/start.json", nil)
+	}
+	full := time.Now().Add(2 * time.Minute)
+	for watch.programs() < 6 {
+		if time.Now().After(full) {
+			t.Fatalf("the pool of 6 never filled (at most %d programs)", watch.maxPrograms)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	signaled := time.Now()
+	p1.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p1.done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve still runs 15 s after SIGTERM")
+	}
+	took := time.Since(signaled)
+	watch.end()
+	left := watch.alive()
+	t.Logf("SIGTERM with all 6 slots busy: exited after %v (%v); %d processes seen under it, %v still running",
+		took.Round(time.Millisecond), p1.cmd.ProcessState, len(watch.seen), left)
+	if took > 10*time.Second {
+		t.Errorf("serve took %v to exit, more than the default bound of 10 s", took)
+	}
+	if !p1.cmd.ProcessState.Success() {
+		t.Errorf("serve exited with %v", p1.cmd.ProcessState)
+	}
+	if len(left) > 0 {
+		t.Errorf("processes serve started outlive it: %v", left)
+	}
+
+	os.Remove(addrFile)
+	p2 := startProc(t, "serve 2", nil, args...)
+	c.base = waitAddrFile(t, p2, addrFile)
+	deadline := time.Now().Add(5 * time.Minute)
+	for _, u := range uuids {
+		for !c.status(u).Finished() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s not finished 5 minutes after the restart: %v", u, c.status(u))
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	poll(t, 30*time.Second, "webhooks", func() bool {
+		hooks.mu.Lock()
+		defer hooks.mu.Unlock()
+		for _, u := range uuids {
+			if hooks.calls[u] == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	for _, u := range uuids {
+		if s := c.status(u); s != production.StatusDone {
+			t.Errorf("%s: %v after the restart", u, s)
+		}
+	}
+	p2.stop(t, 15*time.Second)
+	hooks.mu.Lock()
+	defer hooks.mu.Unlock()
+	for _, u := range uuids {
+		if hooks.calls[u] != 1 {
+			t.Errorf("%s: webhook called %d times, want once", u, hooks.calls[u])
+		}
+	}
+}
