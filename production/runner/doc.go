@@ -24,5 +24,9 @@
 // outputs keeps about two cores busy while it encodes, so more workers
 // than half the cores mostly trade each production's latency for
 // throughput (BenchmarkScaleOut in benchmarks measures one and two
-// workers).
+// workers). The external programs of every production (each ffmpeg encoder
+// and verifying decoder, decoders of inputs ffmpeg reads, PocketSphinx)
+// take slots of one process pool (Config.Processes): productions queue for
+// them, so the programs running at once never exceed the pool whatever the
+// productions ask for.
 package runner
