@@ -104,8 +104,8 @@ func TestExitErrorSentences(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := exitError(ctx, tc.r, exit, stderr(tc.stderr))
-			if !errors.Is(err, tc.is) || !strings.HasSuffix(err.Error(), tc.want) {
-				t.Errorf("got %q, want ...%q wrapping %v", err, tc.want, tc.is)
+			if !errors.Is(err, tc.is) || err.Error() != tc.want {
+				t.Errorf("got %q, want %q wrapping %v", err, tc.want, tc.is)
 			}
 		})
 	}

@@ -168,19 +168,29 @@ func exitError(ctx context.Context, r run, err error, stderr *stderrBuffer) erro
 		}
 		return false
 	}
-	var msg error
+	var msg *sentence
 	switch {
 	case r.input && has(malformedSigns) && !strings.Contains(lower, "not supported"):
-		msg = fmt.Errorf("%w: %s", audio.ErrMalformed, notValid(r.format))
+		msg = &sentence{audio.ErrMalformed, notValid(r.format)}
 	case has(unsupportedSigns):
-		msg = fmt.Errorf("%w: %s on this server does not support %s (%s)", audio.ErrUnsupported, r.tool, r.what, firstLine(lines, err))
+		msg = &sentence{audio.ErrUnsupported, fmt.Sprintf("%s on this server does not support %s (%s)", r.tool, r.what, firstLine(lines, err))}
 	default:
-		msg = fmt.Errorf("%w: %s failed while %s (%s)", audio.ErrMalformed, r.tool, r.what, firstLine(lines, err))
+		msg = &sentence{audio.ErrMalformed, fmt.Sprintf("%s failed while %s (%s)", r.tool, r.what, firstLine(lines, err))}
 	}
 	procpool.Logger(ctx).Info("external program failed", "program", r.tool, "while", r.what, "err", err,
 		"reported", msg.Error(), "stderr", stderr.String())
 	return msg
 }
+
+// sentence is an error told to users in one sentence: Error is the
+// sentence alone, errors.Is matches the audio sentinel it stands for.
+type sentence struct {
+	sentinel error
+	text     string
+}
+
+func (e *sentence) Error() string { return e.text }
+func (e *sentence) Unwrap() error { return e.sentinel }
 
 // notValid is the sentence for an input ffmpeg cannot read.
 func notValid(format string) string {

@@ -96,7 +96,7 @@ func runProbe(ctx context.Context, in input) ([]byte, error) {
 		if ctx.Err() == nil && strings.Contains(stderr.String(), "Invalid data found") {
 			procpool.Logger(ctx).Info("external program failed", "program", "ffprobe", "while", "probing an input", "err", err,
 				"stderr", stderr.String())
-			return nil, fmt.Errorf("%w: %s", audio.ErrUnknownFormat, notValid(""))
+			return nil, &sentence{audio.ErrUnknownFormat, notValid("")}
 		}
 		return nil, exitError(ctx, run{tool: "ffprobe", what: "probing an input", input: true}, err, &stderr)
 	}
