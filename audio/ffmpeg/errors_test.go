@@ -14,6 +14,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/procpool"
+	"github.com/audiopost/audiopost/internal/need"
 )
 
 // logBuffer is a log destination tests read.
@@ -39,7 +40,7 @@ func (l *logBuffer) String() string {
 // prints kilobytes of "[mp3float @ 0x...] Header missing". The error says
 // so in one sentence; ffmpeg's lines go to the pool's log.
 func TestRandomMP3Sentence(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	t.Parallel()
 	data := make([]byte, 10<<20)
 	rand.Read(data)
@@ -116,7 +117,7 @@ func TestExitErrorSentences(t *testing.T) {
 // four programs run, and every encoder finishes (two at a time, each
 // taking its encoder's and its monitor's slot together).
 func TestEncodersWaitForSlots(t *testing.T) {
-	requireFFmpeg(t)
+	need.Programs(t, "ffmpeg", "ffprobe")
 	t.Parallel()
 	pool := procpool.New(procpool.Config{Size: 4})
 	ctx := procpool.With(context.Background(), pool)

@@ -15,10 +15,62 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/audiopost/audiopost/internal/need"
 )
 
+// The tests run this test binary as their external program: with
+// programEnv set, TestMain acts as the program it names instead of
+// running the tests.
+const programEnv = "PROCPOOL_TEST_PROGRAM"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(programEnv) {
+	case "":
+		os.Exit(m.Run())
+	case "spawn":
+		// A child that outlives this program unless its group is killed;
+		// its pid goes to the file named by the argument.
+		child := exec.Command(os.Args[0])
+		child.Env = append(os.Environ(), programEnv+"=sleep")
+		if err := child.Start(); err != nil {
+			os.Exit(2)
+		}
+		os.WriteFile(os.Args[1], []byte(strconv.Itoa(child.Process.Pid)), 0o644)
+		child.Wait()
+	case "sleep":
+		time.Sleep(time.Hour)
+	case "out":
+		fmt.Println("out")
+		fmt.Fprintln(os.Stderr, "err")
+	case "fail":
+		fmt.Fprintln(os.Stderr, "why")
+		os.Exit(3)
+	case "stderr":
+		fmt.Fprintln(os.Stderr, "both")
+	}
+	os.Exit(0)
+}
+
+// program is the test program acting as name, under ctx.
+func program(ctx context.Context, name string, args ...string) *Cmd {
+	c := Command(ctx, os.Args[0], args...)
+	c.Env = append(os.Environ(), programEnv+"="+name)
+	return c
+}
+
+// catPath is cat's path, which needCat finds: the tests that start held
+// programs call it first, on the test's goroutine.
+var catPath string
+
+func needCat(t *testing.T) {
+	t.Helper()
+	catPath = need.Program(t, "cat")
+}
+
 // held is a program that runs until release: cat with its input on a
-// pipe the test holds.
+// pipe the test holds. (The test binary acting as cat would do too, but
+// under the race detector it takes a second to start.)
 type held struct {
 	cmd *Cmd
 	w   io.WriteCloser
@@ -28,7 +80,7 @@ type held struct {
 // no slot for it.
 func startHeld(t *testing.T, ctx context.Context) (*held, error) {
 	t.Helper()
-	c := Command(ctx, "cat")
+	c := Command(ctx, catPath)
 	w, err := c.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -86,13 +138,6 @@ func blocked(t *testing.T, p *Pool, ctx context.Context) func() {
 		if err := <-errc; !errors.Is(err, context.Canceled) {
 			t.Errorf("a program waiting for a slot: %v", err)
 		}
-	}
-}
-
-func needCat(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("cat"); err != nil {
-		t.Skip("cat not installed: apt-get install coreutils")
 	}
 }
 
@@ -327,13 +372,10 @@ func TestFirstComeFirstServed(t *testing.T) {
 // TestCancelKillsGroup: when the context is done, the program and what it
 // started are killed, and Wait returns.
 func TestCancelKillsGroup(t *testing.T) {
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("sh not installed")
-	}
 	ctx, cancel := context.WithCancel(With(t.Context(), New(Config{Size: 2})))
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	// A shell whose child outlives it unless its group is killed.
-	c := Command(ctx, "sh", "-c", "sleep 600 & echo $! > "+pidFile+"; wait")
+	// A program whose child outlives it unless its group is killed.
+	c := program(ctx, "spawn", pidFile)
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -404,20 +446,17 @@ func TestClose(t *testing.T) {
 }
 
 func TestOutput(t *testing.T) {
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("sh not installed")
-	}
 	ctx := With(t.Context(), New(Config{Size: 1}))
-	out, err := Command(ctx, "sh", "-c", "echo out; echo err >&2").Output()
+	out, err := program(ctx, "out").Output()
 	if err != nil || string(out) != "out\n" {
 		t.Errorf("Output: %q, %v", out, err)
 	}
-	_, err = Command(ctx, "sh", "-c", "echo why >&2; exit 3").Output()
+	_, err = program(ctx, "fail").Output()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || string(ee.Stderr) != "why\n" {
+	if !errors.As(err, &ee) || string(ee.Stderr) != "why\n" || ee.ExitCode() != 3 {
 		t.Errorf("Output of a failure: %v (%q)", err, ee)
 	}
-	out, err = Command(ctx, "sh", "-c", "echo both >&2").CombinedOutput()
+	out, err = program(ctx, "stderr").CombinedOutput()
 	if err != nil || string(out) != "both\n" {
 		t.Errorf("CombinedOutput: %q, %v", out, err)
 	}

@@ -66,6 +66,9 @@ var Table = []Need{
 	{KindProgram, "espeak-ng", "espeak-ng", nil},
 	{KindProgram, "flac", "flac", nil},
 	{KindProgram, "bash", "bash", nil},
+	// A program that runs as long as its input is open, for the tests of
+	// the process pool (audio/procpool).
+	{KindProgram, "cat", "coreutils", nil},
 	{KindProgram, "curl", "curl", nil},
 	{KindProgram, "cc", "gcc", nil},
 	{KindProgram, "pkg-config", "pkg-config", nil},

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/procpool"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/loudness"
 	"github.com/audiopost/audiopost/production"
@@ -23,7 +23,8 @@ import (
 // ffmpeg decodes (one program while a decoder is open).
 func opusInput(t *testing.T, dir, name string, seconds float64) string {
 	t.Helper()
-	needTools(t, "ffmpeg", "ffprobe")
+	need.Program(t, "ffmpeg")
+	need.Program(t, "ffprobe")
 	wav := filepath.Join(dir, name+".wav")
 	testaudio.WriteWAV(t, wav, testaudio.SpeechLike(48000, seconds, 0.05), 48000)
 	out := filepath.Join(dir, name+".opus")
@@ -32,11 +33,10 @@ func opusInput(t *testing.T, dir, name string, seconds float64) string {
 }
 
 // programsRequest has two lossy outputs (an encoder and a verifying
-// decoder each), one of them split on three chapters of which the last
-// starts after the input's end, and a FLAC output.
+// decoder each), one of them split on two chapters, and a FLAC output.
 const programsRequest = `{"input_file": "https://example.org/talk.opus", "output_basename": "talk",
 	"algorithms": {"loudnesstarget": -16, "maxpeak": -1},
-	"chapters": [{"start": "00:00:00", "title": "One"}, {"start": "00:00:03", "title": "Two"}, {"start": "00:01:40", "title": "After the end"}],
+	"chapters": [{"start": "00:00:00", "title": "One"}, {"start": "00:00:03", "title": "Two"}],
 	"output_files": [{"format": "mp3"}, {"format": "opus", "split_on_chapters": true}, {"format": "flac"}]}`
 
 // TestProgramsFitThePool runs a production whose render needs five
@@ -67,9 +67,7 @@ func TestProgramsFitThePool(t *testing.T) {
 		}
 		decoded := map[string]audio.Buffer{}
 		for _, f := range res.Files {
-			if f.Name != "talk-03.opus" { // no audio: nothing to decode
-				decoded[f.Name], _ = testaudio.ReadFile(t, filepath.Join(out, f.Name))
-			}
+			decoded[f.Name], _ = testaudio.ReadFile(t, filepath.Join(out, f.Name))
 		}
 		for _, name := range []string{"talk.mp3", "talk-01.opus", "talk-02.opus"} {
 			d, err := audio.Open(ctx, filepath.Join(out, name))
@@ -87,9 +85,6 @@ func TestProgramsFitThePool(t *testing.T) {
 			if math.Abs(r.Integrated+16) > 1 || r.TruePeak > -1+0.15+0.05 {
 				t.Errorf("pool of %d: %s at %.2f LUFS, %.2f dBTP", size, name, r.Integrated, r.TruePeak)
 			}
-		}
-		if fi, err := os.Stat(filepath.Join(out, "talk-03.opus")); err != nil || fi.Size() == 0 {
-			t.Errorf("pool of %d: the part after the end: %v", size, err)
 		}
 		return p, decoded, pool
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/production/runner"
 	"github.com/audiopost/audiopost/storage"
@@ -41,7 +42,7 @@ func (e *runnerEnv) expire(worker string) {
 // webhook), instead of being processed (and taking workers down) again.
 func TestRunnerGivesUpAfterTwoCrashes(t *testing.T) {
 	const rate = 44100
-	input := wavBytes(t, speechLike(rate, 1, 0.05), rate)
+	input := wavBytes(t, testaudio.SpeechLike(rate, 1, 0.05), rate)
 	for _, crashes := range []int{1, 2} {
 		e := newRunnerEnv(t, time.Hour)
 		uuid, job := e.addProduction(wavRequest, input)
@@ -85,7 +86,7 @@ func TestRunnerGivesUpAfterTwoCrashes(t *testing.T) {
 // is sent.
 func TestRunnerStopWhileNoWorker(t *testing.T) {
 	const rate = 44100
-	input := wavBytes(t, speechLike(rate, 1, 0.05), rate)
+	input := wavBytes(t, testaudio.SpeechLike(rate, 1, 0.05), rate)
 	svc := func(e *runnerEnv) production.Service { return production.Service{Store: e.store} }
 
 	t.Run("lease run out", func(t *testing.T) {
