@@ -464,6 +464,10 @@ func (p *Production) DropChaptersPastEnd() []Chapter {
 // namedDropped is how many dropped chapters a warning names.
 const namedDropped = 5
 
+// droppedChaptersMarker is the part of ChaptersDroppedWarning by which
+// ResetWarnings tells it from the warnings of a run.
+const droppedChaptersMarker = " at or after the end of the input"
+
 // ChaptersDroppedWarning is the warning for chapters dropped because they
 // start at or after end (seconds): it names the first few and counts the
 // rest, so a long list cannot bloat the production.
@@ -473,7 +477,7 @@ func ChaptersDroppedWarning(dropped []Chapter, end float64) string {
 	if len(dropped) != 1 {
 		b.WriteString("s")
 	}
-	fmt.Fprintf(&b, " at or after the end of the input (%s) dropped: ", FormatTimestamp(seconds(end)))
+	fmt.Fprintf(&b, droppedChaptersMarker+" (%s) dropped: ", FormatTimestamp(seconds(end)))
 	for i, c := range dropped[:min(len(dropped), namedDropped)] {
 		if i > 0 {
 			b.WriteString(", ")

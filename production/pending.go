@@ -71,6 +71,26 @@ func (p *Production) AddWarning(at Status, msg string) {
 
 const pendingPrefix = "not applied by this server yet: "
 
+// ResetWarnings clears what an earlier run warned about before a new run
+// at status at warns anew, keeping the warnings of the production's save:
+// the pending settings (refreshed) and the chapters dropped past the
+// input's end, which the saved production no longer holds, so no run
+// could find them to warn about again.
+func (p *Production) ResetWarnings(at Status) {
+	var keep []string
+	for _, part := range strings.Split(p.WarningMessage, "; ") {
+		if strings.Contains(part, droppedChaptersMarker) {
+			keep = append(keep, part)
+		}
+	}
+	status := p.WarningStatus
+	p.WarningMessage, p.WarningStatus = "", nil
+	if len(keep) > 0 {
+		p.WarningMessage, p.WarningStatus = strings.Join(keep, "; "), status
+	}
+	p.RefreshPendingWarning(at)
+}
+
 // RefreshPendingWarning replaces the part of the warning message that
 // names pending settings with what p asks for now: a setting removed
 // stops being warned about, one added starts.

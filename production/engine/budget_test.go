@@ -64,3 +64,32 @@ func TestEngineChecksTheBudget(t *testing.T) {
 		t.Errorf("%d files written", len(files))
 	}
 }
+
+// TestEngineKeepsTheSavedWarning: the chapter a save dropped past the
+// input's end (the production no longer holds it) is still named in the
+// warning after the run, and a second run does not repeat or lose it.
+func TestEngineKeepsTheSavedWarning(t *testing.T) {
+	const rate = 16000
+	dir, outDir := t.TempDir(), t.TempDir()
+	input := filepath.Join(dir, "in.wav")
+	testaudio.WriteWAV(t, input, testaudio.SpeechLike(rate, 3, 0.1), rate)
+	p := newProduction(t, `{"input_file": "https://example.org/in.wav",
+		"chapters": [{"start": 0, "title": "One"}, {"start": 999999, "title": "Far"}],
+		"output_files": [{"format": "wav"}]}`)
+	p.InputLength = 3
+	if err := p.FitBudget(production.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	want := `1 chapter at or after the end of the input (00:00:03.000) dropped: 277:46:39.000 "Far"`
+	if !strings.Contains(p.WarningMessage, want) {
+		t.Fatalf("saved warning %q, want %q", p.WarningMessage, want)
+	}
+	for run := 1; run <= 2; run++ {
+		if _, err := (&engine.Engine{}).Run(context.Background(), p, engine.Inputs{Main: input}, engine.DirWriter{Dir: outDir}, nil); err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		if p.Status != production.StatusDone || strings.Count(p.WarningMessage, want) != 1 {
+			t.Errorf("run %d: status %v, warning %q, want Done and %q once", run, p.Status, p.WarningMessage, want)
+		}
+	}
+}

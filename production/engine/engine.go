@@ -346,8 +346,7 @@ func (r *run) do(ctx context.Context) error {
 	p := r.p
 	r.setStatus(production.StatusAudioProcessing, 0)
 	p.ErrorMessage, p.ErrorStatus = "", nil
-	p.WarningMessage, p.WarningStatus = "", nil
-	p.RefreshPendingWarning(production.StatusAudioProcessing)
+	p.ResetWarnings(production.StatusAudioProcessing)
 	if !p.IsMultitrack && r.in.Main == "" {
 		return ErrNoInput
 	}
