@@ -581,8 +581,9 @@ func WriteWAVBits(t testing.TB, path string, b [][]float64, rate, bits int) {
 	}
 }
 
-// MemFile is an in-memory io.ReadWriteSeeker: the seekable file that
-// encoders patching their header on Close write to in tests.
+// MemFile is an in-memory io.ReadWriteSeeker and io.ReaderAt: the
+// seekable file that encoders patching their header on Close write to in
+// tests.
 type MemFile struct {
 	B   []byte
 	off int64
@@ -622,6 +623,22 @@ func (m *MemFile) Seek(off int64, whence int) (int64, error) {
 	}
 	m.off = off
 	return off, nil
+}
+
+// ReadAt implements io.ReaderAt, so that a MemFile can stand for a file
+// that is read back after it was written.
+func (m *MemFile) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, errors.New("MemFile: negative offset")
+	}
+	if off >= int64(len(m.B)) {
+		return 0, io.EOF
+	}
+	n := copy(p, m.B[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
 }
 
 // EncodeWAV returns b as a WAV file written by audiopost's encoder at the

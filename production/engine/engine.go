@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"math"
 	"os"
@@ -75,6 +76,14 @@ type Inputs struct {
 	// production has it) to the path of the file (PNG or JPEG). Chapters
 	// whose image is not here are written without one.
 	ChapterImages map[string]string
+	// FS, when not nil, is where the paths above are: names in FS
+	// (fs.ValidPath) instead of the operating system's files, for a
+	// caller whose input is not a file, such as a browser's Blob. A
+	// file of FS that is an io.Seeker lets the codecs seek in it as they
+	// do in an *os.File. What hands an input's path to ffmpeg (video
+	// outputs, burned-in subtitles, covers ffmpeg extracts) needs the
+	// operating system's files and fails with FS.
+	FS fs.FS
 }
 
 // ProgressFunc receives every status change and, within a status, the
@@ -539,7 +548,7 @@ func (r *run) loadChapterImages(p *production.Production) {
 		if !ok {
 			continue
 		}
-		pic, err := readPicture(path)
+		pic, err := r.readPicture(path)
 		if err != nil {
 			bad = append(bad, fmt.Sprintf("%s (%v)", c.Title, err))
 			continue
@@ -555,8 +564,8 @@ func (r *run) loadChapterImages(p *production.Production) {
 }
 
 // readPicture reads a PNG or JPEG file of at most maxCoverBytes.
-func readPicture(path string) (*audio.Picture, error) {
-	f, err := os.Open(path)
+func (r *run) readPicture(path string) (*audio.Picture, error) {
+	f, err := r.openFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading image: %w", err)
 	}
@@ -578,7 +587,7 @@ func readPicture(path string) (*audio.Picture, error) {
 // loadCover returns the cover from Inputs.Cover or embedded in the input.
 func (r *run) loadCover(ctx context.Context) (*audio.Picture, error) {
 	if r.in.Cover != "" {
-		return readPicture(r.in.Cover)
+		return r.readPicture(r.in.Cover)
 	}
 	c := r.info.Tags.Cover
 	if c == nil {
@@ -604,7 +613,7 @@ func (r *run) loadCover(ctx context.Context) (*audio.Picture, error) {
 // open decodes a file; what names it in error messages, so they never
 // show server paths.
 func (r *run) open(ctx context.Context, path, what string) (audio.Decoder, error) {
-	f, err := os.Open(path)
+	f, err := r.openFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -638,9 +647,17 @@ func (r *run) openMain(ctx context.Context) (audio.Source, error) {
 	return &progressSource{Source: d, r: r}, nil
 }
 
+// openFile opens an input file: in Inputs.FS when there is one.
+func (r *run) openFile(path string) (io.ReadCloser, error) {
+	if r.in.FS != nil {
+		return r.in.FS.Open(path)
+	}
+	return os.Open(path)
+}
+
 type closingDecoder struct {
 	audio.Decoder
-	f      *os.File
+	f      io.Closer
 	closed bool
 }
 
@@ -1008,7 +1025,7 @@ func (ef *encodedFile) encodedLoudness(ctx context.Context) (res loudness.Result
 	if res = ef.meter.Result(); res.Frames > 0 {
 		return res, true, nil
 	}
-	if ef.fh.os == nil {
+	if ef.fh.ra == nil {
 		return res, false, nil
 	}
 	res, err = decodedLoudness(ctx, ef.fh)
@@ -1018,7 +1035,7 @@ func (ef *encodedFile) encodedLoudness(ctx context.Context) (res loudness.Result
 // decodedLoudness decodes a finished file and measures its true peak and
 // integrated loudness.
 func decodedLoudness(ctx context.Context, fh *fileHandle) (loudness.Result, error) {
-	d, err := audio.Decode(ctx, io.NewSectionReader(fh.os, 0, fh.size))
+	d, err := audio.Decode(ctx, io.NewSectionReader(fh.ra, 0, fh.size))
 	if err != nil {
 		return loudness.Result{}, err
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -171,7 +170,7 @@ func (r *run) copyInput(output int, name string) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(r.in.Main)
+	f, err := r.openFile(r.in.Main)
 	if err != nil {
 		return fmt.Errorf("input file: %w", err)
 	}

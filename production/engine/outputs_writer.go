@@ -32,8 +32,11 @@ type OutputWriter interface {
 // A PendingFile that also has a method File() *os.File hands encoders the
 // real file: they may seek back to patch headers (WAV and FLAC sizes, the
 // MP3 Xing header), and the Engine reads the finished bytes back to
-// checksum them. Any other PendingFile is written strictly sequentially
-// and checksummed as written.
+// checksum them. So does a PendingFile that is itself an io.Seeker and an
+// io.ReaderAt (a file held elsewhere, such as in a browser's Blobs), which
+// the encoders then write through its Write and Seek. Any other
+// PendingFile is written strictly sequentially and checksummed as
+// written.
 type PendingFile interface {
 	io.Writer
 	Close() error
@@ -131,7 +134,7 @@ type fileHandle struct {
 	kind   fileKind
 	part   int
 	pf     PendingFile
-	os     *os.File // non-nil when encoders write to the real file
+	ra     randomAccess // non-nil when encoders write to it directly
 	h      hash.Hash
 	n      int64
 	// Size and MD5 once finished.
@@ -147,6 +150,13 @@ const (
 	kindPart
 )
 
+// randomAccess is a file encoders may seek in and the Engine read back:
+// an *os.File, or a PendingFile that can do both.
+type randomAccess interface {
+	io.WriteSeeker
+	io.ReaderAt
+}
+
 func openHandle(out OutputWriter, name string, output int, kind fileKind) (*fileHandle, error) {
 	pf, err := out.Create(name)
 	if err != nil {
@@ -154,15 +164,17 @@ func openHandle(out OutputWriter, name string, output int, kind fileKind) (*file
 	}
 	fh := &fileHandle{name: name, output: output, kind: kind, pf: pf, h: md5.New()}
 	if f, ok := pf.(interface{ File() *os.File }); ok {
-		fh.os = f.File()
+		fh.ra = f.File()
+	} else if ra, ok := pf.(randomAccess); ok {
+		fh.ra = ra
 	}
 	return fh, nil
 }
 
 // writer returns what encoders should write to.
 func (fh *fileHandle) writer() io.Writer {
-	if fh.os != nil {
-		return fh.os
+	if fh.ra != nil {
+		return fh.ra
 	}
 	return fh
 }
@@ -177,16 +189,16 @@ func (fh *fileHandle) Write(p []byte) (int, error) {
 
 // finish computes size and checksum of the complete file.
 func (fh *fileHandle) finish() error {
-	if fh.os == nil {
+	if fh.ra == nil {
 		fh.size, fh.sum = fh.n, hex.EncodeToString(fh.h.Sum(nil))
 		return nil
 	}
-	end, err := fh.os.Seek(0, io.SeekEnd)
+	end, err := fh.ra.Seek(0, io.SeekEnd)
 	if err != nil {
 		return fmt.Errorf("checksum of %s: %w", fh.name, err)
 	}
 	h := md5.New()
-	if _, err := io.Copy(h, io.NewSectionReader(fh.os, 0, end)); err != nil {
+	if _, err := io.Copy(h, io.NewSectionReader(fh.ra, 0, end)); err != nil {
 		return fmt.Errorf("checksum of %s: %w", fh.name, err)
 	}
 	fh.size, fh.sum = end, hex.EncodeToString(h.Sum(nil))
