@@ -37,6 +37,17 @@ func New(t testing.TB, timeout time.Duration, extra ...chromedp.ExecAllocatorOpt
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("mute-audio", true),
+		// Chromium's own calls home (updates, time, optimisation hints,
+		// sign-in), which a test of what pages send would have to tell
+		// apart from the page's.
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-domain-reliability", true),
+		chromedp.Flag("disable-client-side-phishing-detection", true),
+		chromedp.Flag("no-pings", true),
+		chromedp.Flag("metrics-recording-only", true),
+		chromedp.Flag("disable-features", "OptimizationHints,OptimizationGuideModelDownloading,OptimizationHintsFetching,"+
+			"OptimizationTargetPrediction,MediaRouter,DialMediaRouteProvider,Translate,NetworkTimeServiceQuerying,"+
+			"AutofillServerCommunication,CertificateTransparencyComponentUpdater,SigninInterceptBubble,ChromeSignin"),
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1100, 1400),
 	}

@@ -1,0 +1,273 @@
+//go:build js && wasm
+
+// Command wasm is the WebAssembly side of the in-browser pages: built
+// with GOOS=js GOARCH=wasm (by go run ./transport/browser/build) and run
+// in a Web Worker by the pages' worker.js, it sets the global
+// audiopost.process and audiopost.measure, which run package local over a
+// File the worker reads in slices.
+//
+// Both take the File, and a host object through which Go reaches the
+// browser:
+//
+//	read(offset, length) Uint8Array   the File's bytes (FileReaderSync)
+//	create(name) file                 an output file kept as Blob parts:
+//	    write(offset, bytes), read(offset, length) Uint8Array, close(), abort()
+//	progress(object)                  where the work has got to
+//
+// process(file, settingsJSON, host) and measure(file, host) return
+// Promises; a rejection carries message and, for bad settings,
+// form_errors (field path to message, as the API's envelope has them).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"syscall/js"
+
+	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/production/engine"
+	"github.com/audiopost/audiopost/transport/browser/local"
+)
+
+func main() {
+	api := js.Global().Get("Object").New()
+	api.Set("process", js.FuncOf(process))
+	api.Set("measure", js.FuncOf(measure))
+	js.Global().Set("audiopost", api)
+	if ready := js.Global().Get("audiopostReady"); ready.Type() == js.TypeFunction {
+		ready.Invoke()
+	}
+	select {}
+}
+
+// promise runs work on a goroutine of its own (a js.Func must return
+// before the browser can answer the reads work makes) and settles a
+// Promise with its result.
+func promise(work func() (any, error)) js.Value {
+	var executor js.Func
+	executor = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		resolve, reject := args[0], args[1]
+		executor.Release()
+		go func() {
+			v, err := work()
+			if err != nil {
+				reject.Invoke(errorValue(err))
+				return
+			}
+			resolve.Invoke(v)
+		}()
+		return nil
+	})
+	return js.Global().Get("Promise").New(executor)
+}
+
+// errorValue is err as {message, form_errors}.
+func errorValue(err error) js.Value {
+	e := js.Global().Get("Object").New()
+	e.Set("message", err.Error())
+	var fe production.FieldErrors
+	if errors.As(err, &fe) {
+		m := js.Global().Get("Object").New()
+		for k, v := range fe {
+			m.Set(k, v)
+		}
+		e.Set("form_errors", m)
+	}
+	return e
+}
+
+// input is the File as local reads it.
+func input(file, host js.Value) local.Input {
+	return local.Input{Name: file.Get("name").String(), Size: int64(file.Get("size").Float()), Data: blobReader{host}}
+}
+
+// blobReader reads the File through the host's read.
+type blobReader struct{ host js.Value }
+
+func (b blobReader) ReadAt(p []byte, off int64) (int, error) {
+	u8 := b.host.Call("read", float64(off), len(p))
+	n := js.CopyBytesToGo(p, u8)
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func process(_ js.Value, args []js.Value) any {
+	file, settings, host := args[0], args[1].String(), args[2]
+	return promise(func() (any, error) {
+		res, err := local.Process(context.Background(), input(file, host), []byte(settings), outputs{host}, func(p local.Progress) {
+			o := js.Global().Get("Object").New()
+			o.Set("status", int(p.Status))
+			o.Set("status_string", p.Status.String())
+			o.Set("fraction", p.Fraction)
+			o.Set("pass", p.Pass)
+			o.Set("read", p.Read)
+			host.Call("progress", o)
+		})
+		if err != nil {
+			return nil, err
+		}
+		prod, err := json.Marshal(res.Production)
+		if err != nil {
+			return nil, err
+		}
+		legend, err := json.Marshal(res.Chart)
+		if err != nil {
+			return nil, err
+		}
+		out := js.Global().Get("Object").New()
+		out.Set("production", string(prod))
+		out.Set("legend", string(legend))
+		files := js.Global().Get("Array").New()
+		for _, f := range res.Files {
+			o := js.Global().Get("Object").New()
+			o.Set("name", f.Name)
+			o.Set("output", f.Output)
+			o.Set("size", float64(f.Size))
+			o.Set("md5", f.MD5)
+			files.Call("push", o)
+		}
+		out.Set("files", files)
+		out.Set("chart", bytesValue(res.LoudnessChart))
+		out.Set("waveform", bytesValue(res.Waveform))
+		return out, nil
+	})
+}
+
+func measure(_ js.Value, args []js.Value) any {
+	file, host := args[0], args[1]
+	return promise(func() (any, error) {
+		m, err := local.Measure(context.Background(), input(file, host), func(read float64) {
+			o := js.Global().Get("Object").New()
+			o.Set("read", read)
+			host.Call("progress", o)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file.Get("name").String(), err)
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, err
+		}
+		return string(b), nil
+	})
+}
+
+func bytesValue(b []byte) js.Value {
+	u8 := js.Global().Get("Uint8Array").New(len(b))
+	js.CopyBytesToJS(u8, b)
+	return u8
+}
+
+// outputs creates the output files through the host.
+type outputs struct{ host js.Value }
+
+func (o outputs) Create(name string) (engine.PendingFile, error) {
+	return &blobFile{f: o.host.Call("create", name)}, nil
+}
+
+// chunk is how much a blobFile gathers before it hands the bytes to the
+// browser as one Blob part, and how much it reads back at once.
+const chunk = 1 << 20
+
+// blobFile is an output file the browser keeps as Blob parts: written in
+// chunks, patched where the encoders seek back to finish their headers,
+// read back for the checksum. It implements engine.PendingFile as a file
+// that seeks and reads back, as the engine lets WAV and FLAC patch their
+// headers.
+type blobFile struct {
+	f      js.Value
+	pos    int64  // where the next Write goes
+	buf    []byte // written, not yet handed over, from bufAt
+	bufAt  int64
+	size   int64  // of what was handed over
+	rbuf   []byte // read back, from rbufAt
+	rbufAt int64
+}
+
+func (b *blobFile) Write(p []byte) (int, error) {
+	if len(b.buf) > 0 && b.pos != b.bufAt+int64(len(b.buf)) {
+		b.flush()
+	}
+	if len(b.buf) == 0 {
+		b.bufAt = b.pos
+	}
+	b.buf = append(b.buf, p...)
+	b.pos += int64(len(p))
+	if len(b.buf) >= chunk {
+		b.flush()
+	}
+	return len(p), nil
+}
+
+// flush hands the gathered bytes to the browser.
+func (b *blobFile) flush() {
+	if len(b.buf) == 0 {
+		return
+	}
+	u8 := js.Global().Get("Uint8Array").New(len(b.buf))
+	js.CopyBytesToJS(u8, b.buf)
+	b.f.Call("write", float64(b.bufAt), u8)
+	b.size = max(b.size, b.bufAt+int64(len(b.buf)))
+	b.rbuf = b.rbuf[:0]
+	if cap(b.buf) > 2*chunk {
+		b.buf = nil
+	}
+	b.buf = b.buf[:0]
+}
+
+func (b *blobFile) Seek(off int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekCurrent:
+		off += b.pos
+	case io.SeekEnd:
+		off += max(b.size, b.bufAt+int64(len(b.buf)))
+	}
+	if off < 0 {
+		return 0, errors.New("seek before the start of the file")
+	}
+	b.pos = off
+	return off, nil
+}
+
+func (b *blobFile) ReadAt(p []byte, off int64) (int, error) {
+	b.flush()
+	n := 0
+	for n < len(p) {
+		at := off + int64(n)
+		if at >= b.size {
+			return n, io.EOF
+		}
+		if at < b.rbufAt || at >= b.rbufAt+int64(len(b.rbuf)) {
+			u8 := b.f.Call("read", float64(at), int(min(chunk, b.size-at)))
+			if cap(b.rbuf) < chunk {
+				b.rbuf = make([]byte, chunk)
+			}
+			b.rbuf = b.rbuf[:u8.Get("length").Int()]
+			js.CopyBytesToGo(b.rbuf, u8)
+			b.rbufAt = at
+			if len(b.rbuf) == 0 {
+				return n, io.ErrUnexpectedEOF
+			}
+		}
+		n += copy(p[n:], b.rbuf[at-b.rbufAt:])
+	}
+	return n, nil
+}
+
+func (b *blobFile) Close() error {
+	b.flush()
+	b.rbuf = nil
+	b.f.Call("close")
+	return nil
+}
+
+func (b *blobFile) Abort() error {
+	b.buf, b.rbuf = nil, nil
+	b.f.Call("abort")
+	return nil
+}
