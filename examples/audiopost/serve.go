@@ -24,6 +24,7 @@ import (
 	"github.com/audiopost/audiopost/storage/sqlstore"
 	"github.com/audiopost/audiopost/storage/transfer"
 	"github.com/audiopost/audiopost/transport/auth"
+	"github.com/audiopost/audiopost/transport/browser"
 	"github.com/audiopost/audiopost/transport/httpapi"
 	"github.com/audiopost/audiopost/transport/outbound"
 )
@@ -87,6 +88,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rateLimit := fs.Float64("rate-limit", DefaultRateLimit, "API requests per second per user, with bursts of twice as many (0: unlimited); shared by API processes through the store")
 	anonConns := fs.Int("max-anon-conns-per-ip", httpapi.DefaultMaxAnonConnsPerIP, "connections one client address may hold open before authenticating; more get 503 (loopback is exempt; behind a reverse proxy on another machine every client has its address: raise it, or -1 for no cap)")
 	bodyTimeout := fs.Duration("body-timeout", httpapi.DefaultBodyTimeout, "a request body must arrive within this plus its length at the minimum rate (4 KiB/s)")
+	browserDir := fs.String("browser", "", "folder of the in-browser pages, served at <base-url>/browser/: process and measure recordings in the browser, without uploading them (build it with go run ./transport/browser/build -o DIR; default <data>/browser)")
 	addrFile := fs.String("addr-file", "", "write the listening address (host:port) to this file once ready")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	keyFile := secretKeyFlag(fs)
@@ -154,6 +156,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ln     net.Listener
 		base   = *baseURL
 		prefix string
+		// browserPages is set when the in-browser pages are built.
+		browserPages bool
 	)
 	if runAPI {
 		ln, err = net.Listen("tcp", *addr)
@@ -187,6 +191,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		mux := http.NewServeMux()
 		mux.Handle(prefix+"/", api)
+		pagesDir := *browserDir
+		if pagesDir == "" {
+			pagesDir = filepath.Join(*data, "browser")
+		}
+		mux.Handle(prefix+"/browser/", http.StripPrefix(prefix+"/browser/", browser.Handler(pagesDir)))
+		if _, err := os.Stat(filepath.Join(pagesDir, browser.WasmFile)); err != nil {
+			log.Info("the in-browser pages are not built: go run ./transport/browser/build -o "+pagesDir, "dir", pagesDir)
+		} else {
+			browserPages = true
+		}
 		srv = httpapi.NewServer(mux, httpapi.ServerLimits{MaxAnonConnsPerIP: *anonConns, BodyTimeout: *bodyTimeout}, log)
 	}
 
@@ -213,6 +227,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if runAPI {
 		go func() { serveErr <- srv.Serve(ln) }()
 		fmt.Fprintf(stdout, "audiopost serving %s/ on %s\nlog in at %s/account/login/; the API is described at %s/api/openapi.json\n", base, listenScope(ln.Addr()), base, base)
+		if browserPages {
+			fmt.Fprintf(stdout, "recordings are processed and measured in the browser, without an upload, at %s/browser/\n", base)
+		}
 		if *addrFile != "" {
 			if err := writeFileAtomic(*addrFile, ln.Addr().String()); err != nil {
 				log.Error("writing -addr-file", "err", err)

@@ -62,6 +62,7 @@ const pageCSS = `
 .drop.over{border-color:#0b5cad;background:#eef4fb}
 nav a[aria-current]{font-weight:600;text-decoration:none;color:#222}
 #levels td:last-child{color:#555;font-size:.9rem}
+dt{font-weight:600;margin-top:.6rem}dd{margin-left:1.5rem}
 `
 
 // Options adjust Build.

@@ -112,17 +112,32 @@ func speechWAV(t testing.TB, path string, seconds int) {
 	testaudio.WriteWAV(t, path, buf, rate)
 }
 
+// nativeBinary builds the audiopost command once per test binary.
+func nativeBinary(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(tmpRoot, "audiopost")
+	nativeOnce.Do(func() {
+		out, err := exec.Command("go", "build", "-o", bin, "github.com/audiopost/audiopost/examples/audiopost").CombinedOutput()
+		if err != nil {
+			nativeErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if nativeErr != nil {
+		t.Fatal(nativeErr)
+	}
+	return bin
+}
+
+var (
+	nativeOnce sync.Once
+	nativeErr  error
+)
+
 // nativeProcess runs the audiopost binary's process command, as a user
 // would on the command line, and returns the statistics it prints.
 func nativeProcess(t testing.TB, in, out string, extra ...string) map[string]any {
 	t.Helper()
-	bin := filepath.Join(tmpRoot, "audiopost")
-	if _, err := os.Stat(bin); err != nil {
-		if out, err := exec.Command("go", "build", "-o", bin, "github.com/audiopost/audiopost/examples/audiopost").CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
-		}
-	}
-	cmd := exec.Command(bin, append(append([]string{"process"}, extra...), "-o", out, in)...)
+	cmd := exec.Command(nativeBinary(t), append(append([]string{"process"}, extra...), "-o", out, in)...)
 	stdout, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("audiopost process: %v", err)

@@ -31,6 +31,7 @@ import (
 //	GET, POST {base}/production/{uuid}/edit/           edit form; action=start starts
 //	GET       {base}/files/{kind}/{uuid}/{filename}    the API's downloads for page links
 //	GET, POST {base}/services/                         the user's external services: list, add, test, remove
+//	GET       {base}/presets.json                      the user's presets for the in-browser pages (pages_browser.go)
 //
 // Pages accept the browser session of package auth (logging in through
 // its login form) and, like the API, a bearer_token query parameter, which
@@ -95,6 +96,7 @@ func (s *server) pageRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST "+p+"/services/{$}", pg.withUser(false, pg.servicesPost))
 	mux.HandleFunc("GET "+p+"/livestream/{uuid}/{$}", pg.withUser(false, pg.livePage))
 	mux.HandleFunc("GET "+p+"/livestream/{uuid}/status.json", pg.withUser(true, pg.liveJSON))
+	mux.HandleFunc("GET "+p+"/presets.json", pg.withUser(true, pg.browserPresets))
 }
 
 // withUser authenticates a page request: the browser session first, else

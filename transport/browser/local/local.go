@@ -12,9 +12,11 @@ package local
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 
+	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/production/artwork"
 	"github.com/audiopost/audiopost/production/engine"
@@ -114,9 +116,24 @@ func Process(ctx context.Context, in Input, settings []byte, out engine.OutputWr
 		report(cur)
 	})
 	if err != nil {
-		return nil, err
+		return nil, formatError(err)
 	}
 	warnIgnored(p)
 	target := p.Algorithms.In(production.ScopeSingletrack).Int("loudnesstarget")
 	return &Result{Production: p, Files: res.Files, LoudnessChart: res.LoudnessChart, Waveform: res.Waveform, Chart: Legend(target)}, nil
+}
+
+// ErrFormat means the recording is not WAV, FLAC or MP3, the formats
+// audiopost decodes in Go: the others need ffmpeg, which only a server
+// has.
+var ErrFormat = errors.New("not a WAV, FLAC or MP3 recording (other formats need ffmpeg, which only a server has)")
+
+// formatError makes a decoder's failure to recognise the recording
+// ErrFormat: the registry's last resort is ffmpeg, whose absence is no
+// news to someone without a server.
+func formatError(err error) error {
+	if errors.Is(err, audio.ErrCodecUnavailable) || errors.Is(err, audio.ErrUnknownFormat) {
+		return ErrFormat
+	}
+	return err
 }

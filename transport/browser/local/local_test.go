@@ -352,7 +352,10 @@ func TestMeasure(t *testing.T) {
 		t.Errorf("silence: %+v, %v; want no integrated loudness", m, err)
 	}
 	in, _ = input("junk.bin", []byte("this is not audio at all, just some words"))
-	if _, err := local.Measure(context.Background(), in, nil); !errors.Is(err, audio.ErrUnknownFormat) {
-		t.Errorf("junk: %v, want audio.ErrUnknownFormat", err)
+	if _, err := local.Measure(context.Background(), in, nil); !errors.Is(err, local.ErrFormat) {
+		t.Errorf("junk: %v, want local.ErrFormat", err)
+	}
+	if _, err := local.Process(context.Background(), in, []byte(`{"output_files": [{"format": "flac"}]}`), files{}, nil); !errors.Is(err, local.ErrFormat) {
+		t.Errorf("processing junk: %v, want local.ErrFormat", err)
 	}
 }

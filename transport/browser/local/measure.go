@@ -49,7 +49,7 @@ func Measure(ctx context.Context, in Input, progress func(read float64)) (Measur
 	}
 	d, err := audio.Decode(ctx, f.(*reader))
 	if err != nil {
-		return m, err
+		return m, formatError(err)
 	}
 	defer d.Close()
 	info := d.Info()

@@ -6,11 +6,17 @@ import * as words from "./words.js";
 const $ = (id) => document.getElementById(id);
 const form = $("form"), fileInput = $("file"), presetSel = $("preset"), formatSel = $("format");
 const shown = ["loudnesstarget", "maxpeak"];
+// The switches most people want, in plain words; the rest of the
+// settings are under "All settings", as the API names them.
 const switches = [
-  ["hipfilter", "Filter out rumble and even out the tone"],
-  ["leveler", "Even out the levels of voices and music"],
-  ["denoise", "Reduce background noise, hum and echo (takes longer)"],
-  ["cutter", "Cut long silences and filler sounds (um, uh)"]
+  ["hipfilter", "Filter out rumble and even out the tone",
+    "Removes low rumble (traffic, air conditioning, handling noise) and balances bass and treble for speech."],
+  ["leveler", "Even out the levels of voices and music",
+    "Brings quiet and loud speakers, and speech and music, to one level, so listeners need not turn the volume up and down."],
+  ["denoise", "Reduce background noise, hum and echo (takes longer)",
+    "Learns the noise from the pauses of the recording and removes it, with mains hum; echo and breaths too with the dynamic method (under All settings)."],
+  ["cutter", "Cut long silences and filler sounds (um, uh)",
+    "Shortens long pauses and removes filled pauses; the result is shorter than the recording."]
 ];
 let desc, presets = [], controls = {}, urls = [], running = null;
 
@@ -90,9 +96,9 @@ function buildForm() {
     const wrap = control(a, null, $(key + "-hint").textContent);
     $(key + "-hint").replaceWith(...wrap.childNodes);
   }
-  for (const [key, label] of switches) {
+  for (const [key, label, hint] of switches) {
     const a = desc.algorithms.find((a) => a.key === key);
-    $("switches").append(control(a, label, a.description));
+    $("switches").append(control(a, label, hint));
   }
   // The rest, each under the switch it refines, as the edit page groups
   // them.

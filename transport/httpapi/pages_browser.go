@@ -1,0 +1,45 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/audiopost/audiopost/preset"
+	"github.com/audiopost/audiopost/storage"
+)
+
+// The in-browser pages (package transport/browser), which audiopost
+// serve serves at {base}/browser/, process a recording in the user's
+// browser; on a server they offer the user's presets. They ask for them
+// with the browser's session:
+//
+//	GET {base}/presets.json   {"user", "presets": [the API's preset objects], "links": {productions, upload, account}}
+//
+// Without a session (or a bearer token) it answers 401 in the envelope,
+// and the pages offer their built-in presets only.
+
+// browserPresets serves GET {base}/presets.json.
+func (pg *pages) browserPresets(w http.ResponseWriter, r *http.Request, pr *pageReq) {
+	rs, err := pg.s.store.ListResources(r.Context(), pr.user.ID, storage.KindPreset, maxPagePresets, 0)
+	if err != nil {
+		pg.s.writeError(w, r, err)
+		return
+	}
+	presets := make([]*preset.Preset, 0, len(rs))
+	for _, res := range rs {
+		p, err := decodePreset(res)
+		if err != nil {
+			pg.s.writeError(w, r, err)
+			return
+		}
+		presets = append(presets, pg.s.presetView(p))
+	}
+	links := map[string]string{
+		"productions": pg.link(pr, pg.s.prefix+"/productions/"),
+		"upload":      pg.link(pr, pg.s.prefix+"/upload/"),
+	}
+	if pr.bearer == "" {
+		links["account"] = pg.s.prefix + "/account/"
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	ok(w, map[string]any{"user": pr.user.Username, "presets": presets, "links": links})
+}
