@@ -31,11 +31,13 @@ import (
 	"github.com/audiopost/audiopost/transport/httpapi"
 )
 
-// TestMain stops the PostgreSQL and S3 servers BenchmarkScaleOut starts.
+// TestMain stops the PostgreSQL and S3 servers BenchmarkScaleOut starts
+// and removes what the browser benchmarks built.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	pgtest.Stop()
 	s3test.Stop()
+	removeBrowserBuilds()
 	os.Exit(code)
 }
 

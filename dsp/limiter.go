@@ -420,7 +420,7 @@ func magnitudeBits(x []float64) uint64 {
 // absMax returns max(a, |v|): the builtin max and math.Abs compile to
 // branchless instructions, which matters on noisy signals where a branch
 // would be mispredicted half the time.
-func absMax(a, v float64) float64 { return max(a, math.Abs(v)) }
+func absMax(a, v float64) float64 { return maxPos(a, math.Abs(v)) }
 
 // scale sets d[i] = x[i] * g[i].
 func scale(d, x, g []float64) {
@@ -471,7 +471,7 @@ func (l *Limiter) steady(dst audio.Buffer, n, cnt int) {
 			for f := f0; f < f1; f++ {
 				p := math.Abs(in[f])
 				if c > 0 {
-					p = max(need[f], p)
+					p = maxPos(need[f], p)
 				}
 				win := (*[tpTaps]float64)(ext[f : f+tpTaps])
 				if l.noSkip || tpCentre[0]*math.Abs(win[tpTaps/2-1])+tpCentre[1]*math.Abs(win[tpTaps/2])+sp >= ceiling {
@@ -481,7 +481,7 @@ func (l *Limiter) steady(dst audio.Buffer, n, cnt int) {
 						s1 += tpPhases[1][j] * win[j]
 						s2 += tpPhases[2][j] * win[j]
 					}
-					p = max(p, math.Abs(s0), math.Abs(s1), math.Abs(s2))
+					p = maxPos(maxPos(maxPos(p, math.Abs(s0)), math.Abs(s1)), math.Abs(s2))
 				}
 				need[f] = p
 			}
@@ -506,7 +506,7 @@ func (l *Limiter) steady(dst audio.Buffer, n, cnt int) {
 		f1 := min(cnt, (span+1)*skipSpan-i0)
 		if !l.skip[span] || l.noSkip {
 			for f := f0; f < f1; f++ {
-				q := ceiling / max(need[f], ceiling)
+				q := ceiling / maxPos(need[f], ceiling)
 				if q != q {
 					q = 1
 				}

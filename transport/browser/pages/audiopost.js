@@ -72,9 +72,10 @@ function run(message, onProgress, signal) {
 // be asked for (flac, wav, wav-24bit and the side files).
 //
 // onProgress(p), when given, is called with {status, status_string,
-// fraction, pass, read}: the production status (4 Audio Processing,
-// 5 Audio Encoding, 3 Done), how many times the recording has been read
-// so far (analysis, loudness passes, render) and how far into it.
+// fraction, pass, read, wasm_memory}: the production status (4 Audio
+// Processing, 5 Audio Encoding, 3 Done), how many times the recording has
+// been read so far (analysis, loudness passes, render), how far into it,
+// and the bytes of memory the engine holds.
 //
 // It resolves to {blob, name, files, production, statistics, warning,
 // chart, waveform, legend}: blob and name are the first output file's,
@@ -100,7 +101,7 @@ export function process(file, settings, onProgress, options = {}) {
 // lra_lu, true_peak_dbtp, sample_peak_dbfs, max_momentary_lufs,
 // max_shortterm_lufs (null where undefined, as for silence), seconds,
 // format, samplerate and channels, the fields of `audiopost measure
-// -json`. onProgress(p) hears {read} from 0 to 1.
+// -json`. onProgress(p) hears {read} from 0 to 1 and wasm_memory.
 export function measure(file, onProgress, options = {}) {
   return run({ type: "measure", file }, onProgress, options.signal);
 }

@@ -1,13 +1,52 @@
 // The Web Worker that runs audiopost's WebAssembly build for one call of
-// audiopost.js: it reads the File in slices with FileReaderSync (the Go
-// side asks for them synchronously), keeps every output file as Blob
-// parts (the bytes leave this worker's memory as they are written), and
-// posts progress and the result to the page. The page ends the worker
-// when the call is done, which gives its memory back.
+// audiopost.js. It reads the File in slices, keeps every output file as
+// Blob parts (the bytes leave this worker's memory as they are written),
+// and posts progress and the result to the page. The page ends the
+// worker when the call is done, which gives its memory back.
 "use strict";
 importScripts("wasm_exec.js");
 
-var reader = new FileReaderSync();
+var memory = null;
+
+// Bytes pass between Go and JavaScript through one buffer, shared, of
+// chunk bytes. A JavaScript value Go holds stays alive until Go's
+// garbage collector lets it go, which with Go's small heap comes so
+// rarely that a fresh array for every slice kept them all (as much
+// memory as the recording); and a fresh ArrayBuffer for every slice read,
+// as FileReaderSync makes, is garbage V8 collects late (measuring two
+// hours of WAV held 400 MB). So slices are read with a stream's BYOB
+// reader into shared, which moves to a new ArrayBuffer object over the
+// same memory at each read.
+var chunk = 1 << 20;
+var shared = new Uint8Array(chunk);
+
+// Streams reads a Blob at any offset through BYOB readers, keeping a few
+// open where the last reads ended: the engine reads its input once per
+// pass from the start, sometimes two passes interleaved.
+function Streams(blob) {
+  this.blob = blob;
+  this.open = [];
+}
+
+// read puts up to length bytes from offset into shared and resolves to
+// how many (0 at the end).
+Streams.prototype.read = function (offset, length) {
+  var i = this.open.findIndex(function (s) { return s.pos === offset; });
+  var s;
+  if (i >= 0) {
+    s = this.open.splice(i, 1)[0];
+  } else {
+    s = { pos: offset, reader: this.blob.slice(offset).stream().getReader({ mode: "byob" }) };
+    if (this.open.length >= 4) { this.open.shift().reader.cancel(); }
+  }
+  this.open.push(s);
+  return s.reader.read(new Uint8Array(shared.buffer, 0, Math.min(length, chunk))).then(function (r) {
+    if (r.done) { return 0; }
+    shared = new Uint8Array(r.value.buffer);
+    s.pos += r.value.byteLength;
+    return r.value.byteLength;
+  });
+};
 
 // BlobFile is an output file as a list of Blobs: appended to as the
 // encoder writes, patched where it seeks back to finish its header, read
@@ -17,16 +56,19 @@ function BlobFile(name) {
   this.parts = [];
   this.size = 0;
   this.whole = null;
+  this.streams = null;
   this.done = false;
 }
 
 BlobFile.prototype.blob = function () {
-  if (!this.whole) { this.whole = new Blob(this.parts); this.parts = [this.whole]; }
+  if (!this.whole) { this.whole = new Blob(this.parts); this.parts = [this.whole]; this.streams = null; }
   return this.whole;
 };
 
-BlobFile.prototype.write = function (offset, bytes) {
-  var part = new Blob([bytes]);
+// write takes length bytes from shared (the Blob copies them).
+BlobFile.prototype.write = function (offset, length) {
+  var part = new Blob([shared.subarray(0, length)]);
+  this.streams = null;
   if (offset > this.size) {
     this.parts.push(new Blob([new Uint8Array(offset - this.size)]));
     this.size = offset;
@@ -44,12 +86,14 @@ BlobFile.prototype.write = function (offset, bytes) {
   this.whole = null;
 };
 
+// read is Streams.read over what was written.
 BlobFile.prototype.read = function (offset, length) {
-  return new Uint8Array(reader.readAsArrayBuffer(this.blob().slice(offset, offset + length)));
+  if (!this.streams) { this.streams = new Streams(this.blob()); }
+  return this.streams.read(offset, length);
 };
 
-BlobFile.prototype.close = function () { this.done = true; };
-BlobFile.prototype.abort = function () { this.parts = []; this.whole = null; this.size = 0; this.aborted = true; };
+BlobFile.prototype.close = function () { this.done = true; this.streams = null; };
+BlobFile.prototype.abort = function () { this.parts = []; this.whole = null; this.streams = null; this.size = 0; this.aborted = true; };
 
 var typeOf = { wav: "audio/wav", flac: "audio/flac", json: "application/json", txt: "text/plain", xml: "application/xml",
   yaml: "application/yaml", png: "image/png", psc: "application/xml" };
@@ -60,18 +104,23 @@ function mimeType(name) {
 }
 
 // host is what the Go side calls back: the File's bytes, output files,
-// progress.
+// progress, and the shared buffer.
 function host(file, files) {
+  var input = new Streams(file);
   return {
-    read: function (offset, length) {
-      return new Uint8Array(reader.readAsArrayBuffer(file.slice(offset, offset + length)));
-    },
+    get buffer() { return shared; },
+    read: function (offset, length) { return input.read(offset, length); },
     create: function (name) {
       var f = new BlobFile(name);
       files.push(f);
       return f;
     },
-    progress: function (p) { postMessage({ type: "progress", progress: p }); }
+    progress: function (p) {
+      // The engine's memory, which only grows: the page can show it,
+      // and the tests hold it to its bound.
+      p.wasm_memory = memory ? memory.buffer.byteLength : 0;
+      postMessage({ type: "progress", progress: p });
+    }
   };
 }
 
@@ -96,6 +145,7 @@ self.onmessage = function (ev) {
   var m = ev.data;
   var go = new Go();
   WebAssembly.instantiate(m.module, go.importObject).then(function (instance) {
+    memory = instance.exports.mem;
     go.run(instance).then(function () {
       fail(new Error("the audio engine stopped unexpectedly: " + lastLines.join("\n")));
     });

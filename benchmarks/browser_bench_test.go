@@ -1,0 +1,325 @@
+package benchmarks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/performance"
+	"github.com/chromedp/cdproto/systeminfo"
+	"github.com/chromedp/chromedp"
+
+	"github.com/audiopost/audiopost/internal/browsertest"
+	"github.com/audiopost/audiopost/transport/browser"
+)
+
+// inBrowser is the process page of the in-browser build, open in headless
+// Chromium with a recording chosen, ready to run audiopost.js's process.
+type inBrowser struct {
+	ctx context.Context
+}
+
+var pagesBuild struct {
+	sync.Once
+	dir string
+	err error
+}
+
+// openInBrowser builds the pages (once per run), serves them and opens
+// the process page with the recording at path chosen.
+func openInBrowser(b *testing.B, path string, timeout time.Duration) *inBrowser {
+	b.Helper()
+	needTool(b, "go")
+	pagesBuild.Do(func() {
+		pagesBuild.dir, pagesBuild.err = os.MkdirTemp("", "audiopost-bench-pages-")
+		if pagesBuild.err == nil {
+			_, pagesBuild.err = browser.Build(context.Background(), pagesBuild.dir, browser.Options{})
+		}
+	})
+	if pagesBuild.err != nil {
+		b.Fatal(pagesBuild.err)
+	}
+	srv := httptest.NewServer(http.StripPrefix("/browser/", browser.Handler(pagesBuild.dir)))
+	b.Cleanup(srv.Close)
+	ctx := browsertest.New(b, timeout)
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/browser/"), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)),
+		chromedp.SetUploadFiles(chromedp.ID("file"), []string{path})); err != nil {
+		b.Fatal(err)
+	}
+	return &inBrowser{ctx: ctx}
+}
+
+// browserRun is one process call in the page.
+type browserRun struct {
+	Seconds    float64 `json:"seconds"`     // wall-clock, as the page measured it
+	WasmMemory float64 `json:"wasm_memory"` // the engine's largest memory, bytes
+	Loudness   float64 `json:"loudness"`    // of the output, LUFS
+	Length     float64 `json:"length"`      // of the output, seconds
+	CPU        float64 // of the renderer process (page and worker), seconds
+}
+
+// process runs the default chain on the chosen recording, to the output
+// format, through audiopost.js as the page does.
+func (p *inBrowser) process(b *testing.B, format string) browserRun {
+	b.Helper()
+	cpu0 := rendererCPU(b, p.ctx)
+	js := `(async () => {
+		const m = await import("./audiopost.js");
+		const f = document.getElementById("file").files[0];
+		let mem = 0;
+		const t0 = performance.now();
+		const r = await m.process(f, {output_files: [{format: "` + format + `"}]}, (p) => {
+			mem = Math.max(mem, p.wasm_memory || 0);
+			window.lastProgress = p;
+		});
+		return JSON.stringify({seconds: (performance.now() - t0) / 1000, wasm_memory: mem,
+			loudness: r.statistics.levels.output.loudness[0], length: r.production.length});
+	})()`
+	s, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var r browserRun
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		b.Fatal(err)
+	}
+	r.CPU = rendererCPU(b, p.ctx) - cpu0
+	if math.Abs(r.Loudness+16) > 0.5 {
+		b.Fatalf("the page's output is at %.2f LUFS, want -16", r.Loudness)
+	}
+	return r
+}
+
+// renderers returns the renderer processes of the browser with their
+// cumulative CPU seconds.
+func renderers(b *testing.B, ctx context.Context) map[int64]float64 {
+	b.Helper()
+	info, err := chromedp.CallBrowser(ctx, systeminfo.GetProcessInfo, struct{}{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := map[int64]float64{}
+	for _, p := range info.ProcessInfo {
+		if p.Type == "renderer" {
+			out[p.ID] = p.CPUTime
+		}
+	}
+	return out
+}
+
+func rendererCPU(b *testing.B, ctx context.Context) float64 {
+	var sum float64
+	for _, c := range renderers(b, ctx) {
+		sum += c
+	}
+	return sum
+}
+
+// nativeBin builds the audiopost command once per run, and once more
+// with the build tag purego: the Go loops in place of the amd64 assembly
+// kernels, as on every other architecture.
+var nativeBin = sync.OnceValues(func() ([2]string, error) {
+	dir, err := os.MkdirTemp("", "audiopost-bench-bin-")
+	if err != nil {
+		return [2]string{}, err
+	}
+	nativeBinDir = dir
+	var bins [2]string
+	for i, tags := range []string{"", "purego"} {
+		bins[i] = filepath.Join(dir, "audiopost"+tags)
+		if out, err := exec.Command("go", "build", "-tags", tags, "-o", bins[i], "github.com/audiopost/audiopost/examples/audiopost").CombinedOutput(); err != nil {
+			return bins, fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	}
+	return bins, nil
+})
+
+var nativeBinDir string
+
+// removeBrowserBuilds removes the pages and the binary the browser
+// benchmarks built.
+func removeBrowserBuilds() {
+	for _, d := range []string{pagesBuild.dir, nativeBinDir} {
+		if d != "" {
+			os.RemoveAll(d)
+		}
+	}
+}
+
+// nativeOneCore runs `audiopost process` with GOMAXPROCS=1 (built with
+// purego when asked) and returns its wall-clock and CPU seconds.
+func nativeOneCore(b *testing.B, in, out string, purego bool) (wall, cpu float64) {
+	b.Helper()
+	bins, err := nativeBin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	bin := bins[0]
+	if purego {
+		bin = bins[1]
+	}
+	cmd := exec.Command(bin, "process", "-o", out, in)
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+	t0 := time.Now()
+	if o, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("audiopost process: %v\n%s", err, o)
+	}
+	ps := cmd.ProcessState
+	return time.Since(t0).Seconds(), (ps.UserTime() + ps.SystemTime()).Seconds()
+}
+
+// BenchmarkBrowserChain compares the in-browser build with the native one
+// on five minutes of 48 kHz stereo speech (speechFile), default chain, WAV
+// out: in every iteration, in turn, `audiopost process` on one core
+// (GOMAXPROCS=1), the same built with -tags purego, and the process
+// page's engine in headless Chromium
+// (WebAssembly in a Web Worker, single-threaded). A first browser run,
+// which compiles the engine, is not counted. Run with a few iterations:
+//
+//	go test ./benchmarks -run '^$' -bench BrowserChain -benchtime 5x
+//
+// browser_x_realtime and native_x_realtime are audio seconds per
+// wall-clock second (medians), x_native_wall their ratio; the *_cpu
+// figures the same per CPU second (the renderer process's for the
+// browser: page, worker and the compiler's threads), the fairer ones on a
+// machine other work shares; purego_x_realtime_cpu and x_purego_cpu are
+// the native build without its assembly kernels (-tags purego), which
+// tells the WebAssembly's loss to its compiler from its lack of SIMD.
+// wasm_MB is the engine's memory.
+func BenchmarkBrowserChain(b *testing.B) {
+	path := speechFile(b)
+	out := filepath.Join(b.TempDir(), "native.wav")
+	p := openInBrowser(b, path, 30*time.Minute)
+	first := p.process(b, "wav")
+	b.Logf("first browser run (compiles the engine): %.2f s, cpu %.2f s", first.Seconds, first.CPU)
+	var bw, bc, nw, nc, pw, pc, mem []float64
+	for b.Loop() {
+		w, c := nativeOneCore(b, path, out, false)
+		nw, nc = append(nw, w), append(nc, c)
+		w2, c2 := nativeOneCore(b, path, out, true)
+		pw, pc = append(pw, w2), append(pc, c2)
+		r := p.process(b, "wav")
+		bw, bc, mem = append(bw, r.Seconds), append(bc, r.CPU), append(mem, r.WasmMemory)
+		b.Logf("native 1 core %.2f s (cpu %.2f) | purego %.2f s (cpu %.2f) | browser %.2f s (cpu %.2f, engine memory %.0f MB)",
+			w, c, w2, c2, r.Seconds, r.CPU, r.WasmMemory/(1<<20))
+	}
+	med := func(x []float64) float64 {
+		s := slices.Sorted(slices.Values(x))
+		if len(s)%2 == 1 {
+			return s[len(s)/2]
+		}
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	const secs = speechSeconds
+	b.ReportMetric(secs/med(bw), "browser_x_realtime")
+	b.ReportMetric(secs/med(nw), "native_x_realtime")
+	b.ReportMetric(med(nw)/med(bw), "x_native_wall")
+	b.ReportMetric(secs/med(bc), "browser_x_realtime_cpu")
+	b.ReportMetric(secs/med(nc), "native_x_realtime_cpu")
+	b.ReportMetric(med(nc)/med(bc), "x_native_cpu")
+	b.ReportMetric(secs/med(pc), "purego_x_realtime_cpu")
+	b.ReportMetric(med(pc)/med(bc), "x_purego_cpu")
+	b.ReportMetric(slices.Max(mem)/(1<<20), "wasm_MB")
+}
+
+// BenchmarkBrowser2h processes two hours of 48 kHz stereo speech
+// (loopedSpeechFile, 1.4 GB of WAV) in the process page, FLAC out, and
+// follows the tab's memory every second: the renderer process's resident
+// memory (page, worker, the compiled engine; its peak is VmHWM), the
+// page's JavaScript heap (Performance.getMetrics) and the engine's
+// WebAssembly memory, all of which must stay under 300 MB. The output
+// itself is Blob parts, which Chromium keeps outside the tab (and on
+// disk when memory is short). Run once:
+//
+//	go test ./benchmarks -run '^$' -bench Browser2h -benchtime 1x -timeout 2h
+func BenchmarkBrowser2h(b *testing.B) {
+	const secs, bound = 7200.0, 300
+	path := loopedSpeechFile(b, secs)
+	p := openInBrowser(b, path, 90*time.Minute)
+	if _, err := chromedp.Call(p.ctx, performance.Enable, performance.EnableParams{}); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		var (
+			done                        = make(chan browserRun, 1)
+			peakRSS, peakHeap, peakWasm float64
+			pid                         int64
+		)
+		go func() { done <- p.process(b, "flac") }()
+		tick := time.NewTicker(time.Second)
+		var r browserRun
+	wait:
+		for {
+			select {
+			case r = <-done:
+				break wait
+			case <-tick.C:
+			}
+			if pid == 0 {
+				for id := range renderers(b, p.ctx) {
+					if rss := procStatus(id, "VmRSS"); rss > 0 && (pid == 0 || rss > procStatus(pid, "VmRSS")) {
+						pid = id
+					}
+				}
+			}
+			peakRSS = max(peakRSS, procStatus(pid, "VmHWM"))
+			m, err := chromedp.Call(p.ctx, performance.GetMetrics, struct{}{})
+			if err == nil {
+				for _, x := range m.Metrics {
+					if x.Name == "JSHeapTotalSize" {
+						peakHeap = max(peakHeap, x.Value/(1<<20))
+					}
+				}
+			}
+			if w, err := chromedp.Run(p.ctx, chromedp.Evaluate[float64](`window.lastProgress ? window.lastProgress.wasm_memory : 0`)); err == nil {
+				peakWasm = max(peakWasm, w/(1<<20))
+			}
+		}
+		tick.Stop()
+		peakWasm = max(peakWasm, r.WasmMemory/(1<<20))
+		b.Logf("two hours in %.0f s (%.1fx realtime, renderer cpu %.0f s): renderer peak RSS %.0f MB, page JS heap %.0f MB, engine memory %.0f MB",
+			r.Seconds, secs/r.Seconds, r.CPU, peakRSS, peakHeap, peakWasm)
+		b.ReportMetric(peakRSS, "renderer_peak_MB")
+		b.ReportMetric(peakHeap, "js_heap_MB")
+		b.ReportMetric(peakWasm, "wasm_MB")
+		b.ReportMetric(secs/r.Seconds, "x_realtime")
+		if math.Abs(r.Length-secs) > 0.1 {
+			b.Errorf("output of %.1f s, want %v", r.Length, secs)
+		}
+		if peakRSS >= bound || peakWasm >= bound || peakHeap >= bound {
+			b.Errorf("the tab's memory reached %.0f MB (renderer), %.0f MB (engine), %.0f MB (JS heap); the bound is %d MB", peakRSS, peakWasm, peakHeap, bound)
+		}
+	}
+}
+
+// procStatus returns a memory field of /proc/PID/status in MB (0 when
+// unknown).
+func procStatus(pid int64, field string) float64 {
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/" + strconv.FormatInt(pid, 10) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
