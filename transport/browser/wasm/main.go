@@ -7,11 +7,14 @@
 // File the worker reads in slices.
 //
 // Both take the File, and a host object through which Go reaches the
-// browser:
+// browser; bytes cross through its buffer:
 //
-//	read(offset, length) Uint8Array   the File's bytes (FileReaderSync)
+//	buffer                            a Uint8Array of a megabyte, the bytes in transit
+//	read(offset, length) Promise      puts up to length bytes of the File into buffer, resolves to how many
 //	create(name) file                 an output file kept as Blob parts:
-//	    write(offset, bytes), read(offset, length) Uint8Array, close(), abort()
+//	    write(offset, length)         takes length bytes from buffer
+//	    read(offset, length) Promise  as host.read, over what was written
+//	    close(), abort()
 //	progress(object)                  where the work has got to
 //
 // process(file, settingsJSON, host) and measure(file, host) return
