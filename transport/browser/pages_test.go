@@ -25,6 +25,7 @@ import (
 // hundredth, and nothing was uploaded. The EBU's test files join in
 // when ../shared has them.
 func TestMeasurePage(t *testing.T) {
+	skipShort(t)
 	testaudio.NeedTool(t, "ffmpeg")
 	dir := t.TempDir()
 	wav := filepath.Join(dir, "speech.wav")
@@ -143,6 +144,7 @@ func waitFile(t testing.TB, path string) {
 // next stop of Tab. Beside every figure and loudness choice stand plain
 // words.
 func TestProcessPageKeyboard(t *testing.T) {
+	skipShort(t)
 	dir := t.TempDir()
 	in := filepath.Join(dir, "talk.wav")
 	testaudio.WriteWAV(t, in, testaudio.SpeechLike(44100, 12, 0.2), 44100)
