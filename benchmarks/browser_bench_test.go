@@ -322,4 +322,3 @@ func procStatus(pid int64, field string) float64 {
 	}
 	return 0
 }
-
