@@ -41,7 +41,6 @@ var pagesBuild struct {
 // the process page with the recording at path chosen.
 func openInBrowser(b *testing.B, path string, timeout time.Duration) *inBrowser {
 	b.Helper()
-	needTool(b, "go")
 	pagesBuild.Do(func() {
 		pagesBuild.dir, pagesBuild.err = os.MkdirTemp("", "audiopost-bench-pages-")
 		if pagesBuild.err == nil {

@@ -12,7 +12,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/audiopost/audiopost/internal/browsertest"
-	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/transport/browser"
 )
 
@@ -26,7 +25,6 @@ func TestServeBrowserPages(t *testing.T) {
 		t.Skip("builds the WebAssembly engine and drives Chromium; the plain run covers it")
 	}
 	browsertest.Chromium(t)
-	testaudio.NeedTool(t, "go")
 	pages := t.TempDir()
 	if _, err := browser.Build(context.Background(), pages, browser.Options{}); err != nil {
 		t.Fatal(err)

@@ -25,6 +25,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	_ "github.com/audiopost/audiopost/audio/codecs"
 	"github.com/audiopost/audiopost/internal/browsertest"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/loudness"
 	pages "github.com/audiopost/audiopost/transport/browser"
@@ -54,7 +55,6 @@ func TestMain(m *testing.M) {
 // built builds the pages once per test binary.
 func built(t testing.TB) string {
 	t.Helper()
-	testaudio.NeedTool(t, "go")
 	build.Do(func() {
 		build.dir = filepath.Join(tmpRoot, "pages")
 		build.rep, build.err = pages.Build(context.Background(), build.dir, pages.Options{})
@@ -226,7 +226,7 @@ func skipShort(t *testing.T) {
 // of speech; -seconds 300 for the five minutes of issue 33.
 func TestProcessLikeNative(t *testing.T) {
 	skipShort(t)
-	testaudio.NeedTool(t, "espeak-ng")
+	need.Program(t, "espeak-ng")
 	seconds := *seconds
 	dir := t.TempDir()
 	in := filepath.Join(dir, "talk.wav")
@@ -379,7 +379,7 @@ func chromiumService(host string) bool {
 // byte as out of the binary when it cannot keep its temporary file.
 func TestPresetsLikeNative(t *testing.T) {
 	skipShort(t)
-	testaudio.NeedTool(t, "espeak-ng")
+	need.Program(t, "espeak-ng")
 	dir := t.TempDir()
 	in := filepath.Join(dir, "noisy.wav")
 	speechWAV(t, in, 12)

@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/audiopost/audiopost/internal/browsertest"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
@@ -26,7 +27,7 @@ import (
 // when ../shared has them.
 func TestMeasurePage(t *testing.T) {
 	skipShort(t)
-	testaudio.NeedTool(t, "ffmpeg")
+	need.Program(t, "ffmpeg")
 	dir := t.TempDir()
 	wav := filepath.Join(dir, "speech.wav")
 	testaudio.WriteWAV(t, wav, testaudio.SpeechLike(44100, 9, 0.25), 44100)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	_ "github.com/audiopost/audiopost/audio/codecs"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/loudness"
 	"github.com/audiopost/audiopost/production"
@@ -169,7 +170,7 @@ func equalStatuses(a, b []production.Status) bool {
 // TestProcessCompressedInputs processes FLAC and MP3 recordings, whose
 // decoders seek and sniff differently from WAV's.
 func TestProcessCompressedInputs(t *testing.T) {
-	testaudio.NeedTool(t, "ffmpeg")
+	need.Program(t, "ffmpeg")
 	dir := t.TempDir()
 	wav := filepath.Join(dir, "talk.wav")
 	if err := os.WriteFile(wav, speech(t, 8), 0o644); err != nil {
