@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/preset"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
@@ -72,7 +71,11 @@ func (s *server) createProduction(w http.ResponseWriter, r *http.Request, u stor
 	if err != nil {
 		return err
 	}
-	p, err := preset.NewProduction(r.Context(), in, s.presetLookup(u.ID), audio.Tags{}, s.applyOpts())
+	opts, err := s.applyOptsFor(r.Context(), u.ID, in)
+	if err != nil {
+		return err
+	}
+	p, err := production.New(in, opts)
 	if err != nil {
 		return err
 	}
@@ -111,7 +114,11 @@ func (s *server) createPreset(w http.ResponseWriter, r *http.Request, u storage.
 		return err
 	}
 	ctx := r.Context()
-	pr, err := preset.New(ctx, in, s.presetLookup(u.ID), s.applyOpts())
+	opts, err := s.applyOptsFor(ctx, u.ID, &in.Input)
+	if err != nil {
+		return err
+	}
+	pr, err := preset.New(in, opts)
 	if err != nil {
 		return err
 	}
@@ -171,7 +178,11 @@ func (s *server) getPreset(w http.ResponseWriter, r *http.Request, u storage.Use
 // before), fetching URL inputs; the cleanup runs after storing.
 func (s *server) applyProductionInput(ctx context.Context, owner string, p *production.Production, in *production.Input) (func(), error) {
 	before := p.Clone()
-	if err := preset.UpdateProduction(ctx, p, in, s.presetLookup(owner), s.applyOpts()); err != nil {
+	opts, err := s.applyOptsFor(ctx, owner, in)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Apply(in, opts); err != nil {
 		return nil, err
 	}
 	if in.ResetData || in.Service.Set || in.OutgoingServices != nil || in.SpeechRecognition.Set || in.Preset != "" {
@@ -228,13 +239,16 @@ func (s *server) updatePresetWith(w http.ResponseWriter, r *http.Request, u stor
 	imgChanged := false
 	pr, err := s.updatePreset(ctx, u.ID, id, func(pr *preset.Preset) error {
 		before, beforeThumb := pr.Image, pr.Thumbnail
-		if err := pr.Apply(ctx, in, s.presetLookup(u.ID), s.applyOpts()); err != nil {
+		opts, err := s.applyOptsFor(ctx, u.ID, &in.Input)
+		if err != nil {
+			return err
+		}
+		if err := pr.Apply(in, opts); err != nil {
 			return err
 		}
 		if err := s.resolvePresetServices(ctx, u.ID, pr); err != nil {
 			return err
 		}
-		var err error
 		imgChanged, err = s.syncCover(ctx, u.ID, presetImages(pr.UUID), before, beforeThumb, pr.Image, &pr.Image, &pr.Thumbnail)
 		return err
 	})

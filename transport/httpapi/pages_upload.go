@@ -113,7 +113,10 @@ func (pg *pages) uploadPost(w http.ResponseWriter, r *http.Request, pr *pageReq)
 			var outputs []map[string]any
 			has := false
 			if id := strings.TrimSpace(f["preset"]); id != "" && f["replace_outputs"] == "" {
-				pr, err := pg.s.presetLookup(prq.user.ID)(r.Context(), id)
+				pr, _, err := pg.s.loadPreset(r.Context(), pg.s.store, prq.user.ID, id)
+				if errors.Is(err, storage.ErrNotFound) {
+					return fieldError("preset", "no such preset")
+				}
 				if err != nil {
 					return err
 				}

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -50,15 +49,32 @@ func (s *server) loadPreset(ctx context.Context, tx storage.Tx, owner, uuid stri
 	return pr, r, err
 }
 
-// presetLookup resolves preset uuids named in a request of owner.
-func (s *server) presetLookup(owner string) preset.Lookup {
-	return func(ctx context.Context, uuid string) (*preset.Preset, error) {
-		pr, _, err := s.loadPreset(ctx, s.store, owner, uuid)
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil, fmt.Errorf("%w: %s", preset.ErrNotFound, uuid)
+// presets looks up the presets of owner a request names (preset,
+// preset_cover_image), for production.ApplyOptions.Presets.
+func (s *server) presets(ctx context.Context, owner string, uuids ...string) (production.Presets, error) {
+	out := production.Presets{}
+	for _, id := range uuids {
+		if id == "" {
+			continue
 		}
-		return pr, err
+		pr, _, err := s.loadPreset(ctx, s.store, owner, id)
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+		case err != nil:
+			return nil, err
+		default:
+			out[id] = pr.Template()
+		}
 	}
+	return out, nil
+}
+
+// applyOptsFor are applyOpts with the presets of owner in names.
+func (s *server) applyOptsFor(ctx context.Context, owner string, in *production.Input) (production.ApplyOptions, error) {
+	opts := s.applyOpts()
+	var err error
+	opts.Presets, err = s.presets(ctx, owner, in.Preset, in.PresetCoverImage)
+	return opts, err
 }
 
 // updateProduction loads a production, lets fn change it, fits it to the

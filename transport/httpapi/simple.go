@@ -173,17 +173,21 @@ func (s *server) createSimple(w http.ResponseWriter, r *http.Request, u storage.
 	if action != "" && action != "save" && action != "start" {
 		return nil, fieldError("action", "must be start or save")
 	}
-	opts := s.applyOpts()
+	opts, err := s.applyOptsFor(ctx, u.ID, in)
+	if err != nil {
+		return nil, err
+	}
 	var info audio.Info
 	if input != nil {
 		if info, err = s.probeBlob(ctx, "input_file", input.key); err != nil {
 			return nil, err
 		}
 	}
-	p, err := preset.NewProduction(ctx, in, s.presetLookup(u.ID), info.Tags, opts)
+	p, err := production.New(in, opts)
 	if err != nil {
 		return nil, err
 	}
+	p.Metadata.ImportTags(info.Tags)
 	p.UUID = id
 	before := &production.Production{}
 	if input != nil {
