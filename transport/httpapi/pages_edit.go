@@ -115,10 +115,7 @@ type algRow struct {
 // order: switches and selects of p's scope (single track or multitrack
 // master); the denoise segments list has no form input.
 func formAlgorithms(p *production.Production) []algRow {
-	scope := production.ScopeSingletrack
-	if p.IsMultitrack {
-		scope = production.ScopeMaster
-	}
+	scope := p.Scope()
 	info := production.AlgorithmInfoFor(scope)
 	var rows []algRow
 	seen := map[string]bool{}

@@ -70,11 +70,7 @@ type chartLegend struct {
 }
 
 func chartLegendOf(p *production.Production) *chartLegend {
-	scope := production.ScopeSingletrack
-	if p.IsMultitrack {
-		scope = production.ScopeMaster
-	}
-	target := p.Algorithms.In(scope).Int("loudnesstarget")
+	target := p.Settings().Int("loudnesstarget")
 	bg := func(c color.NRGBA) template.CSS { return template.CSS("background:" + artwork.CSSColor(c)) }
 	return &chartLegend{Input: bg(artwork.ChartInputColor), Output: bg(artwork.ChartOutputColor), Target: bg(artwork.ChartTargetColor),
 		TargetLUFS: strconv.Itoa(target), Bottom: strconv.Itoa(target - artwork.ChartBelowLU), Top: strconv.Itoa(target + artwork.ChartAboveLU),
