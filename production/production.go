@@ -143,6 +143,12 @@ func (p *Production) Scope() Scope {
 // filled in.
 func (p *Production) Settings() AlgorithmView { return p.Algorithms.In(p.Scope()) }
 
+// Normalizes reports whether p's output is brought to its loudness
+// target: normloudness, and always for a multitrack production's mix.
+func (p *Production) Normalizes() bool {
+	return p.IsMultitrack || p.Algorithms.In(ScopeSingletrack).Bool("normloudness")
+}
+
 // HasInput reports whether the production has the audio it needs to be
 // started: its input file, or for multitrack at least one track with one.
 func (p *Production) HasInput() bool {

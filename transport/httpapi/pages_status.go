@@ -12,6 +12,7 @@ import (
 
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/production/artwork"
+	"github.com/audiopost/audiopost/production/engine"
 )
 
 // statusView is the status page of one production.
@@ -70,7 +71,12 @@ type chartLegend struct {
 }
 
 func chartLegendOf(p *production.Production) *chartLegend {
-	target := p.Settings().Int("loudnesstarget")
+	// The engine drew the chart with the target of its settings.
+	settings, err := engine.SettingsOf(p)
+	if err != nil {
+		return nil
+	}
+	target := int(math.Round(settings.Chain.TargetLUFS))
 	bg := func(c color.NRGBA) template.CSS { return template.CSS("background:" + artwork.CSSColor(c)) }
 	return &chartLegend{Input: bg(artwork.ChartInputColor), Output: bg(artwork.ChartOutputColor), Target: bg(artwork.ChartTargetColor),
 		TargetLUFS: strconv.Itoa(target), Bottom: strconv.Itoa(target - artwork.ChartBelowLU), Top: strconv.Itoa(target + artwork.ChartAboveLU),
@@ -84,13 +90,6 @@ type chapterRow struct{ Start, Title, URL, Image string }
 
 type outputRow struct {
 	Name, URL, Format, FormatName, Size, Bitrate, MIME string
-}
-
-// playable maps output formats a browser's audio element plays to their
-// media types.
-var playable = map[string]string{
-	"mp3": "audio/mpeg", "mp3-vbr": "audio/mpeg", "aac": "audio/mp4", "vorbis": "audio/ogg",
-	"opus": "audio/ogg", "flac": "audio/flac", "wav": "audio/wav", "wav-24bit": "audio/wav",
 }
 
 // statusPage serves GET {base}/production/{uuid}/status/.
@@ -197,12 +196,11 @@ func (pg *pages) statusOf(pr *pageReq, p *production.Production) *statusView {
 		if o.DownloadURL != "" {
 			row.URL = pg.fileLink(pr, o.DownloadURL)
 		}
-		if o.Bitrate > 0 {
-			if f, ok := production.LookupFormat(o.Format); ok && f.Lossy() {
-				row.Bitrate = strconv.Itoa(o.Bitrate) + " kbit/s"
-			}
+		f, _ := production.LookupFormat(o.Format)
+		if o.Bitrate > 0 && f.Lossy() {
+			row.Bitrate = strconv.Itoa(o.Bitrate) + " kbit/s"
 		}
-		row.MIME = playable[o.Format]
+		row.MIME = f.MIME
 		if player < 0 && row.MIME != "" && row.URL != "" {
 			player = len(sv.Outputs)
 		}
