@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/transport/internal/webstyle"
 )
@@ -248,14 +249,14 @@ func (s *Service) accountAction(w http.ResponseWriter, r *http.Request, path str
 			}
 			expires = t
 		}
-		k, secret, err := CreateAPIKey(ctx, s.store, u.ID, r.PostForm.Get("name"), expires)
+		k, secret, err := s.accounts.CreateAPIKey(ctx, u, r.PostForm.Get("name"), expires)
 		if err != nil {
 			d.Error, status = s.formError(r, err)
 			break
 		}
 		d.Secret = &secretInfo{What: "API key " + k.Name, Secret: secret}
 	case "/keys/revoke/":
-		if err := s.store.RevokeAPIKey(ctx, u.ID, r.PostForm.Get("id")); err != nil {
+		if err := s.accounts.RevokeAPIKey(ctx, u, r.PostForm.Get("id")); err != nil {
 			d.Error, status = s.formError(r, err)
 			break
 		}
@@ -272,14 +273,14 @@ func (s *Service) accountAction(w http.ResponseWriter, r *http.Request, path str
 			d.Error, status = "At most 20 redirect URIs.", http.StatusBadRequest
 			break
 		}
-		c, secret, err := RegisterClient(ctx, s.store, u.ID, r.PostForm.Get("name"), uris, r.PostForm.Get("public") != "")
+		c, secret, err := s.accounts.RegisterClient(ctx, u, r.PostForm.Get("name"), uris, r.PostForm.Get("public") != "")
 		if err != nil {
 			d.Error, status = s.formError(r, err)
 			break
 		}
 		d.Secret = &secretInfo{What: "client " + c.Name, ClientID: c.ID, Secret: secret}
 	case "/clients/delete/":
-		if err := s.store.DeleteOAuthClient(ctx, u.ID, r.PostForm.Get("id")); err != nil {
+		if err := s.accounts.DeleteClient(ctx, u, r.PostForm.Get("id")); err != nil {
 			d.Error, status = s.formError(r, err)
 			break
 		}
@@ -304,13 +305,13 @@ func (s *Service) accountAction(w http.ResponseWriter, r *http.Request, path str
 		http.Redirect(w, r, s.prefix+"/account/", http.StatusSeeOther)
 		return
 	}
-	keys, err := s.store.ListAPIKeys(ctx, u.ID)
+	keys, err := s.accounts.ListAPIKeys(ctx, u)
 	if err == nil {
 		d.Alert, err = s.loginAlert(ctx, u.ID)
 	}
 	if err == nil {
 		var clients []storage.OAuthClient
-		if clients, err = s.store.ListOAuthClients(ctx, u.ID); err == nil {
+		if clients, err = s.accounts.ListClients(ctx, u); err == nil {
 			now := s.now()
 			for _, k := range keys {
 				d.Keys = append(d.Keys, keyRow{ID: k.ID, Name: k.Name, Created: fmtTime(k.Created), LastUsed: fmtTime(k.LastUsed),
@@ -335,7 +336,7 @@ func (s *Service) formError(r *http.Request, err error) (string, int) {
 	case errors.Is(err, storage.ErrNotFound):
 		return "No such key or client.", http.StatusNotFound
 	case errors.Is(err, storage.ErrInvalid):
-		return strings.TrimPrefix(err.Error(), "auth: invalid value: storage: invalid record: "), http.StatusBadRequest
+		return strings.TrimPrefix(err.Error(), app.ErrInvalid.Error()+": "), http.StatusBadRequest
 	case errors.Is(err, storage.ErrConflict):
 		return "That name is taken.", http.StatusConflict
 	}

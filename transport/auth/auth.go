@@ -28,7 +28,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -36,6 +35,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/storage"
 )
 
@@ -44,14 +44,6 @@ const (
 	DefaultCodeTTL    = 10 * time.Minute
 	DefaultTokenTTL   = 30 * 24 * time.Hour
 	DefaultSessionTTL = 12 * time.Hour
-)
-
-// Sentinel errors of the admin helpers. ErrInvalid wraps storage.ErrInvalid
-// so callers that map storage errors to HTTP statuses treat both alike.
-var (
-	// ErrInvalid: a username, email, password, key name, client name or
-	// redirect URI is not acceptable.
-	ErrInvalid = fmt.Errorf("auth: invalid value: %w", storage.ErrInvalid)
 )
 
 // Config configures a Service. Only Store (given to New) is required.
@@ -78,18 +70,22 @@ type Config struct {
 	BasicCacheSize int
 	// Throttle tunes login throttling (see Throttle for the defaults).
 	Throttle Throttle
+	// Accounts are the account operations the account pages call (API
+	// keys, OAuth clients); nil: those of an app.App over the store.
+	Accounts *app.App
 }
 
 // Service authenticates requests and serves the OAuth 2.0 endpoints and
 // the account pages. It is safe for concurrent use.
 type Service struct {
-	store  storage.Store
-	cfg    Config
-	base   *url.URL
-	prefix string // path of BaseURL without a trailing slash
-	secure bool
-	log    *slog.Logger
-	basic  *credCache
+	store    storage.Store
+	accounts *app.App
+	cfg      Config
+	base     *url.URL
+	prefix   string // path of BaseURL without a trailing slash
+	secure   bool
+	log      *slog.Logger
+	basic    *credCache
 	// Throttle counters are in the store; purging old ones is due once
 	// an hour per process.
 	purgeMu   sync.Mutex
@@ -130,14 +126,20 @@ func New(store storage.Store, cfg Config) *Service {
 		// request's own host; only absolute redirects need the real one.
 		base = &url.URL{}
 	}
+	accounts := cfg.Accounts
+	if accounts == nil {
+		// Only a store can be missing, and New was given one.
+		accounts, _ = app.New(app.Config{Store: store, Now: cfg.Now})
+	}
 	s := &Service{
-		store:  store,
-		cfg:    cfg,
-		base:   base,
-		prefix: strings.TrimSuffix(base.Path, "/"),
-		secure: base.Scheme == "https",
-		log:    cfg.Logger,
-		basic:  newCredCache(cfg.BasicCacheSize, cfg.BasicCacheTTL),
+		store:    store,
+		accounts: accounts,
+		cfg:      cfg,
+		base:     base,
+		prefix:   strings.TrimSuffix(base.Path, "/"),
+		secure:   base.Scheme == "https",
+		log:      cfg.Logger,
+		basic:    newCredCache(cfg.BasicCacheSize, cfg.BasicCacheTTL),
 	}
 	return s
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/storage"
 )
 
@@ -86,7 +87,7 @@ func (s *Service) parseAuthorize(ctx context.Context, v url.Values) (authzReques
 		if given == "" {
 			return q, &authzError{code: "invalid_request", desc: "redirect_uri is missing and the client registered none"}
 		}
-		if err := ValidateRedirectURI(given); err != nil {
+		if err := app.ValidateRedirectURI(given); err != nil {
 			return q, &authzError{code: "invalid_request", desc: "redirect_uri is not acceptable: " + err.Error()}
 		}
 		q.redirectURI = given

@@ -325,7 +325,7 @@ func (s *server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		jobs             map[storage.JobState]int64
 		counted, storeUp bool
 	)
-	if jc, ok := s.store.(JobCounter); ok {
+	if jc := s.ops.jobs; jc != nil {
 		counted = true
 		ctx, cancel := context.WithTimeout(r.Context(), metricsCountTimeout)
 		var err error

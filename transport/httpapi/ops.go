@@ -14,6 +14,7 @@ import (
 // serves, which routes() fills as it registers them.
 type ops struct {
 	metrics      *Metrics
+	jobs         JobCounter // nil when the store cannot count its jobs
 	metricsToken string
 	processes    *procpool.Pool // nil: no pool gauges
 	readyTimeout time.Duration
@@ -29,6 +30,7 @@ type route struct {
 
 func newOps(cfg Config) *ops {
 	o := &ops{metrics: cfg.Metrics, metricsToken: cfg.MetricsToken, processes: cfg.Processes, readyTimeout: DefaultReadyTimeout}
+	o.jobs, _ = cfg.Store.(JobCounter)
 	if o.metrics == nil {
 		o.metrics = NewMetrics()
 	}

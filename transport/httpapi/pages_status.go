@@ -95,7 +95,7 @@ type outputRow struct {
 // statusPage serves GET {base}/production/{uuid}/status/.
 func (pg *pages) statusPage(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 	id := r.PathValue("uuid")
-	p, _, err := pg.s.loadProduction(r.Context(), pg.s.store, pr.user.ID, id)
+	p, err := pg.s.app.GetProduction(r.Context(), pr.user, id)
 	if err != nil {
 		pg.renderFailure(w, r, pr, err)
 		return
@@ -107,13 +107,13 @@ func (pg *pages) statusPage(w http.ResponseWriter, r *http.Request, pr *pageReq)
 	d := pg.data(pr, title)
 	d.Status = pg.statusOf(pr, p)
 	if p.Webhook != nil && *p.Webhook != "" {
-		ds, err := pg.s.store.ListDeliveries(r.Context(), pr.user.ID, p.UUID)
+		ds, err := pg.s.app.WebhookDeliveries(r.Context(), pr.user, p.UUID)
 		if err != nil {
 			pg.renderFailure(w, r, pr, err)
 			return
 		}
 		for _, dl := range ds {
-			d.Status.Deliveries = append(d.Status.Deliveries, deliveryRowOf(deliveryView(dl)))
+			d.Status.Deliveries = append(d.Status.Deliveries, deliveryRowOf(dl))
 		}
 	}
 	pg.render(w, r, pr, http.StatusOK, "status", d)
