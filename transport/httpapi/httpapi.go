@@ -16,6 +16,7 @@ import (
 	"github.com/audiopost/audiopost/storage/transfer"
 	"github.com/audiopost/audiopost/transport/auth"
 	"github.com/audiopost/audiopost/transport/outbound"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Fetcher downloads an http(s) URL given as input_file or image (see
@@ -66,6 +67,11 @@ type Config struct {
 	// runner.Config.OnProcessed (Metrics.ObserveProcessing). nil: a
 	// Metrics of the handler's own.
 	Metrics *Metrics
+	// Registerer, when set, also gets the handler's audiopost_ metrics
+	// (and Metrics'): the embedding service's registry, which its own
+	// endpoint serves. GET {base}/metrics serves a registry of the
+	// handler's own in any case, with the Go runtime's metrics.
+	Registerer prometheus.Registerer
 	// MetricsToken, when set, is the bearer token GET {base}/metrics
 	// requires; empty serves the metrics without credentials, as is common
 	// on a self-hosted listener.
@@ -167,7 +173,9 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if s.auth == nil {
 		s.auth = auth.New(cfg.Store, auth.Config{BaseURL: s.base, WriteError: writeAuthError, Now: s.now, Logger: s.log, Accounts: s.app})
 	}
-	s.ops = newOps(cfg)
+	if s.ops, err = newOps(cfg, s.log); err != nil {
+		return nil, err
+	}
 	s.handlers = s.routes()
 	if pool := cfg.Processes; pool != nil {
 		routes := s.handlers
