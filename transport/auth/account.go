@@ -31,13 +31,13 @@ const (
 // LoginURL returns the URL of the login page that continues to next (a
 // path on this service, e.g. "/account/"; anything else continues to the
 // account page).
-func (s *Service) LoginURL(next string) string {
+func (s *Server) LoginURL(next string) string {
 	return s.url("/account/login/") + "?" + url.Values{"next": {next}}.Encode()
 }
 
 // BrowserUser returns the user of the request's browser session, for web
 // pages. API routes use Middleware instead.
-func (s *Service) BrowserUser(r *http.Request) (storage.User, bool) {
+func (s *Server) BrowserUser(r *http.Request) (storage.User, bool) {
 	_, u, ok := s.browserSession(r)
 	return u, ok
 }
@@ -48,7 +48,7 @@ type session struct {
 	csrf string
 }
 
-func (s *Service) browserSession(r *http.Request) (session, storage.User, bool) {
+func (s *Server) browserSession(r *http.Request) (session, storage.User, bool) {
 	c, err := r.Cookie(SessionCookie)
 	if err != nil || c.Value == "" || len(c.Value) > maxSecretLen {
 		return session{}, storage.User{}, false
@@ -76,7 +76,7 @@ func (s *Service) browserSession(r *http.Request) (session, storage.User, bool) 
 }
 
 // newSession stores a session of u and returns the cookie's token.
-func (s *Service) newSession(ctx context.Context, u storage.User) (string, error) {
+func (s *Server) newSession(ctx context.Context, u storage.User) (string, error) {
 	tok := storage.NewToken()
 	now := s.now()
 	err := s.store.CreateSession(ctx, &storage.Session{
@@ -87,7 +87,7 @@ func (s *Service) newSession(ctx context.Context, u storage.User) (string, error
 }
 
 // endSession deletes the session of the request's cookie, if any.
-func (s *Service) endSession(r *http.Request) {
+func (s *Server) endSession(r *http.Request) {
 	c, err := r.Cookie(SessionCookie)
 	if err != nil || c.Value == "" || len(c.Value) > maxSecretLen {
 		return
@@ -97,7 +97,7 @@ func (s *Service) endSession(r *http.Request) {
 	}
 }
 
-func (s *Service) cookie(name, value string, maxAge int) *http.Cookie {
+func (s *Server) cookie(name, value string, maxAge int) *http.Cookie {
 	return &http.Cookie{
 		Name: name, Value: value, Path: s.prefix + "/", MaxAge: maxAge,
 		HttpOnly: true, Secure: s.secure, SameSite: http.SameSiteLaxMode,
@@ -110,7 +110,7 @@ func checkCSRF(got, want string) bool {
 
 // safeNext keeps a post-login redirect on this service: a path below the
 // prefix, never another host ("//evil", "/\evil").
-func (s *Service) safeNext(next string) string {
+func (s *Server) safeNext(next string) string {
 	def := s.prefix + "/productions/"
 	if next == "" || !strings.HasPrefix(next, s.prefix+"/") || strings.HasPrefix(next, "//") ||
 		strings.ContainsAny(next, "\\\r\n") {
@@ -125,7 +125,7 @@ func (s *Service) safeNext(next string) string {
 
 // handleAccount serves the account pages; the path arrives without
 // "{prefix}/account".
-func (s *Service) handleAccount(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleAccount(w http.ResponseWriter, r *http.Request) {
 	path, method := r.URL.Path, r.Method
 	if method == http.MethodHead {
 		method = http.MethodGet
@@ -175,7 +175,7 @@ func (s *Service) handleAccount(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Service) loginPage(w http.ResponseWriter, r *http.Request, status int, username, msg string) {
+func (s *Server) loginPage(w http.ResponseWriter, r *http.Request, status int, username, msg string) {
 	next := r.URL.Query().Get("next")
 	if r.Method == http.MethodPost {
 		next = r.PostForm.Get("next")
@@ -188,7 +188,7 @@ func (s *Service) loginPage(w http.ResponseWriter, r *http.Request, status int, 
 	})
 }
 
-func (s *Service) login(w http.ResponseWriter, r *http.Request) {
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	c, err := r.Cookie(loginCSRFCookie)
 	if err != nil || !checkCSRF(r.PostForm.Get("csrf_token"), c.Value) {
 		s.loginPage(w, r, http.StatusForbidden, "", "The form expired or came from another site; please try again.")
@@ -223,7 +223,7 @@ func (s *Service) login(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, s.safeNext(r.PostForm.Get("next")), http.StatusSeeOther)
 }
 
-func (s *Service) logout(w http.ResponseWriter, r *http.Request) {
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	ses, _, ok := s.browserSession(r)
 	if ok && !checkCSRF(r.PostForm.Get("csrf_token"), ses.csrf) {
 		s.renderPage(w, r, http.StatusForbidden, "error", pageData{Title: "Forbidden", Error: "the form expired or came from another site (CSRF token mismatch)"})
@@ -234,7 +234,7 @@ func (s *Service) logout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, s.prefix+"/account/login/", http.StatusSeeOther)
 }
 
-func (s *Service) accountAction(w http.ResponseWriter, r *http.Request, path string, ses session, u storage.User) {
+func (s *Server) accountAction(w http.ResponseWriter, r *http.Request, path string, ses session, u storage.User) {
 	ctx := r.Context()
 	d := pageData{Title: "Account", User: u.Username, CSRF: ses.csrf}
 	status := http.StatusOK
@@ -331,7 +331,7 @@ func (s *Service) accountAction(w http.ResponseWriter, r *http.Request, path str
 }
 
 // formError turns an error of an account action into a message and status.
-func (s *Service) formError(r *http.Request, err error) (string, int) {
+func (s *Server) formError(r *http.Request, err error) (string, int) {
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		return "No such key or client.", http.StatusNotFound
@@ -353,7 +353,7 @@ func fmtTime(t time.Time) string {
 
 // renderPage executes a page template into a buffer first, so that a
 // template error never leaves half a page behind.
-func (s *Service) renderPage(w http.ResponseWriter, r *http.Request, status int, name string, d pageData) {
+func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, name string, d pageData) {
 	d.Prefix, d.CSS = s.prefix, webstyle.CSS
 	d.pageNav()
 	var buf bytes.Buffer

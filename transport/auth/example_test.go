@@ -17,7 +17,7 @@ import (
 )
 
 // An API behind the middleware, called with an API key.
-func ExampleService_Middleware() {
+func ExampleServer_Middleware() {
 	ctx := context.Background()
 	st, err := sqlstore.Open(ctx, ":memory:")
 	if err != nil {
@@ -55,7 +55,7 @@ func ExampleService_Middleware() {
 }
 
 // A desktop app gets a token with the password grant and calls the API.
-func ExampleService_Routes() {
+func ExampleServer_Routes() {
 	ctx := context.Background()
 	st, err := sqlstore.Open(ctx, ":memory:")
 	if err != nil {

@@ -44,7 +44,7 @@ func (c *clock) Add(d time.Duration) {
 type env struct {
 	t     testing.TB
 	st    storage.Store
-	svc   *auth.Service
+	svc   *auth.Server
 	srv   *httptest.Server
 	clock *clock
 }

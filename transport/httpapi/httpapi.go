@@ -35,7 +35,7 @@ type Config struct {
 	// Auth authenticates API requests and serves the OAuth and account
 	// routes. nil: auth.New(Store, ...) rendering failures in the API
 	// envelope.
-	Auth *auth.Service
+	Auth *auth.Server
 	// Fetcher fetches input_file and image URLs. nil: an outbound client
 	// that refuses private and loopback addresses, limited to
 	// MaxUploadBytes.
@@ -104,7 +104,7 @@ type server struct {
 	app      *app.App
 	base     string // BaseURL without trailing slash
 	prefix   string // BaseURL's path without trailing slash; "" at the root
-	auth     *auth.Service
+	auth     *auth.Server
 	maxUp    int64
 	maxBody  int64
 	rate     app.RateLimit
@@ -116,7 +116,7 @@ type server struct {
 
 // NewHandler returns the whole HTTP interface of audiopost: the JSON API
 // and simple API under {base}/api/, downloads, and the OAuth 2.0 and
-// account routes of the auth service. See the package documentation for
+// account routes of the auth server. See the package documentation for
 // routes, error codes and response shapes. Its handlers decode requests,
 // call the operations of package production/app and encode the results.
 func NewHandler(cfg Config) (http.Handler, error) {
@@ -186,7 +186,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	return s.handlers, nil
 }
 
-// writeAuthError renders the auth service's failures (401) in the API
+// writeAuthError renders the auth server's failures (401) in the API
 // envelope.
 func writeAuthError(w http.ResponseWriter, r *http.Request, status int, code, message string) {
 	writeEnvelope(w, status, &envelope{ErrorCode: &code, ErrorMessage: message})
