@@ -144,10 +144,10 @@ func loudnessControl(c *chain.Config, a production.AlgorithmView) {
 // conventions, which spectral.Settings shares: 0 automatic (full for
 // deverb), -1 off, 3..100 a cap in dB. Dehum runs with every method, not
 // only classic: hum is as unwanted under the other methods.
-func restoration(a production.AlgorithmView) *chain.Restoration {
+func restoration(a production.AlgorithmView) *spectral.Restoration {
 	settings, dehum := denoiseSettings(a)
 	method := settings.Method
-	r := &chain.Restoration{Settings: settings, Dehum: dehum}
+	r := &spectral.Restoration{Settings: settings, Dehum: dehum}
 	for _, sg := range a.Segments("segments") {
 		s := settings
 		switch sg.DenoiseMethod {
@@ -171,7 +171,7 @@ func restoration(a production.AlgorithmView) *chain.Restoration {
 				*v.dst = float64(*v.set)
 			}
 		}
-		r.Segments = append(r.Segments, chain.RestorationSegment{Start: sg.Start, Settings: s})
+		r.Segments = append(r.Segments, spectral.RestorationSegment{Start: sg.Start, Settings: s})
 	}
 	return r
 }
@@ -204,7 +204,7 @@ func trackSettings(m production.MultiInputFile) (Track, error) {
 	t.Classifier = classifierModes[a.String("msclassifier")]
 	if a.Bool("denoise") {
 		settings, dehum := denoiseSettings(a)
-		t.Restoration = &mixdown.Restoration{Settings: settings, Dehum: dehum}
+		t.Restoration = &spectral.Restoration{Settings: settings, Dehum: dehum}
 	}
 	var err error
 	if t.Role, err = mixdown.ParseRole(a.String("backforeground")); err != nil {
