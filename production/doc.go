@@ -6,7 +6,7 @@
 // client requests (Input), their validation into per-field messages
 // (FieldErrors, the API's form_errors), output file and blob naming, the
 // chapter text format, and the rules of a production's lifecycle
-// (Startable, StopStatus, the work budget). The operations on stored
+// (Startable, Stoppable, StopStatus, the work budget). The operations on stored
 // productions are those of package production/app.
 //
 // Requests and responses are separate types on purpose: a client sends an

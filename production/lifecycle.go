@@ -40,25 +40,30 @@ func (p *Production) Startable(limits Limits) error {
 	return CheckWork(p, limits).Err()
 }
 
-// StopStatus is the status a stop moves p to: a production still
-// Waiting goes back to Not Started (Incomplete without an input), one a
-// worker is processing to Stopping, and the runner, noticing the
-// canceled lease, sets its final status. stopping is true when p is
-// Stopping already (nothing changes); a production that is neither
-// waiting nor processing is ErrNotRunning.
-func (p *Production) StopStatus() (next Status, stopping bool, err error) {
-	switch {
-	case p.Status == StatusStopping:
-		return p.Status, true, nil
-	case p.Status == StatusWaiting:
-		if p.HasInput() {
-			return StatusNotStarted, false, nil
-		}
-		return StatusIncomplete, false, nil
-	case p.Status.Processing():
-		return StatusStopping, false, nil
+// Stoppable is nil when a stop applies to p: it is Waiting or being
+// processed (Stopping included); ErrNotRunning otherwise.
+func (p *Production) Stoppable() error {
+	if p.Status == StatusWaiting || p.Status.Processing() {
+		return nil
 	}
-	return p.Status, false, fmt.Errorf("%w (status %s)", ErrNotRunning, p.Status)
+	return fmt.Errorf("%w (status %s)", ErrNotRunning, p.Status)
+}
+
+// StopStatus is the status a stop moves a stoppable p to. held says
+// whether a worker still holds a job of p (storage.Jobs.StopJobs counts
+// them): then p goes to Stopping, and that worker, noticing its stopped
+// lease, sets the final status (or, if it dies first, the next worker to
+// take the job over does). Otherwise the stop is honoured at once: a
+// production still Waiting, or one whose worker is gone (its lease ran
+// out), goes back to Not Started (Incomplete without an input).
+func (p *Production) StopStatus(held bool) Status {
+	switch {
+	case held && p.Status != StatusWaiting:
+		return StatusStopping
+	case p.HasInput():
+		return StatusNotStarted
+	}
+	return StatusIncomplete
 }
 
 // Load reads production id of owner in tx (storage.ErrNotFound when there

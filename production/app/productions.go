@@ -286,23 +286,24 @@ func (a *App) StartProduction(ctx context.Context, u storage.User, id string) (*
 	return a.GetProduction(ctx, u, id)
 }
 
-// StopProduction cancels the live jobs of u's production id and moves it
-// to the status production.StopStatus says, in one transaction.
-// Stopping a production that is already Stopping changes nothing.
+// StopProduction stops u's production id: its live jobs are stopped
+// (storage.Jobs.StopJobs) and it moves to the status
+// production.StopStatus says, in one transaction. A production that is
+// neither waiting nor processing is production.ErrNotRunning.
 func (a *App) StopProduction(ctx context.Context, u storage.User, id string) (*production.Production, error) {
 	err := a.store.WithTx(ctx, func(tx storage.Tx) error {
 		p, _, err := production.Load(ctx, tx, u.ID, id)
 		if err != nil {
 			return err
 		}
-		next, stopping, err := p.StopStatus()
-		if err != nil || stopping {
+		if err := p.Stoppable(); err != nil {
 			return err
 		}
-		if _, err := tx.CancelJobs(ctx, u.ID, id); err != nil {
+		held, err := tx.StopJobs(ctx, u.ID, id)
+		if err != nil {
 			return err
 		}
-		return tx.SetStatus(ctx, u.ID, storage.KindProduction, id, int(next))
+		return tx.SetStatus(ctx, u.ID, storage.KindProduction, id, int(p.StopStatus(held > 0)))
 	})
 	if err != nil {
 		return nil, err
