@@ -385,7 +385,7 @@ func BenchmarkChainSpill(b *testing.B) {
 		for _, m := range methods {
 			for _, spill := range []int64{0, -1} {
 				cfg := chain.DefaultConfig()
-				cfg.Restoration = &chain.Restoration{Settings: spectral.Settings{Method: m}}
+				cfg.Restoration = &spectral.Restoration{Settings: spectral.Settings{Method: m}}
 				cfg.SpillBytes, cfg.TempDir = spill, dir
 				runtime.GC()
 				t0 := time.Now()

@@ -21,13 +21,13 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/production/runner"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/blob"
 	"github.com/audiopost/audiopost/storage/blob/s3test"
 	"github.com/audiopost/audiopost/storage/sqlstore"
 	"github.com/audiopost/audiopost/storage/sqlstore/pgtest"
-	"github.com/audiopost/audiopost/transport/auth"
 	"github.com/audiopost/audiopost/transport/httpapi"
 )
 
@@ -136,7 +136,11 @@ func newScaleBench(b *testing.B) *scaleBench {
 	if err != nil {
 		b.Fatal(err)
 	}
-	u, err := auth.CreateUser(ctx, e.st, "bench", "", scalePassword)
+	accounts, err := app.New(app.Config{Store: e.st})
+	if err != nil {
+		b.Fatal(err)
+	}
+	u, err := accounts.CreateUser(ctx, "bench", "", scalePassword)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,28 +1,17 @@
 // Package preset implements presets: reusable production templates with
 // the structure of a production but without chapters, input file and
-// status, and the rules for creating and updating productions from them.
+// status, their creation, update and validation. A production is created
+// by package production, which applies a preset to it
+// (production.Production.ApplyPreset) in the shape Preset.Template gives.
 package preset
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"slices"
 	"strings"
 
-	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/production"
 )
-
-// ErrNotFound is what a Lookup returns for an unknown preset uuid (or one
-// of another user). It is reported as a field error, never to the client as
-// a server failure.
-var ErrNotFound = errors.New("preset: not found")
-
-// Lookup finds a preset by uuid for requests that name one (preset,
-// preset_cover_image). It returns an error wrapping ErrNotFound when there
-// is none.
-type Lookup func(ctx context.Context, uuid string) (*Preset, error)
 
 // Preset is a reusable production template as the server keeps and returns
 // it.
@@ -124,9 +113,10 @@ func DecodeInput(data []byte) (*Input, error) {
 	return in, errs.Err()
 }
 
-// view returns the production-shaped view of pr that the production rules
-// validate and update.
-func (pr *Preset) view() *production.Production {
+// Template returns pr in the shape of a production: what the production
+// rules validate and update, and what a production the preset is applied
+// to takes (production.Production.ApplyPreset, production.Presets).
+func (pr *Preset) Template() *production.Production {
 	p := &production.Production{
 		UUID: pr.UUID, Metadata: pr.Metadata, OutputBasename: pr.OutputBasename,
 		OutputFiles: pr.OutputFiles, OutgoingServices: pr.OutgoingServices, Algorithms: pr.Algorithms,
@@ -154,7 +144,7 @@ func Validate(pr *Preset) production.FieldErrors {
 	if msg := nameProblem(pr.PresetName); msg != "" {
 		errs.Add("preset_name", msg)
 	}
-	errs.Merge("", production.Validate(pr.view(), production.ValidateOptions{Preset: true}))
+	errs.Merge("", production.Validate(pr.Template(), production.ValidateOptions{Preset: true}))
 	if len(errs) == 0 {
 		return nil
 	}
@@ -174,8 +164,9 @@ func nameProblem(name string) string {
 }
 
 // New creates a preset from a creation request; preset_name is required.
-// A preset cannot be created from another preset.
-func New(ctx context.Context, in *Input, lookup Lookup, opts production.ApplyOptions) (*Preset, error) {
+// A preset cannot be created from another preset; preset_cover_image is
+// taken from opts.Presets.
+func New(in *Input, opts production.ApplyOptions) (*Preset, error) {
 	now := opts.Now
 	if now.IsZero() {
 		now = production.Now()
@@ -191,16 +182,16 @@ func New(ctx context.Context, in *Input, lookup Lookup, opts production.ApplyOpt
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	if err := pr.Apply(ctx, in, lookup, opts); err != nil {
+	if err := pr.Apply(in, opts); err != nil {
 		return nil, err
 	}
 	return pr, nil
 }
 
 // Apply merges an update request into pr with the production update rules
-// (lists appended, reset_data, reset_cover_image, preset_cover_image) and
-// validates the result. On error pr is unchanged.
-func (pr *Preset) Apply(ctx context.Context, in *Input, lookup Lookup, opts production.ApplyOptions) error {
+// (lists appended, reset_data, reset_cover_image, preset_cover_image from
+// opts.Presets) and validates the result. On error pr is unchanged.
+func (pr *Preset) Apply(in *Input, opts production.ApplyOptions) error {
 	errs := production.FieldErrors{}
 	if in.Preset != "" {
 		errs.Add("preset", "not allowed on a preset")
@@ -212,7 +203,7 @@ func (pr *Preset) Apply(ctx context.Context, in *Input, lookup Lookup, opts prod
 	if msg := nameProblem(name); msg != "" {
 		errs.Add("preset_name", msg)
 	}
-	v := pr.view()
+	v := pr.Template()
 	opts.Preset = true
 	if err := v.Apply(&in.Input, opts); err != nil {
 		var fe production.FieldErrors
@@ -221,252 +212,9 @@ func (pr *Preset) Apply(ctx context.Context, in *Input, lookup Lookup, opts prod
 		}
 		errs.Merge("", fe)
 	}
-	if len(errs) == 0 && in.PresetCoverImage != "" {
-		if err := coverFrom(ctx, v, in.PresetCoverImage, lookup, errs); err != nil {
-			return err
-		}
-	}
 	if len(errs) > 0 {
 		return errs
 	}
 	*pr = *fromView(v, name)
 	return nil
-}
-
-// coverFrom copies the cover image of preset uuid into p.
-func coverFrom(ctx context.Context, p *production.Production, uuid string, lookup Lookup, errs production.FieldErrors) error {
-	src, err := find(ctx, uuid, lookup, "preset_cover_image", errs)
-	if err != nil || src == nil {
-		return err
-	}
-	if src.Image == nil {
-		errs.Add("preset_cover_image", "that preset has no cover image")
-		return nil
-	}
-	img := *src.Image
-	p.Image = &img
-	p.Thumbnail = nil
-	if src.Thumbnail != nil {
-		t := *src.Thumbnail
-		p.Thumbnail = &t
-	}
-	return nil
-}
-
-// find looks a preset up; a missing preset is a field error at path, other
-// lookup failures are returned.
-func find(ctx context.Context, uuid string, lookup Lookup, path string, errs production.FieldErrors) (*Preset, error) {
-	if lookup == nil {
-		errs.Add(path, "presets cannot be looked up here")
-		return nil, nil
-	}
-	pr, err := lookup(ctx, uuid)
-	if errors.Is(err, ErrNotFound) || (err == nil && pr == nil) {
-		errs.Add(path, "no such preset")
-		return nil, nil
-	}
-	return pr, err
-}
-
-// NewProduction creates a production from a creation request, resolving
-// the request's preset (if any) through lookup.
-//
-// Production values override preset values: metadata and algorithms merge
-// key by key with the request winning; output_files and outgoing_services
-// sent in the request replace the preset's lists; multi_input_files sent
-// with the id of a preset entry complete that entry (the request's fields
-// and algorithm keys win), others are appended. Afterwards metadata fields
-// still empty are imported from tags, the input file's tags (pass the
-// zero audio.Tags when the input has not been probed yet and call
-// Metadata.ImportTags later).
-func NewProduction(ctx context.Context, in *production.Input, lookup Lookup, tags audio.Tags, opts production.ApplyOptions) (*production.Production, error) {
-	now := opts.Now
-	if now.IsZero() {
-		now = production.Now()
-	}
-	opts.Now = now
-	p := &production.Production{Status: production.StatusIncomplete, CreationTime: now}
-	errs := production.FieldErrors{}
-	req := *in
-	if in.Preset != "" {
-		pr, err := find(ctx, in.Preset, lookup, "preset", errs)
-		if err != nil {
-			return nil, err
-		}
-		if pr != nil {
-			overlay(p, pr)
-			req = mergeRequestLists(p, in)
-		}
-	}
-	if len(errs) == 0 && in.PresetCoverImage != "" {
-		if err := coverFrom(ctx, p, in.PresetCoverImage, lookup, errs); err != nil {
-			return nil, err
-		}
-	}
-	if len(errs) > 0 {
-		return nil, errs
-	}
-	req.Preset, req.PresetCoverImage = "", ""
-	if err := p.Apply(&req, opts); err != nil {
-		return nil, err
-	}
-	p.Metadata.ImportTags(tags)
-	return p, nil
-}
-
-// UpdateProduction applies an update request to p, resolving preset and
-// preset_cover_image through lookup. A preset on an update (allowed only
-// without reset_data) overlays the preset's values on p, then the request's
-// fields are applied as in NewProduction. On error p is unchanged.
-func UpdateProduction(ctx context.Context, p *production.Production, in *production.Input, lookup Lookup, opts production.ApplyOptions) error {
-	if !p.CanChange() {
-		return production.ErrProcessing
-	}
-	errs := production.FieldErrors{}
-	q := p.Clone()
-	req := *in
-	if in.Preset != "" && in.ResetData {
-		errs.Add("preset", "cannot be combined with reset_data")
-		return errs
-	}
-	if in.Preset != "" {
-		pr, err := find(ctx, in.Preset, lookup, "preset", errs)
-		if err != nil {
-			return err
-		}
-		if pr != nil {
-			overlay(q, pr)
-			req = mergeRequestLists(q, in)
-		}
-	}
-	if len(errs) > 0 {
-		return errs
-	}
-	req.Preset, req.PresetCoverImage = "", ""
-	if err := q.Apply(&req, opts); err != nil {
-		return err
-	}
-	if in.PresetCoverImage != "" {
-		if err := coverFrom(ctx, q, in.PresetCoverImage, lookup, errs); err != nil {
-			return err
-		}
-		if len(errs) > 0 {
-			return errs
-		}
-	}
-	*p = *q
-	return nil
-}
-
-// overlay copies the values a preset defines onto p: set metadata fields,
-// algorithm keys, and the lists and references the preset has.
-func overlay(p *production.Production, pr *Preset) {
-	src := pr.view()
-	m := &p.Metadata
-	for _, f := range []struct {
-		dst *string
-		v   string
-	}{
-		{&m.Title, src.Metadata.Title}, {&m.Artist, src.Metadata.Artist}, {&m.Album, src.Metadata.Album},
-		{&m.Subtitle, src.Metadata.Subtitle}, {&m.Summary, src.Metadata.Summary}, {&m.Genre, src.Metadata.Genre},
-		{&m.Publisher, src.Metadata.Publisher}, {&m.URL, src.Metadata.URL}, {&m.License, src.Metadata.License},
-		{&m.LicenseURL, src.Metadata.LicenseURL}, {&m.Track, src.Metadata.Track}, {&m.Year, src.Metadata.Year},
-	} {
-		if f.v != "" {
-			*f.dst = f.v
-		}
-	}
-	if src.Metadata.AppendChapters {
-		m.AppendChapters = true
-	}
-	if len(src.Metadata.Tags) > 0 {
-		m.Tags = src.Metadata.Tags
-	}
-	if src.Metadata.Location != nil {
-		m.Location = src.Metadata.Location
-	}
-	if src.OutputBasename != "" {
-		p.OutputBasename = src.OutputBasename
-	}
-	if len(src.OutputFiles) > 0 {
-		p.OutputFiles = src.OutputFiles
-		for i := range p.OutputFiles {
-			p.OutputFiles[i].OutgoingServiceURLs = nil
-		}
-	}
-	if len(src.OutgoingServices) > 0 {
-		p.OutgoingServices = src.OutgoingServices
-	}
-	p.Algorithms = p.Algorithms.Merge(src.Algorithms)
-	if len(src.MultiInputFiles) > 0 {
-		p.MultiInputFiles = src.MultiInputFiles
-	}
-	if src.SpeechRecognition != nil {
-		p.SpeechRecognition = src.SpeechRecognition
-	}
-	if src.Image != nil {
-		p.Image, p.Thumbnail = src.Image, src.Thumbnail
-	}
-	if src.Webhook != nil {
-		p.Webhook = src.Webhook
-	}
-	if src.IsMultitrack {
-		p.IsMultitrack = true
-	}
-}
-
-// mergeRequestLists prepares a request for a production that already
-// carries a preset's values: output_files sent replace the preset's list,
-// and multi_input_files sent with the id of an existing entry update that
-// entry in place instead of being appended. It returns the request with
-// those entries removed.
-func mergeRequestLists(p *production.Production, in *production.Input) production.Input {
-	req := *in
-	if in.OutputFiles != nil {
-		p.OutputFiles = nil
-	}
-	req.MultiInputFiles = nil
-	for _, m := range in.MultiInputFiles {
-		i := slices.IndexFunc(p.MultiInputFiles, func(x production.MultiInputFile) bool { return m.ID != "" && x.ID == m.ID })
-		if i < 0 {
-			req.MultiInputFiles = append(req.MultiInputFiles, m)
-			continue
-		}
-		// Remove the preset entry and append a merged request entry, so the
-		// production rules parse and validate it like any sent entry.
-		old := p.MultiInputFiles[i]
-		p.MultiInputFiles = slices.Delete(p.MultiInputFiles, i, i+1)
-		merged := m
-		if merged.Type == "" {
-			merged.Type = old.Type
-		}
-		if merged.Service == "" && merged.InputFile == "" {
-			merged.Service, merged.InputFile = old.Service, old.InputFile
-		}
-		if merged.Offset == nil {
-			off := old.Offset
-			merged.Offset = &off
-		}
-		merged.Algorithms = mergeRaw(old.Algorithms, m.Algorithms)
-		req.MultiInputFiles = append(req.MultiInputFiles, merged)
-	}
-	return req
-}
-
-// mergeRaw returns the raw form of base with the keys of over on top.
-func mergeRaw(base production.AlgorithmValues, over production.RawAlgorithms) production.RawAlgorithms {
-	out := production.RawAlgorithms{}
-	for k, v := range base {
-		b, err := json.Marshal(v)
-		if err == nil {
-			out[k] = b
-		}
-	}
-	for k, v := range over {
-		out[production.CanonicalKey(k)] = v
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
 }

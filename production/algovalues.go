@@ -243,18 +243,43 @@ func validateAlgorithms(v AlgorithmValues, scope Scope, path string, errs FieldE
 	}
 	if scope&(ScopeSingletrack|ScopeTrack) != 0 {
 		method := v.In(scope).String("denoisemethod")
-		// 0 (full, the default) is tolerated with classic: clients send the
-		// defaults back, and classic simply has no reverb reduction.
-		if x, ok := v["deverbamount"].(int); ok && x > 0 && method == "classic" {
-			errs.Add(joinPath(path, "deverbamount"), "needs denoisemethod static, dynamic or speech_isolation")
+		// 0 (full, the default) is tolerated where there is no reverb
+		// reduction: clients send the defaults back, and the method simply
+		// has none.
+		if x, ok := v["deverbamount"].(int); ok && x > 0 && !ReducesReverb(method) {
+			errs.Add(joinPath(path, "deverbamount"), "needs denoisemethod "+orList(deverbMethods))
 		}
-		if x, ok := v["debreathamount"].(int); ok && x != -1 && method != "dynamic" && method != "speech_isolation" {
-			errs.Add(joinPath(path, "debreathamount"), "needs denoisemethod dynamic or speech_isolation")
+		if x, ok := v["debreathamount"].(int); ok && x != -1 && !ReducesBreaths(method) {
+			errs.Add(joinPath(path, "debreathamount"), "needs denoisemethod "+orList(debreathMethods))
 		}
 	}
 	if segs, ok := v["segments"].([]Segment); ok && scope == ScopeSingletrack {
 		validateSegments(segs, joinPath(path, "segments"), errs)
 	}
+}
+
+// The denoise methods that reduce reverb (deverbamount) and breaths
+// (debreathamount): classic and static model noise only, and static no
+// breaths. Validation and the engine's translation both follow them.
+var (
+	deverbMethods   = []string{"static", "dynamic", "speech_isolation"}
+	debreathMethods = []string{"dynamic", "speech_isolation"}
+)
+
+// ReducesReverb reports whether the denoise method (denoisemethod) has a
+// reverb reduction.
+func ReducesReverb(method string) bool { return slices.Contains(deverbMethods, method) }
+
+// ReducesBreaths reports whether the denoise method (denoisemethod) has a
+// breath reduction.
+func ReducesBreaths(method string) bool { return slices.Contains(debreathMethods, method) }
+
+// orList joins "a, b or c".
+func orList(s []string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
 
 func scopeMessage(key string, scope Scope) string {

@@ -21,19 +21,29 @@ type ApplyOptions struct {
 	Preset bool
 	// Now is the change time; zero means the current time.
 	Now Time
+	// Presets are the presets the request may name (preset,
+	// preset_cover_image), looked up by the caller before applying it.
+	Presets Presets
 }
 
-// New creates a production from a creation request. Preset and
-// PresetCoverImage are resolved by package preset (preset.NewProduction);
-// New itself only creates from the request. The new production is
-// Incomplete without an input and Not Started with one.
+// New creates a production from a creation request: the preset the
+// request names (if any) is applied to it first (ApplyPreset), then the
+// request's fields. The new production is Incomplete without an input
+// and Not Started with one.
+//
+// Production values override preset values: metadata and algorithms
+// merge key by key with the request winning; output_files and
+// outgoing_services sent in the request replace the preset's lists;
+// multi_input_files sent with the id of a preset entry complete that
+// entry (the request's fields and algorithm keys win), others are
+// appended. Metadata fields still empty may then be filled from the
+// input's tags (Metadata.ImportTags).
 func New(in *Input, opts ApplyOptions) (*Production, error) {
-	now := opts.Now
-	if now.IsZero() {
-		now = Now()
+	if opts.Now.IsZero() {
+		opts.Now = Now()
 	}
-	p := &Production{Status: StatusIncomplete, CreationTime: now}
-	if err := p.Apply(in, opts); err != nil {
+	p := &Production{Status: StatusIncomplete, CreationTime: opts.Now}
+	if err := p.apply(in, opts, true); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -54,12 +64,60 @@ func New(in *Input, opts ApplyOptions) (*Production, error) {
 //   - reset_data first clears everything except the input file and its
 //     service, so the fields of the same request give a fresh production;
 //   - reset_cover_image removes the image and thumbnail;
-//   - preset together with reset_data is an error. Applying a preset or
-//     preset_cover_image needs the preset and is done by package preset.
+//   - preset lays the preset's values over p first, then the request's
+//     fields apply as in New; together with reset_data it is an error;
+//   - preset_cover_image takes the cover of that preset.
+//
+// The presets named are taken from opts.Presets.
 func (p *Production) Apply(in *Input, opts ApplyOptions) error {
+	return p.apply(in, opts, false)
+}
+
+// apply is Apply, or New's part of it when creating: a new production
+// takes a preset's cover before the request's fields (so an image sent
+// beside preset_cover_image wins), a stored one after them.
+func (p *Production) apply(in *Input, opts ApplyOptions, creating bool) error {
 	if !p.CanChange() {
 		return ErrProcessing
 	}
+	if in.Preset == "" && in.PresetCoverImage == "" {
+		return p.applyFields(in, opts)
+	}
+	errs := FieldErrors{}
+	if in.Preset != "" && in.ResetData && !creating && !opts.Preset {
+		errs.Add("preset", "cannot be combined with reset_data")
+		return errs
+	}
+	q := p.Clone()
+	req := *in
+	req.Preset, req.PresetCoverImage = "", ""
+	// A preset's own preset field is refused by package preset.
+	if in.Preset != "" && !opts.Preset {
+		if pr := opts.Presets.find(in.Preset, "preset", errs); pr != nil {
+			q.ApplyPreset(pr)
+			req = q.mergeRequestLists(&req)
+		}
+	}
+	if creating && len(errs) == 0 && in.PresetCoverImage != "" {
+		q.coverFrom(opts.Presets, in.PresetCoverImage, errs)
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	if err := q.applyFields(&req, opts); err != nil {
+		return err
+	}
+	if !creating && in.PresetCoverImage != "" {
+		if q.coverFrom(opts.Presets, in.PresetCoverImage, errs); len(errs) > 0 {
+			return errs
+		}
+	}
+	*p = *q
+	return nil
+}
+
+// applyFields is Apply for a request that names no preset.
+func (p *Production) applyFields(in *Input, opts ApplyOptions) error {
 	errs := FieldErrors{}
 	if in.Preset != "" && in.ResetData {
 		errs.Add("preset", "cannot be combined with reset_data")
@@ -79,7 +137,7 @@ func (p *Production) Apply(in *Input, opts ApplyOptions) error {
 	if in.ResetCoverImage {
 		q.Image, q.Thumbnail = nil, nil
 	}
-	q.applyFields(in, opts, errs)
+	q.setFields(in, opts, errs)
 	// Validation runs even after a field failed to apply, so every bad
 	// field of the request (every bad track, say) is reported at once;
 	// a path keeps its first message.
@@ -206,7 +264,7 @@ func optionalString(o Optional[string]) *string {
 	return &v
 }
 
-func (p *Production) applyFields(in *Input, opts ApplyOptions, errs FieldErrors) {
+func (p *Production) setFields(in *Input, opts ApplyOptions, errs FieldErrors) {
 	if in.Metadata != nil {
 		p.Metadata.apply(in.Metadata)
 	}

@@ -308,7 +308,7 @@ func PlanWork(p *Production) Work {
 			decoders++
 		}
 	}
-	normalize := p.IsMultitrack || p.Algorithms.In(ScopeSingletrack).Bool("normloudness")
+	normalize := p.Normalizes()
 	chapters := len(p.Chapters)
 	var memory int64 = engineMemory
 	for _, o := range p.OutputFiles {

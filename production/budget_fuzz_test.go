@@ -1,7 +1,6 @@
 package production_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -9,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/preset"
 	"github.com/audiopost/audiopost/production"
 )
@@ -187,17 +185,16 @@ func FuzzPresetBudget(f *testing.F) {
 		}
 		chapters := in.Chapters
 		in.Chapters = nil
-		ctx := context.Background()
-		pr, err := preset.New(ctx, in, nil, production.ApplyOptions{})
+		pr, err := preset.New(in, production.ApplyOptions{})
 		if err != nil {
 			return
 		}
 		pr.UUID = "preset"
-		lookup := func(context.Context, string) (*preset.Preset, error) { return pr, nil }
-		p, err := preset.NewProduction(ctx, &production.Input{Preset: "preset", Chapters: chapters}, lookup, audio.Tags{}, production.ApplyOptions{})
+		presets := production.Presets{"preset": pr.Template()}
+		p, err := production.New(&production.Input{Preset: "preset", Chapters: chapters}, production.ApplyOptions{Presets: presets})
 		if err != nil {
 			if !errors.Is(err, production.ErrInvalid) {
-				t.Fatalf("NewProduction: %v does not wrap ErrInvalid", err)
+				t.Fatalf("New: %v does not wrap ErrInvalid", err)
 			}
 			return
 		}

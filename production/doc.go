@@ -5,8 +5,9 @@
 // validation and the info endpoints are generated from, the decoding of
 // client requests (Input), their validation into per-field messages
 // (FieldErrors, the API's form_errors), output file and blob naming, the
-// chapter text format, and the lifecycle of stored productions (Service:
-// create, start, stop, delete).
+// chapter text format, and the rules of a production's lifecycle
+// (Startable, Stoppable, StopStatus, the work budget). The operations on stored
+// productions are those of package production/app.
 //
 // Requests and responses are separate types on purpose: a client sends an
 // Input (every field optional, lenient about numbers sent as strings,
@@ -14,7 +15,9 @@
 // a Production. Apply merges an Input into a Production and validates the
 // result, so cross-field rules always see the complete, merged state.
 //
-// The sub-packages build on it: engine processes one production into its
+// The sub-packages build on it: app holds every operation a user can do
+// (creating, changing, starting and stopping productions, uploads and
+// the rest), engine processes one production into its
 // files, runner runs the engine for queued jobs against a store, sidefile
 // renders description, statistics and chapter files, artwork handles cover
 // images, thumbnails and waveform pictures.

@@ -35,6 +35,9 @@ type OutputFormat struct {
 	MultitrackOnly bool
 	// NeedsSpeech formats need speech recognition.
 	NeedsSpeech bool
+	// MIME is the media type a browser's audio element plays the format
+	// as; empty for formats it does not play.
+	MIME string
 }
 
 // Lossy reports whether the format has a bitrate.
@@ -67,15 +70,15 @@ var (
 // are the containers ffmpeg can remux an input video into; image and
 // waveform are the encoded picture types.
 var outputFormats = []OutputFormat{
-	{Name: "mp3", Type: TypeLossy, DisplayName: "MP3", Bitrates: mp3Bitrates, DefaultBitrate: 96, Endings: []string{"mp3"}},
-	{Name: "mp3-vbr", Type: TypeLossy, DisplayName: "MP3 Variable Bitrate", Bitrates: mp3Bitrates, DefaultBitrate: 96, Endings: []string{"mp3"}},
-	{Name: "vorbis", Type: TypeLossy, DisplayName: "Ogg Vorbis", Bitrates: vorbisBitrates, DefaultBitrate: 80, Endings: []string{"ogg", "oga"}},
-	{Name: "opus", Type: TypeLossy, DisplayName: "Opus", Bitrates: opusBitrates, DefaultBitrate: 48, Endings: []string{"opus"}},
-	{Name: "aac", Type: TypeLossy, DisplayName: "AAC (M4A, MP4, M4B)", Bitrates: aacBitrates, DefaultBitrate: 64, Endings: []string{"m4a", "mp4", "m4b"}},
-	{Name: "flac", Type: TypeLossless, DisplayName: "FLAC", Endings: []string{"flac"}},
+	{Name: "mp3", Type: TypeLossy, DisplayName: "MP3", Bitrates: mp3Bitrates, DefaultBitrate: 96, Endings: []string{"mp3"}, MIME: "audio/mpeg"},
+	{Name: "mp3-vbr", Type: TypeLossy, DisplayName: "MP3 Variable Bitrate", Bitrates: mp3Bitrates, DefaultBitrate: 96, Endings: []string{"mp3"}, MIME: "audio/mpeg"},
+	{Name: "vorbis", Type: TypeLossy, DisplayName: "Ogg Vorbis", Bitrates: vorbisBitrates, DefaultBitrate: 80, Endings: []string{"ogg", "oga"}, MIME: "audio/ogg"},
+	{Name: "opus", Type: TypeLossy, DisplayName: "Opus", Bitrates: opusBitrates, DefaultBitrate: 48, Endings: []string{"opus"}, MIME: "audio/ogg"},
+	{Name: "aac", Type: TypeLossy, DisplayName: "AAC (M4A, MP4, M4B)", Bitrates: aacBitrates, DefaultBitrate: 64, Endings: []string{"m4a", "mp4", "m4b"}, MIME: "audio/mp4"},
+	{Name: "flac", Type: TypeLossless, DisplayName: "FLAC", Endings: []string{"flac"}, MIME: "audio/flac"},
 	{Name: "alac", Type: TypeLossless, DisplayName: "ALAC (M4A, MP4)", Endings: []string{"m4a", "mp4"}},
-	{Name: "wav", Type: TypeLossless, DisplayName: "WAV 16-bit PCM", Endings: []string{"wav"}},
-	{Name: "wav-24bit", Type: TypeLossless, DisplayName: "WAV 24-bit PCM", Endings: []string{"wav"}},
+	{Name: "wav", Type: TypeLossless, DisplayName: "WAV 16-bit PCM", Endings: []string{"wav"}, MIME: "audio/wav"},
+	{Name: "wav-24bit", Type: TypeLossless, DisplayName: "WAV 24-bit PCM", Endings: []string{"wav"}, MIME: "audio/wav"},
 	{Name: "video", Type: TypeVideo, DisplayName: "Video Output (same format as input)", Endings: []string{"mp4", "m4v", "mov", "mkv", "webm"}},
 	{Name: "audiogram", Type: TypeVideo, DisplayName: "Audiogram (Waveform Video)", Endings: []string{"mp4"}},
 	{Name: "input", Type: TypeLossless, DisplayName: "Unprocessed Input File"},

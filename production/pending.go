@@ -19,10 +19,7 @@ var pendingFeatures = map[string]string{}
 // not apply yet, as "path (what is missing)", sorted.
 func (p *Production) PendingSettings() []string {
 	var out []string
-	scope := ScopeSingletrack
-	if p.IsMultitrack {
-		scope = ScopeMaster
-	}
+	scope := p.Scope()
 	check := func(path string, v AlgorithmValues, scope Scope) {
 		for _, k := range slices.Sorted(maps.Keys(v)) {
 			if a, ok := LookupAlgorithm(k, scope); ok && a.Pending != "" && v[k] != nil {

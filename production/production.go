@@ -129,6 +129,26 @@ type UsedCredits struct {
 	Combined  float64 `json:"combined"`
 }
 
+// Scope is the scope of p's own algorithms: the multitrack master's for a
+// multitrack production, a single track's otherwise (its tracks' are
+// ScopeTrack).
+func (p *Production) Scope() Scope {
+	if p.IsMultitrack {
+		return ScopeMaster
+	}
+	return ScopeSingletrack
+}
+
+// Settings are p's own algorithms in their scope (Scope), defaults
+// filled in.
+func (p *Production) Settings() AlgorithmView { return p.Algorithms.In(p.Scope()) }
+
+// Normalizes reports whether p's output is brought to its loudness
+// target: normloudness, and always for a multitrack production's mix.
+func (p *Production) Normalizes() bool {
+	return p.IsMultitrack || p.Algorithms.In(ScopeSingletrack).Bool("normloudness")
+}
+
 // HasInput reports whether the production has the audio it needs to be
 // started: its input file, or for multitrack at least one track with one.
 func (p *Production) HasInput() bool {

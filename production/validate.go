@@ -54,11 +54,7 @@ func Validate(p *Production, opts ValidateOptions) FieldErrors {
 	}
 	validateOutputFiles(p, opts, errs)
 	validateOutgoing(p.OutgoingServices, errs)
-	scope := ScopeSingletrack
-	if p.IsMultitrack {
-		scope = ScopeMaster
-	}
-	validateAlgorithms(p.Algorithms, scope, "algorithms", errs)
+	validateAlgorithms(p.Algorithms, p.Scope(), "algorithms", errs)
 	validateMultiInputs(p, opts, errs)
 	if sr := p.SpeechRecognition; sr != nil {
 		validateSpeech(sr, errs)

@@ -96,7 +96,7 @@ type Config struct {
 	Classifier classify.Mode
 	// Restoration, when not nil, is the noise, hum, reverb and breath
 	// reduction after the filter (package spectral).
-	Restoration *Restoration
+	Restoration *spectral.Restoration
 	// Cutting says what to cut and how; the zero value cuts nothing.
 	Cutting Cutting
 	// Sequential keeps every pass on the calling goroutine. By default,
@@ -113,25 +113,6 @@ type Config struct {
 	SpillBytes int64
 	// TempDir is where that file is made (default os.TempDir).
 	TempDir string
-}
-
-// Restoration configures the restoration stage. Its noise profile is
-// learnt in an extra analysis pass from the blocks the classifier finds
-// free of voice, the same voice activity the leveler uses.
-type Restoration struct {
-	// Settings apply from the start, Segments from their Start on.
-	Settings spectral.Settings
-	// Segments change the settings at times of the input, crossfaded.
-	Segments []RestorationSegment
-	// Dehum, when not nil, removes mains hum (Base 0 detects 50 or 60 Hz).
-	Dehum *spectral.DehumOptions
-}
-
-// RestorationSegment gives Settings to the input from Start, in seconds,
-// to the next segment's Start.
-type RestorationSegment struct {
-	Start float64
-	spectral.Settings
 }
 
 // Cutting configures the cutters: which cuts the classifier's detection

@@ -224,7 +224,7 @@ func (pr *processing) core(src audio.Source, st *stages, o buildOptions) (audio.
 }
 
 // denoiserOptions turns the restoration settings into the node's options.
-func (pr *processing) denoiserOptions(r *Restoration, rate int) spectral.DenoiserOptions {
+func (pr *processing) denoiserOptions(r *spectral.Restoration, rate int) spectral.DenoiserOptions {
 	o := spectral.DenoiserOptions{Settings: r.Settings, Profile: pr.profile}
 	for _, sg := range r.Segments {
 		o.Segments = append(o.Segments, spectral.Segment{Start: int64(math.Round(sg.Start * float64(rate))), Settings: sg.Settings})

@@ -28,7 +28,7 @@ func spillInput() audio.Buffer {
 // spillConfig is the default chain with the dynamic denoiser, in dir.
 func spillConfig(dir string, spillBytes int64) Config {
 	cfg := DefaultConfig()
-	cfg.Restoration = &Restoration{Settings: spectral.Settings{Method: spectral.Dynamic}}
+	cfg.Restoration = &spectral.Restoration{Settings: spectral.Settings{Method: spectral.Dynamic}}
 	cfg.MaxLRA = 1 // constraint passes more, which read the spill too
 	cfg.TempDir, cfg.SpillBytes = dir, spillBytes
 	return cfg

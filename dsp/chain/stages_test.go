@@ -96,7 +96,7 @@ func TestWithHeadroomMatchesNew(t *testing.T) {
 		return out
 	}
 	cfg := DefaultConfig()
-	cfg.Restoration = &Restoration{Settings: spectral.Settings{Method: spectral.Static, ReductionDB: 12}} // the noise profile is reused too
+	cfg.Restoration = &spectral.Restoration{Settings: spectral.Settings{Method: spectral.Static, ReductionDB: 12}} // the noise profile is reused too
 	first, err := New(ctx, open, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -51,22 +51,14 @@ type TrackSettings struct {
 	Classifier classify.Mode
 	// Restoration, when not nil, is the API's denoise family for this
 	// track: a spectral.Denoiser (and dehum) learnt from the track's own
-	// pauses, ahead of the filter's output.
-	Restoration *Restoration
+	// pauses, ahead of the filter's output. Its Settings hold for the
+	// whole track: segments are a single-track feature, refused here.
+	Restoration *spectral.Restoration
 	// Compressor is the API's compressor for a foreground track: a
 	// dsp.CompressorPreset relative to the track's speech level after the
 	// balance, "auto" to let dsp.AutoCompressor choose from its dynamics,
 	// empty for none.
 	Compressor dsp.CompressorKind
-}
-
-// Restoration is a track's noise, hum, reverb and breath reduction.
-type Restoration struct {
-	// Settings are the denoiser's method and amounts.
-	Settings spectral.Settings
-	// Dehum, when not nil, removes mains hum first (its Profile is set
-	// by New).
-	Dehum *spectral.DehumOptions
 }
 
 // AutoCompression asks New to choose the preset from the track.
@@ -151,6 +143,9 @@ func New(ctx context.Context, s Settings) (*Mixdown, error) {
 		}
 		if !(t.Pan >= -1 && t.Pan <= 1) || math.IsNaN(t.GainDB) || math.IsInf(t.GainDB, 0) || t.Offset < 0 {
 			return nil, fmt.Errorf("%w: track %d pan %v, gain %v dB, offset %v", dsp.ErrInvalidParameter, i, t.Pan, t.GainDB, t.Offset)
+		}
+		if t.Restoration != nil && len(t.Restoration.Segments) > 0 {
+			return nil, fmt.Errorf("%w: track %d: restoration segments are for a single track's chain", dsp.ErrInvalidParameter, i)
 		}
 	}
 	srcs := make([]audio.Source, 0, len(s.Tracks))

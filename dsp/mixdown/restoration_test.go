@@ -2,6 +2,7 @@ package mixdown_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
@@ -19,14 +20,14 @@ func TestTrackRestoration(t *testing.T) {
 	speech, spans := testaudio.Phrases(t, fs, testaudio.Sentences[0:3], 1.5, testaudio.Voices[0])
 	x, _ := testaudio.MixAtSNR(speech, testaudio.PinkNoise(len(speech), 0.01, 7), 15)
 	pauses := testaudio.Complement(spans, len(x), fs/5)
-	render := func(r *mixdown.Restoration) []float64 {
+	render := func(r *spectral.Restoration) []float64 {
 		ts := mixdown.DefaultTrack(opener(audio.Buffer{x}))
 		ts.Role, ts.Filter, ts.Restoration = mixdown.RoleForeground, dsp.FilterOff, r
 		md := must(mixdown.New(context.Background(), mixdown.Settings{Tracks: []mixdown.TrackSettings{ts}, Channels: 1}))
 		return testaudio.ReadAll(t, must(md.Open(context.Background())))[0]
 	}
 	plain := render(nil)
-	clean := render(&mixdown.Restoration{Settings: spectral.Settings{Method: spectral.Static}})
+	clean := render(&spectral.Restoration{Settings: spectral.Settings{Method: spectral.Static}})
 	noiseDrop := spansDB(plain, pauses) - spansDB(clean, pauses)
 	speechMove := spansDB(clean, spans) - spansDB(plain, spans)
 	t.Logf("pause noise down %.1f dB, speech level moved %+.2f dB", noiseDrop, speechMove)
@@ -35,6 +36,20 @@ func TestTrackRestoration(t *testing.T) {
 	}
 	if speechMove < -1 || speechMove > 1 {
 		t.Errorf("restoration moved the speech level by %+.2f dB, want within 1", speechMove)
+	}
+}
+
+// A track's restoration holds for the whole track: segments, which the
+// single-track chain crossfades, are refused rather than ignored.
+func TestTrackRestorationSegmentsRefused(t *testing.T) {
+	ts := mixdown.DefaultTrack(opener(audio.Buffer{make([]float64, fs)}))
+	ts.Restoration = &spectral.Restoration{
+		Settings: spectral.Settings{Method: spectral.Static},
+		Segments: []spectral.RestorationSegment{{Start: 0.5, Settings: spectral.Settings{Method: spectral.Dynamic}}},
+	}
+	_, err := mixdown.New(context.Background(), mixdown.Settings{Tracks: []mixdown.TrackSettings{ts}, Channels: 1})
+	if !errors.Is(err, dsp.ErrInvalidParameter) {
+		t.Fatalf("a track's restoration with segments: %v, want dsp.ErrInvalidParameter", err)
 	}
 }
 

@@ -8,8 +8,6 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
-
-	"github.com/audiopost/audiopost/transport/auth"
 )
 
 func init() {
@@ -46,16 +44,16 @@ func clientAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, std
 		fs.Usage()
 		return errors.New("client add needs -name")
 	}
-	st, err := acctOpen(ctx, fs, loc)
+	a, st, err := acctApp(ctx, fs, loc)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	owner, err := acctUserID(ctx, st, *user)
+	owner, err := acctUser(ctx, a, *user)
 	if err != nil {
 		return err
 	}
-	c, secret, err := auth.RegisterClient(ctx, st, owner, *name, uris, *public)
+	c, secret, err := a.RegisterClient(ctx, owner, *name, uris, *public)
 	if err != nil {
 		return err
 	}
@@ -73,16 +71,16 @@ func clientList(ctx context.Context, fs *flag.FlagSet, args []string, stdout, st
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
-	st, err := acctOpen(ctx, fs, loc)
+	a, st, err := acctApp(ctx, fs, loc)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	owner, err := acctUserID(ctx, st, *user)
+	owner, err := acctUser(ctx, a, *user)
 	if err != nil {
 		return err
 	}
-	cs, err := st.ListOAuthClients(ctx, owner)
+	cs, err := a.ListClients(ctx, owner)
 	if err != nil {
 		return err
 	}
@@ -109,16 +107,16 @@ func clientDelete(ctx context.Context, fs *flag.FlagSet, args []string, stdout, 
 		fs.Usage()
 		return errors.New("client delete needs one client ID")
 	}
-	st, err := acctOpen(ctx, fs, loc)
+	a, st, err := acctApp(ctx, fs, loc)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	owner, err := acctUserID(ctx, st, *user)
+	owner, err := acctUser(ctx, a, *user)
 	if err != nil {
 		return err
 	}
-	if err := st.DeleteOAuthClient(ctx, owner, pos[0]); err != nil {
+	if err := a.DeleteClient(ctx, owner, pos[0]); err != nil {
 		return fmt.Errorf("delete client %s: %w", pos[0], err)
 	}
 	fmt.Fprintf(stdout, "deleted client %s\n", pos[0])

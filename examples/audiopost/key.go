@@ -8,8 +8,6 @@ import (
 	"io"
 	"text/tabwriter"
 	"time"
-
-	"github.com/audiopost/audiopost/transport/auth"
 )
 
 func init() {
@@ -40,12 +38,12 @@ func keyCreate(ctx context.Context, fs *flag.FlagSet, args []string, stdout, std
 		fs.Usage()
 		return errors.New("key create needs -user, -name and a non-negative -expires")
 	}
-	st, err := acctOpen(ctx, fs, loc)
+	a, st, err := acctApp(ctx, fs, loc)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	uid, err := acctUserID(ctx, st, *user)
+	u, err := a.UserByName(ctx, *user)
 	if err != nil {
 		return err
 	}
@@ -53,7 +51,7 @@ func keyCreate(ctx context.Context, fs *flag.FlagSet, args []string, stdout, std
 	if *expires > 0 {
 		exp = time.Now().Add(*expires)
 	}
-	k, secret, err := auth.CreateAPIKey(ctx, st, uid, *name, exp)
+	k, secret, err := a.CreateAPIKey(ctx, u, *name, exp)
 	if err != nil {
 		return err
 	}
@@ -72,16 +70,16 @@ func keyList(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stder
 		fs.Usage()
 		return errors.New("key list needs -user")
 	}
-	st, err := acctOpen(ctx, fs, loc)
+	a, st, err := acctApp(ctx, fs, loc)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	uid, err := acctUserID(ctx, st, *user)
+	u, err := a.UserByName(ctx, *user)
 	if err != nil {
 		return err
 	}
-	keys, err := st.ListAPIKeys(ctx, uid)
+	keys, err := a.ListAPIKeys(ctx, u)
 	if err != nil {
 		return err
 	}
@@ -113,16 +111,16 @@ func keyRevoke(ctx context.Context, fs *flag.FlagSet, args []string, stdout, std
 		fs.Usage()
 		return errors.New("key revoke needs -user and one key ID")
 	}
-	st, err := acctOpen(ctx, fs, loc)
+	a, st, err := acctApp(ctx, fs, loc)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	uid, err := acctUserID(ctx, st, *user)
+	u, err := a.UserByName(ctx, *user)
 	if err != nil {
 		return err
 	}
-	if err := st.RevokeAPIKey(ctx, uid, pos[0]); err != nil {
+	if err := a.RevokeAPIKey(ctx, u, pos[0]); err != nil {
 		return fmt.Errorf("revoke key %s of %s: %w", pos[0], *user, err)
 	}
 	fmt.Fprintf(stdout, "revoked key %s\n", pos[0])

@@ -16,7 +16,6 @@ import (
 
 	"github.com/audiopost/audiopost/production/engine"
 
-	"github.com/audiopost/audiopost/audio"
 	_ "github.com/audiopost/audiopost/audio/codecs" // every decoder and encoder
 	"github.com/audiopost/audiopost/preset"
 	"github.com/audiopost/audiopost/production"
@@ -134,7 +133,7 @@ func cliProduction(ctx context.Context, presetPath, algos, chaptersPath, in, out
 		}
 		req["chapters"] = production.ChapterFields(chs)
 	}
-	var lookup preset.Lookup
+	var presets production.Presets
 	if presetPath != "" {
 		b, err := os.ReadFile(presetPath)
 		if err != nil {
@@ -148,12 +147,12 @@ func cliProduction(ctx context.Context, presetPath, algos, chaptersPath, in, out
 			name := strings.TrimSuffix(filepath.Base(presetPath), filepath.Ext(presetPath))
 			pin.PresetName = &name
 		}
-		pr, err := preset.New(ctx, pin, nil, production.ApplyOptions{})
+		pr, err := preset.New(pin, production.ApplyOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("preset %s: %w", presetPath, err)
 		}
 		pr.UUID = "file:" + presetPath
-		lookup = func(context.Context, string) (*preset.Preset, error) { return pr, nil }
+		presets = production.Presets{pr.UUID: pr.Template()}
 		req["preset"] = pr.UUID
 	}
 	body, err := json.Marshal(req)
@@ -164,7 +163,7 @@ func cliProduction(ctx context.Context, presetPath, algos, chaptersPath, in, out
 	if err != nil {
 		return nil, err
 	}
-	p, err := preset.NewProduction(ctx, pin, lookup, audio.Tags{}, production.ApplyOptions{})
+	p, err := production.New(pin, production.ApplyOptions{Presets: presets})
 	if err != nil {
 		return nil, err
 	}

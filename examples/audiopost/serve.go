@@ -17,13 +17,13 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/audio/procpool"
+	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/production/runner"
 
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/blob"
 	"github.com/audiopost/audiopost/storage/sqlstore"
 	"github.com/audiopost/audiopost/storage/transfer"
-	"github.com/audiopost/audiopost/transport/auth"
 	"github.com/audiopost/audiopost/transport/browser"
 	"github.com/audiopost/audiopost/transport/httpapi"
 	"github.com/audiopost/audiopost/transport/outbound"
@@ -340,7 +340,11 @@ func ensureAdmin(ctx context.Context, st storage.Store, username, password strin
 	if generated {
 		password = storage.NewToken()[:24]
 	}
-	u, err := auth.CreateUser(ctx, st, username, "", password)
+	accounts, err := app.New(app.Config{Store: st})
+	if err != nil {
+		return err
+	}
+	u, err := accounts.CreateUser(ctx, username, "", password)
 	if errors.Is(err, storage.ErrConflict) {
 		return nil // another API process starting at the same time made it
 	}
@@ -348,7 +352,7 @@ func ensureAdmin(ctx context.Context, st storage.Store, username, password strin
 		return fmt.Errorf("creating the admin account: %w", err)
 	}
 	if credits > 0 {
-		if _, err := st.AddCredits(ctx, u.ID, credits, 0); err != nil {
+		if _, err := accounts.AddCredits(ctx, u, credits, 0); err != nil {
 			return err
 		}
 	}

@@ -19,8 +19,9 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/production/app"
+	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/sqlstore"
-	"github.com/audiopost/audiopost/transport/auth"
 )
 
 // servedInstance is `audiopost serve` running in this process.
@@ -270,10 +271,14 @@ func TestServeRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, key, err = auth.CreateAPIKey(context.Background(), st, u.ID, "test", time.Time{}); err != nil {
+		accounts, err := app.New(app.Config{Store: st})
+		if err != nil {
 			t.Fatal(err)
 		}
-		c, secret, err := auth.RegisterClient(context.Background(), st, "", "test app", nil, false)
+		if _, key, err = accounts.CreateAPIKey(context.Background(), u, "test", time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		c, secret, err := accounts.RegisterClient(context.Background(), storage.User{}, "test app", nil, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -333,7 +338,11 @@ func TestServeLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, key, err = auth.CreateAPIKey(context.Background(), st, u.ID, "load", time.Time{}); err != nil {
+		accounts, err := app.New(app.Config{Store: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, key, err = accounts.CreateAPIKey(context.Background(), u, "load", time.Time{}); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio/procpool"
 	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/production/engine"
 	"github.com/audiopost/audiopost/production/livestream"
 	"github.com/audiopost/audiopost/production/runner"
@@ -58,13 +59,15 @@ type worker struct {
 
 func newWorker(st *sqlstore.Store, blobs storage.Blobs, c workerConfig) (*worker, error) {
 	w := &worker{log: c.log, store: newDrainingStore(st)}
-	var err error
-	productions := production.Service{Store: st}
+	productions, err := app.New(app.Config{Store: st})
+	if err != nil {
+		return nil, err
+	}
 	w.sender, err = webhook.New(webhook.Config{Store: st, Logger: c.log,
 		Client: outbound.New(outbound.Config{AllowLoopback: c.allowPrivate, AllowPrivate: c.allowPrivate, Timeout: webhook.DefaultTimeout}),
 		// The owner reads why on the production, not only in this log.
 		OnFailed: func(ctx context.Context, d storage.Delivery, msg string) {
-			if err := productions.Warn(ctx, d.Owner, d.Production, msg); err != nil && !errors.Is(err, storage.ErrNotFound) {
+			if err := productions.WarnProduction(ctx, d.Owner, d.Production, msg); err != nil && !errors.Is(err, storage.ErrNotFound) {
 				c.log.Warn("webhook: recording the failure on the production", "production", d.Production, "err", err)
 			}
 		}})

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,8 +13,9 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
-	"time"
 
+	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/production/services"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/sqlstore"
@@ -170,15 +170,17 @@ func newServiceFlags(fs *flag.FlagSet) serviceFlags {
 		allowPrivate: fs.Bool("allow-private-fetch", false, "let the connection test reach loopback and private addresses (as serve -allow-private-fetch)")}
 }
 
-// open opens the store with its secret key and resolves the user.
-func (f serviceFlags) open(ctx context.Context, fs *flag.FlagSet, stdout io.Writer) (*sqlstore.Store, string, error) {
+// open opens the store with its secret key and returns the application
+// layer's operations over it (connecting as serve does), the user and
+// the store to close.
+func (f serviceFlags) open(ctx context.Context, fs *flag.FlagSet, stdout io.Writer) (*app.App, storage.User, *sqlstore.Store, error) {
 	if *f.user == "" {
 		fs.Usage()
-		return nil, "", errors.New("-user is required")
+		return nil, storage.User{}, nil, errors.New("-user is required")
 	}
 	st, err := acctOpen(ctx, fs, f.loc)
 	if err != nil {
-		return nil, "", err
+		return nil, storage.User{}, nil, err
 	}
 	dsn := *f.loc.db
 	if dsn == "" {
@@ -187,14 +189,19 @@ func (f serviceFlags) open(ctx context.Context, fs *flag.FlagSet, stdout io.Writ
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if err := useSecretKey(ctx, st, dsn, *f.keyFile, quiet, stdout); err != nil {
 		st.Close()
-		return nil, "", err
+		return nil, storage.User{}, nil, err
 	}
-	uid, err := acctUserID(ctx, st, *f.user)
+	a, err := app.New(app.Config{Store: st, Transfer: f.transferOptions()})
 	if err != nil {
 		st.Close()
-		return nil, "", err
+		return nil, storage.User{}, nil, err
 	}
-	return st, uid, nil
+	u, err := a.UserByName(ctx, *f.user)
+	if err != nil {
+		st.Close()
+		return nil, storage.User{}, nil, err
+	}
+	return a, u, st, nil
 }
 
 // transferOptions connect as serve does: private and loopback addresses
@@ -278,37 +285,27 @@ func serviceAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, st
 	} else if !*incoming && !*outgoing {
 		return errors.New("a service is incoming, outgoing or both")
 	}
-	clean, err := services.CheckSettings(*typ, settings)
-	if err != nil {
-		return settingsErr(err)
-	}
-	st, uid, err := f.open(ctx, fs, stdout)
+	a, u, st, err := f.open(ctx, fs, stdout)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	svc := storage.Service{Owner: uid, Type: *typ, DisplayName: strings.TrimSpace(*name), Incoming: *incoming, Outgoing: *outgoing}
-	if svc.DisplayName == "" {
-		svc.DisplayName = services.DefaultName(*typ, clean)
+	test := !*noTest
+	svc, err := a.CreateService(ctx, u, &app.ServiceInput{Type: typ, DisplayName: name, Incoming: incoming, Outgoing: outgoing,
+		Test: &test, Settings: settings})
+	var te *app.TestError
+	switch {
+	case errors.As(err, &te):
+		return fmt.Errorf("%w; -no-test saves anyway", te)
+	case err != nil:
+		return settingsErr(err)
 	}
-	if svc.Config, err = json.Marshal(clean); err != nil {
-		return err
-	}
-	if !*noTest {
-		tctx, cancel := context.WithTimeout(ctx, time.Minute)
-		entries, err := services.Test(tctx, svc, f.transferOptions())
-		cancel()
-		if err != nil {
-			return fmt.Errorf("connection test failed (%s): %w; -no-test saves anyway", services.ErrorField(*typ, err), err)
-		}
-		if speech {
-			fmt.Fprintln(stderr, "the recognizer is available")
-		} else {
-			fmt.Fprintf(stderr, "connected: %d file(s) in the directory\n", len(entries))
-		}
-	}
-	if err := st.CreateService(ctx, &svc); err != nil {
-		return err
+	switch {
+	case !test:
+	case speech:
+		fmt.Fprintln(stderr, "the recognizer is available")
+	default:
+		fmt.Fprintln(stderr, "connected: the server accepted the login and listed the directory")
 	}
 	fmt.Fprintf(stdout, "added service %s (%s, %q) for %s\n", svc.UUID, svc.Type, svc.DisplayName, *f.user)
 	return nil
@@ -316,13 +313,13 @@ func serviceAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, st
 
 // settingsErr lists every bad setting, one per line.
 func settingsErr(err error) error {
-	var se *transfer.SettingsError
-	if !errors.As(err, &se) {
+	var fe production.FieldErrors
+	if !errors.As(err, &fe) {
 		return err
 	}
 	var lines []string
-	for _, k := range slices.Sorted(maps.Keys(se.Fields)) {
-		lines = append(lines, fmt.Sprintf("  %s: %s", k, se.Fields[k]))
+	for _, k := range slices.Sorted(maps.Keys(fe)) {
+		lines = append(lines, fmt.Sprintf("  %s: %s", k, fe[k]))
 	}
 	return fmt.Errorf("bad settings:\n%s", strings.Join(lines, "\n"))
 }
@@ -334,27 +331,25 @@ func serviceList(ctx context.Context, fs *flag.FlagSet, args []string, stdout, s
 	} else if len(pos) > 0 {
 		return fmt.Errorf("service ls takes no arguments, got %q", pos)
 	}
-	st, uid, err := f.open(ctx, fs, stdout)
+	a, u, st, err := f.open(ctx, fs, stdout)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	svcs, err := st.ListServices(ctx, uid)
+	svcs, err := a.ListServices(ctx, u)
 	if err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "UUID\tTYPE\tNAME\tDIRECTION\tSETTINGS")
 	for _, s := range svcs {
-		var cfg map[string]any
-		json.Unmarshal(s.Config, &cfg)
+		pub := services.PublicSettings(s)
 		var shown []string
-		for _, k := range slices.Sorted(maps.Keys(cfg)) {
-			if storage.IsCredentialKey(k) {
-				shown = append(shown, k+" set") // credentials are never shown
-				continue
-			}
-			shown = append(shown, k+"="+fmt.Sprint(cfg[k]))
+		for _, k := range slices.Sorted(maps.Keys(pub)) {
+			shown = append(shown, k+"="+fmt.Sprint(pub[k]))
+		}
+		for _, k := range services.CredentialsSet(s) {
+			shown = append(shown, k+" set") // credentials are never shown
 		}
 		dir := map[[2]bool]string{{true, true}: "in+out", {true, false}: "in", {false, true}: "out"}[[2]bool{s.Incoming, s.Outgoing}]
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.UUID, s.Type, s.DisplayName, dir, strings.Join(shown, " "))
@@ -381,20 +376,14 @@ func serviceTest(ctx context.Context, fs *flag.FlagSet, args []string, stdout, s
 	if err != nil {
 		return err
 	}
-	st, uid, err := f.open(ctx, fs, stdout)
+	a, u, st, err := f.open(ctx, fs, stdout)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	svc, err := st.GetService(ctx, uid, id)
+	_, entries, err := a.TestService(ctx, u, id)
 	if err != nil {
 		return fmt.Errorf("service %s of %s: %w", id, *f.user, err)
-	}
-	tctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	entries, err := services.Test(tctx, svc, f.transferOptions())
-	if err != nil {
-		return fmt.Errorf("service %s (%s): %w", id, svc.Type, err)
 	}
 	fmt.Fprintf(stdout, "ok: %d file(s)\n", len(entries))
 	for _, e := range entries {
@@ -409,12 +398,12 @@ func serviceRemove(ctx context.Context, fs *flag.FlagSet, args []string, stdout,
 	if err != nil {
 		return err
 	}
-	st, uid, err := f.open(ctx, fs, stdout)
+	a, u, st, err := f.open(ctx, fs, stdout)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := st.DeleteService(ctx, uid, id); err != nil {
+	if err := a.DeleteService(ctx, u, id); err != nil {
 		return fmt.Errorf("remove service %s of %s: %w", id, *f.user, err)
 	}
 	fmt.Fprintf(stdout, "removed service %s\n", id)

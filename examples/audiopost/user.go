@@ -11,9 +11,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/sqlstore"
-	"github.com/audiopost/audiopost/transport/auth"
 )
 
 func init() {
@@ -114,17 +114,29 @@ func acctOpen(ctx context.Context, fs *flag.FlagSet, loc acctLoc) (*sqlstore.Sto
 	return nil, errors.New("no " + defaultData + " here (start serve in this folder first) and no -data DIR or -db URL given")
 }
 
-// acctUserID resolves a username to the user's id; "" stays "" (the
-// operator, for OAuth clients).
-func acctUserID(ctx context.Context, st storage.Users, username string) (string, error) {
-	if username == "" {
-		return "", nil
-	}
-	u, err := st.GetUserByUsername(ctx, username)
+// acctApp opens the store that -db or -data names (acctOpen) and returns
+// the application layer's operations over it, which the API calls too,
+// and the store to close.
+func acctApp(ctx context.Context, fs *flag.FlagSet, loc acctLoc) (*app.App, *sqlstore.Store, error) {
+	st, err := acctOpen(ctx, fs, loc)
 	if err != nil {
-		return "", fmt.Errorf("user %q: %w", username, err)
+		return nil, nil, err
 	}
-	return u.ID, nil
+	a, err := app.New(app.Config{Store: st})
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return a, st, nil
+}
+
+// acctUser resolves a username to the user; "" is the zero User (the
+// operator, for OAuth clients).
+func acctUser(ctx context.Context, a *app.App, username string) (storage.User, error) {
+	if username == "" {
+		return storage.User{}, nil
+	}
+	return a.UserByName(ctx, username)
 }
 
 func acctTime(t time.Time, zero string) string {
@@ -159,21 +171,21 @@ func userCredits(ctx context.Context, fs *flag.FlagSet, args []string, stdout, s
 		fs.Usage()
 		return errors.New("user credits needs -username")
 	}
-	st, err := acctOpen(ctx, fs, loc)
+	a, st, err := acctApp(ctx, fs, loc)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	u, err := st.GetUserByUsername(ctx, *username)
+	u, err := a.UserByName(ctx, *username)
 	if err != nil {
-		return fmt.Errorf("user %q: %w", *username, err)
+		return err
 	}
 	if *add != 0 {
 		onetime, rec := *add, time.Duration(0)
 		if *recurring {
 			onetime, rec = 0, *add
 		}
-		if u, err = st.AddCredits(ctx, u.ID, onetime, rec); err != nil {
+		if u, err = a.AddCredits(ctx, u, onetime, rec); err != nil {
 			return err
 		}
 	}
@@ -197,12 +209,12 @@ func userAdd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stder
 		fs.Usage()
 		return errors.New("user add needs -username and -password")
 	}
-	st, err := acctOpen(ctx, fs, loc)
+	a, st, err := acctApp(ctx, fs, loc)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	u, err := auth.CreateUser(ctx, st, *username, *email, *password)
+	u, err := a.CreateUser(ctx, *username, *email, *password)
 	if err != nil {
 		return err
 	}
@@ -215,7 +227,7 @@ func userList(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stde
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
-	st, err := acctOpen(ctx, fs, loc)
+	a, st, err := acctApp(ctx, fs, loc)
 	if err != nil {
 		return err
 	}
@@ -224,7 +236,7 @@ func userList(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stde
 	fmt.Fprintln(tw, "USERNAME\tEMAIL\tID\tJOINED\tCREDITS")
 	const page = 200
 	for off := 0; ; off += page {
-		us, err := st.ListUsers(ctx, page, off)
+		us, err := a.ListUsers(ctx, page, off)
 		if err != nil {
 			return err
 		}
@@ -249,12 +261,12 @@ func userPasswd(ctx context.Context, fs *flag.FlagSet, args []string, stdout, st
 		fs.Usage()
 		return errors.New("user passwd needs -username and -password")
 	}
-	st, err := acctOpen(ctx, fs, loc)
+	a, st, err := acctApp(ctx, fs, loc)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := auth.SetPassword(ctx, st, *username, *password); err != nil {
+	if err := a.SetPassword(ctx, *username, *password); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "password of %s changed\n", *username)

@@ -30,11 +30,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/production/runner"
 
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/sqlstore"
-	"github.com/audiopost/audiopost/transport/auth"
 	"github.com/audiopost/audiopost/transport/httpapi"
 )
 
@@ -120,14 +120,18 @@ func demoUser(ctx context.Context, st storage.Store, stdout io.Writer) error {
 	if users, err := st.ListUsers(ctx, 1, 0); err != nil || len(users) > 0 {
 		return err
 	}
-	u, err := auth.CreateUser(ctx, st, "demo", "", storage.NewToken())
+	accounts, err := app.New(app.Config{Store: st})
 	if err != nil {
 		return err
 	}
-	if _, err := st.AddCredits(ctx, u.ID, time.Hour, 0); err != nil {
+	u, err := accounts.CreateUser(ctx, "demo", "", storage.NewToken())
+	if err != nil {
 		return err
 	}
-	_, key, err := auth.CreateAPIKey(ctx, st, u.ID, "embed example", time.Time{})
+	if _, err := accounts.AddCredits(ctx, u, time.Hour, 0); err != nil {
+		return err
+	}
+	_, key, err := accounts.CreateAPIKey(ctx, u, "embed example", time.Time{})
 	if err != nil {
 		return err
 	}

@@ -13,9 +13,10 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/production/runner"
+	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/sqlstore"
-	"github.com/audiopost/audiopost/transport/auth"
 	"github.com/audiopost/audiopost/transport/httpapi"
 )
 
@@ -27,12 +28,16 @@ func TestOAuthClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dd.Close()
-	u, err := auth.CreateUser(ctx, dd.Store, "alice", "", "a long enough password")
+	accounts, err := app.New(app.Config{Store: dd.Store})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dd.Store.AddCredits(ctx, u.ID, time.Hour, 0)
-	cl, secret, err := auth.RegisterClient(ctx, dd.Store, "", "oauthclient", nil, false)
+	u, err := accounts.CreateUser(ctx, "alice", "", "a long enough password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accounts.AddCredits(ctx, u, time.Hour, 0)
+	cl, secret, err := accounts.RegisterClient(ctx, storage.User{}, "oauthclient", nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -255,7 +255,11 @@ func renderDefault(t *testing.T, in audio.Buffer, rate int) (audio.Buffer, loudn
 	path := filepath.Join(t.TempDir(), "in.wav")
 	testaudio.WriteWAVBits(t, path, in, rate, 24)
 	p := newTestProduction(t)
-	job := ProcessJob{Algorithms: p.Algorithms.In(production.ScopeSingletrack)}
+	settings, err := SettingsOf(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := ProcessJob{Settings: settings}
 	open := func(ctx context.Context) (audio.Source, error) {
 		f, err := os.Open(path)
 		if err != nil {

@@ -200,6 +200,8 @@ type run struct {
 	// normalize is set when the production promises a loudness target;
 	// lossy encoders are then level-compensated (see codecgain.go).
 	normalize bool
+	// settings are the production's algorithms as the DSP's (SettingsOf).
+	settings Settings
 	// pcmLoudness is the integrated loudness of the audio handed to the
 	// encoders, monoLoudness that of its mono mixdown (mono_mixdown
 	// outputs); levelFix the extra gain in dB per output that verifyLossy
@@ -362,19 +364,20 @@ func (r *run) do(ctx context.Context) error {
 	if errs := production.Validate(p, production.ValidateOptions{}); errs != nil {
 		return errs
 	}
+	settings, err := SettingsOf(p)
+	if err != nil {
+		return err
+	}
+	r.settings, r.normalize = settings, settings.Normalize
 	if err := r.probe(ctx); err != nil {
 		return err
 	}
 	if err := r.fitBudget(); err != nil {
 		return err
 	}
-	var alg production.AlgorithmView
 	if p.IsMultitrack {
-		alg = p.Algorithms.In(production.ScopeMaster)
 		r.process = r.mt.process
-		r.normalize = true // a mix is always normalised
 	} else {
-		alg = p.Algorithms.In(production.ScopeSingletrack)
 		proc := r.e.Processor
 		if proc == nil {
 			proc = ChainProcessor{}
@@ -382,7 +385,6 @@ func (r *run) do(ctx context.Context) error {
 		r.process = func(ctx context.Context, job ProcessJob) (*Processed, error) {
 			return proc.Process(ctx, r.openMain, job)
 		}
-		r.normalize = alg.Bool("normloudness")
 	}
 	// Everything from here runs in the run's reservation of the process
 	// pool: nothing is left open from the probes.
@@ -394,7 +396,7 @@ func (r *run) do(ctx context.Context) error {
 	if err := r.recognize(ctx); err != nil {
 		return err
 	}
-	job := ProcessJob{Algorithms: alg, CutStart: p.CutStart, CutEnd: p.CutEnd, RefineCuts: r.refineCuts(p.SampleRate), TempDir: r.e.TempDir}
+	job := ProcessJob{Settings: settings, CutStart: p.CutStart, CutEnd: p.CutEnd, RefineCuts: r.refineCuts(p.SampleRate), TempDir: r.e.TempDir}
 	job.Headroom = lossyHeadroom(p)
 	processed, err := r.process(ctx, job)
 	if err != nil {
@@ -416,7 +418,7 @@ func (r *run) do(ctx context.Context) error {
 	if err := r.burnSubtitles(ctx); err != nil {
 		return err
 	}
-	stats, frames, err := r.encode(ctx, src, processed, alg, job)
+	stats, frames, err := r.encode(ctx, src, processed, job)
 	if err != nil {
 		return err
 	}
@@ -712,7 +714,7 @@ func (s *progressSource) Read(dst audio.Buffer) (int, error) {
 // outputs need more external programs at once than the run reserved (see
 // programs.go), the first pass encodes the first batch of them and the
 // programme is rendered again for each further batch.
-func (r *run) encode(ctx context.Context, src audio.Source, processed *Processed, alg production.AlgorithmView, job ProcessJob) (production.Statistics, int64, error) {
+func (r *run) encode(ctx context.Context, src audio.Source, processed *Processed, job ProcessJob) (production.Statistics, int64, error) {
 	f := src.Format()
 	r.setStatus(production.StatusAudioEncoding, 0)
 	var first map[int]bool // nil: every output in this pass
@@ -728,7 +730,7 @@ func (r *run) encode(ctx context.Context, src audio.Source, processed *Processed
 	sinks := []audio.Sink{wave}
 	measured := processed.Measured
 	if measured == nil || src != processed.Source { // intros or outros added
-		meter, err := loudness.NewMeter(f, loudness.Options{Mode: loudness.ModeEBU, DualMono: alg.Bool("dualmono") && f.Channels == 1})
+		meter, err := loudness.NewMeter(f, loudness.Options{Mode: loudness.ModeEBU, DualMono: r.settings.Chain.DualMono && f.Channels == 1})
 		if err != nil {
 			abortPass(plan)
 			return production.Statistics{}, 0, err
@@ -751,12 +753,12 @@ func (r *run) encode(ctx context.Context, src audio.Source, processed *Processed
 	}
 	r.result.Waveform = png
 	r.pcmLoudness = out.Integrated
-	st, ps := processed.statistics(out, alg.String("loudnessmethod"))
+	st, ps := processed.statistics(out, string(r.settings.Chain.Method))
 	if len(ps.Warnings) > 0 {
 		r.p.AddWarning(production.StatusAudioProcessing, joinWarnings(ps.Warnings))
 	}
 	if len(ps.InputSteps) > 0 || len(ps.OutputSteps) > 0 {
-		chart, err := artwork.LoudnessChart(ps.InputSteps, ps.OutputSteps, float64(alg.Int("loudnesstarget")), artwork.ChartWidth, artwork.ChartHeight)
+		chart, err := artwork.LoudnessChart(ps.InputSteps, ps.OutputSteps, r.settings.Chain.TargetLUFS, artwork.ChartWidth, artwork.ChartHeight)
 		if err != nil {
 			return production.Statistics{}, 0, err
 		}
@@ -917,7 +919,7 @@ func (r *run) verifyLossy(ctx context.Context, job ProcessJob, f audio.Format) e
 	if !r.normalize {
 		return nil
 	}
-	promise := job.Algorithms.Float("maxpeak")
+	promise := job.Settings.Chain.MaxTruePeak
 	headroom := job.Headroom
 	plan := r.plan
 	peakMiss, levelMiss := map[int]bool{}, map[int]bool{}

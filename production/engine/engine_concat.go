@@ -37,7 +37,7 @@ func (r *run) withIntroOutro(ctx context.Context, main audio.Source, job Process
 	f := main.Format()
 	add := func(m production.MultiInputFile, src audio.Source, what string) error {
 		if r.normalize {
-			g, err := r.introLevel(ctx, m, job.Algorithms, what)
+			g, err := r.introLevel(ctx, m, what)
 			if err != nil {
 				return err
 			}
@@ -94,10 +94,9 @@ func (r *run) withIntroOutro(ctx context.Context, main audio.Source, job Process
 }
 
 // introLevel returns the gain that brings an intro or outro to the
-// production's loudness target, measured by its loudness method (dialog
-// loudness falls back to the programme's on a jingle without speech).
+// production's loudness target, measured by Settings.IntroMethod.
 // Silence gets no gain.
-func (r *run) introLevel(ctx context.Context, m production.MultiInputFile, alg production.AlgorithmView, what string) (float64, error) {
+func (r *run) introLevel(ctx context.Context, m production.MultiInputFile, what string) (float64, error) {
 	if g, ok := r.introGain[m.ID]; ok {
 		return g, nil
 	}
@@ -110,12 +109,8 @@ func (r *run) introLevel(ctx context.Context, m production.MultiInputFile, alg p
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", what, err)
 	}
-	method := loudness.Method(alg.String("loudnessmethod"))
-	if method == loudness.Dialog {
-		method = loudness.Program
-	}
-	level, err := res.Loudness(method)
-	g := float64(alg.Int("loudnesstarget")) - level
+	level, err := res.Loudness(r.settings.IntroMethod)
+	g := r.settings.Chain.TargetLUFS - level
 	if err != nil || math.IsInf(g, 0) || math.IsNaN(g) {
 		g = 0
 	}

@@ -83,7 +83,7 @@ func (r *run) probeTracks(ctx context.Context) (float64, error) {
 			r.info, r.coverFrom, mt.rate = info, path, f.SampleRate
 			p.Metadata.ImportTags(info.Tags)
 		}
-		if f.Channels > 1 || m.Algorithms.In(production.ScopeTrack).String("pan") != "" {
+		if f.Channels > 1 || r.settings.Tracks[m.ID].Panned {
 			mt.channels = 2
 		}
 		mt.inputs = append(mt.inputs, m)
@@ -122,24 +122,22 @@ func (mt *multitrack) open(i int) audio.Opener {
 // verification reuses it.
 func (mt *multitrack) process(ctx context.Context, job ProcessJob) (*Processed, error) {
 	if mt.md == nil {
-		var openers []audio.Opener
-		tracks := make([]production.MultiInputFile, len(mt.inputs))
+		s := job.Settings.Mixdown
+		s.Tracks = nil
 		for i, m := range mt.inputs {
-			openers = append(openers, mt.open(i))
-			tracks[i] = *m
-		}
-		s, err := MixdownSettings(job.Algorithms, tracks, openers)
-		if err != nil {
-			return nil, err
+			t := job.Settings.Tracks[m.ID].TrackSettings
+			t.Open = mt.open(i)
+			s.Tracks = append(s.Tracks, t)
 		}
 		s.Channels = mt.channels
+		var err error
 		if mt.md, err = mixdown.New(ctx, s); err != nil {
 			return nil, err
 		}
 		mt.r.expected = mt.md.Frames()
 		mt.r.info.Frames = mt.md.Frames()
 	}
-	cfg := MasterConfig(job.Algorithms)
+	cfg := job.Settings.Chain
 	cfg.Headroom, cfg.TempDir = job.Headroom, job.TempDir
 	pl, err := chain.New(ctx, mt.openMix, cfg)
 	if err != nil {
@@ -242,7 +240,7 @@ func (mt *multitrack) gains(i int) (lo, mean, hi float64) {
 
 // trackGain is track i's gain setting in dB.
 func (mt *multitrack) trackGain(i int) float64 {
-	return float64(mt.inputs[i].Algorithms.In(production.ScopeTrack).Int("gain"))
+	return mt.r.settings.Tracks[mt.inputs[i].ID].GainDB
 }
 
 // planAt is a gain plan's value at a frame (0 where it has none).

@@ -2,20 +2,16 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"math"
 	"strings"
 	"time"
 
-	"github.com/audiopost/audiopost/dsp"
 	"github.com/audiopost/audiopost/production"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/dsp/chain"
 	"github.com/audiopost/audiopost/dsp/classify"
-	"github.com/audiopost/audiopost/dsp/mixdown"
-	"github.com/audiopost/audiopost/dsp/spectral"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -29,8 +25,9 @@ type Processor interface {
 
 // ProcessJob is what a Processor gets to know about the production.
 type ProcessJob struct {
-	// Algorithms are the single-track algorithms.
-	Algorithms production.AlgorithmView
+	// Settings are the production's algorithms as the DSP's settings;
+	// a single-track production is processed by Settings.Chain.
+	Settings Settings
 	// CutStart and CutEnd trim seconds from the input's start and end.
 	CutStart, CutEnd float64
 	// Headroom is kept below maxpeak, in dB, because some output is encoded
@@ -96,7 +93,7 @@ type ChainProcessor struct{}
 
 // Process implements Processor.
 func (ChainProcessor) Process(ctx context.Context, open audio.Opener, job ProcessJob) (*Processed, error) {
-	cfg := ChainConfig(job.Algorithms)
+	cfg := job.Settings.Chain
 	cfg.Headroom, cfg.TempDir = job.Headroom, job.TempDir
 	cfg.Cutting.Detect.TrimStart, cfg.Cutting.Detect.TrimEnd = job.CutStart, job.CutEnd
 	if cfg.Cutting.Detect.Filler {
@@ -132,180 +129,9 @@ func chainProcessed(pl *chain.Pipeline, open audio.Opener) *Processed {
 	}
 }
 
-// The API's choices as the DSP's types.
-var (
-	chainFilters = map[string]dsp.FilterMethod{"hipfilter": dsp.FilterHighPass, "autoeq": dsp.FilterAutoEQ,
-		"bwe": dsp.FilterBWE, "studiovoice": dsp.FilterStudioVoice}
-	chainCompressions = map[string]chain.Compression{"auto": chain.CompressionAuto, "off": chain.CompressionOff,
-		"soft": chain.CompressionSoft, "medium": chain.CompressionMedium, "hard": chain.CompressionHard}
-	classifierModes = map[string]classify.Mode{"on": classify.Auto, "speech": classify.SpeechOnly, "music": classify.MusicOnly}
-	denoiseMethods  = map[string]spectral.Method{"classic": spectral.Classic, "static": spectral.Static,
-		"dynamic": spectral.Dynamic, "speech_isolation": spectral.SpeechIsolation}
-	cutModes = map[string]classify.CutMode{"apply_cuts": classify.ApplyCuts,
-		"set_cuts_to_silence": classify.SilenceCuts, "export_uncut_audio": classify.ExportCuts}
-	cutters = []string{"silence_cutter", "filler_cutter", "cough_cutter", "music_cutter"}
-)
-
-// ChainConfig maps single-track algorithms onto the chain's settings: the
-// one place where the API's keys meet the DSP. A new key is a row of the
-// algorithm table and a line here.
-func ChainConfig(a production.AlgorithmView) chain.Config {
-	c := chain.DefaultConfig()
-	c.Filter = dsp.FilterOff
-	if a.Bool("hipfilter") {
-		c.Filter = chainFilters[a.String("filtermethod")]
-	}
-	c.Leveler = a.Bool("leveler")
-	c.SpeechStrength = float64(a.Int("levelerstrength_speech")) / 100
-	c.MusicStrength = float64(a.Int("levelerstrength")) / 200
-	if a.Set("levelerstrength_music") {
-		c.MusicStrength = float64(a.Int("levelerstrength_music")) / 100
-	}
-	c.MusicGainDB = float64(a.Int("musicgain"))
-	c.SpeechCompression = chainCompressions[a.String("compressor_speech")]
-	c.MusicCompression = chainCompressions[a.String("compressor_music")]
-	c.Normalize = a.Bool("normloudness")
-	c.TargetLUFS = float64(a.Int("loudnesstarget"))
-	c.Method = loudness.Method(a.String("loudnessmethod"))
-	c.DualMono = a.Bool("dualmono")
-	c.MaxLRA = float64(a.Int("maxlra"))
-	c.MaxShortTerm = float64(a.Int("maxs"))
-	c.MaxMomentary = float64(a.Int("maxm"))
-	c.MaxTruePeak = a.Float("maxpeak")
-	c.Classifier = classifierModes[a.String("msclassifier")]
-	if a.Bool("denoise") {
-		c.Restoration = restoration(a)
-	}
-	c.Cutting = cutting(a)
-	return c
-}
-
-// restoration maps the denoise family. The amounts keep the API's
-// conventions, which spectral.Settings shares: 0 automatic (full for
-// deverb), -1 off, 3..100 a cap in dB. Dehum runs with every method, not
-// only classic: hum is as unwanted under the other methods.
-func restoration(a production.AlgorithmView) *chain.Restoration {
-	settings, dehum := denoiseSettings(a)
-	method := settings.Method
-	r := &chain.Restoration{Settings: settings, Dehum: dehum}
-	for _, sg := range a.Segments("segments") {
-		s := settings
-		switch sg.DenoiseMethod {
-		case "speech":
-			// The production's method when it models speech.
-			if method == spectral.Classic {
-				s.Method = spectral.Static
-			}
-		case "music":
-			s.Method = spectral.Music
-		case "classic":
-			s.Method = spectral.Classic
-		case "off":
-			s.Method = spectral.Off
-		}
-		for _, v := range []struct {
-			set *int
-			dst *float64
-		}{{sg.DenoiseAmount, &s.ReductionDB}, {sg.DeverbAmount, &s.DeverbDB}, {sg.DebreathAmount, &s.DebreathDB}} {
-			if v.set != nil {
-				*v.dst = float64(*v.set)
-			}
-		}
-		r.Segments = append(r.Segments, chain.RestorationSegment{Start: sg.Start, Settings: s})
-	}
-	return r
-}
-
-// denoiseSettings maps the keys a single-track production and a
-// multitrack track share: method, amounts and dehum.
-func denoiseSettings(a production.AlgorithmView) (spectral.Settings, *spectral.DehumOptions) {
-	method := denoiseMethods[a.String("denoisemethod")]
-	settings := spectral.Settings{Method: method, ReductionDB: float64(a.Int("denoiseamount")),
-		DeverbDB: float64(a.Int("deverbamount")), DebreathDB: float64(a.Int("debreathamount"))}
-	if method == spectral.Classic {
-		settings.DeverbDB = -1 // classic has no reverb reduction (0, "full", is tolerated there)
-	}
-	var dehum *spectral.DehumOptions
-	if amount := a.Int("dehumamount"); amount != -1 {
-		dehum = &spectral.DehumOptions{Base: a.Int("dehum"), ReductionDB: float64(amount)}
-	}
-	return settings, dehum
-}
-
-// MasterConfig maps a multitrack production's master algorithms onto the
-// chain that finishes the mix: loudness control, normalisation and the
-// true-peak limit. Filtering, leveling and compression happened per track
-// in the mixdown, so they are off here.
-func MasterConfig(a production.AlgorithmView) chain.Config {
-	c := chain.DefaultConfig()
-	c.Filter = dsp.FilterOff
-	c.Leveler = false
-	c.SpeechCompression, c.MusicCompression = chain.CompressionOff, chain.CompressionOff
-	c.Normalize = true
-	c.TargetLUFS = float64(a.Int("loudnesstarget"))
-	c.Method = loudness.Method(a.String("loudnessmethod"))
-	c.DualMono = a.Bool("dualmono")
-	c.MaxLRA = float64(a.Int("maxlra"))
-	c.MaxShortTerm = float64(a.Int("maxs"))
-	c.MaxMomentary = float64(a.Int("maxm"))
-	c.MaxTruePeak = a.Float("maxpeak")
-	return c
-}
-
-// MixdownSettings maps a multitrack production's master algorithms and
-// its tracks (the multitrack inputs, in order, with the opener of each)
-// onto the mixdown's settings.
-func MixdownSettings(master production.AlgorithmView, tracks []production.MultiInputFile, open []audio.Opener) (mixdown.Settings, error) {
-	s := mixdown.Settings{Leveler: master.Bool("leveler"), Gate: master.Bool("gate"), Crossgate: master.Bool("crossgate")}
-	for i, m := range tracks {
-		a := m.Algorithms.In(production.ScopeTrack)
-		t := mixdown.DefaultTrack(open[i])
-		t.Offset = time.Duration(m.Offset * float64(time.Second))
-		t.Filter = dsp.FilterOff
-		if a.Bool("hipfilter") {
-			t.Filter = chainFilters[a.String("filtermethod")]
-		}
-		t.Classifier = classifierModes[a.String("msclassifier")]
-		if a.Bool("denoise") {
-			settings, dehum := denoiseSettings(a)
-			t.Restoration = &mixdown.Restoration{Settings: settings, Dehum: dehum}
-		}
-		var err error
-		if t.Role, err = mixdown.ParseRole(a.String("backforeground")); err != nil {
-			return s, fmt.Errorf("track %s: %w", m.ID, err)
-		}
-		if t.Pan, err = mixdown.ParsePan(a.String("pan")); err != nil {
-			return s, fmt.Errorf("track %s: %w", m.ID, err)
-		}
-		t.BackgroundGainDB = float64(a.Int("backgroundgain"))
-		t.FadeTime = time.Duration(a.Int("ducking_fadetime")) * time.Millisecond
-		t.GainDB = float64(a.Int("gain"))
-		t.LevelerStrength = float64(a.Int("levelerstrength")) / 100
-		t.LoopTrim = a.Bool("loop_trim")
-		if c := a.String("compressor"); c != "off" {
-			t.Compressor = dsp.CompressorKind(c) // auto, soft, medium, hard: the same names
-		}
-		s.Tracks = append(s.Tracks, t)
-	}
-	return s, nil
-}
-
-// cutting maps the cutters. cutter on takes every cutter's own setting
-// (silences and fillers by default); a cutter switched on explicitly while
-// cutter is unset cuts alone.
-func cutting(a production.AlgorithmView) chain.Cutting {
-	on := func(k string) bool { return a.Bool(k) }
-	if !a.Bool("cutter") {
-		on = func(k string) bool { return a.Set(k) && a.Bool(k) }
-	}
-	c := chain.Cutting{Mode: cutModes[a.String("cut_mode")], Fade: float64(a.Int("fadetime")) / 1000}
-	c.Detect.Silence, c.Detect.Filler, c.Detect.Cough, c.Detect.Music = on(cutters[0]), on(cutters[1]), on(cutters[2]), on(cutters[3])
-	return c
-}
-
 // ceiling is the true-peak ceiling the processed audio of job is limited
 // to: maxpeak, less the lossy headroom.
-func (job ProcessJob) ceiling() float64 { return job.Algorithms.Float("maxpeak") - job.Headroom }
+func (job ProcessJob) ceiling() float64 { return job.Settings.Chain.MaxTruePeak - job.Headroom }
 
 func frameSeconds(f int64, rate int) float64 { return float64(f) / float64(rate) }
 

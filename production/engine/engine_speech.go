@@ -43,8 +43,7 @@ func (r *run) recognize(ctx context.Context) error {
 	r.setStatus(production.StatusSpeechRecognition, 0)
 	opts := speech.Options{Language: sr.Language, Keywords: sr.Keywords}
 	if !p.IsMultitrack {
-		cut := cutting(p.Algorithms.In(production.ScopeSingletrack))
-		opts.Fillers = cut.Detect.Filler
+		opts.Fillers = r.settings.Chain.Cutting.Detect.Filler
 	}
 	var t *speech.Transcript
 	var err error

@@ -10,6 +10,7 @@ import (
 
 	"github.com/audiopost/audiopost/internal/icecast"
 	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/production/livestream"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/sqlstore"
@@ -33,6 +34,17 @@ func openStore(t *testing.T) (*sqlstore.Store, storage.User, storage.User) {
 	return st, users[0], users[1]
 }
 
+// newApp returns the application layer over st, the way the API calls
+// it: the live stream operations are its methods.
+func newApp(t *testing.T, st storage.Store) *app.App {
+	t.Helper()
+	a, err := app.New(app.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 func input(t *testing.T, js string) livestream.Input {
 	t.Helper()
 	var in livestream.Input
@@ -44,9 +56,9 @@ func input(t *testing.T, js string) livestream.Input {
 
 func TestServiceLifecycle(t *testing.T) {
 	st, ann, bob := openStore(t)
-	svc := livestream.Service{Store: st}
+	svc := newApp(t, st)
 	ctx := t.Context()
-	_, err := svc.Create(ctx, ann.ID, input(t, `{"source": "file:///etc/passwd", "destinations": [{"url": "/tmp/x.mp3", "format": "wma"}],
+	_, err := svc.CreateLiveStream(ctx, ann, input(t, `{"source": "file:///etc/passwd", "destinations": [{"url": "/tmp/x.mp3", "format": "wma"}],
 		"algorithms": {"cutter": true}}`))
 	var fe production.FieldErrors
 	if !errors.As(err, &fe) {
@@ -57,7 +69,7 @@ func TestServiceLifecycle(t *testing.T) {
 			t.Errorf("no message for %s: %v", k, fe)
 		}
 	}
-	ls, err := svc.Create(ctx, ann.ID, input(t, `{"name": "show", "source": "http://127.0.0.1:8000/in.mp3",
+	ls, err := svc.CreateLiveStream(ctx, ann, input(t, `{"name": "show", "source": "http://127.0.0.1:8000/in.mp3",
 		"destinations": [{"url": "icecast://source:pw@127.0.0.1:8000/out.mp3", "format": "mp3", "bitrate": 128}],
 		"algorithms": {"loudnesstarget": -18, "musicgain": 2}}`))
 	if err != nil {
@@ -66,41 +78,41 @@ func TestServiceLifecycle(t *testing.T) {
 	if ls.State != livestream.Stopped || len(ls.Warnings) != 1 {
 		t.Errorf("created: %+v", ls)
 	}
-	if _, err := svc.Get(ctx, bob.ID, ls.UUID); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := svc.GetLiveStream(ctx, bob, ls.UUID); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("another user's stream: %v", err)
 	}
-	if _, err := svc.Start(ctx, bob.ID, ls.UUID); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := svc.StartLiveStream(ctx, bob, ls.UUID); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("another user started it: %v", err)
 	}
-	got, err := svc.Start(ctx, ann.ID, ls.UUID)
+	got, err := svc.StartLiveStream(ctx, ann, ls.UUID)
 	if err != nil || got.State != livestream.Starting {
 		t.Fatalf("start: %+v %v", got, err)
 	}
-	if _, err := svc.Start(ctx, ann.ID, ls.UUID); !errors.Is(err, livestream.ErrState) {
+	if _, err := svc.StartLiveStream(ctx, ann, ls.UUID); !errors.Is(err, livestream.ErrState) {
 		t.Errorf("started twice: %v", err)
 	}
 	jobs, _ := st.ListJobs(ctx, ann.ID, ls.UUID)
 	if len(jobs) != 1 || jobs[0].Type != storage.JobLive || jobs[0].State != storage.JobQueued {
 		t.Fatalf("jobs after start: %+v", jobs)
 	}
-	if got, err := svc.Stop(ctx, ann.ID, ls.UUID); err != nil || got.State != livestream.Stopped {
+	if got, err := svc.StopLiveStream(ctx, ann, ls.UUID); err != nil || got.State != livestream.Stopped {
 		t.Fatalf("stop: %+v %v", got, err)
 	}
 	jobs, _ = st.ListJobs(ctx, ann.ID, ls.UUID)
 	if len(jobs) != 1 || jobs[0].State != storage.JobCanceled {
 		t.Fatalf("jobs after stop: %+v", jobs)
 	}
-	list, err := svc.List(ctx, ann.ID, 10, 0)
+	list, err := svc.ListLiveStreams(ctx, ann, 10, 0)
 	if err != nil || len(list) != 1 {
 		t.Fatalf("list: %v %v", list, err)
 	}
-	if l, _ := svc.List(ctx, bob.ID, 10, 0); len(l) != 0 {
+	if l, _ := svc.ListLiveStreams(ctx, bob, 10, 0); len(l) != 0 {
 		t.Errorf("bob lists %d streams", len(l))
 	}
-	if err := svc.Delete(ctx, ann.ID, ls.UUID); err != nil {
+	if err := svc.DeleteLiveStream(ctx, ann, ls.UUID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Get(ctx, ann.ID, ls.UUID); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := svc.GetLiveStream(ctx, ann, ls.UUID); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("after delete: %v", err)
 	}
 }
@@ -120,13 +132,13 @@ func TestWorkerDeathHandover(t *testing.T) {
 	srv.Push(t, "/in.mp3", prog, 128, true)
 	srv.WaitMount(ctx, "/in.mp3")
 	st, ann, _ := openStore(t)
-	svc := livestream.Service{Store: st}
-	ls, err := svc.Create(ctx, ann.ID, livestream.Input{Source: srv.HTTP("/in.mp3"),
+	svc := newApp(t, st)
+	ls, err := svc.CreateLiveStream(ctx, ann, livestream.Input{Source: srv.HTTP("/in.mp3"),
 		Destinations: []livestream.Destination{{URL: srv.Source("/out.mp3"), Format: "mp3"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.Start(ctx, ann.ID, ls.UUID); err != nil {
+	if _, err := svc.StartLiveStream(ctx, ann, ls.UUID); err != nil {
 		t.Fatal(err)
 	}
 	procs := ourProcesses(t)
@@ -138,7 +150,7 @@ func TestWorkerDeathHandover(t *testing.T) {
 		return w, stop, done
 	}
 	figures := func() *livestream.Figures {
-		r, err := svc.Report(ctx, ann.ID, ls.UUID)
+		r, err := svc.LiveStreamReport(ctx, ann, ls.UUID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +161,7 @@ func TestWorkerDeathHandover(t *testing.T) {
 		f := figures()
 		return f != nil && f.Worker == "a" && f.Source.Connected && f.Destinations[0].Connected
 	})
-	if r, _ := svc.Report(ctx, ann.ID, ls.UUID); r.State != livestream.Running {
+	if r, _ := svc.LiveStreamReport(ctx, ann, ls.UUID); r.State != livestream.Running {
 		t.Errorf("state %v while running", r.State)
 	}
 	killA(livestream.ErrDied)
@@ -163,7 +175,7 @@ func TestWorkerDeathHandover(t *testing.T) {
 	})
 	t.Logf("worker b took the stream over %.1f s after a died (lease 2 s)", time.Since(died).Seconds())
 	srv.WaitMount(ctx, "/out.mp3")
-	if _, err := svc.Stop(ctx, ann.ID, ls.UUID); err != nil {
+	if _, err := svc.StopLiveStream(ctx, ann, ls.UUID); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, "processes gone after stop", func() bool { return ourProcesses(t) == procs })

@@ -158,7 +158,7 @@ func (w *Worker) run(ctx context.Context, job storage.Job) {
 	}
 	var ls *LiveStream
 	if err == nil {
-		ls, err = decode(r)
+		ls, err = Decode(r)
 	}
 	if err != nil {
 		w.fail(bg, job, err, log)
@@ -253,7 +253,7 @@ func (w *Worker) fail(ctx context.Context, job storage.Job, cause error, log *sl
 		if err != nil {
 			return err
 		}
-		ls, err := decode(r)
+		ls, err := Decode(r)
 		if err != nil {
 			return err
 		}

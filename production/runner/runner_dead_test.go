@@ -87,14 +87,13 @@ func TestRunnerGivesUpAfterTwoCrashes(t *testing.T) {
 func TestRunnerStopWhileNoWorker(t *testing.T) {
 	const rate = 44100
 	input := wavBytes(t, testaudio.SpeechLike(rate, 1, 0.05), rate)
-	svc := func(e *runnerEnv) production.Service { return production.Service{Store: e.store} }
 
 	t.Run("lease run out", func(t *testing.T) {
 		e := newRunnerEnv(t, time.Hour)
 		uuid, job := e.addProduction(wavRequest, input)
 		e.claimDead("dead", uuid, production.StatusAudioProcessing)
 		e.expire("dead")
-		if err := svc(e).Stop(context.Background(), e.user.ID, uuid); err != nil {
+		if _, err := e.app().StopProduction(context.Background(), e.user, uuid); err != nil {
 			t.Fatal(err)
 		}
 		if p := e.production(uuid); p.Status != production.StatusNotStarted {
@@ -112,14 +111,14 @@ func TestRunnerStopWhileNoWorker(t *testing.T) {
 		e := newRunnerEnv(t, time.Hour)
 		uuid, job := e.addProduction(wavRequest, input)
 		e.claimDead("host-1", uuid, production.StatusAudioProcessing)
-		if err := svc(e).Stop(context.Background(), e.user.ID, uuid); err != nil {
+		if _, err := e.app().StopProduction(context.Background(), e.user, uuid); err != nil {
 			t.Fatal(err)
 		}
 		if p := e.production(uuid); p.Status != production.StatusStopping {
 			t.Fatalf("status %v, want Stopping while the lease is held", p.Status)
 		}
 		// Stopping it again changes nothing while the lease is held.
-		if err := svc(e).Stop(context.Background(), e.user.ID, uuid); err != nil {
+		if _, err := e.app().StopProduction(context.Background(), e.user, uuid); err != nil {
 			t.Fatal(err)
 		}
 		r := e.runner(runner.Config{WorkerID: "host-1"})
@@ -138,7 +137,7 @@ func TestRunnerStopWhileNoWorker(t *testing.T) {
 			t.Errorf("the stopped production was processed: %v", list)
 		}
 		// It can be started again.
-		if err := svc(e).Start(context.Background(), e.user.ID, uuid); err != nil {
+		if _, err := e.app().StartProduction(context.Background(), e.user, uuid); err != nil {
 			t.Fatal(err)
 		}
 	})

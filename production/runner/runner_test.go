@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/internal/testaudio"
+	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/production/engine"
 	"github.com/audiopost/audiopost/production/runner"
 
@@ -33,6 +34,17 @@ type runnerEnv struct {
 	store *sqlstore.Store
 	blobs *blob.Dir
 	user  storage.User
+}
+
+// app returns the operations over the environment's stores, which the
+// API calls.
+func (e *runnerEnv) app() *app.App {
+	e.t.Helper()
+	a, err := app.New(app.Config{Store: e.store, Blobs: e.blobs})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return a
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
@@ -388,7 +400,7 @@ func TestRunnerStop(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { _, err := r.RunOnce(context.Background(), "w1"); done <- err }()
 	proc.wait(t)
-	if err := (production.Service{Store: e.store}).Stop(context.Background(), e.user.ID, uuid); err != nil {
+	if _, err := e.app().StopProduction(context.Background(), e.user, uuid); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -431,7 +443,7 @@ func TestRunnerStopAtOnce(t *testing.T) {
 	go func() { _, err := r.RunOnce(context.Background(), "w1"); done <- err }()
 	proc.wait(t)
 	stopped := time.Now()
-	if err := (production.Service{Store: e.store}).Stop(context.Background(), e.user.ID, uuid); err != nil {
+	if _, err := e.app().StopProduction(context.Background(), e.user, uuid); err != nil {
 		t.Fatal(err)
 	}
 	e.waitStatus(uuid, 30*time.Second, func(s production.Status) bool { return s == production.StatusNotStarted })

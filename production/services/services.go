@@ -9,9 +9,12 @@
 package services
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -233,4 +236,69 @@ func Recognizer(svc storage.Service, opt transfer.Options) (speech.Recognizer, e
 		c.HTTPClient = &http.Client{Transport: &http.Transport{DialContext: opt.Dial, ForceAttemptHTTP2: true}}
 	}
 	return rec, nil
+}
+
+// publicFields are the settings every service shows besides its type's
+// parameters that are no credential: the API spec's type-specific
+// fields.
+var publicFields = []string{
+	"email", "path", "host", "port", "base_url", "permissions", "url",
+	"libsyn_show_slug", "libsyn_directory", "bucket", "canned_acl", "key_prefix", "program_keyword",
+}
+
+// PublicKeys are the settings of a service of type typ that its owner is
+// shown (the API, the pages, the command line): every parameter of the
+// type that is no credential, and the spec's type-specific fields.
+// Passwords and keys stay private.
+func PublicKeys(typ string) []string {
+	var keys []string
+	if t, ok := Lookup(typ); ok {
+		for _, p := range t.Parameters {
+			if !storage.IsCredentialKey(p.Name) {
+				keys = append(keys, p.Name)
+			}
+		}
+	}
+	for _, k := range publicFields {
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// Settings returns a service's settings as a map, numbers as
+// json.Number.
+func Settings(svc storage.Service) map[string]any {
+	m := map[string]any{}
+	if len(svc.Config) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(svc.Config))
+		dec.UseNumber()
+		dec.Decode(&m)
+	}
+	return m
+}
+
+// PublicSettings are the settings of svc named by PublicKeys that it has.
+func PublicSettings(svc storage.Service) map[string]any {
+	all := Settings(svc)
+	out := map[string]any{}
+	for _, k := range PublicKeys(svc.Type) {
+		if v, ok := all[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// CredentialsSet lists which credentials a service has, sorted, never
+// their values (for "a password is set").
+func CredentialsSet(svc storage.Service) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(Settings(svc))) {
+		if storage.IsCredentialKey(k) {
+			out = append(out, k)
+		}
+	}
+	return out
 }

@@ -98,6 +98,14 @@ var (
 	ErrName = errors.New("transfer: not a plain file name")
 	// ErrHostKey: the SFTP server's key is not the pinned host_key.
 	ErrHostKey = errors.New("transfer: SFTP host key does not match")
+	// ErrForbiddenAddress: the server's outbound policy does not connect
+	// to the address a host is or resolves to (private, loopback, ...).
+	// The dialers and the URL fetcher of package transport/outbound
+	// return it (as outbound.ErrForbiddenAddress, the same error).
+	ErrForbiddenAddress = errors.New("outbound: forbidden address")
+	// ErrTooLarge: a fetched file is larger than the fetcher's limit
+	// (outbound.ErrTooLarge).
+	ErrTooLarge = errors.New("outbound: response too large")
 )
 
 // Supported reports whether Open handles the service type (one of

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/transport/internal/webstyle"
 )
@@ -30,13 +31,13 @@ const (
 // LoginURL returns the URL of the login page that continues to next (a
 // path on this service, e.g. "/account/"; anything else continues to the
 // account page).
-func (s *Service) LoginURL(next string) string {
+func (s *Server) LoginURL(next string) string {
 	return s.url("/account/login/") + "?" + url.Values{"next": {next}}.Encode()
 }
 
 // BrowserUser returns the user of the request's browser session, for web
 // pages. API routes use Middleware instead.
-func (s *Service) BrowserUser(r *http.Request) (storage.User, bool) {
+func (s *Server) BrowserUser(r *http.Request) (storage.User, bool) {
 	_, u, ok := s.browserSession(r)
 	return u, ok
 }
@@ -47,7 +48,7 @@ type session struct {
 	csrf string
 }
 
-func (s *Service) browserSession(r *http.Request) (session, storage.User, bool) {
+func (s *Server) browserSession(r *http.Request) (session, storage.User, bool) {
 	c, err := r.Cookie(SessionCookie)
 	if err != nil || c.Value == "" || len(c.Value) > maxSecretLen {
 		return session{}, storage.User{}, false
@@ -75,7 +76,7 @@ func (s *Service) browserSession(r *http.Request) (session, storage.User, bool) 
 }
 
 // newSession stores a session of u and returns the cookie's token.
-func (s *Service) newSession(ctx context.Context, u storage.User) (string, error) {
+func (s *Server) newSession(ctx context.Context, u storage.User) (string, error) {
 	tok := storage.NewToken()
 	now := s.now()
 	err := s.store.CreateSession(ctx, &storage.Session{
@@ -86,7 +87,7 @@ func (s *Service) newSession(ctx context.Context, u storage.User) (string, error
 }
 
 // endSession deletes the session of the request's cookie, if any.
-func (s *Service) endSession(r *http.Request) {
+func (s *Server) endSession(r *http.Request) {
 	c, err := r.Cookie(SessionCookie)
 	if err != nil || c.Value == "" || len(c.Value) > maxSecretLen {
 		return
@@ -96,7 +97,7 @@ func (s *Service) endSession(r *http.Request) {
 	}
 }
 
-func (s *Service) cookie(name, value string, maxAge int) *http.Cookie {
+func (s *Server) cookie(name, value string, maxAge int) *http.Cookie {
 	return &http.Cookie{
 		Name: name, Value: value, Path: s.prefix + "/", MaxAge: maxAge,
 		HttpOnly: true, Secure: s.secure, SameSite: http.SameSiteLaxMode,
@@ -109,7 +110,7 @@ func checkCSRF(got, want string) bool {
 
 // safeNext keeps a post-login redirect on this service: a path below the
 // prefix, never another host ("//evil", "/\evil").
-func (s *Service) safeNext(next string) string {
+func (s *Server) safeNext(next string) string {
 	def := s.prefix + "/productions/"
 	if next == "" || !strings.HasPrefix(next, s.prefix+"/") || strings.HasPrefix(next, "//") ||
 		strings.ContainsAny(next, "\\\r\n") {
@@ -124,7 +125,7 @@ func (s *Service) safeNext(next string) string {
 
 // handleAccount serves the account pages; the path arrives without
 // "{prefix}/account".
-func (s *Service) handleAccount(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleAccount(w http.ResponseWriter, r *http.Request) {
 	path, method := r.URL.Path, r.Method
 	if method == http.MethodHead {
 		method = http.MethodGet
@@ -174,7 +175,7 @@ func (s *Service) handleAccount(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Service) loginPage(w http.ResponseWriter, r *http.Request, status int, username, msg string) {
+func (s *Server) loginPage(w http.ResponseWriter, r *http.Request, status int, username, msg string) {
 	next := r.URL.Query().Get("next")
 	if r.Method == http.MethodPost {
 		next = r.PostForm.Get("next")
@@ -187,7 +188,7 @@ func (s *Service) loginPage(w http.ResponseWriter, r *http.Request, status int, 
 	})
 }
 
-func (s *Service) login(w http.ResponseWriter, r *http.Request) {
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	c, err := r.Cookie(loginCSRFCookie)
 	if err != nil || !checkCSRF(r.PostForm.Get("csrf_token"), c.Value) {
 		s.loginPage(w, r, http.StatusForbidden, "", "The form expired or came from another site; please try again.")
@@ -222,7 +223,7 @@ func (s *Service) login(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, s.safeNext(r.PostForm.Get("next")), http.StatusSeeOther)
 }
 
-func (s *Service) logout(w http.ResponseWriter, r *http.Request) {
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	ses, _, ok := s.browserSession(r)
 	if ok && !checkCSRF(r.PostForm.Get("csrf_token"), ses.csrf) {
 		s.renderPage(w, r, http.StatusForbidden, "error", pageData{Title: "Forbidden", Error: "the form expired or came from another site (CSRF token mismatch)"})
@@ -233,7 +234,7 @@ func (s *Service) logout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, s.prefix+"/account/login/", http.StatusSeeOther)
 }
 
-func (s *Service) accountAction(w http.ResponseWriter, r *http.Request, path string, ses session, u storage.User) {
+func (s *Server) accountAction(w http.ResponseWriter, r *http.Request, path string, ses session, u storage.User) {
 	ctx := r.Context()
 	d := pageData{Title: "Account", User: u.Username, CSRF: ses.csrf}
 	status := http.StatusOK
@@ -248,14 +249,14 @@ func (s *Service) accountAction(w http.ResponseWriter, r *http.Request, path str
 			}
 			expires = t
 		}
-		k, secret, err := CreateAPIKey(ctx, s.store, u.ID, r.PostForm.Get("name"), expires)
+		k, secret, err := s.accounts.CreateAPIKey(ctx, u, r.PostForm.Get("name"), expires)
 		if err != nil {
 			d.Error, status = s.formError(r, err)
 			break
 		}
 		d.Secret = &secretInfo{What: "API key " + k.Name, Secret: secret}
 	case "/keys/revoke/":
-		if err := s.store.RevokeAPIKey(ctx, u.ID, r.PostForm.Get("id")); err != nil {
+		if err := s.accounts.RevokeAPIKey(ctx, u, r.PostForm.Get("id")); err != nil {
 			d.Error, status = s.formError(r, err)
 			break
 		}
@@ -272,14 +273,14 @@ func (s *Service) accountAction(w http.ResponseWriter, r *http.Request, path str
 			d.Error, status = "At most 20 redirect URIs.", http.StatusBadRequest
 			break
 		}
-		c, secret, err := RegisterClient(ctx, s.store, u.ID, r.PostForm.Get("name"), uris, r.PostForm.Get("public") != "")
+		c, secret, err := s.accounts.RegisterClient(ctx, u, r.PostForm.Get("name"), uris, r.PostForm.Get("public") != "")
 		if err != nil {
 			d.Error, status = s.formError(r, err)
 			break
 		}
 		d.Secret = &secretInfo{What: "client " + c.Name, ClientID: c.ID, Secret: secret}
 	case "/clients/delete/":
-		if err := s.store.DeleteOAuthClient(ctx, u.ID, r.PostForm.Get("id")); err != nil {
+		if err := s.accounts.DeleteClient(ctx, u, r.PostForm.Get("id")); err != nil {
 			d.Error, status = s.formError(r, err)
 			break
 		}
@@ -304,13 +305,13 @@ func (s *Service) accountAction(w http.ResponseWriter, r *http.Request, path str
 		http.Redirect(w, r, s.prefix+"/account/", http.StatusSeeOther)
 		return
 	}
-	keys, err := s.store.ListAPIKeys(ctx, u.ID)
+	keys, err := s.accounts.ListAPIKeys(ctx, u)
 	if err == nil {
 		d.Alert, err = s.loginAlert(ctx, u.ID)
 	}
 	if err == nil {
 		var clients []storage.OAuthClient
-		if clients, err = s.store.ListOAuthClients(ctx, u.ID); err == nil {
+		if clients, err = s.accounts.ListClients(ctx, u); err == nil {
 			now := s.now()
 			for _, k := range keys {
 				d.Keys = append(d.Keys, keyRow{ID: k.ID, Name: k.Name, Created: fmtTime(k.Created), LastUsed: fmtTime(k.LastUsed),
@@ -330,12 +331,12 @@ func (s *Service) accountAction(w http.ResponseWriter, r *http.Request, path str
 }
 
 // formError turns an error of an account action into a message and status.
-func (s *Service) formError(r *http.Request, err error) (string, int) {
+func (s *Server) formError(r *http.Request, err error) (string, int) {
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		return "No such key or client.", http.StatusNotFound
 	case errors.Is(err, storage.ErrInvalid):
-		return strings.TrimPrefix(err.Error(), "auth: invalid value: storage: invalid record: "), http.StatusBadRequest
+		return strings.TrimPrefix(err.Error(), app.ErrInvalid.Error()+": "), http.StatusBadRequest
 	case errors.Is(err, storage.ErrConflict):
 		return "That name is taken.", http.StatusConflict
 	}
@@ -352,7 +353,7 @@ func fmtTime(t time.Time) string {
 
 // renderPage executes a page template into a buffer first, so that a
 // template error never leaves half a page behind.
-func (s *Service) renderPage(w http.ResponseWriter, r *http.Request, status int, name string, d pageData) {
+func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, name string, d pageData) {
 	d.Prefix, d.CSS = s.prefix, webstyle.CSS
 	d.pageNav()
 	var buf bytes.Buffer

@@ -1,7 +1,7 @@
 // Package auth authenticates API requests and is the service's OAuth 2.0
 // authorization server.
 //
-// Three credentials open the API (see [Service.Middleware]): API keys and
+// Three credentials open the API (see [Server.Middleware]): API keys and
 // OAuth access tokens, sent as "Authorization: Bearer <secret>" or as the
 // bearer_token query parameter, and HTTP Basic with the account's username
 // (or email) and password. Secrets are stored only as storage.HashToken
@@ -10,7 +10,7 @@
 // per (user, client address), per address and per user (see Throttle),
 // with counters in the store that every API process shares.
 //
-// The OAuth 2.0 server ([Service.Routes]) implements the authorization-code
+// The OAuth 2.0 server ([Server.Routes]) implements the authorization-code
 // grant (RFC 6749 section 4.1) with PKCE S256 (RFC 7636) and the resource
 // owner password grant for desktop apps (section 4.3). It issues access
 // tokens only; there are no refresh tokens.
@@ -28,7 +28,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -36,6 +35,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/storage"
 )
 
@@ -46,15 +46,7 @@ const (
 	DefaultSessionTTL = 12 * time.Hour
 )
 
-// Sentinel errors of the admin helpers. ErrInvalid wraps storage.ErrInvalid
-// so callers that map storage errors to HTTP statuses treat both alike.
-var (
-	// ErrInvalid: a username, email, password, key name, client name or
-	// redirect URI is not acceptable.
-	ErrInvalid = fmt.Errorf("auth: invalid value: %w", storage.ErrInvalid)
-)
-
-// Config configures a Service. Only Store (given to New) is required.
+// Config configures a Server. Only Store (given to New) is required.
 type Config struct {
 	// BaseURL is the absolute URL where the service is mounted, e.g.
 	// "http://127.0.0.1:8080" or "https://example.org/audiopost". Its path
@@ -78,18 +70,22 @@ type Config struct {
 	BasicCacheSize int
 	// Throttle tunes login throttling (see Throttle for the defaults).
 	Throttle Throttle
+	// Accounts are the account operations the account pages call (API
+	// keys, OAuth clients); nil: those of an app.App over the store.
+	Accounts *app.App
 }
 
-// Service authenticates requests and serves the OAuth 2.0 endpoints and
+// Server authenticates requests and serves the OAuth 2.0 endpoints and
 // the account pages. It is safe for concurrent use.
-type Service struct {
-	store  storage.Store
-	cfg    Config
-	base   *url.URL
-	prefix string // path of BaseURL without a trailing slash
-	secure bool
-	log    *slog.Logger
-	basic  *credCache
+type Server struct {
+	store    storage.Store
+	accounts *app.App
+	cfg      Config
+	base     *url.URL
+	prefix   string // path of BaseURL without a trailing slash
+	secure   bool
+	log      *slog.Logger
+	basic    *credCache
 	// Throttle counters are in the store; purging old ones is due once
 	// an hour per process.
 	purgeMu   sync.Mutex
@@ -97,8 +93,8 @@ type Service struct {
 	alertLast map[string]time.Time // last refused attempt recorded, per user
 }
 
-// New returns a Service over store.
-func New(store storage.Store, cfg Config) *Service {
+// New returns a Server over store.
+func New(store storage.Store, cfg Config) *Server {
 	if cfg.CodeTTL <= 0 {
 		cfg.CodeTTL = DefaultCodeTTL
 	}
@@ -130,14 +126,20 @@ func New(store storage.Store, cfg Config) *Service {
 		// request's own host; only absolute redirects need the real one.
 		base = &url.URL{}
 	}
-	s := &Service{
-		store:  store,
-		cfg:    cfg,
-		base:   base,
-		prefix: strings.TrimSuffix(base.Path, "/"),
-		secure: base.Scheme == "https",
-		log:    cfg.Logger,
-		basic:  newCredCache(cfg.BasicCacheSize, cfg.BasicCacheTTL),
+	accounts := cfg.Accounts
+	if accounts == nil {
+		// Only a store can be missing, and New was given one.
+		accounts, _ = app.New(app.Config{Store: store, Now: cfg.Now})
+	}
+	s := &Server{
+		store:    store,
+		accounts: accounts,
+		cfg:      cfg,
+		base:     base,
+		prefix:   strings.TrimSuffix(base.Path, "/"),
+		secure:   base.Scheme == "https",
+		log:      cfg.Logger,
+		basic:    newCredCache(cfg.BasicCacheSize, cfg.BasicCacheTTL),
 	}
 	return s
 }
@@ -187,11 +189,11 @@ func WriteEnvelopeError(w http.ResponseWriter, r *http.Request, status int, code
 }
 
 // now is the service clock in UTC, at the store's microsecond precision.
-func (s *Service) now() time.Time { return s.cfg.Now().UTC() }
+func (s *Server) now() time.Time { return s.cfg.Now().UTC() }
 
 // url returns the absolute (when BaseURL is absolute) URL of a path below
 // the service's root.
-func (s *Service) url(path string) string {
+func (s *Server) url(path string) string {
 	u := *s.base
 	u.Path = s.prefix + path
 	u.RawPath = ""

@@ -5,8 +5,6 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
-
-	"github.com/audiopost/audiopost/transport/auth"
 )
 
 // benchAuth measures one authenticated request through the middleware
@@ -14,7 +12,7 @@ import (
 func benchAuth(b *testing.B, set func(*http.Request)) {
 	e := newEnv(b, nil)
 	alice := e.user("alice", "alice-password")
-	_, key, err := auth.CreateAPIKey(b.Context(), e.st, alice.ID, "bench", time.Time{})
+	_, key, err := accounts(b, e.st).CreateAPIKey(b.Context(), alice, "bench", time.Time{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,13 +10,14 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/sqlstore"
 	"github.com/audiopost/audiopost/transport/auth"
 )
 
 // An API behind the middleware, called with an API key.
-func ExampleService_Middleware() {
+func ExampleServer_Middleware() {
 	ctx := context.Background()
 	st, err := sqlstore.Open(ctx, ":memory:")
 	if err != nil {
@@ -25,7 +26,8 @@ func ExampleService_Middleware() {
 	defer st.Close()
 	alice := storage.User{Username: "alice"}
 	st.CreateUser(ctx, &alice)
-	_, key, err := auth.CreateAPIKey(ctx, st, alice.ID, "scripts", time.Time{})
+	accounts, _ := app.New(app.Config{Store: st})
+	_, key, err := accounts.CreateAPIKey(ctx, alice, "scripts", time.Time{})
 	if err != nil {
 		panic(err)
 	}
@@ -53,17 +55,18 @@ func ExampleService_Middleware() {
 }
 
 // A desktop app gets a token with the password grant and calls the API.
-func ExampleService_Routes() {
+func ExampleServer_Routes() {
 	ctx := context.Background()
 	st, err := sqlstore.Open(ctx, ":memory:")
 	if err != nil {
 		panic(err)
 	}
 	defer st.Close()
-	if _, err := auth.CreateUser(ctx, st, "alice", "alice@example.org", "correct horse"); err != nil {
+	accounts, _ := app.New(app.Config{Store: st})
+	if _, err := accounts.CreateUser(ctx, "alice", "alice@example.org", "correct horse"); err != nil {
 		panic(err)
 	}
-	app, _, err := auth.RegisterClient(ctx, st, "", "desktop app", nil, true)
+	desktop, _, err := accounts.RegisterClient(ctx, storage.User{}, "desktop app", nil, true)
 	if err != nil {
 		panic(err)
 	}
@@ -78,7 +81,7 @@ func ExampleService_Routes() {
 		fmt.Fprintf(w, `{"username":%q}`, u.Username)
 	})))
 
-	conf := oauth2.Config{ClientID: app.ID, Endpoint: oauth2.Endpoint{
+	conf := oauth2.Config{ClientID: desktop.ID, Endpoint: oauth2.Endpoint{
 		AuthURL: srv.URL + "/oauth2/authorize/", TokenURL: srv.URL + "/oauth2/token/"}}
 	tok, err := conf.PasswordCredentialsToken(ctx, "alice", "correct horse")
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/sqlstore"
 	"github.com/audiopost/audiopost/transport/auth"
@@ -43,7 +44,7 @@ func (c *clock) Add(d time.Duration) {
 type env struct {
 	t     testing.TB
 	st    storage.Store
-	svc   *auth.Service
+	svc   *auth.Server
 	srv   *httptest.Server
 	clock *clock
 }
@@ -103,9 +104,19 @@ func (e *env) user(name, password string) storage.User {
 	return u
 }
 
+// accounts are the account operations over st.
+func accounts(t testing.TB, st storage.Store) *app.App {
+	t.Helper()
+	a, err := app.New(app.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 func (e *env) client(owner string, public bool, redirect ...string) (storage.OAuthClient, string) {
 	e.t.Helper()
-	c, secret, err := auth.RegisterClient(e.t.Context(), e.st, owner, "test app", redirect, public)
+	c, secret, err := accounts(e.t, e.st).RegisterClient(e.t.Context(), storage.User{ID: owner}, "test app", redirect, public)
 	if err != nil {
 		e.t.Fatal(err)
 	}

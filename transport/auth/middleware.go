@@ -61,7 +61,7 @@ var dummyHash = func() string {
 // credentials gets Config.WriteError with 401 "unauthorized" and a
 // WWW-Authenticate challenge; too many failed passwords get 429
 // "too_many_requests" with Retry-After.
-func (s *Service) Middleware(next http.Handler) http.Handler {
+func (s *Server) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, err := s.Authenticate(r)
 		if err != nil {
@@ -73,7 +73,7 @@ func (s *Service) Middleware(next http.Handler) http.Handler {
 	})
 }
 
-func (s *Service) writeAuthError(w http.ResponseWriter, r *http.Request, err error) {
+func (s *Server) writeAuthError(w http.ResponseWriter, r *http.Request, err error) {
 	var re *RetryError
 	switch {
 	case errors.As(err, &re):
@@ -98,7 +98,7 @@ func (s *Service) writeAuthError(w http.ResponseWriter, r *http.Request, err err
 // Authenticate returns the user the request's credentials belong to,
 // without writing a response: ErrNoCredentials, ErrBadCredentials,
 // ErrTooManyAttempts, or a store failure.
-func (s *Service) Authenticate(r *http.Request) (storage.User, error) {
+func (s *Server) Authenticate(r *http.Request) (storage.User, error) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, rest, _ := strings.Cut(h, " ")
 		rest = strings.TrimSpace(rest)
@@ -124,7 +124,7 @@ func (s *Service) Authenticate(r *http.Request) (storage.User, error) {
 // bearerUser resolves an API key or an OAuth access token. Both are
 // NewToken secrets looked up by hash, so one lookup of each kind tells them
 // apart without a prefix.
-func (s *Service) bearerUser(ctx context.Context, tok string) (storage.User, error) {
+func (s *Server) bearerUser(ctx context.Context, tok string) (storage.User, error) {
 	if tok == "" || len(tok) > maxSecretLen {
 		return storage.User{}, ErrBadCredentials
 	}
@@ -144,7 +144,7 @@ func (s *Service) bearerUser(ctx context.Context, tok string) (storage.User, err
 	return s.userByID(ctx, t.User)
 }
 
-func (s *Service) userByID(ctx context.Context, id string) (storage.User, error) {
+func (s *Server) userByID(ctx context.Context, id string) (storage.User, error) {
 	u, err := s.store.GetUser(ctx, id)
 	if err != nil {
 		return storage.User{}, credErr(err)
@@ -166,7 +166,7 @@ func credErr(err error) error {
 // is the client address for throttling ("" to throttle by user only);
 // see Throttle. A throttled attempt is a *RetryError and the password is
 // not checked.
-func (s *Service) PasswordUser(ctx context.Context, login, password, ip string) (storage.User, error) {
+func (s *Server) PasswordUser(ctx context.Context, login, password, ip string) (storage.User, error) {
 	if login == "" || len(login) > maxSecretLen || len(password) > 4096 {
 		return storage.User{}, ErrBadCredentials
 	}

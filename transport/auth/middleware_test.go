@@ -16,7 +16,7 @@ import (
 func TestAPIKey(t *testing.T) {
 	e := newEnv(t, nil)
 	alice := e.user("alice", "alice-password")
-	k, secret, err := auth.CreateAPIKey(t.Context(), e.st, alice.ID, "laptop", time.Time{})
+	k, secret, err := accounts(t, e.st).CreateAPIKey(t.Context(), alice, "laptop", time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestAPIKey(t *testing.T) {
 	}
 
 	// An expiring key works until its expiry, not after.
-	_, secret2, err := auth.CreateAPIKey(t.Context(), e.st, alice.ID, "ci", e.clock.Now().Add(time.Hour))
+	_, secret2, err := accounts(t, e.st).CreateAPIKey(t.Context(), alice, "ci", e.clock.Now().Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}

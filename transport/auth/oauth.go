@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/storage"
 )
 
@@ -24,7 +25,7 @@ import (
 // Every pattern names its method: a method-less pattern would conflict
 // (and make ServeMux panic) with a catch-all such as "GET /" that the
 // embedding handler may register on the same mux.
-func (s *Service) Routes(mux *http.ServeMux, prefix string) {
+func (s *Server) Routes(mux *http.ServeMux, prefix string) {
 	prefix = strings.TrimSuffix(prefix, "/")
 	for _, p := range []string{"/oauth2/authorize/{$}", "/oauth2/authorize"} {
 		mux.HandleFunc("GET "+prefix+p, s.handleAuthorize)
@@ -60,7 +61,7 @@ type authzError struct {
 
 var authzParams = []string{"client_id", "redirect_uri", "response_type", "state", "code_challenge", "code_challenge_method", "scope"}
 
-func (s *Service) parseAuthorize(ctx context.Context, v url.Values) (authzRequest, *authzError) {
+func (s *Server) parseAuthorize(ctx context.Context, v url.Values) (authzRequest, *authzError) {
 	var q authzRequest
 	for _, p := range []string{"client_id", "redirect_uri"} {
 		if len(v[p]) > 1 {
@@ -86,7 +87,7 @@ func (s *Service) parseAuthorize(ctx context.Context, v url.Values) (authzReques
 		if given == "" {
 			return q, &authzError{code: "invalid_request", desc: "redirect_uri is missing and the client registered none"}
 		}
-		if err := ValidateRedirectURI(given); err != nil {
+		if err := app.ValidateRedirectURI(given); err != nil {
 			return q, &authzError{code: "invalid_request", desc: "redirect_uri is not acceptable: " + err.Error()}
 		}
 		q.redirectURI = given
@@ -150,7 +151,7 @@ func redirectTo(w http.ResponseWriter, r *http.Request, redirectURI string, para
 	http.Redirect(w, r, redirectURI+sep+params.Encode(), http.StatusFound)
 }
 
-func (s *Service) authzFail(w http.ResponseWriter, r *http.Request, q authzRequest, e *authzError) {
+func (s *Server) authzFail(w http.ResponseWriter, r *http.Request, q authzRequest, e *authzError) {
 	if !e.redirect {
 		status := http.StatusBadRequest
 		if e.code == "server_error" {
@@ -169,7 +170,7 @@ func (s *Service) authzFail(w http.ResponseWriter, r *http.Request, q authzReque
 // handleAuthorize serves the authorization endpoint: GET shows the consent
 // page (after the login page when there is no session), POST records the
 // user's decision and sends the browser back to the client.
-func (s *Service) handleAuthorize(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 		q, e := s.parseAuthorize(r.Context(), r.URL.Query())
@@ -272,7 +273,7 @@ func writeTokenJSON(w http.ResponseWriter, status int, v any) {
 // password grants. Bodies may be form-urlencoded or multipart (the spec
 // uses multipart); parameters in the URL are ignored, since secrets there
 // end up in logs.
-func (s *Service) handleToken(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		writeTokenJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "invalid_request", "error_description": "use POST"})
@@ -289,7 +290,7 @@ func (s *Service) handleToken(w http.ResponseWriter, r *http.Request) {
 	writeTokenJSON(w, http.StatusOK, resp)
 }
 
-func (s *Service) token(w http.ResponseWriter, r *http.Request) (*TokenResponse, *tokenError) {
+func (s *Server) token(w http.ResponseWriter, r *http.Request) (*TokenResponse, *tokenError) {
 	const maxBody = 64 << 10
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
@@ -334,7 +335,7 @@ func (s *Service) token(w http.ResponseWriter, r *http.Request) (*TokenResponse,
 // authenticateClient checks the client credentials, from HTTP Basic (form
 // encoded, RFC 6749 section 2.3.1) or from the body, never both. A public
 // client identifies itself without a secret.
-func (s *Service) authenticateClient(ctx context.Context, r *http.Request, form url.Values) (storage.OAuthClient, *tokenError) {
+func (s *Server) authenticateClient(ctx context.Context, r *http.Request, form url.Values) (storage.OAuthClient, *tokenError) {
 	bad := &tokenError{http.StatusUnauthorized, "invalid_client", "unknown client or wrong client secret"}
 	id, secret, basic := r.BasicAuth()
 	if basic {
@@ -376,7 +377,7 @@ func (s *Service) authenticateClient(ctx context.Context, r *http.Request, form 
 	return c, nil
 }
 
-func (s *Service) codeGrant(ctx context.Context, client storage.OAuthClient, form url.Values) (*TokenResponse, *tokenError) {
+func (s *Server) codeGrant(ctx context.Context, client storage.OAuthClient, form url.Values) (*TokenResponse, *tokenError) {
 	code, redirectURI, verifier := form.Get("code"), form.Get("redirect_uri"), form.Get("code_verifier")
 	if code == "" || len(code) > maxSecretLen {
 		return nil, &tokenError{http.StatusBadRequest, "invalid_request", "code is missing"}
@@ -426,7 +427,7 @@ func (s *Service) codeGrant(ctx context.Context, client storage.OAuthClient, for
 	return s.tokenResponse(ctx, secret, grant.User)
 }
 
-func (s *Service) passwordGrant(ctx context.Context, client storage.OAuthClient, form url.Values, ip string) (*TokenResponse, *tokenError) {
+func (s *Server) passwordGrant(ctx context.Context, client storage.OAuthClient, form url.Values, ip string) (*TokenResponse, *tokenError) {
 	username, password := form.Get("username"), form.Get("password")
 	if username == "" || password == "" {
 		return nil, &tokenError{http.StatusBadRequest, "invalid_request", "username and password are required"}
@@ -452,7 +453,7 @@ func (s *Service) passwordGrant(ctx context.Context, client storage.OAuthClient,
 	return &TokenResponse{AccessToken: secret, TokenType: "bearer", ExpiresIn: int64(s.cfg.TokenTTL.Seconds()), UserName: u.Username}, nil
 }
 
-func (s *Service) tokenResponse(ctx context.Context, secret, userID string) (*TokenResponse, *tokenError) {
+func (s *Server) tokenResponse(ctx context.Context, secret, userID string) (*TokenResponse, *tokenError) {
 	u, err := s.store.GetUser(ctx, userID)
 	if err != nil {
 		s.log.ErrorContext(ctx, "auth: token: get user", "err", err)

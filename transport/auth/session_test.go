@@ -59,7 +59,7 @@ func TestPasswordChangeEndsSessions(t *testing.T) {
 	}
 
 	// `audiopost user passwd` calls SetPassword.
-	if err := auth.SetPassword(ctx, e.st, "alice", "changed-password"); err != nil {
+	if err := accounts(t, e.st).SetPassword(ctx, "alice", "changed-password"); err != nil {
 		t.Fatal(err)
 	}
 	// The next request of the open session lands on the login page.
@@ -92,7 +92,7 @@ func TestLogoutEverywhere(t *testing.T) {
 	bob := e.browser("bob", "bob-password")
 	e.user("bob", "bob-password")
 	bob.login()
-	key, secret, err := auth.CreateAPIKey(t.Context(), e.st, alice.ID, "script", time.Time{})
+	key, secret, err := accounts(t, e.st).CreateAPIKey(t.Context(), alice, "script", time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

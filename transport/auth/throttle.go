@@ -109,7 +109,7 @@ func (k throttleKeys) list() []string {
 }
 
 // throttleWait reports how long the attempt must wait (0: it may go on).
-func (s *Service) throttleWait(ctx context.Context, k throttleKeys, now time.Time) (time.Duration, error) {
+func (s *Server) throttleWait(ctx context.Context, k throttleKeys, now time.Time) (time.Duration, error) {
 	c := s.cfg.Throttle
 	m, err := s.store.GetThrottles(ctx, k.list()...)
 	if err != nil {
@@ -144,7 +144,7 @@ func (s *Service) throttleWait(ctx context.Context, k throttleKeys, now time.Tim
 // throttleRefused records an attempt refused by the throttle: a warning
 // in the log (at the 1st, 10th, 100th... refusal, so an attack does not
 // flood it) and the count the account page shows.
-func (s *Service) throttleRefused(ctx context.Context, k throttleKeys, login, ip string, wait time.Duration, now time.Time) {
+func (s *Server) throttleRefused(ctx context.Context, k throttleKeys, login, ip string, wait time.Duration, now time.Time) {
 	if k.alert == "" {
 		// No such user: nobody to tell; log the first of a burst only.
 		if s.alertDue("login-refused-unknown", now) {
@@ -171,7 +171,7 @@ func (s *Service) throttleRefused(ctx context.Context, k throttleKeys, login, ip
 // one a second per user and process, because refused attempts cost the
 // attacker nothing (no password check) and each record is a write to the
 // store. The account page's count is thus a lower bound under a flood.
-func (s *Service) alertDue(key string, now time.Time) bool {
+func (s *Server) alertDue(key string, now time.Time) bool {
 	s.purgeMu.Lock()
 	defer s.purgeMu.Unlock()
 	if s.alertLast == nil || len(s.alertLast) > 10000 {
@@ -190,7 +190,7 @@ func isPowerOf10(f float64) bool {
 }
 
 // throttleFailed counts a wrong password.
-func (s *Service) throttleFailed(ctx context.Context, k throttleKeys, ip string, now time.Time) error {
+func (s *Server) throttleFailed(ctx context.Context, k throttleKeys, ip string, now time.Time) error {
 	c := s.cfg.Throttle
 	for _, x := range []struct {
 		key  string
@@ -210,7 +210,7 @@ func (s *Service) throttleFailed(ctx context.Context, k throttleKeys, ip string,
 // throttleSucceeded forgets the failures of this (user, address) and
 // remembers the address as one the user logs in from. The address and
 // user counters stay: other addresses' guesses still count.
-func (s *Service) throttleSucceeded(ctx context.Context, k throttleKeys, now time.Time) error {
+func (s *Server) throttleSucceeded(ctx context.Context, k throttleKeys, now time.Time) error {
 	m, err := s.store.GetThrottles(ctx, k.pair, k.trusted)
 	if err != nil {
 		return err
@@ -229,7 +229,7 @@ func (s *Service) throttleSucceeded(ctx context.Context, k throttleKeys, now tim
 }
 
 // maybePurge removes long unused counters about once an hour per process.
-func (s *Service) maybePurge(ctx context.Context, now time.Time) {
+func (s *Server) maybePurge(ctx context.Context, now time.Time) {
 	s.purgeMu.Lock()
 	due := now.Sub(s.lastPurge) >= time.Hour
 	if due {
@@ -251,7 +251,7 @@ type loginAlert struct {
 	LastAt   string
 }
 
-func (s *Service) loginAlert(ctx context.Context, userID string) (*loginAlert, error) {
+func (s *Server) loginAlert(ctx context.Context, userID string) (*loginAlert, error) {
 	m, err := s.store.GetThrottles(ctx, alertKey(userID))
 	if err != nil {
 		return nil, err

@@ -105,7 +105,7 @@ func TestThrottleAcrossProcesses(t *testing.T) {
 			t.Fatalf("guess %d: %v", i, err)
 		}
 	}
-	for _, svc := range []*auth.Service{e.svc, e2.svc} {
+	for _, svc := range []*auth.Server{e.svc, e2.svc} {
 		if _, err := svc.PasswordUser(ctx, "alice", "nope", "203.0.113.1"); !errors.Is(err, auth.ErrTooManyAttempts) {
 			t.Errorf("5th guess: %v", err)
 		}

@@ -133,7 +133,10 @@
 //
 // # Processing
 //
-// The handler only stores productions and queues work: start re-reads
+// The handlers decode requests, call the operations of package
+// production/app and encode their results; the application layer owns
+// every store write, transaction and stored file. The handler only
+// stores productions and queues work: start re-reads
 // the production, cancels its live jobs, sets status 1 (Waiting) and
 // enqueues a "process" job, all in one Store.WithTx transaction; the
 // simple API with action=start creates the production and its job in one

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"errors"
 	"mime"
 	"net/http"
 	"path"
@@ -15,19 +14,8 @@ import (
 // {id}/{filename}) or preset (preset cover and thumbnail). Another user's
 // files are 404 like missing ones.
 func (s *server) download(w http.ResponseWriter, r *http.Request, u storage.User) error {
-	ctx := r.Context()
 	name := r.PathValue("name")
-	key, err := s.downloadKey(ctx, u.ID, r.PathValue("kind"), r.PathValue("uuid"), name)
-	if err != nil {
-		return err
-	}
-	if storage.ValidKey(key) != nil {
-		return errNotFound
-	}
-	rc, info, err := s.blobs.Open(ctx, key)
-	if errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrInvalidKey) {
-		return errNotFound
-	}
+	rc, info, err := s.app.OpenDownload(r.Context(), u, r.PathValue("kind"), r.PathValue("uuid"), name)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/production/app"
+	"github.com/audiopost/audiopost/production/livestream"
 	"github.com/audiopost/audiopost/storage"
 )
 
@@ -66,22 +68,6 @@ func newError(status int, code, msg string) *apiError {
 // invalid is a 400 with form errors.
 func invalid(form production.FieldErrors) *apiError {
 	return &apiError{status: http.StatusBadRequest, code: CodeValidation, msg: "the request has invalid fields", form: form}
-}
-
-// formErrors returns the form errors err carries when it is a validation
-// failure (a 400 with form_errors), nil otherwise.
-func formErrors(err error) production.FieldErrors {
-	var ae *apiError
-	var fe production.FieldErrors
-	switch {
-	case errors.As(err, &ae):
-		if ae.code == CodeValidation && len(ae.form) > 0 {
-			return ae.form
-		}
-	case errors.As(err, &fe):
-		return fe
-	}
-	return nil
 }
 
 // fieldError is a 400 with one form error.
@@ -144,9 +130,17 @@ func (s *server) classify(err error) *apiError {
 	var ae *apiError
 	var fe production.FieldErrors
 	var mbe *http.MaxBytesError
+	var ape *app.Error
+	var te *app.TestError
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.As(err, &ape):
+		return appError(ape)
+	case errors.As(err, &te):
+		return invalid(te.FieldErrors())
+	case errors.Is(err, livestream.ErrState):
+		return newError(http.StatusConflict, CodeStartNotAllowed, err.Error())
 	case errors.As(err, &mbe):
 		return newError(http.StatusRequestEntityTooLarge, CodeTooLarge, "request body too large")
 	case errors.Is(err, production.ErrNotStartable):
@@ -168,4 +162,26 @@ func (s *server) classify(err error) *apiError {
 		return newError(http.StatusConflict, CodeConflict, "the resource was changed concurrently; reload and retry")
 	}
 	return &apiError{status: http.StatusInternalServerError, code: CodeInternal, msg: "internal server error", cause: err}
+}
+
+// appErrors are the HTTP answers to the kinds of app.Error.
+var appErrors = []struct {
+	kind   error
+	status int
+	code   string
+}{
+	{app.ErrTooLarge, http.StatusRequestEntityTooLarge, CodeTooLarge},
+	{app.ErrBadRequest, http.StatusBadRequest, CodeBadRequest},
+	{app.ErrServiceUnsupported, http.StatusNotImplemented, CodeServiceNotSupported},
+	{app.ErrServiceMisconfigured, http.StatusBadRequest, CodeServiceMisconfigured},
+	{app.ErrServiceFailed, http.StatusBadGateway, CodeServiceFailed},
+}
+
+func appError(e *app.Error) *apiError {
+	for _, k := range appErrors {
+		if e.Kind == k.kind {
+			return newError(k.status, k.code, e.Msg)
+		}
+	}
+	return &apiError{status: http.StatusInternalServerError, code: CodeInternal, msg: "internal server error", cause: e}
 }

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"net/http"
 	"time"
+
+	"github.com/audiopost/audiopost/production"
 )
 
 // Hooks for the external tests.
@@ -47,4 +49,4 @@ func SetReadyTimeout(h http.Handler, d time.Duration) {
 }
 
 // ScrubPaths is scrubPaths, for tests.
-var ScrubPaths = scrubPaths
+var ScrubPaths = production.ScrubPaths

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 
-	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/preset"
 	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/storage"
 )
 
@@ -72,36 +74,12 @@ func (s *server) createProduction(w http.ResponseWriter, r *http.Request, u stor
 	if err != nil {
 		return err
 	}
-	p, err := preset.NewProduction(r.Context(), in, s.presetLookup(u.ID), audio.Tags{}, s.applyOpts())
+	p, err := s.app.CreateProduction(r.Context(), u, in)
 	if err != nil {
-		return err
-	}
-	p.UUID = storage.NewUUID()
-	if err := s.storeNewProduction(r.Context(), u.ID, p, &production.Production{}, false); err != nil {
 		return err
 	}
 	ok(w, s.productionView(p))
 	return nil
-}
-
-// storeNewProduction resolves services, fetches URL inputs and stores a
-// new production; with start it is stored Waiting with its job in one
-// transaction. Blobs written for it are removed when storing fails.
-func (s *server) storeNewProduction(ctx context.Context, owner string, p, before *production.Production, start bool) (err error) {
-	defer func() {
-		if err != nil {
-			s.prune(ctx, production.ProductionPrefix(p.UUID))
-		}
-	}()
-	if err := s.resolveServices(ctx, owner, p); err != nil {
-		return err
-	}
-	cleanup, err := s.syncMedia(ctx, owner, before, p)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	return s.service.Create(ctx, owner, p, start)
 }
 
 // createPreset: POST /api/presets.json.
@@ -110,28 +88,11 @@ func (s *server) createPreset(w http.ResponseWriter, r *http.Request, u storage.
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	pr, err := preset.New(ctx, in, s.presetLookup(u.ID), s.applyOpts())
+	pr, err := s.app.CreatePreset(r.Context(), u, in)
 	if err != nil {
 		return err
 	}
-	pr.UUID = storage.NewUUID()
-	if err := s.resolvePresetServices(ctx, u.ID, pr); err != nil {
-		return err
-	}
-	ik := presetImages(pr.UUID)
-	if _, err := s.syncCover(ctx, u.ID, ik, nil, nil, pr.Image, &pr.Image, &pr.Thumbnail); err != nil {
-		return err
-	}
-	doc, err := encodePreset(pr)
-	if err != nil {
-		return err
-	}
-	if err := s.store.CreateResource(ctx, &storage.Resource{UUID: pr.UUID, Owner: u.ID, Kind: storage.KindPreset, Doc: doc}); err != nil {
-		s.prune(ctx, production.PresetPrefix(pr.UUID))
-		return err
-	}
-	ok(w, s.presetView(pr))
+	ok(w, pr)
 	return nil
 }
 
@@ -141,12 +102,12 @@ func (s *server) getProduction(w http.ResponseWriter, r *http.Request, u storage
 	if !okName {
 		return errNotFound
 	}
-	p, _, err := s.loadProduction(r.Context(), s.store, u.ID, id)
+	p, err := s.app.GetProduction(r.Context(), u, id)
 	if err != nil {
 		return err
 	}
 	v := s.productionView(p)
-	if err := s.withDeliveries(r.Context(), u.ID, v); err != nil {
+	if v.WebhookDeliveries, err = s.app.WebhookDeliveries(r.Context(), u, id); err != nil {
 		return err
 	}
 	ok(w, v)
@@ -159,31 +120,16 @@ func (s *server) getPreset(w http.ResponseWriter, r *http.Request, u storage.Use
 	if !okName {
 		return errNotFound
 	}
-	pr, _, err := s.loadPreset(r.Context(), s.store, u.ID, id)
+	pr, err := s.app.GetPreset(r.Context(), u, id)
 	if err != nil {
 		return err
 	}
-	ok(w, s.presetView(pr))
+	ok(w, pr)
 	return nil
 }
 
-// applyProductionInput applies an update request to p (stored as
-// before), fetching URL inputs; the cleanup runs after storing.
-func (s *server) applyProductionInput(ctx context.Context, owner string, p *production.Production, in *production.Input) (func(), error) {
-	before := p.Clone()
-	if err := preset.UpdateProduction(ctx, p, in, s.presetLookup(owner), s.applyOpts()); err != nil {
-		return nil, err
-	}
-	if in.ResetData || in.Service.Set || in.OutgoingServices != nil || in.SpeechRecognition.Set || in.Preset != "" {
-		if err := s.resolveServices(ctx, owner, p); err != nil {
-			return nil, err
-		}
-	}
-	return s.syncMedia(ctx, owner, before, p)
-}
-
-// updateProductionHandler: POST /api/production/{uuid}.json.
-func (s *server) updateProductionHandler(w http.ResponseWriter, r *http.Request, u storage.User) error {
+// updateProduction: POST /api/production/{uuid}.json.
+func (s *server) updateProduction(w http.ResponseWriter, r *http.Request, u storage.User) error {
 	id, okName := jsonName(r, "file")
 	if !okName {
 		return errNotFound
@@ -196,22 +142,16 @@ func (s *server) updateProductionHandler(w http.ResponseWriter, r *http.Request,
 }
 
 func (s *server) updateWith(w http.ResponseWriter, r *http.Request, u storage.User, id string, in *production.Input) error {
-	var cleanup func()
-	p, err := s.updateProduction(r.Context(), u.ID, id, func(p *production.Production) error {
-		var err error
-		cleanup, err = s.applyProductionInput(r.Context(), u.ID, p, in)
-		return err
-	})
+	p, err := s.app.UpdateProduction(r.Context(), u, id, in)
 	if err != nil {
 		return err
 	}
-	cleanup()
 	ok(w, s.productionView(p))
 	return nil
 }
 
-// updatePresetHandler: POST /api/preset/{uuid}.json.
-func (s *server) updatePresetHandler(w http.ResponseWriter, r *http.Request, u storage.User) error {
+// updatePreset: POST /api/preset/{uuid}.json.
+func (s *server) updatePreset(w http.ResponseWriter, r *http.Request, u storage.User) error {
 	id, okName := jsonName(r, "file")
 	if !okName {
 		return errNotFound
@@ -224,62 +164,37 @@ func (s *server) updatePresetHandler(w http.ResponseWriter, r *http.Request, u s
 }
 
 func (s *server) updatePresetWith(w http.ResponseWriter, r *http.Request, u storage.User, id string, in *preset.Input) error {
-	ctx := r.Context()
-	imgChanged := false
-	pr, err := s.updatePreset(ctx, u.ID, id, func(pr *preset.Preset) error {
-		before, beforeThumb := pr.Image, pr.Thumbnail
-		if err := pr.Apply(ctx, in, s.presetLookup(u.ID), s.applyOpts()); err != nil {
-			return err
-		}
-		if err := s.resolvePresetServices(ctx, u.ID, pr); err != nil {
-			return err
-		}
-		var err error
-		imgChanged, err = s.syncCover(ctx, u.ID, presetImages(pr.UUID), before, beforeThumb, pr.Image, &pr.Image, &pr.Thumbnail)
-		return err
-	})
+	pr, err := s.app.UpdatePreset(r.Context(), u, id, in)
 	if err != nil {
 		return err
 	}
-	if imgChanged {
-		s.pruneImages(ctx, presetImages(pr.UUID), pr.Image)
-	}
-	ok(w, s.presetView(pr))
+	ok(w, pr)
 	return nil
 }
 
 // deleteResource: DELETE /api/production/{uuid}.json and
 // /api/preset/{uuid}.json. As the spec says, the production path deletes
 // a preset too: both kinds are tried, the path's kind first. A production
-// being processed cannot be deleted (409; stop it first); a waiting one
-// has its job canceled in the same transaction. Stored files go too.
+// being processed cannot be deleted (409; stop it first).
 func (s *server) deleteResource(first storage.Kind) apiHandler {
-	kinds := []storage.Kind{storage.KindProduction, storage.KindPreset}
-	if first == storage.KindPreset {
-		kinds = []storage.Kind{storage.KindPreset, storage.KindProduction}
-	}
 	return func(w http.ResponseWriter, r *http.Request, u storage.User) error {
 		id, okName := jsonName(r, "file")
 		if !okName {
 			return errNotFound
 		}
 		ctx := r.Context()
-		for _, kind := range kinds {
-			var err error
-			prefix := production.PresetPrefix(id)
-			if kind == storage.KindProduction {
-				prefix = production.ProductionPrefix(id)
-				err = s.service.Delete(ctx, u.ID, id)
-			} else {
-				err = s.store.DeleteResource(ctx, u.ID, kind, id)
-			}
+		deletes := []func(context.Context, storage.User, string) error{s.app.DeleteProduction, s.app.DeletePreset}
+		if first == storage.KindPreset {
+			deletes[0], deletes[1] = deletes[1], deletes[0]
+		}
+		for _, del := range deletes {
+			err := del(ctx, u, id)
 			if errors.Is(err, storage.ErrNotFound) {
 				continue
 			}
 			if err != nil {
 				return err
 			}
-			s.prune(ctx, prefix)
 			ok(w, map[string]string{"uuid": id})
 			return nil
 		}
@@ -372,7 +287,7 @@ func (s *server) presetCommand(w http.ResponseWriter, r *http.Request, u storage
 var deletableLists = map[string]production.List{
 	"output_files": production.ListOutputFiles, "chapters": production.ListChapters,
 	"multi_input_files": production.ListMultiInputFiles, "speech_recognition": production.ListSpeechRecognition,
-	"webhook": "",
+	"webhook": app.ListWebhook,
 }
 
 // productionDeleteList: DELETE /api/production/{uuid}/{list}.json.
@@ -382,12 +297,7 @@ func (s *server) productionDeleteList(w http.ResponseWriter, r *http.Request, u 
 	if !okName || !known {
 		return errNotFound
 	}
-	p, err := s.updateProduction(r.Context(), u.ID, r.PathValue("uuid"), func(p *production.Production) error {
-		if cmd == "webhook" {
-			return p.Apply(&production.Input{Webhook: production.Null[string]()}, s.applyOpts())
-		}
-		return p.ClearList(list)
-	})
+	p, err := s.app.ClearProductionList(r.Context(), u, r.PathValue("uuid"), list)
 	if err != nil {
 		return err
 	}
@@ -398,29 +308,15 @@ func (s *server) productionDeleteList(w http.ResponseWriter, r *http.Request, u 
 // presetDeleteList: DELETE /api/preset/{uuid}/{list}.json.
 func (s *server) presetDeleteList(w http.ResponseWriter, r *http.Request, u storage.User) error {
 	cmd, okName := jsonName(r, "cmd")
-	if _, known := deletableLists[cmd]; !okName || !known {
+	list, known := deletableLists[cmd]
+	if !okName || !known {
 		return errNotFound
 	}
-	if cmd == "chapters" {
-		return fieldError("chapters", "presets have no chapters")
-	}
-	pr, err := s.updatePreset(r.Context(), u.ID, r.PathValue("uuid"), func(pr *preset.Preset) error {
-		switch cmd {
-		case "output_files":
-			pr.OutputFiles = nil
-		case "multi_input_files":
-			pr.MultiInputFiles = nil
-		case "speech_recognition":
-			pr.SpeechRecognition = nil
-		case "webhook":
-			pr.Webhook = nil
-		}
-		return nil
-	})
+	pr, err := s.app.ClearPresetList(r.Context(), u, r.PathValue("uuid"), list)
 	if err != nil {
 		return err
 	}
-	ok(w, s.presetView(pr))
+	ok(w, pr)
 	return nil
 }
 
@@ -430,36 +326,27 @@ func (s *server) productionQuery(w http.ResponseWriter, r *http.Request, u stora
 	if !okName || cmd != "status" {
 		return errNotFound
 	}
-	res, err := s.store.GetResource(r.Context(), u.ID, storage.KindProduction, r.PathValue("uuid"))
+	pg, err := s.app.ProductionProgress(r.Context(), u, r.PathValue("uuid"))
 	if err != nil {
 		return err
 	}
-	st := production.Status(res.Status)
-	ok(w, map[string]any{"uuid": res.UUID, "status": st, "status_string": st.String(),
-		"progress": production.ShownProgress(st, res.Progress)})
+	ok(w, map[string]any{"uuid": pg.UUID, "status": pg.Status, "status_string": pg.Status.String(), "progress": pg.Percent})
 	return nil
 }
 
-// start: POST /api/production/{uuid}/start.json (see Service.Start).
+// start: POST /api/production/{uuid}/start.json (see App.StartProduction).
 func (s *server) start(w http.ResponseWriter, r *http.Request, u storage.User, id string) error {
-	ctx := r.Context()
-	if err := s.service.Start(ctx, u.ID, id); err != nil {
+	p, err := s.app.StartProduction(r.Context(), u, id)
+	if err != nil {
 		return err
 	}
-	return s.respondProduction(w, ctx, u.ID, id)
+	ok(w, s.productionView(p))
+	return nil
 }
 
-// stop: POST /api/production/{uuid}/stop.json (see Service.Stop).
+// stop: POST /api/production/{uuid}/stop.json (see App.StopProduction).
 func (s *server) stop(w http.ResponseWriter, r *http.Request, u storage.User, id string) error {
-	ctx := r.Context()
-	if err := s.service.Stop(ctx, u.ID, id); err != nil {
-		return err
-	}
-	return s.respondProduction(w, ctx, u.ID, id)
-}
-
-func (s *server) respondProduction(w http.ResponseWriter, ctx context.Context, owner, id string) error {
-	p, _, err := s.loadProduction(ctx, s.store, owner, id)
+	p, err := s.app.StopProduction(r.Context(), u, id)
 	if err != nil {
 		return err
 	}
@@ -517,23 +404,18 @@ func (s *server) listProductions(w http.ResponseWriter, r *http.Request, u stora
 	if err != nil {
 		return err
 	}
-	rs, err := s.store.ListResources(r.Context(), u.ID, storage.KindProduction, lp.limit, lp.offset)
+	ps, err := s.app.ListProductions(r.Context(), u, lp.limit, lp.offset)
 	if err != nil {
 		return err
 	}
-	out := make([]any, 0, len(rs))
-	for _, res := range rs {
-		if lp.uuidsOnly {
-			out = append(out, res.UUID)
-			continue
-		}
-		p, err := decodeProduction(res)
-		if err != nil {
-			return err
-		}
-		if lp.minimal {
+	out := make([]any, 0, len(ps))
+	for _, p := range ps {
+		switch {
+		case lp.uuidsOnly:
+			out = append(out, p.UUID)
+		case lp.minimal:
 			out = append(out, s.minimalProduction(p))
-		} else {
+		default:
 			out = append(out, s.productionView(p))
 		}
 	}
@@ -547,26 +429,27 @@ func (s *server) listPresets(w http.ResponseWriter, r *http.Request, u storage.U
 	if err != nil {
 		return err
 	}
-	rs, err := s.store.ListResources(r.Context(), u.ID, storage.KindPreset, lp.limit, lp.offset)
+	prs, err := s.app.ListPresets(r.Context(), u, lp.limit, lp.offset)
 	if err != nil {
 		return err
 	}
-	out := make([]any, 0, len(rs))
-	for _, res := range rs {
-		if lp.uuidsOnly {
-			out = append(out, res.UUID)
-			continue
-		}
-		pr, err := decodePreset(res)
-		if err != nil {
-			return err
-		}
-		if lp.minimal {
+	out := make([]any, 0, len(prs))
+	for _, pr := range prs {
+		switch {
+		case lp.uuidsOnly:
+			out = append(out, pr.UUID)
+		case lp.minimal:
 			out = append(out, minimalPresetOf(pr))
-		} else {
-			out = append(out, s.presetView(pr))
+		default:
+			out = append(out, pr)
 		}
 	}
 	ok(w, out)
 	return nil
+}
+
+// contentTypeIs reports whether the request's media type is one of want.
+func contentTypeIs(r *http.Request, want ...string) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && slices.Contains(want, mt)
 }

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/production/app"
 )
 
 // GET {base}/healthz answers 200 "ok" while the process serves HTTP: a
@@ -21,16 +21,10 @@ import (
 // DefaultReadyTimeout bounds each readiness check.
 const DefaultReadyTimeout = 2 * time.Second
 
-// readyProbeKey is the blob key the readiness check stats. It need not
-// exist: "not found" proves the blob store answered.
-const readyProbeKey = "readyz/probe"
-
 // Pinger is implemented by stores and blob stores with a cheaper or more
 // telling reachability check than readiness would otherwise make (a
 // lookup of job 0, a stat of a key that need not exist).
-type Pinger interface {
-	Ping(ctx context.Context) error
-}
+type Pinger = app.Pinger
 
 // healthz: GET {base}/healthz.
 func (s *server) healthz(w http.ResponseWriter, r *http.Request) {
@@ -44,8 +38,8 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 		check func(context.Context) error
 		err   error
 	}{
-		{name: "store", check: s.pingStore},
-		{name: "blobs", check: s.pingBlobs},
+		{name: "store", check: s.app.PingStore},
+		{name: "blobs", check: s.app.PingBlobs},
 	}
 	var wg sync.WaitGroup
 	for i := range checks {
@@ -81,29 +75,4 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 		s.log.WarnContext(r.Context(), "httpapi: not ready", "check", c.name, "err", c.err)
 	}
 	plain(w, status, b.String())
-}
-
-// pingStore makes a cheap query: a primary-key lookup of a job that does
-// not exist.
-func (s *server) pingStore(ctx context.Context) error {
-	if p, ok := s.store.(Pinger); ok {
-		return p.Ping(ctx)
-	}
-	_, err := s.store.GetJob(ctx, 0)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil
-	}
-	return err
-}
-
-// pingBlobs stats a key that need not exist.
-func (s *server) pingBlobs(ctx context.Context) error {
-	if p, ok := s.blobs.(Pinger); ok {
-		return p.Ping(ctx)
-	}
-	_, err := s.blobs.Stat(ctx, readyProbeKey)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil
-	}
-	return err
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/audio/wav"
+	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/blob"
 	"github.com/audiopost/audiopost/storage/sqlstore"
@@ -310,4 +311,14 @@ func get(m map[string]any, path string) any {
 		}
 	}
 	return cur
+}
+
+// accountsOf are the account operations over st.
+func accountsOf(t testing.TB, st storage.Store) *app.App {
+	t.Helper()
+	a, err := app.New(app.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }

@@ -4,31 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	_ "github.com/audiopost/audiopost/audio/codecs" // probe every input format the engine can decode
 	"github.com/audiopost/audiopost/audio/procpool"
 	"github.com/audiopost/audiopost/production"
-	"github.com/audiopost/audiopost/production/livestream"
+	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/transfer"
 	"github.com/audiopost/audiopost/transport/auth"
 	"github.com/audiopost/audiopost/transport/outbound"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Fetcher downloads an http(s) URL given as input_file or image into w,
-// streaming, and reports the byte count, the Content-Type and a file name
-// (from Content-Disposition or the URL path). *outbound.Client implements
-// it; it must refuse private and loopback addresses unless the operator
-// allows them and stop at its size limit.
-type Fetcher interface {
-	Fetch(ctx context.Context, rawURL string, w io.Writer) (n int64, contentType, filename string, err error)
-}
+// Fetcher downloads an http(s) URL given as input_file or image (see
+// app.Fetcher); *outbound.Client implements it.
+type Fetcher = app.Fetcher
 
 // Config configures NewHandler. Store, Blobs and BaseURL are required.
 type Config struct {
@@ -42,7 +35,7 @@ type Config struct {
 	// Auth authenticates API requests and serves the OAuth and account
 	// routes. nil: auth.New(Store, ...) rendering failures in the API
 	// envelope.
-	Auth *auth.Service
+	Auth *auth.Server
 	// Fetcher fetches input_file and image URLs. nil: an outbound client
 	// that refuses private and loopback addresses, limited to
 	// MaxUploadBytes.
@@ -74,6 +67,11 @@ type Config struct {
 	// runner.Config.OnProcessed (Metrics.ObserveProcessing). nil: a
 	// Metrics of the handler's own.
 	Metrics *Metrics
+	// Registerer, when set, also gets the handler's audiopost_ metrics
+	// (and Metrics'): the embedding service's registry, which its own
+	// endpoint serves. GET {base}/metrics serves a registry of the
+	// handler's own in any case, with the Go runtime's metrics.
+	Registerer prometheus.Registerer
 	// MetricsToken, when set, is the bearer token GET {base}/metrics
 	// requires; empty serves the metrics without credentials, as is common
 	// on a self-hosted listener.
@@ -97,24 +95,19 @@ type Config struct {
 
 // Defaults of Config.
 const (
-	DefaultMaxUploadBytes int64 = 2 << 30
+	DefaultMaxUploadBytes int64 = app.DefaultMaxUploadBytes
 	DefaultMaxBodyBytes   int64 = 4 << 20
 )
 
 // server is the handler state shared by every route.
 type server struct {
-	store    storage.Store
-	service  production.Service
-	live     livestream.Service
-	blobs    storage.Blobs
+	app      *app.App
 	base     string // BaseURL without trailing slash
 	prefix   string // BaseURL's path without trailing slash; "" at the root
-	auth     *auth.Service
-	fetch    Fetcher
-	transfer transfer.Options
+	auth     *auth.Server
 	maxUp    int64
 	maxBody  int64
-	limiter  *limiter
+	rate     app.RateLimit
 	log      *slog.Logger
 	now      func() time.Time
 	handlers http.Handler
@@ -123,26 +116,24 @@ type server struct {
 
 // NewHandler returns the whole HTTP interface of audiopost: the JSON API
 // and simple API under {base}/api/, downloads, and the OAuth 2.0 and
-// account routes of the auth service. See the package documentation for
-// routes, error codes and response shapes.
+// account routes of the auth server. See the package documentation for
+// routes, error codes and response shapes. Its handlers decode requests,
+// call the operations of package production/app and encode the results.
 func NewHandler(cfg Config) (http.Handler, error) {
 	if cfg.Store == nil || cfg.Blobs == nil {
 		return nil, errors.New("httpapi: Config.Store and Config.Blobs are required")
 	}
-	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+	links, err := app.NewLinks(cfg.BaseURL)
+	if err != nil {
 		return nil, fmt.Errorf("httpapi: BaseURL %q must be an absolute http(s) URL without query", cfg.BaseURL)
 	}
 	s := &server{
-		store:   cfg.Store,
-		service: production.Service{Store: cfg.Store, Limits: cfg.Limits},
-		blobs:   cfg.Blobs,
-		base:    strings.TrimSuffix(cfg.BaseURL, "/"),
-		prefix:  strings.TrimSuffix(u.Path, "/"),
+		base:    links.Base(),
+		prefix:  links.Prefix(),
 		auth:    cfg.Auth,
-		fetch:   cfg.Fetcher,
 		maxUp:   cfg.MaxUploadBytes,
 		maxBody: cfg.MaxBodyBytes,
+		rate:    app.RateLimit{Rate: cfg.RateLimit, Burst: cfg.RateBurst},
 		log:     cfg.Logger,
 		now:     cfg.Now,
 	}
@@ -158,34 +149,33 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	if s.auth == nil {
-		s.auth = auth.New(cfg.Store, auth.Config{BaseURL: s.base, WriteError: writeAuthError, Now: s.now, Logger: s.log})
+	fetch := cfg.Fetcher
+	if fetch == nil {
+		fetch = outbound.New(outbound.Config{MaxBytes: s.maxUp, Timeout: 10 * time.Minute})
 	}
-	if s.fetch == nil {
-		s.fetch = outbound.New(outbound.Config{MaxBytes: s.maxUp, Timeout: 10 * time.Minute})
+	// Webhooks and live streams reach the addresses the fetcher may: its
+	// policy when it has one, public addresses only else.
+	var policy outbound.Config
+	if c, ok := fetch.(interface{ Config() outbound.Config }); ok {
+		policy = c.Config()
 	}
-	s.live = livestream.Service{Store: cfg.Store, CheckURL: cfg.LiveURLCheck}
-	if s.live.CheckURL == nil {
-		var policy outbound.Config
-		if c, ok := s.fetch.(*outbound.Client); ok {
-			policy = c.Config()
-		}
-		s.live.CheckURL = liveURLCheck(policy)
-	}
-	if cfg.Transfer != nil {
-		s.transfer = *cfg.Transfer
-	} else {
+	xfer := cfg.Transfer
+	if xfer == nil {
 		ob := outbound.New(outbound.Config{Timeout: -1})
-		s.transfer = transfer.Options{Dial: ob.DialContext, HTTPClient: ob.HTTPClient()}
+		xfer = &transfer.Options{Dial: ob.DialContext, HTTPClient: ob.HTTPClient()}
 	}
-	if cfg.RateLimit > 0 {
-		burst := cfg.RateBurst
-		if burst <= 0 {
-			burst = max(1, int(2*cfg.RateLimit))
-		}
-		s.limiter = newLimiter(cfg.Store, cfg.RateLimit, burst)
+	s.app, err = app.New(app.Config{Store: cfg.Store, Blobs: cfg.Blobs, BaseURL: cfg.BaseURL, Fetcher: fetch,
+		Transfer: *xfer, AddressPolicy: policy.Check, LiveURLCheck: cfg.LiveURLCheck, MaxUploadBytes: s.maxUp,
+		Limits: cfg.Limits, Logger: s.log, Now: s.now})
+	if err != nil {
+		return nil, err
 	}
-	s.ops = newOps(cfg)
+	if s.auth == nil {
+		s.auth = auth.New(cfg.Store, auth.Config{BaseURL: s.base, WriteError: writeAuthError, Now: s.now, Logger: s.log, Accounts: s.app})
+	}
+	if s.ops, err = newOps(cfg, s.log); err != nil {
+		return nil, err
+	}
 	s.handlers = s.routes()
 	if pool := cfg.Processes; pool != nil {
 		routes := s.handlers
@@ -196,7 +186,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	return s.handlers, nil
 }
 
-// writeAuthError renders the auth service's failures (401) in the API
+// writeAuthError renders the auth server's failures (401) in the API
 // envelope.
 func writeAuthError(w http.ResponseWriter, r *http.Request, status int, code, message string) {
 	writeEnvelope(w, status, &envelope{ErrorCode: &code, ErrorMessage: message})

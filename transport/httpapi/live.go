@@ -1,21 +1,15 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"net"
 	"net/http"
-	"net/netip"
-	"net/url"
 
 	"github.com/audiopost/audiopost/production/livestream"
 	"github.com/audiopost/audiopost/storage"
-	"github.com/audiopost/audiopost/transport/outbound"
 )
 
-// Live streams: the handlers decode, call livestream.Service and encode.
+// Live streams: the handlers decode, call the live stream operations of
+// package production/app and encode.
 //
 //	GET    /api/livestreams.json              list
 //	POST   /api/livestreams.json              create (source, destinations, preset or algorithms)
@@ -31,41 +25,12 @@ func (s *server) liveRoutes(handle func(string, methods)) {
 	handle("/api/livestream/{uuid}/{cmd}", methods{"GET": s.liveStreamQuery, "POST": s.liveStreamCommand})
 }
 
-// liveURLCheck returns the default outbound policy of live streams, the
-// fetcher's (transport/outbound) when it has one: every address a
-// stream's host resolves to must pass it (public only, by default).
-// ffmpeg connects by itself, so the check is made when the stream is
-// stored.
-func liveURLCheck(policy outbound.Config) func(ctx context.Context, raw string) error {
-	return func(ctx context.Context, raw string) error { return checkLiveURL(ctx, policy, raw) }
-}
-
-func checkLiveURL(ctx context.Context, policy outbound.Config, raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return err
-	}
-	host := u.Hostname()
-	var addrs []netip.Addr
-	if a, err := netip.ParseAddr(host); err == nil {
-		addrs = []netip.Addr{a}
-	} else if addrs, err = net.DefaultResolver.LookupNetIP(ctx, "ip", host); err != nil {
-		return fmt.Errorf("cannot resolve %s", host)
-	}
-	for _, a := range addrs {
-		if err := policy.Check(a); err != nil {
-			return errors.New("this server does not connect to " + a.String() + ": " + err.Error())
-		}
-	}
-	return nil
-}
-
 func (s *server) listLiveStreams(w http.ResponseWriter, r *http.Request, u storage.User) error {
 	lp, err := parseList(r)
 	if err != nil {
 		return err
 	}
-	list, err := s.live.List(r.Context(), u.ID, lp.limit, lp.offset)
+	list, err := s.app.ListLiveStreams(r.Context(), u, lp.limit, lp.offset)
 	if err != nil {
 		return err
 	}
@@ -82,7 +47,7 @@ func (s *server) createLiveStream(w http.ResponseWriter, r *http.Request, u stor
 	if err := json.Unmarshal(body, &in); err != nil {
 		return newError(http.StatusBadRequest, CodeMalformedJSON, "the body is not a live stream: "+err.Error())
 	}
-	ls, err := s.live.Create(r.Context(), u.ID, in)
+	ls, err := s.app.CreateLiveStream(r.Context(), u, in)
 	if err != nil {
 		return err
 	}
@@ -95,7 +60,7 @@ func (s *server) getLiveStream(w http.ResponseWriter, r *http.Request, u storage
 	if !okName {
 		return errNotFound
 	}
-	ls, err := s.live.Get(r.Context(), u.ID, id)
+	ls, err := s.app.GetLiveStream(r.Context(), u, id)
 	if err != nil {
 		return err
 	}
@@ -108,7 +73,7 @@ func (s *server) deleteLiveStream(w http.ResponseWriter, r *http.Request, u stor
 	if !okName {
 		return errNotFound
 	}
-	if err := s.live.Delete(r.Context(), u.ID, id); err != nil {
+	if err := s.app.DeleteLiveStream(r.Context(), u, id); err != nil {
 		return err
 	}
 	ok(w, map[string]string{"uuid": id})
@@ -119,7 +84,7 @@ func (s *server) liveStreamQuery(w http.ResponseWriter, r *http.Request, u stora
 	if cmd, _ := jsonName(r, "cmd"); cmd != "status" {
 		return errNotFound
 	}
-	rep, err := s.live.Report(r.Context(), u.ID, r.PathValue("uuid"))
+	rep, err := s.app.LiveStreamReport(r.Context(), u, r.PathValue("uuid"))
 	if err != nil {
 		return err
 	}
@@ -135,14 +100,11 @@ func (s *server) liveStreamCommand(w http.ResponseWriter, r *http.Request, u sto
 	)
 	switch cmd, _ := jsonName(r, "cmd"); cmd {
 	case "start":
-		ls, err = s.live.Start(r.Context(), u.ID, id)
+		ls, err = s.app.StartLiveStream(r.Context(), u, id)
 	case "stop":
-		ls, err = s.live.Stop(r.Context(), u.ID, id)
+		ls, err = s.app.StopLiveStream(r.Context(), u, id)
 	default:
 		return errNotFound
-	}
-	if errors.Is(err, livestream.ErrState) {
-		return newError(http.StatusConflict, CodeStartNotAllowed, err.Error())
 	}
 	if err != nil {
 		return err
@@ -163,7 +125,7 @@ type liveView struct {
 // livePage shows a live stream with a meter that follows it as it plays:
 // its loudness over the last minutes, gain and peaks, polled every second.
 func (pg *pages) livePage(w http.ResponseWriter, r *http.Request, pr *pageReq) {
-	ls, err := pg.s.live.Get(r.Context(), pr.user.ID, r.PathValue("uuid"))
+	ls, err := pg.s.app.GetLiveStream(r.Context(), pr.user, r.PathValue("uuid"))
 	if err != nil {
 		pg.renderFailure(w, r, pr, err)
 		return
@@ -184,7 +146,7 @@ func (pg *pages) livePage(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 
 // liveJSON is the page's poll: the status the API's status call returns.
 func (pg *pages) liveJSON(w http.ResponseWriter, r *http.Request, pr *pageReq) {
-	rep, err := pg.s.live.Report(r.Context(), pr.user.ID, r.PathValue("uuid"))
+	rep, err := pg.s.app.LiveStreamReport(r.Context(), pr.user, r.PathValue("uuid"))
 	if err != nil {
 		pg.s.writeError(w, r, err)
 		return

@@ -10,7 +10,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/audiopost/audiopost/production/livestream"
-	"github.com/audiopost/audiopost/transport/auth"
 )
 
 // TestLiveStreamsAPI walks a live stream through the API: form errors by
@@ -85,7 +84,7 @@ func TestLiveStreamPageBrowser(t *testing.T) {
 	e := newEnv(t)
 	id := e.must(e.req("POST", "/api/livestreams.json", e.keyA, map[string]any{"name": "Morning Show", "source": "http://93.184.216.34/in.mp3",
 		"destinations": []any{map[string]any{"url": "icecast://source:topsecret@93.184.216.34:8000/out.mp3", "format": "mp3"}}})).obj(t)["uuid"].(string)
-	if err := auth.SetPassword(context.Background(), e.store, e.userA.Username, testPassword); err != nil {
+	if err := accountsOf(t, e.store).SetPassword(context.Background(), e.userA.Username, testPassword); err != nil {
 		t.Fatal(err)
 	}
 	put := func(s float64, n int) {

@@ -5,17 +5,20 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
+	"log/slog"
 	"maps"
 	"math"
 	"net/http"
-	"runtime"
 	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/audiopost/audiopost/audio/procpool"
 	"github.com/audiopost/audiopost/production"
@@ -37,17 +40,20 @@ import (
 //	audiopost_http_requests_in_flight               gauge    requests being served, this scrape included
 //	audiopost_http_request_duration_seconds{route,status_class}
 //	                                                histogram request latency by ServeMux pattern and 2xx..5xx
-//	go_goroutines, go_memstats_heap_alloc_bytes,    gauges   Go runtime basics (runtime/metrics)
-//	go_memstats_sys_bytes, go_info{version},
-//	process_start_time_seconds
-//	go_gc_cycles_total                              counter
+//	go_goroutines, go_memstats_heap_alloc_bytes,    the Go runtime and the process (client_golang's
+//	go_memstats_sys_bytes, go_info, go_gc_cycles_total,  collectors), on the handler's own registry only
+//	process_start_time_seconds, ...
 //
-// The job gauges need a store that implements JobCounter (sqlstore.Store
-// does); without one they and audiopost_store_up are left out. The
-// program gauges are those of Config.Processes, left out without it. The
-// processing metrics are fed by the runner through
-// Metrics.ObserveProcessing (runner.Config.OnProcessed), so they are
-// those of the process the runner runs in.
+// The metrics are client_golang collectors: Config.Registerer puts the
+// audiopost_ ones into the embedding service's registry, beside its own
+// runtime metrics; without one the handler keeps a registry of its own
+// with the Go and process collectors too. The job gauges need a store
+// that implements JobCounter (sqlstore.Store does); without one they and
+// audiopost_store_up are left out. The program gauges are those of
+// Config.Processes, left out without it. The processing metrics are fed
+// by the runner through Metrics.ObserveProcessing
+// (runner.Config.OnProcessed), so they are those of the process the
+// runner runs in.
 
 // JobCounter is implemented by stores that can count the jobs of the
 // durable queue by state. /metrics reports audiopost_jobs from it when
@@ -68,32 +74,38 @@ var latencyBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
 // not appear and vanish.
 var jobStates = []storage.JobState{storage.JobQueued, storage.JobRunning, storage.JobStopping, storage.JobDone, storage.JobFailed, storage.JobCanceled}
 
-// Metrics holds the counters /metrics reports besides the store's job
-// counts and the Go runtime: processing outcomes, which the job runner
-// reports through ObserveProcessing, and HTTP request latencies, which
+// Metrics holds the collectors of processing outcomes, which the job
+// runner reports through ObserveProcessing, and of HTTP requests, which
 // the handler records. Pass the same Metrics as Config.Metrics and wire
 // ObserveProcessing into runner.Config.OnProcessed; a handler without
-// Config.Metrics keeps its own, whose processing counters stay 0. The
-// zero value is ready to use; it is safe for concurrent use.
+// Config.Metrics keeps its own, whose processing counters stay 0. It is
+// safe for concurrent use.
 type Metrics struct {
-	mu                sync.Mutex
-	processed, failed float64
-	processingSeconds float64
-	audioSeconds      float64
-	rtfSum, rtfCount  float64
-	http              map[latencyKey]*histogram
-	inFlight          atomic.Int64
+	processed, failed prometheus.Counter
+	processingSeconds prometheus.Counter
+	audioSeconds      prometheus.Counter
+	rtf               prometheus.Summary
+	inFlight          prometheus.Gauge
+	latency           *prometheus.HistogramVec
 }
 
-// NewMetrics returns an empty Metrics.
-func NewMetrics() *Metrics { return &Metrics{} }
-
-type latencyKey struct{ route, class string }
-
-type histogram struct {
-	counts []float64 // per bucket, not cumulative; the last is +Inf
-	sum    float64
-	count  float64
+// NewMetrics returns a Metrics with every count at 0.
+func NewMetrics() *Metrics {
+	counter := func(name, help string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+	}
+	return &Metrics{
+		processed:         counter("audiopost_productions_processed_total", "Productions whose processing finished, Done or Error."),
+		failed:            counter("audiopost_productions_failed_total", "Productions whose processing ended in Error."),
+		processingSeconds: counter("audiopost_processing_seconds_total", "Seconds the engine spent on finished productions."),
+		audioSeconds:      counter("audiopost_processed_audio_seconds_total", "Seconds of audio of the productions that ended Done."),
+		rtf: prometheus.NewSummary(prometheus.SummaryOpts{Name: "audiopost_production_realtime_factor",
+			Help: "Audio seconds per processing second of each production that ended Done."}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "audiopost_http_requests_in_flight",
+			Help: "HTTP requests being served, this scrape included."}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "audiopost_http_request_duration_seconds",
+			Help: "HTTP request latency by route pattern and status class.", Buckets: latencyBuckets}, []string{"route", "status_class"}),
+	}
 }
 
 // ObserveProcessing records the outcome of one processing run: status
@@ -106,19 +118,16 @@ func (m *Metrics) ObserveProcessing(status production.Status, audio float64, too
 		return
 	}
 	sec := max(took.Seconds(), 0)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.processed++
-	m.processingSeconds += sec
+	m.processed.Inc()
+	m.processingSeconds.Add(sec)
 	if status == production.StatusError {
-		m.failed++
+		m.failed.Inc()
 		return
 	}
 	if audio > 0 && !math.IsInf(audio, 0) {
-		m.audioSeconds += audio
+		m.audioSeconds.Add(audio)
 		if sec > 0 {
-			m.rtfSum += audio / sec
-			m.rtfCount++
+			m.rtf.Observe(audio / sec)
 		}
 	}
 }
@@ -129,189 +138,106 @@ func (m *Metrics) observeRequest(route string, status int, d time.Duration) {
 	if status >= 100 && status < 600 {
 		class = strconv.Itoa(status/100) + "xx"
 	}
-	sec := d.Seconds()
-	i, _ := slices.BinarySearch(latencyBuckets, sec)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.http == nil {
-		m.http = map[latencyKey]*histogram{}
-	}
-	k := latencyKey{route, class}
-	h := m.http[k]
-	if h == nil {
-		h = &histogram{counts: make([]float64, len(latencyBuckets)+1)}
-		m.http[k] = h
-	}
-	h.counts[i]++
-	h.sum += sec
-	h.count++
+	m.latency.WithLabelValues(route, class).Observe(d.Seconds())
 }
 
-// processStart is reported as process_start_time_seconds.
-var processStart = time.Now()
-
-// writeExposition writes every metric. counted says whether the store
-// can count jobs and storeUp whether it did; jobs are its counts.
-// pool is the process pool (nil: none).
-func (m *Metrics) writeExposition(b *bytes.Buffer, jobs map[storage.JobState]int64, counted, storeUp bool, pool *procpool.Pool) {
-	p := promWriter{b}
-	if pool != nil {
-		p.family("audiopost_external_programs", "gauge", "External programs (ffmpeg, ffprobe, pocketsphinx) running now.")
-		p.sample("audiopost_external_programs", float64(pool.Running()))
-		p.family("audiopost_external_programs_limit", "gauge", "How many external programs the process pool runs at once.")
-		p.sample("audiopost_external_programs_limit", float64(pool.Size()))
-		p.family("audiopost_external_programs_peak", "gauge", "The most external programs that ran at once since the start.")
-		p.sample("audiopost_external_programs_peak", float64(pool.Peak()))
+// register puts m's collectors into reg; those a handler sharing m
+// registered already are taken as they are.
+func (m *Metrics) register(reg prometheus.Registerer) error {
+	for _, c := range []prometheus.Collector{m.processed, m.failed, m.processingSeconds, m.audioSeconds, m.rtf, m.inFlight, m.latency} {
+		if err := reg.Register(c); err != nil && !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+			return err
+		}
 	}
-	if counted && storeUp {
-		p.family("audiopost_jobs", "gauge", "Jobs of the durable queue by state.")
-		states := slices.Clone(jobStates)
-		for _, st := range slices.Sorted(maps.Keys(jobs)) {
-			if !slices.Contains(states, st) {
-				states = append(states, st)
+	return nil
+}
+
+// jobCollector reports the store's job counts at every scrape.
+type jobCollector struct {
+	counter JobCounter
+	log     *slog.Logger
+	jobs    *prometheus.Desc
+	up      *prometheus.Desc
+}
+
+func newJobCollector(c JobCounter, log *slog.Logger) *jobCollector {
+	return &jobCollector{counter: c, log: log,
+		jobs: prometheus.NewDesc("audiopost_jobs", "Jobs of the durable queue by state.", []string{"state"}, nil),
+		up:   prometheus.NewDesc("audiopost_store_up", "1 when this scrape could count the jobs in the store, else 0.", nil, nil)}
+}
+
+func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.jobs; ch <- c.up }
+
+func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), metricsCountTimeout)
+	jobs, err := c.counter.CountJobs(ctx)
+	cancel()
+	if err != nil {
+		c.log.Warn("httpapi: metrics: counting jobs", "err", err)
+		ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, 0)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, 1)
+	states := slices.Clone(jobStates)
+	for _, st := range slices.Sorted(maps.Keys(jobs)) {
+		if !slices.Contains(states, st) {
+			states = append(states, st)
+		}
+	}
+	for _, st := range states {
+		ch <- prometheus.MustNewConstMetric(c.jobs, prometheus.GaugeValue, float64(jobs[st]), string(st))
+	}
+}
+
+// poolCollectors report the process pool's programs at every scrape.
+func poolCollectors(pool *procpool.Pool) []prometheus.Collector {
+	gauge := func(name, help string, f func() int) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return float64(f()) })
+	}
+	return []prometheus.Collector{
+		gauge("audiopost_external_programs", "External programs (ffmpeg, ffprobe, pocketsphinx) running now.", pool.Running),
+		gauge("audiopost_external_programs_limit", "How many external programs the process pool runs at once.", pool.Size),
+		gauge("audiopost_external_programs_peak", "The most external programs that ran at once since the start.", pool.Peak),
+	}
+}
+
+// runtimeCollectors are the Go runtime's and the process's metrics of a
+// handler's own registry (an embedding service has its own).
+func runtimeCollectors() []prometheus.Collector {
+	gcCycles := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "go_gc_cycles_total", Help: "Completed garbage collection cycles."},
+		func() float64 {
+			s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+			metrics.Read(s)
+			if s[0].Value.Kind() != metrics.KindUint64 {
+				return math.NaN()
+			}
+			return float64(s[0].Value.Uint64())
+		})
+	return []prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), gcCycles}
+}
+
+// metricsContentType is the text exposition format 0.0.4. The names are
+// all of the classic charset, so no escaping scheme need be announced.
+const metricsContentType = "text/plain; version=0.0.4; charset=utf-8"
+
+// metricsHandler serves the text exposition of g. A collector that fails
+// is logged and left out; the others are served.
+func metricsHandler(g prometheus.Gatherer, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mfs, err := g.Gather()
+		if err != nil {
+			log.WarnContext(r.Context(), "httpapi: metrics: gathering", "err", err)
+		}
+		var b bytes.Buffer
+		enc := expfmt.NewEncoder(&b, expfmt.NewFormat(expfmt.TypeTextPlain))
+		for _, mf := range mfs {
+			if err := enc.Encode(mf); err != nil {
+				log.WarnContext(r.Context(), "httpapi: metrics: encoding", "family", mf.GetName(), "err", err)
 			}
 		}
-		for _, st := range states {
-			p.sample("audiopost_jobs", float64(jobs[st]), "state", string(st))
-		}
-	}
-	if counted {
-		p.family("audiopost_store_up", "gauge", "1 when this scrape could count the jobs in the store, else 0.")
-		p.sample("audiopost_store_up", boolFloat(storeUp))
-	}
-
-	m.mu.Lock()
-	p.family("audiopost_productions_processed_total", "counter", "Productions whose processing finished, Done or Error.")
-	p.sample("audiopost_productions_processed_total", m.processed)
-	p.family("audiopost_productions_failed_total", "counter", "Productions whose processing ended in Error.")
-	p.sample("audiopost_productions_failed_total", m.failed)
-	p.family("audiopost_processing_seconds_total", "counter", "Seconds the engine spent on finished productions.")
-	p.sample("audiopost_processing_seconds_total", m.processingSeconds)
-	p.family("audiopost_processed_audio_seconds_total", "counter", "Seconds of audio of the productions that ended Done.")
-	p.sample("audiopost_processed_audio_seconds_total", m.audioSeconds)
-	p.family("audiopost_production_realtime_factor", "summary", "Audio seconds per processing second of each production that ended Done.")
-	p.sample("audiopost_production_realtime_factor_sum", m.rtfSum)
-	p.sample("audiopost_production_realtime_factor_count", m.rtfCount)
-
-	p.family("audiopost_http_requests_in_flight", "gauge", "HTTP requests being served, this scrape included.")
-	p.sample("audiopost_http_requests_in_flight", float64(m.inFlight.Load()))
-
-	const lat = "audiopost_http_request_duration_seconds"
-	p.family(lat, "histogram", "HTTP request latency by route pattern and status class.")
-	keys := slices.SortedFunc(maps.Keys(m.http), func(a, b latencyKey) int {
-		if c := strings.Compare(a.route, b.route); c != 0 {
-			return c
-		}
-		return strings.Compare(a.class, b.class)
+		w.Header().Set("Content-Type", metricsContentType)
+		w.Write(b.Bytes())
 	})
-	for _, k := range keys {
-		h := m.http[k]
-		var cum float64
-		for i, c := range h.counts {
-			cum += c
-			le := "+Inf"
-			if i < len(latencyBuckets) {
-				le = formatFloat(latencyBuckets[i])
-			}
-			p.sample(lat+"_bucket", cum, "route", k.route, "status_class", k.class, "le", le)
-		}
-		p.sample(lat+"_sum", h.sum, "route", k.route, "status_class", k.class)
-		p.sample(lat+"_count", h.count, "route", k.route, "status_class", k.class)
-	}
-	m.mu.Unlock()
-
-	writeRuntimeMetrics(&p)
-}
-
-var runtimeSamples = []string{
-	"/sched/goroutines:goroutines",
-	"/memory/classes/heap/objects:bytes",
-	"/memory/classes/total:bytes",
-	"/gc/cycles/total:gc-cycles",
-}
-
-func writeRuntimeMetrics(p *promWriter) {
-	s := make([]metrics.Sample, len(runtimeSamples))
-	for i, name := range runtimeSamples {
-		s[i].Name = name
-	}
-	metrics.Read(s)
-	val := func(i int) float64 {
-		switch s[i].Value.Kind() {
-		case metrics.KindUint64:
-			return float64(s[i].Value.Uint64())
-		case metrics.KindFloat64:
-			return s[i].Value.Float64()
-		}
-		return math.NaN()
-	}
-	p.family("go_goroutines", "gauge", "Goroutines that currently exist.")
-	p.sample("go_goroutines", val(0))
-	p.family("go_memstats_heap_alloc_bytes", "gauge", "Bytes of allocated heap objects.")
-	p.sample("go_memstats_heap_alloc_bytes", val(1))
-	p.family("go_memstats_sys_bytes", "gauge", "Bytes of memory obtained from the operating system.")
-	p.sample("go_memstats_sys_bytes", val(2))
-	p.family("go_gc_cycles_total", "counter", "Completed garbage collection cycles.")
-	p.sample("go_gc_cycles_total", val(3))
-	p.family("go_info", "gauge", "Information about the Go environment.")
-	p.sample("go_info", 1, "version", runtime.Version())
-	p.family("process_start_time_seconds", "gauge", "Start time of the process since the Unix epoch in seconds.")
-	p.sample("process_start_time_seconds", float64(processStart.UnixMilli())/1000)
-}
-
-func boolFloat(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// promWriter writes the text exposition format, version 0.0.4.
-type promWriter struct{ b *bytes.Buffer }
-
-func (p *promWriter) family(name, typ, help string) {
-	p.b.WriteString("# HELP " + name + " " + escapeHelp(help) + "\n")
-	p.b.WriteString("# TYPE " + name + " " + typ + "\n")
-}
-
-// sample writes one sample; labels are name, value pairs.
-func (p *promWriter) sample(name string, v float64, labels ...string) {
-	p.b.WriteString(name)
-	if len(labels) > 0 {
-		p.b.WriteByte('{')
-		for i := 0; i+1 < len(labels); i += 2 {
-			if i > 0 {
-				p.b.WriteByte(',')
-			}
-			p.b.WriteString(labels[i] + `="` + escapeLabel(labels[i+1]) + `"`)
-		}
-		p.b.WriteByte('}')
-	}
-	p.b.WriteByte(' ')
-	p.b.WriteString(formatFloat(v))
-	p.b.WriteByte('\n')
-}
-
-var (
-	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
-	labelEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
-)
-
-func escapeHelp(s string) string  { return helpEscaper.Replace(s) }
-func escapeLabel(s string) string { return labelEscaper.Replace(s) }
-
-// formatFloat formats a sample value or an le bound as Prometheus parses
-// it.
-func formatFloat(v float64) string {
-	switch {
-	case math.IsInf(v, 1):
-		return "+Inf"
-	case math.IsInf(v, -1):
-		return "-Inf"
-	case math.IsNaN(v):
-		return "NaN"
-	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
 // serveMetrics: GET {base}/metrics.
@@ -321,28 +247,8 @@ func (s *server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		plain(w, http.StatusUnauthorized, "unauthorized: /metrics needs the metrics bearer token\n")
 		return
 	}
-	var (
-		jobs             map[storage.JobState]int64
-		counted, storeUp bool
-	)
-	if jc, ok := s.store.(JobCounter); ok {
-		counted = true
-		ctx, cancel := context.WithTimeout(r.Context(), metricsCountTimeout)
-		var err error
-		jobs, err = jc.CountJobs(ctx)
-		cancel()
-		if err != nil {
-			s.log.WarnContext(r.Context(), "httpapi: metrics: counting jobs", "err", err)
-			jobs = nil
-		}
-		storeUp = err == nil
-	}
-	var b bytes.Buffer
-	s.ops.metrics.writeExposition(&b, jobs, counted, storeUp, s.ops.processes)
-	h := w.Header()
-	h.Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	w.Write(b.Bytes())
+	w.Header().Set("Cache-Control", "no-store")
+	s.ops.exposition.ServeHTTP(w, r)
 }
 
 // bearerMatches reports whether r carries "Authorization: Bearer token",

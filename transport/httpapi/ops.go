@@ -1,12 +1,14 @@
 package httpapi
 
 import (
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
 
-	"github.com/audiopost/audiopost/audio/procpool"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // ops is the operational side of one handler: health and readiness, the
@@ -14,8 +16,8 @@ import (
 // serves, which routes() fills as it registers them.
 type ops struct {
 	metrics      *Metrics
+	exposition   http.Handler // the registry's text exposition
 	metricsToken string
-	processes    *procpool.Pool // nil: no pool gauges
 	readyTimeout time.Duration
 	routes       []route
 	openapi      func() (openAPIDoc, error)
@@ -27,12 +29,39 @@ type route struct {
 	methods []string
 }
 
-func newOps(cfg Config) *ops {
-	o := &ops{metrics: cfg.Metrics, metricsToken: cfg.MetricsToken, processes: cfg.Processes, readyTimeout: DefaultReadyTimeout}
+func newOps(cfg Config, log *slog.Logger) (*ops, error) {
+	o := &ops{metrics: cfg.Metrics, metricsToken: cfg.MetricsToken, readyTimeout: DefaultReadyTimeout}
 	if o.metrics == nil {
 		o.metrics = NewMetrics()
 	}
-	return o
+	// /metrics serves a registry of the handler's own: ours and the
+	// runtime's. The embedding service's Registerer gets ours too, never
+	// the runtime's, which it has already.
+	own := prometheus.NewRegistry()
+	own.MustRegister(runtimeCollectors()...)
+	regs := []prometheus.Registerer{own}
+	if cfg.Registerer != nil {
+		regs = append(regs, cfg.Registerer)
+	}
+	var gauges []prometheus.Collector // read at each scrape
+	if jc, ok := cfg.Store.(JobCounter); ok {
+		gauges = append(gauges, newJobCollector(jc, log))
+	}
+	if cfg.Processes != nil {
+		gauges = append(gauges, poolCollectors(cfg.Processes)...)
+	}
+	for _, reg := range regs {
+		if err := o.metrics.register(reg); err != nil {
+			return nil, fmt.Errorf("httpapi: registering the metrics: %w", err)
+		}
+		for _, c := range gauges {
+			if err := reg.Register(c); err != nil {
+				return nil, fmt.Errorf("httpapi: registering the store's and the process pool's metrics: %w", err)
+			}
+		}
+	}
+	o.exposition = metricsHandler(own, log)
+	return o, nil
 }
 
 // record adds a registered path to the route table.
@@ -79,8 +108,8 @@ type instrumented struct {
 func (h *instrumented) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w}
-	h.s.ops.metrics.inFlight.Add(1)
-	defer h.s.ops.metrics.inFlight.Add(-1)
+	h.s.ops.metrics.inFlight.Inc()
+	defer h.s.ops.metrics.inFlight.Dec()
 	h.top.ServeHTTP(sw, r)
 	h.s.ops.metrics.observeRequest(h.routeLabel(r), sw.statusCode(), time.Since(start))
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/audiopost/audiopost/production/engine"
 	"github.com/audiopost/audiopost/production/runner"
 	"github.com/audiopost/audiopost/storage"
-	"github.com/audiopost/audiopost/transport/auth"
 )
 
 // TestPagesFirstHour is the acceptance walk of the web pages with a real
@@ -39,7 +38,7 @@ func TestPagesFirstHour(t *testing.T) {
 	t.Parallel()
 	ctx := newBrowser(t)
 	e := newEnv(t)
-	if err := auth.SetPassword(context.Background(), e.store, e.userA.Username, testPassword); err != nil {
+	if err := accountsOf(t, e.store).SetPassword(context.Background(), e.userA.Username, testPassword); err != nil {
 		t.Fatal(err)
 	}
 	// The worker of `audiopost serve`, woken by the store at each enqueue.

@@ -2,9 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-
-	"github.com/audiopost/audiopost/preset"
-	"github.com/audiopost/audiopost/storage"
 )
 
 // The in-browser pages (package transport/browser), which audiopost
@@ -19,19 +16,10 @@ import (
 
 // browserPresets serves GET {base}/presets.json.
 func (pg *pages) browserPresets(w http.ResponseWriter, r *http.Request, pr *pageReq) {
-	rs, err := pg.s.store.ListResources(r.Context(), pr.user.ID, storage.KindPreset, maxPagePresets, 0)
+	presets, err := pg.s.app.ListPresets(r.Context(), pr.user, maxPagePresets, 0)
 	if err != nil {
 		pg.s.writeError(w, r, err)
 		return
-	}
-	presets := make([]*preset.Preset, 0, len(rs))
-	for _, res := range rs {
-		p, err := decodePreset(res)
-		if err != nil {
-			pg.s.writeError(w, r, err)
-			return
-		}
-		presets = append(presets, pg.s.presetView(p))
 	}
 	links := map[string]string{
 		"productions": pg.link(pr, pg.s.prefix+"/productions/"),

@@ -16,7 +16,6 @@ import (
 	"github.com/audiopost/audiopost/internal/browsertest"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
-	"github.com/audiopost/audiopost/transport/auth"
 )
 
 // newBrowser starts a headless Chromium with a fresh profile.
@@ -81,7 +80,7 @@ func TestPagesBrowser(t *testing.T) {
 	ctx := newBrowser(t)
 	e := newEnv(t)
 	id, wavData := e.finished(e.keyA)
-	if err := auth.SetPassword(context.Background(), e.store, e.userA.Username, testPassword); err != nil {
+	if err := accountsOf(t, e.store).SetPassword(context.Background(), e.userA.Username, testPassword); err != nil {
 		t.Fatal(err)
 	}
 

@@ -115,10 +115,7 @@ type algRow struct {
 // order: switches and selects of p's scope (single track or multitrack
 // master); the denoise segments list has no form input.
 func formAlgorithms(p *production.Production) []algRow {
-	scope := production.ScopeSingletrack
-	if p.IsMultitrack {
-		scope = production.ScopeMaster
-	}
+	scope := p.Scope()
 	info := production.AlgorithmInfoFor(scope)
 	var rows []algRow
 	seen := map[string]bool{}
@@ -276,7 +273,7 @@ func editRequest(p *production.Production, form map[string][]string) ([]byte, pr
 
 // editForm serves GET {base}/production/{uuid}/edit/.
 func (pg *pages) editForm(w http.ResponseWriter, r *http.Request, pr *pageReq) {
-	p, _, err := pg.s.loadProduction(r.Context(), pg.s.store, pr.user.ID, r.PathValue("uuid"))
+	p, err := pg.s.app.GetProduction(r.Context(), pr.user, r.PathValue("uuid"))
 	if err != nil {
 		pg.renderFailure(w, r, pr, err)
 		return
@@ -302,7 +299,7 @@ func (pg *pages) renderEdit(w http.ResponseWriter, r *http.Request, pr *pageReq,
 func (pg *pages) editPost(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 	ctx := r.Context()
 	id := r.PathValue("uuid")
-	p, _, err := pg.s.loadProduction(ctx, pg.s.store, pr.user.ID, id)
+	p, err := pg.s.app.GetProduction(ctx, pr.user, id)
 	if err != nil {
 		pg.renderFailure(w, r, pr, err)
 		return
@@ -333,15 +330,8 @@ func (pg *pages) editPost(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 		if err != nil {
 			err = decodeErr(err)
 		} else {
-			var cleanup func()
 			var q *production.Production
-			q, err = pg.s.updateProduction(ctx, pr.user.ID, id, func(p *production.Production) error {
-				var err error
-				cleanup, err = pg.s.applyProductionInput(ctx, pr.user.ID, p, in)
-				return err
-			})
-			if err == nil {
-				cleanup()
+			if q, err = pg.s.app.UpdateProduction(ctx, pr.user, id, in); err == nil {
 				p = q
 			}
 		}
@@ -356,7 +346,7 @@ func (pg *pages) editPost(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 		}
 	}
 	if action == "start" {
-		if err := pg.s.service.Start(ctx, pr.user.ID, id); err != nil {
+		if _, err := pg.s.app.StartProduction(ctx, pr.user, id); err != nil {
 			ae := pg.s.classify(err)
 			if ae.status == http.StatusNotFound || ae.code == CodeInternal {
 				pg.renderFailure(w, r, pr, err)

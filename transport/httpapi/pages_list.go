@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/production"
-	"github.com/audiopost/audiopost/storage"
 )
 
 // listPageSize is how many productions the list page shows at once.
@@ -40,21 +39,16 @@ func (pg *pages) listPage(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
 	page = max(page, 1)
 	// One more than shown tells whether there is a next page.
-	rs, err := pg.s.store.ListResources(r.Context(), pr.user.ID, storage.KindProduction, listPageSize+1, (page-1)*listPageSize)
+	ps, err := pg.s.app.ListProductions(r.Context(), pr.user, listPageSize+1, (page-1)*listPageSize)
 	if err != nil {
 		pg.renderFailure(w, r, pr, err)
 		return
 	}
 	lv := &listView{Page: page, NewURL: pg.link(pr, pg.s.prefix+"/upload/")}
-	for i, res := range rs {
+	for i, p := range ps {
 		if i == listPageSize {
 			lv.Next = pg.link(pr, pg.s.prefix+"/productions/?page="+strconv.Itoa(page+1))
 			break
-		}
-		p, err := decodeProduction(res)
-		if err != nil {
-			pg.renderFailure(w, r, pr, err)
-			return
 		}
 		lv.Rows = append(lv.Rows, pg.listRowOf(pr, p))
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/production/services"
 	"github.com/audiopost/audiopost/storage"
 )
@@ -20,7 +21,7 @@ import (
 //	POST {base}/services/             action=add (the form's fields), test or
 //	                                  delete (uuid); add and delete redirect back
 //
-// Adding goes through saveService, as POST /api/services.json does: the
+// Adding goes through App.CreateService, as POST /api/services.json does: the
 // same checks, the same connection test, the same form errors (shown at
 // their fields; secrets are never put back into the form).
 
@@ -87,7 +88,7 @@ func (pg *pages) renderServices(w http.ResponseWriter, r *http.Request, pr *page
 }
 
 func (pg *pages) renderServicesMsg(w http.ResponseWriter, r *http.Request, pr *pageReq, status int, v *servicesView, form url.Values, fieldErrs production.FieldErrors, msgs []string) {
-	svcs, err := pg.s.store.ListServices(r.Context(), pr.user.ID)
+	svcs, err := pg.s.app.ListServices(r.Context(), pr.user)
 	if err != nil {
 		pg.renderFailure(w, r, pr, err)
 		return
@@ -149,12 +150,12 @@ func serviceRowOf(s storage.Service) serviceRow {
 		row.Type = t.DisplayName
 	}
 	pub := serviceJSON(s)
-	for _, k := range publicServiceKeys(s.Type) {
+	for _, k := range services.PublicKeys(s.Type) {
 		if v, ok := pub[k]; ok {
 			row.Settings = append(row.Settings, fmt.Sprintf("%s: %v", k, v))
 		}
 	}
-	if c := credentialsSet(s); len(c) > 0 {
+	if c := services.CredentialsSet(s); len(c) > 0 {
 		row.Credentials = strings.Join(c, ", ") + " set"
 	}
 	return row
@@ -188,7 +189,7 @@ func (pg *pages) servicesPost(w http.ResponseWriter, r *http.Request, pr *pageRe
 	case "add":
 		v.Type = form.Get("type")
 		v.Name = form.Get("display_name")
-		in := &serviceInput{Type: &v.Type, DisplayName: &v.Name, Settings: map[string]any{}}
+		in := &app.ServiceInput{Type: &v.Type, DisplayName: &v.Name, Settings: map[string]any{}}
 		v.In, v.Out, v.Test = lastValue(form, "incoming") == "true", lastValue(form, "outgoing") == "true", lastValue(form, "test") == "true"
 		in.Test = &v.Test
 		if !services.IsSpeech(v.Type) {
@@ -201,7 +202,7 @@ func (pg *pages) servicesPost(w http.ResponseWriter, r *http.Request, pr *pageRe
 				}
 			}
 		}
-		svc, err := pg.s.saveService(ctx, pr.user.ID, nil, in)
+		svc, err := pg.s.app.CreateService(ctx, pr.user, in)
 		if err != nil {
 			ae := pg.s.classify(err)
 			if ae.code == CodeInternal {
@@ -220,23 +221,18 @@ func (pg *pages) servicesPost(w http.ResponseWriter, r *http.Request, pr *pageRe
 		}
 		http.Redirect(w, r, pg.link(pr, pg.s.prefix+"/services/?"+url.Values{"added": {svc.DisplayName}}.Encode()), http.StatusSeeOther)
 	case "delete":
-		if err := pg.s.store.DeleteService(ctx, pr.user.ID, form.Get("uuid")); err != nil {
+		if err := pg.s.app.DeleteService(ctx, pr.user, form.Get("uuid")); err != nil {
 			pg.renderServiceFailure(w, r, pr, v, err)
 			return
 		}
 		http.Redirect(w, r, pg.link(pr, pg.s.prefix+"/services/?removed=1"), http.StatusSeeOther)
 	case "test":
-		svc, err := pg.s.store.GetService(ctx, pr.user.ID, form.Get("uuid"))
+		svc, entries, err := pg.s.app.TestService(ctx, pr.user, form.Get("uuid"))
 		if err != nil {
 			pg.renderServiceFailure(w, r, pr, v, err)
 			return
 		}
-		res, err := pg.s.testService(ctx, svc)
-		if err != nil {
-			pg.renderServiceFailure(w, r, pr, v, err)
-			return
-		}
-		v.Notice = fmt.Sprintf("%s answered: %d file(s) in its directory.", svc.DisplayName, len(res.Files))
+		v.Notice = fmt.Sprintf("%s answered: %d file(s) in its directory.", svc.DisplayName, len(entries))
 		pg.renderServices(w, r, pr, http.StatusOK, v, nil, nil)
 	default:
 		pg.renderServicesMsg(w, r, pr, http.StatusBadRequest, v, nil, nil, []string{"action must be add, test or delete"})

@@ -13,7 +13,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/audiopost/audiopost/storage/transfer/transfertest"
-	"github.com/audiopost/audiopost/transport/auth"
 )
 
 // The services page lists, adds (through the API's checks and connection
@@ -129,7 +128,7 @@ func TestPagesServicesBrowser(t *testing.T) {
 	srv := transfertest.Start(t, "sftp")
 	host, port, _ := net.SplitHostPort(srv.Addr)
 	e := newEnv(t, withLoopback)
-	if err := auth.SetPassword(context.Background(), e.store, e.userA.Username, testPassword); err != nil {
+	if err := accountsOf(t, e.store).SetPassword(context.Background(), e.userA.Username, testPassword); err != nil {
 		t.Fatal(err)
 	}
 	do(t, ctx, "login", chromedp.Navigate(e.base+"/services/"),

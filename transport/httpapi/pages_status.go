@@ -12,6 +12,7 @@ import (
 
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/production/artwork"
+	"github.com/audiopost/audiopost/production/engine"
 )
 
 // statusView is the status page of one production.
@@ -70,11 +71,12 @@ type chartLegend struct {
 }
 
 func chartLegendOf(p *production.Production) *chartLegend {
-	scope := production.ScopeSingletrack
-	if p.IsMultitrack {
-		scope = production.ScopeMaster
+	// The engine drew the chart with the target of its settings.
+	settings, err := engine.SettingsOf(p)
+	if err != nil {
+		return nil
 	}
-	target := p.Algorithms.In(scope).Int("loudnesstarget")
+	target := int(math.Round(settings.Chain.TargetLUFS))
 	bg := func(c color.NRGBA) template.CSS { return template.CSS("background:" + artwork.CSSColor(c)) }
 	return &chartLegend{Input: bg(artwork.ChartInputColor), Output: bg(artwork.ChartOutputColor), Target: bg(artwork.ChartTargetColor),
 		TargetLUFS: strconv.Itoa(target), Bottom: strconv.Itoa(target - artwork.ChartBelowLU), Top: strconv.Itoa(target + artwork.ChartAboveLU),
@@ -90,17 +92,10 @@ type outputRow struct {
 	Name, URL, Format, FormatName, Size, Bitrate, MIME string
 }
 
-// playable maps output formats a browser's audio element plays to their
-// media types.
-var playable = map[string]string{
-	"mp3": "audio/mpeg", "mp3-vbr": "audio/mpeg", "aac": "audio/mp4", "vorbis": "audio/ogg",
-	"opus": "audio/ogg", "flac": "audio/flac", "wav": "audio/wav", "wav-24bit": "audio/wav",
-}
-
 // statusPage serves GET {base}/production/{uuid}/status/.
 func (pg *pages) statusPage(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 	id := r.PathValue("uuid")
-	p, _, err := pg.s.loadProduction(r.Context(), pg.s.store, pr.user.ID, id)
+	p, err := pg.s.app.GetProduction(r.Context(), pr.user, id)
 	if err != nil {
 		pg.renderFailure(w, r, pr, err)
 		return
@@ -112,13 +107,13 @@ func (pg *pages) statusPage(w http.ResponseWriter, r *http.Request, pr *pageReq)
 	d := pg.data(pr, title)
 	d.Status = pg.statusOf(pr, p)
 	if p.Webhook != nil && *p.Webhook != "" {
-		ds, err := pg.s.store.ListDeliveries(r.Context(), pr.user.ID, p.UUID)
+		ds, err := pg.s.app.WebhookDeliveries(r.Context(), pr.user, p.UUID)
 		if err != nil {
 			pg.renderFailure(w, r, pr, err)
 			return
 		}
 		for _, dl := range ds {
-			d.Status.Deliveries = append(d.Status.Deliveries, deliveryRowOf(deliveryView(dl)))
+			d.Status.Deliveries = append(d.Status.Deliveries, deliveryRowOf(dl))
 		}
 	}
 	pg.render(w, r, pr, http.StatusOK, "status", d)
@@ -201,12 +196,11 @@ func (pg *pages) statusOf(pr *pageReq, p *production.Production) *statusView {
 		if o.DownloadURL != "" {
 			row.URL = pg.fileLink(pr, o.DownloadURL)
 		}
-		if o.Bitrate > 0 {
-			if f, ok := production.LookupFormat(o.Format); ok && f.Lossy() {
-				row.Bitrate = strconv.Itoa(o.Bitrate) + " kbit/s"
-			}
+		f, _ := production.LookupFormat(o.Format)
+		if o.Bitrate > 0 && f.Lossy() {
+			row.Bitrate = strconv.Itoa(o.Bitrate) + " kbit/s"
 		}
-		row.MIME = playable[o.Format]
+		row.MIME = f.MIME
 		if player < 0 && row.MIME != "" && row.URL != "" {
 			player = len(sv.Outputs)
 		}

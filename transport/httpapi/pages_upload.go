@@ -44,21 +44,17 @@ func (pg *pages) uploadViewOf(r *http.Request, pr *pageReq, fields map[string]st
 		uv.Title, format, presetID = fields["title"], fields["output_format"], fields["preset"]
 		uv.Replace = fields["replace_outputs"] != ""
 	}
-	rs, err := pg.s.store.ListResources(r.Context(), pr.user.ID, storage.KindPreset, maxPagePresets, 0)
+	prs, err := pg.s.app.ListPresets(r.Context(), pr.user, maxPagePresets, 0)
 	if err != nil {
 		return nil, err
 	}
 	uv.Presets = append(uv.Presets, algOption{Value: "", Label: "No preset", Selected: presetID == ""})
-	for _, res := range rs {
-		p, err := decodePreset(res)
-		if err != nil {
-			return nil, err
-		}
+	for _, p := range prs {
 		name := p.PresetName
 		if name == "" {
-			name = res.UUID
+			name = p.UUID
 		}
-		uv.Presets = append(uv.Presets, algOption{Value: res.UUID, Label: name, Selected: res.UUID == presetID})
+		uv.Presets = append(uv.Presets, algOption{Value: p.UUID, Label: name, Selected: p.UUID == presetID})
 	}
 	uv.Formats = append(uv.Formats, algOption{Value: "", Label: "None (the preset's outputs only)", Selected: format == ""})
 	for _, f := range uploadFormats() {
@@ -113,7 +109,10 @@ func (pg *pages) uploadPost(w http.ResponseWriter, r *http.Request, pr *pageReq)
 			var outputs []map[string]any
 			has := false
 			if id := strings.TrimSpace(f["preset"]); id != "" && f["replace_outputs"] == "" {
-				pr, err := pg.s.presetLookup(prq.user.ID)(r.Context(), id)
+				pr, err := pg.s.app.GetPreset(r.Context(), prq.user, id)
+				if errors.Is(err, storage.ErrNotFound) {
+					return fieldError("preset", "no such preset")
+				}
 				if err != nil {
 					return err
 				}

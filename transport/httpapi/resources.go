@@ -1,148 +1,16 @@
 package httpapi
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"net/url"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/audiopost/audiopost/preset"
 	"github.com/audiopost/audiopost/production"
-	"github.com/audiopost/audiopost/storage"
-)
-
-func encodeProduction(p *production.Production) ([]byte, error) { return production.EncodeDocument(p) }
-
-func decodeProduction(r storage.Resource) (*production.Production, error) {
-	return production.DecodeDocument(r)
-}
-
-func encodePreset(pr *preset.Preset) ([]byte, error) { return preset.EncodeDocument(pr) }
-
-func decodePreset(r storage.Resource) (*preset.Preset, error) { return preset.DecodeDocument(r) }
-
-func apiTime(t time.Time) production.Time {
-	return production.Time{Time: t.UTC().Truncate(time.Millisecond)}
-}
-
-func (s *server) applyOpts() production.ApplyOptions {
-	return production.ApplyOptions{Now: apiTime(s.now())}
-}
-
-func (s *server) loadProduction(ctx context.Context, tx storage.Tx, owner, uuid string) (*production.Production, storage.Resource, error) {
-	r, err := tx.GetResource(ctx, owner, storage.KindProduction, uuid)
-	if err != nil {
-		return nil, r, err
-	}
-	p, err := decodeProduction(r)
-	return p, r, err
-}
-
-func (s *server) loadPreset(ctx context.Context, tx storage.Tx, owner, uuid string) (*preset.Preset, storage.Resource, error) {
-	r, err := tx.GetResource(ctx, owner, storage.KindPreset, uuid)
-	if err != nil {
-		return nil, r, err
-	}
-	pr, err := decodePreset(r)
-	return pr, r, err
-}
-
-// presetLookup resolves preset uuids named in a request of owner.
-func (s *server) presetLookup(owner string) preset.Lookup {
-	return func(ctx context.Context, uuid string) (*preset.Preset, error) {
-		pr, _, err := s.loadPreset(ctx, s.store, owner, uuid)
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil, fmt.Errorf("%w: %s", preset.ErrNotFound, uuid)
-		}
-		return pr, err
-	}
-}
-
-// updateProduction loads a production, lets fn change it, fits it to the
-// work budget (production.FitBudget) and stores it with optimistic
-// concurrency; a concurrent change makes it reload and call fn once more,
-// a second one is ErrConflict (409).
-func (s *server) updateProduction(ctx context.Context, owner, uuid string, fn func(p *production.Production) error) (*production.Production, error) {
-	for attempt := 0; ; attempt++ {
-		p, r, err := s.loadProduction(ctx, s.store, owner, uuid)
-		if err != nil {
-			return nil, err
-		}
-		if err := fn(p); err != nil {
-			return nil, err
-		}
-		if err := p.FitBudget(s.service.Limits); err != nil {
-			return nil, err
-		}
-		if r.Doc, err = encodeProduction(p); err != nil {
-			return nil, err
-		}
-		r.Status = int(p.Status)
-		err = s.store.UpdateResource(ctx, &r)
-		if errors.Is(err, storage.ErrConflict) && attempt == 0 {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return p, nil
-	}
-}
-
-// updatePreset is updateProduction for presets.
-func (s *server) updatePreset(ctx context.Context, owner, uuid string, fn func(pr *preset.Preset) error) (*preset.Preset, error) {
-	for attempt := 0; ; attempt++ {
-		pr, r, err := s.loadPreset(ctx, s.store, owner, uuid)
-		if err != nil {
-			return nil, err
-		}
-		if err := fn(pr); err != nil {
-			return nil, err
-		}
-		if r.Doc, err = encodePreset(pr); err != nil {
-			return nil, err
-		}
-		err = s.store.UpdateResource(ctx, &r)
-		if errors.Is(err, storage.ErrConflict) && attempt == 0 {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return pr, nil
-	}
-}
-
-// Download kinds of GET /api/download/{kind}/{uuid}/{filename}.
-const (
-	dlResult = "audio-result" // productions/{uuid}/output/{filename}
-	dlUpload = "audio-upload" // input, cover image and thumbnail, intros ({id}/{filename})
-	dlPreset = "preset"       // presets/{uuid}/image/{filename}
+	"github.com/audiopost/audiopost/production/app"
 )
 
 // downloadURL is the absolute URL of a stored file.
 func (s *server) downloadURL(kind, uuid string, name ...string) string {
-	var b strings.Builder
-	b.WriteString(s.base)
-	b.WriteString("/api/download/")
-	b.WriteString(kind)
-	b.WriteByte('/')
-	b.WriteString(url.PathEscape(uuid))
-	for _, n := range name {
-		b.WriteByte('/')
-		b.WriteString(url.PathEscape(n))
-	}
-	return b.String()
-}
-
-// isAbsURL reports whether s already is a URL, as opposed to a file name
-// the engine stored.
-func isAbsURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && u.Scheme != "" && u.Host != ""
+	return s.app.Links().Download(kind, uuid, name...)
 }
 
 // productionView is the response form of p: a copy with the URLs of its
@@ -159,73 +27,29 @@ func (s *server) productionView(p *production.Production) *production.Production
 		o := &q.OutputFiles[i]
 		// Size is set by the engine once the file exists.
 		if o.Size != nil && o.DownloadURL == "" {
-			o.DownloadURL = s.downloadURL(dlResult, q.UUID, q.OutputFilename(i))
+			o.DownloadURL = s.downloadURL(app.DownloadResult, q.UUID, q.OutputFilename(i))
 		}
 	}
-	if q.WaveformImage != "" && !isAbsURL(q.WaveformImage) {
-		q.WaveformImage = s.downloadURL(dlResult, q.UUID, q.WaveformImage)
+	if q.WaveformImage != "" && !app.IsAbsURL(q.WaveformImage) {
+		q.WaveformImage = s.downloadURL(app.DownloadResult, q.UUID, q.WaveformImage)
 	}
-	if q.LoudnessImage != "" && !isAbsURL(q.LoudnessImage) {
-		q.LoudnessImage = s.downloadURL(dlResult, q.UUID, q.LoudnessImage)
+	if q.LoudnessImage != "" && !app.IsAbsURL(q.LoudnessImage) {
+		q.LoudnessImage = s.downloadURL(app.DownloadResult, q.UUID, q.LoudnessImage)
 	}
 	if q.WaveformImage == "" {
 		for i, o := range q.OutputFiles {
 			if o.Format == "waveform" && o.Size != nil {
-				q.WaveformImage = s.downloadURL(dlResult, q.UUID, q.OutputFilename(i))
+				q.WaveformImage = s.downloadURL(app.DownloadResult, q.UUID, q.OutputFilename(i))
 			}
 		}
 	}
 	for i := range q.Chapters {
-		if img := q.Chapters[i].Image; img != nil && *img != "" && !isAbsURL(*img) {
-			u := s.downloadURL(dlUpload, q.UUID, *img)
+		if img := q.Chapters[i].Image; img != nil && *img != "" && !app.IsAbsURL(*img) {
+			u := s.downloadURL(app.DownloadUpload, q.UUID, *img)
 			q.Chapters[i].Image = &u
 		}
 	}
 	return q
-}
-
-// withDeliveries lists the webhook calls of the production v (a view)
-// from the outbox into v.WebhookDeliveries, newest first.
-func (s *server) withDeliveries(ctx context.Context, owner string, v *production.Production) error {
-	ds, err := s.store.ListDeliveries(ctx, owner, v.UUID)
-	if err != nil {
-		return err
-	}
-	v.WebhookDeliveries = make([]production.WebhookDelivery, 0, len(ds))
-	for _, d := range ds {
-		v.WebhookDeliveries = append(v.WebhookDeliveries, deliveryView(d))
-	}
-	return nil
-}
-
-// deliveryView is a delivery as the API shows it to the production's
-// owner: no URL (the production has it) and no payload but its status.
-func deliveryView(d storage.Delivery) production.WebhookDelivery {
-	at := func(t time.Time) *production.Time {
-		pt := production.Time{Time: t.UTC().Truncate(time.Millisecond)}
-		return &pt
-	}
-	w := production.WebhookDelivery{State: string(d.State), Attempts: d.Attempts, Created: *at(d.Created),
-		HTTPStatus: d.HTTPStatus, Error: d.LastError}
-	if vals, err := url.ParseQuery(string(d.Payload)); err == nil {
-		if n, err := strconv.Atoi(vals.Get("status")); err == nil {
-			w.Status = production.Status(n)
-		}
-	}
-	if d.Attempts > 0 {
-		w.LastAttempt = at(d.Updated)
-	}
-	// A claimed delivery's next_attempt_at is its lease, not a schedule.
-	if d.State == storage.DeliveryPending && d.Worker == "" {
-		w.NextAttempt = at(d.NextAttempt)
-	}
-	return w
-}
-
-// presetView is the response form of a preset.
-func (s *server) presetView(pr *preset.Preset) *preset.Preset {
-	q := *pr
-	return &q
 }
 
 // minimalProduction is a production in a minimal_data list.

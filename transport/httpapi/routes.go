@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"math"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/audiopost/audiopost/storage"
@@ -43,8 +45,8 @@ func (s *server) routes() http.Handler {
 
 	// One resource: {uuid}.json. ServeMux wildcards are whole segments, so
 	// the handlers strip the .json suffix themselves.
-	handle("/api/production/{file}", methods{"GET": s.getProduction, "POST": s.updateProductionHandler, "DELETE": s.deleteResource(storage.KindProduction)})
-	handle("/api/preset/{file}", methods{"GET": s.getPreset, "POST": s.updatePresetHandler, "DELETE": s.deleteResource(storage.KindPreset)})
+	handle("/api/production/{file}", methods{"GET": s.getProduction, "POST": s.updateProduction, "DELETE": s.deleteResource(storage.KindProduction)})
+	handle("/api/preset/{file}", methods{"GET": s.getPreset, "POST": s.updatePreset, "DELETE": s.deleteResource(storage.KindPreset)})
 	// Sub-commands: {uuid}/{command}.json.
 	handle("/api/production/{uuid}/{cmd}", methods{"GET": s.productionQuery, "POST": s.productionCommand, "DELETE": s.productionDeleteList})
 	handle("/api/preset/{uuid}/{cmd}", methods{"POST": s.presetCommand, "DELETE": s.presetDeleteList})
@@ -111,17 +113,18 @@ func (s *server) servePublic(h apiHandler) http.Handler {
 // service from a client, not the client from a failing store (the request
 // itself reports that), and the failure is logged.
 func (s *server) rateLimit(next http.Handler) http.Handler {
-	if s.limiter == nil {
+	if s.rate.Rate <= 0 {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u, ok := auth.UserFrom(r.Context()); ok {
-			wait, allowed, err := s.limiter.allow(r.Context(), u.ID, s.now())
+			wait, allowed, err := s.app.TakeRequest(r.Context(), u, s.rate, s.now())
 			if err != nil {
 				s.log.Error("rate limit: counting a request failed", "user", u.ID, "err", err)
 			} else if !allowed {
-				w.Header().Set("Retry-After", wait)
-				s.writeError(w, r, newError(http.StatusTooManyRequests, CodeRateLimited, "too many requests; retry after "+wait+" s"))
+				secs := strconv.Itoa(int(max(1, math.Ceil(wait.Seconds()))))
+				w.Header().Set("Retry-After", secs)
+				s.writeError(w, r, newError(http.StatusTooManyRequests, CodeRateLimited, "too many requests; retry after "+secs+" s"))
 				return
 			}
 		}

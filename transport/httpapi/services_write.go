@@ -2,21 +2,14 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"maps"
 	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/audiopost/audiopost/production"
-	"github.com/audiopost/audiopost/production/services"
-	"github.com/audiopost/audiopost/speech"
+	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/storage"
-	"github.com/audiopost/audiopost/storage/transfer"
-	"github.com/audiopost/audiopost/transport/outbound"
 )
 
 // Registering external services. The spec names only the listing (GET
@@ -43,28 +36,16 @@ import (
 // serviceFields are the keys of a service request that are not settings.
 var serviceFields = []string{"type", "display_name", "incoming", "outgoing", "test", "uuid"}
 
-// serviceInput is a decoded create or update request.
-type serviceInput struct {
-	Type        *string
-	DisplayName *string
-	Incoming    *bool
-	Outgoing    *bool
-	Test        *bool
-	UUID        *string
-	// Settings are the type's parameters as sent; nil values remove.
-	Settings map[string]any
-}
-
 // decodeServiceInput reads a service request body; wrongly typed fields
 // are form errors.
-func decodeServiceInput(body []byte) (*serviceInput, error) {
+func decodeServiceInput(body []byte) (*app.ServiceInput, error) {
 	var top map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(&top); err != nil || top == nil {
 		return nil, newError(http.StatusBadRequest, CodeMalformedJSON, "the body must be a JSON object")
 	}
-	in, errs := &serviceInput{Settings: map[string]any{}}, production.FieldErrors{}
+	in, errs := &app.ServiceInput{Settings: map[string]any{}}, production.FieldErrors{}
 	str := func(k string) *string {
 		raw, ok := top[k]
 		if !ok || string(raw) == "null" {
@@ -107,10 +88,7 @@ func decodeServiceInput(body []byte) (*serviceInput, error) {
 		}
 		in.Settings[k] = v
 	}
-	if err := errs.Err(); err != nil {
-		return nil, invalid(errs)
-	}
-	return in, nil
+	return in, errs.Err()
 }
 
 // parseBool reads the boolean spellings forms and the simple API use.
@@ -126,156 +104,6 @@ func parseBool(s string, v *bool) bool {
 	return true
 }
 
-// settingsOf returns a service's settings as a map.
-func settingsOf(svc storage.Service) map[string]any {
-	m := map[string]any{}
-	if len(svc.Config) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(svc.Config))
-		dec.UseNumber()
-		dec.Decode(&m)
-	}
-	return m
-}
-
-// saveService registers a service (old nil) or changes one: it checks
-// the request against the type's parameters, tests the connection unless
-// asked not to, and stores the service. Every problem is a form error of
-// the field it concerns.
-func (s *server) saveService(ctx context.Context, owner string, old *storage.Service, in *serviceInput) (storage.Service, error) {
-	errs := production.FieldErrors{}
-	var svc storage.Service
-	settings := map[string]any{}
-	if old != nil {
-		svc = *old
-		settings = settingsOf(*old)
-		if in.Type != nil && *in.Type != old.Type {
-			errs.Add("type", fmt.Sprintf("cannot change from %s; register a new service instead", old.Type))
-		}
-		if in.UUID != nil && *in.UUID != old.UUID {
-			errs.Add("uuid", "does not match the service's uuid")
-		}
-	} else {
-		svc = storage.Service{Owner: owner, Incoming: true, Outgoing: true}
-		switch {
-		case in.Type == nil || strings.TrimSpace(*in.Type) == "":
-			errs.Add("type", "is required: one of "+strings.Join(services.TypeNames(), ", "))
-		default:
-			svc.Type = strings.ToLower(strings.TrimSpace(*in.Type))
-			if _, ok := services.Lookup(svc.Type); !ok {
-				errs.Add("type", strings.TrimPrefix(services.UnsupportedTypeError(svc.Type).Error(), transfer.ErrUnsupportedType.Error()+": "))
-			}
-			if services.IsSpeech(svc.Type) {
-				// A recognizer holds no files: it is neither.
-				svc.Incoming, svc.Outgoing = false, false
-			}
-		}
-		if in.UUID != nil {
-			errs.Add("uuid", "is assigned by the server")
-		}
-	}
-	if err := errs.Err(); err != nil {
-		return svc, err
-	}
-	for k, v := range in.Settings {
-		if v == nil || v == "" {
-			delete(settings, k)
-		} else {
-			settings[k] = v
-		}
-	}
-	if services.IsSpeech(svc.Type) {
-		for k, v := range map[string]*bool{"incoming": in.Incoming, "outgoing": in.Outgoing} {
-			if v != nil && *v {
-				errs.Add(k, "a speech recognition service holds no files: it is neither incoming nor outgoing")
-			}
-		}
-	} else {
-		if in.Incoming != nil {
-			svc.Incoming = *in.Incoming
-		}
-		if in.Outgoing != nil {
-			svc.Outgoing = *in.Outgoing
-		}
-		if !svc.Incoming && !svc.Outgoing {
-			errs.Add("outgoing", "a service is incoming, outgoing or both")
-		}
-	}
-	if in.DisplayName != nil {
-		svc.DisplayName = strings.TrimSpace(*in.DisplayName)
-	}
-	if len(svc.DisplayName) > 200 {
-		errs.Add("display_name", "is longer than 200 characters")
-	}
-	clean, err := services.CheckSettings(svc.Type, settings)
-	var se *transfer.SettingsError
-	switch {
-	case errors.As(err, &se):
-		for k, msg := range se.Fields {
-			if k == "" {
-				k = "non_field"
-			}
-			errs.Add(k, msg)
-		}
-	case err != nil:
-		return svc, err
-	}
-	if err := errs.Err(); err != nil {
-		return svc, err
-	}
-	if svc.DisplayName == "" {
-		svc.DisplayName = services.DefaultName(svc.Type, clean)
-	}
-	if svc.Config, err = json.Marshal(clean); err != nil {
-		return svc, err
-	}
-	if in.Test == nil || *in.Test {
-		tctx, cancel := context.WithTimeout(ctx, serviceTimeout)
-		_, err := services.Test(tctx, svc, s.transfer)
-		cancel()
-		if err != nil {
-			if ctx.Err() != nil {
-				return svc, ctx.Err()
-			}
-			return svc, connectionFormError(svc.Type, err)
-		}
-	}
-	if old == nil {
-		err = s.store.CreateService(ctx, &svc)
-	} else {
-		err = s.store.UpdateService(ctx, svc)
-	}
-	return svc, err
-}
-
-// connectionFormError turns a failed connection test into a form error
-// of the field it most likely concerns.
-func connectionFormError(typ string, err error) error {
-	field := services.ErrorField(typ, err)
-	var se *transfer.SettingsError
-	var msg string
-	switch {
-	case errors.As(err, &se):
-		form := production.FieldErrors{}
-		for k, m := range se.Fields {
-			form.Add(k, m)
-		}
-		return invalid(form)
-	case errors.Is(err, transfer.ErrAuth):
-		msg = "the server refused the login: " + err.Error()
-	case errors.Is(err, transfer.ErrHostKey):
-		msg = err.Error()
-	case errors.Is(err, outbound.ErrForbiddenAddress):
-		msg = "has a private, loopback or otherwise forbidden address, which this server does not connect to"
-	case errors.Is(err, context.DeadlineExceeded):
-		msg = fmt.Sprintf("the server did not answer within %s", serviceTimeout)
-	case errors.Is(err, speech.ErrUnavailable):
-		msg = err.Error()
-	default:
-		msg = "could not connect and list the directory: " + err.Error()
-	}
-	return fieldError(field, msg+` (send "test": false to save without testing)`)
-}
-
 // createService: POST /api/services.json.
 func (s *server) createService(w http.ResponseWriter, r *http.Request, u storage.User) error {
 	body, err := s.readJSON(w, r)
@@ -286,7 +114,7 @@ func (s *server) createService(w http.ResponseWriter, r *http.Request, u storage
 	if err != nil {
 		return err
 	}
-	svc, err := s.saveService(r.Context(), u.ID, nil, in)
+	svc, err := s.app.CreateService(r.Context(), u, in)
 	if err != nil {
 		return err
 	}
@@ -294,18 +122,13 @@ func (s *server) createService(w http.ResponseWriter, r *http.Request, u storage
 	return nil
 }
 
-// serviceByFile is the service a /api/service/{uuid}.json path names.
-func (s *server) serviceByFile(r *http.Request, u storage.User) (storage.Service, error) {
-	id, okName := jsonName(r, "file")
-	if !okName {
-		return storage.Service{}, errNotFound
-	}
-	return s.store.GetService(r.Context(), u.ID, id)
-}
-
 // getService: GET /api/service/{uuid}.json.
 func (s *server) getService(w http.ResponseWriter, r *http.Request, u storage.User) error {
-	svc, err := s.serviceByFile(r, u)
+	id, okName := jsonName(r, "file")
+	if !okName {
+		return errNotFound
+	}
+	svc, err := s.app.GetService(r.Context(), u, id)
 	if err != nil {
 		return err
 	}
@@ -315,8 +138,12 @@ func (s *server) getService(w http.ResponseWriter, r *http.Request, u storage.Us
 
 // updateService: POST /api/service/{uuid}.json.
 func (s *server) updateService(w http.ResponseWriter, r *http.Request, u storage.User) error {
-	old, err := s.serviceByFile(r, u)
-	if err != nil {
+	id, okName := jsonName(r, "file")
+	if !okName {
+		return errNotFound
+	}
+	// A missing service is 404 before its body is read.
+	if _, err := s.app.GetService(r.Context(), u, id); err != nil {
 		return err
 	}
 	body, err := s.readJSON(w, r)
@@ -327,7 +154,7 @@ func (s *server) updateService(w http.ResponseWriter, r *http.Request, u storage
 	if err != nil {
 		return err
 	}
-	svc, err := s.saveService(r.Context(), u.ID, &old, in)
+	svc, err := s.app.UpdateService(r.Context(), u, id, in)
 	if err != nil {
 		return err
 	}
@@ -343,7 +170,7 @@ func (s *server) deleteService(w http.ResponseWriter, r *http.Request, u storage
 	if !okName {
 		return errNotFound
 	}
-	if err := s.store.DeleteService(r.Context(), u.ID, id); err != nil {
+	if err := s.app.DeleteService(r.Context(), u, id); err != nil {
 		return err
 	}
 	ok(w, map[string]string{"uuid": id})
@@ -358,72 +185,35 @@ type serviceTestJSON struct {
 	Files []string `json:"files"`
 }
 
-// testService connects to a stored service and lists its directory.
-func (s *server) testService(ctx context.Context, svc storage.Service) (serviceTestJSON, error) {
-	ctx, cancel := context.WithTimeout(ctx, serviceTimeout)
-	defer cancel()
-	if _, ok := services.Lookup(svc.Type); !ok {
-		return serviceTestJSON{}, newError(http.StatusNotImplemented, CodeServiceNotSupported,
-			fmt.Sprintf("service type %q is not supported by this server", svc.Type))
-	}
-	entries, err := services.Test(ctx, svc, s.transfer)
-	if err != nil {
-		return serviceTestJSON{}, serviceError(svc, err)
-	}
-	out := serviceTestJSON{UUID: svc.UUID, Files: []string{}}
-	for _, e := range entries {
-		out.Files = append(out.Files, e.Name)
-	}
-	return out, nil
-}
-
 // serviceCommand: POST /api/service/{uuid}/{cmd}.json; cmd is test.
 func (s *server) serviceCommand(w http.ResponseWriter, r *http.Request, u storage.User) error {
 	cmd, okName := jsonName(r, "cmd")
 	if !okName || cmd != "test" {
 		return errNotFound
 	}
-	svc, err := s.store.GetService(r.Context(), u.ID, r.PathValue("uuid"))
+	svc, entries, err := s.app.TestService(r.Context(), u, r.PathValue("uuid"))
 	if err != nil {
 		return err
 	}
-	res, err := s.testService(r.Context(), svc)
-	if err != nil {
-		return err
+	res := serviceTestJSON{UUID: svc.UUID, Files: []string{}}
+	for _, e := range entries {
+		res.Files = append(res.Files, e.Name)
 	}
 	ok(w, res)
 	return nil
 }
 
-// publicServiceKeys are the settings of a service that GET shows: the
-// spec's type-specific fields and every parameter of its type that is no
-// credential.
-func publicServiceKeys(typ string) []string {
-	var keys []string
-	if t, ok := services.Lookup(typ); ok {
-		for _, p := range t.Parameters {
-			if !storage.IsCredentialKey(p.Name) {
-				keys = append(keys, p.Name)
-			}
-		}
+// serviceLs: GET /api/service/{uuid}/ls.json, the names of the audio and
+// video files in an incoming service's directory, sorted.
+func (s *server) serviceLs(w http.ResponseWriter, r *http.Request, u storage.User) error {
+	cmd, okName := jsonName(r, "cmd")
+	if !okName || cmd != "ls" {
+		return errNotFound
 	}
-	for _, k := range publicServiceFields {
-		if !slices.Contains(keys, k) {
-			keys = append(keys, k)
-		}
+	names, err := s.app.ListServiceFiles(r.Context(), u, r.PathValue("uuid"))
+	if err != nil {
+		return err
 	}
-	return keys
-}
-
-// credentialsSet lists which credentials a service has (for pages: "a
-// password is set"), never their values.
-func credentialsSet(svc storage.Service) []string {
-	m := settingsOf(svc)
-	var out []string
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if storage.IsCredentialKey(k) {
-			out = append(out, k)
-		}
-	}
-	return out
+	ok(w, names)
+	return nil
 }

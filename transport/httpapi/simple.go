@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"mime/multipart"
@@ -10,21 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/audiopost/audiopost/audio"
-	"github.com/audiopost/audiopost/preset"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
 )
-
-func (s *server) updatePresetImage(ctx context.Context, owner, id, img, thumb string) (*preset.Preset, error) {
-	return s.updatePreset(ctx, owner, id, func(pr *preset.Preset) error {
-		pr.Image, pr.Thumbnail = &img, &thumb
-		if errs := preset.Validate(pr); len(errs) > 0 {
-			return invalid(errs)
-		}
-		return nil
-	})
-}
 
 // maxSimpleText bounds the text fields of a simple API request together
 // (a chapter text is the largest).
@@ -59,10 +46,7 @@ func unknownSimpleFields(fields map[string]string) error {
 				"the metadata fields ("+strings.Join(simpleMetadata, ", ")+", append_chapters) and the keys of the algorithms object (see info/algorithms)")
 		}
 	}
-	if len(errs) > 0 {
-		return invalid(errs)
-	}
-	return nil
+	return errs.Err()
 }
 
 // simpleCreate: POST /api/simple/productions.json (multipart/form-data).
@@ -94,45 +78,30 @@ type simpleHooks struct {
 	extra func(fields map[string]string, req map[string]any) error
 }
 
-// createSimple stores the production of a simple API request.
-func (s *server) createSimple(w http.ResponseWriter, r *http.Request, u storage.User, hooks simpleHooks) (_ *production.Production, err error) {
+// createSimple stores the production of a simple API request: the
+// form's files go into an upload as they arrive, its text fields make
+// the JSON API's creation request, and App.CreateProductionWithFiles
+// does the rest.
+func (s *server) createSimple(w http.ResponseWriter, r *http.Request, u storage.User, hooks simpleHooks) (*production.Production, error) {
 	ctx := r.Context()
 	mr, err := s.multipartReader(w, r)
 	if err != nil {
 		return nil, err
 	}
-	id := storage.NewUUID()
-	defer func() {
-		if err != nil {
-			s.prune(ctx, production.ProductionPrefix(id))
-		}
-	}()
+	up := s.app.NewUpload(u)
 	fields := map[string]string{}
-	var input, image *uploaded
+	files := map[string]bool{}
 	textLeft := int64(maxSimpleText)
 	err = eachPart(mr, func(part *multipart.Part) error {
 		field := part.FormName()
-		if part.FileName() != "" && hooks.check != nil && input == nil && image == nil {
+		if part.FileName() != "" && hooks.check != nil && len(files) == 0 {
 			if err := hooks.check(fields); err != nil {
 				return err
 			}
 		}
-		if part.FileName() != "" {
-			switch field {
-			case "input_file":
-				name := uploadName(part, "input")
-				key := production.InputKey(id, name)
-				input = &uploaded{field: field, key: key, name: name, staged: key}
-				return s.storePart(ctx, part, key)
-			case "image":
-				name := uploadName(part, "cover")
-				key := production.ImageKey(id, name)
-				image = &uploaded{field: field, key: key, name: name, staged: key}
-				return s.storePart(ctx, part, key)
-			case "chapters":
-			default:
-				return fieldError(field, "must be a text field, not a file")
-			}
+		if part.FileName() != "" && field != "chapters" {
+			files[field] = true
+			return addPart(ctx, up, part)
 		}
 		b, err := io.ReadAll(io.LimitReader(part, textLeft+1))
 		if err != nil {
@@ -144,69 +113,47 @@ func (s *server) createSimple(w http.ResponseWriter, r *http.Request, u storage.
 		fields[field] = string(b)
 		return nil
 	})
+	in, start, err := s.simpleInput(err, fields, files, hooks)
 	if err != nil {
+		up.Discard(ctx)
 		return nil, err
+	}
+	return s.app.CreateProductionWithFiles(ctx, u, in, up, start)
+}
+
+// simpleInput decodes the text fields of a simple API request that was
+// read without error into the creation request and whether to start.
+func (s *server) simpleInput(err error, fields map[string]string, files map[string]bool, hooks simpleHooks) (*production.Input, bool, error) {
+	if err != nil {
+		return nil, false, err
 	}
 	if hooks.check != nil {
 		if err := hooks.check(fields); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
-	req, err := simpleRequestMap(fields, input != nil, image != nil)
+	req, err := simpleRequestMap(fields, files["input_file"], files["image"])
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if hooks.extra != nil {
 		if err := hooks.extra(fields, req); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	in, err := production.DecodeInput(body)
 	if err != nil {
-		return nil, decodeErr(err)
+		return nil, false, decodeErr(err)
 	}
 	action := strings.ToLower(strings.TrimSpace(fields["action"]))
 	if action != "" && action != "save" && action != "start" {
-		return nil, fieldError("action", "must be start or save")
+		return nil, false, fieldError("action", "must be start or save")
 	}
-	opts := s.applyOpts()
-	var info audio.Info
-	if input != nil {
-		if info, err = s.probeBlob(ctx, "input_file", input.key); err != nil {
-			return nil, err
-		}
-	}
-	p, err := preset.NewProduction(ctx, in, s.presetLookup(u.ID), info.Tags, opts)
-	if err != nil {
-		return nil, err
-	}
-	p.UUID = id
-	before := &production.Production{}
-	if input != nil {
-		p.InputFile, p.Service = input.name, nil
-		setInputInfo(p, info)
-		before.InputFile = p.InputFile
-	}
-	if image != nil {
-		img, thumb, err := s.storeCover(ctx, "image", productionImages(id), image.key, image.name)
-		if err != nil {
-			return nil, err
-		}
-		p.Image, p.Thumbnail = &img, &thumb
-		before.Image, before.Thumbnail = p.Image, p.Thumbnail
-	}
-	// Validates the uploaded parts too and sets Incomplete / Not Started.
-	if err := p.Apply(&production.Input{}, opts); err != nil {
-		return nil, err
-	}
-	if err := s.storeNewProduction(ctx, u.ID, p, before, action == "start"); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return in, action == "start", nil
 }
 
 // simpleRequest turns the simple API's text fields into a JSON API

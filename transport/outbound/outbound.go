@@ -27,15 +27,20 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/audiopost/audiopost/storage/transfer"
 )
 
 // Sentinel errors; test for them with errors.Is.
 var (
 	// ErrForbiddenAddress: the URL's host is or resolves to an address
-	// class the configuration does not allow (see Classify).
-	ErrForbiddenAddress = errors.New("outbound: forbidden address")
-	// ErrTooLarge: the response body exceeds Config.MaxBytes.
-	ErrTooLarge = errors.New("outbound: response too large")
+	// class the configuration does not allow (see Classify). It is
+	// transfer.ErrForbiddenAddress, so that the application layer,
+	// which must not import transport, tells it apart too.
+	ErrForbiddenAddress = transfer.ErrForbiddenAddress
+	// ErrTooLarge: the response body exceeds Config.MaxBytes
+	// (transfer.ErrTooLarge).
+	ErrTooLarge = transfer.ErrTooLarge
 	// ErrScheme: the URL (or a redirect) is not http or https, or has no host.
 	ErrScheme = errors.New("outbound: only absolute http and https URLs are fetched")
 	// ErrTooManyRedirects: more redirects than Config.MaxRedirects.

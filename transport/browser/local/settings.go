@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/preset"
 	"github.com/audiopost/audiopost/production"
 )
@@ -54,7 +53,7 @@ func NewProduction(ctx context.Context, settings []byte, name string) (*producti
 	if err != nil {
 		return nil, err
 	}
-	var lookup preset.Lookup
+	var presets production.Presets
 	if raw, ok := top["preset"]; ok && len(raw) > 0 && raw[0] == '{' {
 		pin, err := preset.DecodeInput(raw)
 		if err != nil {
@@ -64,12 +63,12 @@ func NewProduction(ctx context.Context, settings []byte, name string) (*producti
 			unnamed := "preset"
 			pin.PresetName = &unnamed
 		}
-		pr, err := preset.New(ctx, pin, nil, production.ApplyOptions{})
+		pr, err := preset.New(pin, production.ApplyOptions{})
 		if err != nil {
 			return nil, prefixed("preset", err)
 		}
 		pr.UUID = "inline"
-		lookup = func(context.Context, string) (*preset.Preset, error) { return pr, nil }
+		presets = production.Presets{pr.UUID: pr.Template()}
 		top["preset"] = json.RawMessage(`"inline"`)
 	}
 	body, err := json.Marshal(top)
@@ -80,7 +79,7 @@ func NewProduction(ctx context.Context, settings []byte, name string) (*producti
 	if err != nil {
 		return nil, err
 	}
-	p, err := preset.NewProduction(ctx, pin, lookup, audio.Tags{}, production.ApplyOptions{})
+	p, err := production.New(pin, production.ApplyOptions{Presets: presets})
 	if err != nil {
 		return nil, err
 	}

@@ -1,25 +1,18 @@
-package httpapi
+package app
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"path"
-	"sort"
 	"strings"
-	"time"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/transfer"
-	"github.com/audiopost/audiopost/transport/outbound"
 )
-
-// serviceTimeout bounds listing a service's directory.
-const serviceTimeout = time.Minute
 
 // mediaEndings are the file endings service ls lists: the audio and video
 // formats the decoders (Go or ffmpeg) read.
@@ -38,84 +31,49 @@ func isMedia(name string) bool {
 // openService connects to one of the owner's services, mapping failures
 // to API errors: the service's own refusal or unreachability is a 502
 // (the request was fine, the upstream was not), a setting it lacks a 400.
-func (s *server) openService(ctx context.Context, svc storage.Service) (transfer.Conn, error) {
+func (a *App) openService(ctx context.Context, svc storage.Service) (transfer.Conn, error) {
 	if !transfer.Supported(svc.Type) {
-		return nil, newError(http.StatusNotImplemented, CodeServiceNotSupported,
-			fmt.Sprintf("service type %q has no file transfer in this server", svc.Type))
+		return nil, errorf(ErrServiceUnsupported, "service type %q has no file transfer in this server", svc.Type)
 	}
-	c, err := transfer.Open(ctx, svc, s.transfer)
+	c, err := transfer.Open(ctx, svc, a.transfer)
 	if err != nil {
 		return nil, serviceError(svc, err)
 	}
 	return c, nil
 }
 
-// serviceError turns a transfer failure into an API error naming the
-// service.
+// serviceError turns a transfer failure into an error naming the
+// service: the service's own refusal or unreachability is
+// ErrServiceFailed (the request was fine, the upstream was not), a
+// setting it lacks ErrServiceMisconfigured.
 func serviceError(svc storage.Service, err error) error {
 	name := fmt.Sprintf("service %s (%s)", svc.UUID, svc.Type)
 	switch {
 	case errors.Is(err, context.Canceled):
 		return err
 	case errors.Is(err, transfer.ErrConfig):
-		return newError(http.StatusBadRequest, CodeServiceMisconfigured, name+": "+err.Error())
+		return errorf(ErrServiceMisconfigured, "%s: %v", name, err)
 	case errors.Is(err, transfer.ErrAuth), errors.Is(err, transfer.ErrHostKey):
-		return newError(http.StatusBadGateway, CodeServiceFailed, name+" refused the connection: "+err.Error())
-	case errors.Is(err, outbound.ErrForbiddenAddress):
-		return newError(http.StatusBadGateway, CodeServiceFailed, name+": its host has a private, loopback or otherwise forbidden address")
+		return errorf(ErrServiceFailed, "%s refused the connection: %v", name, err)
+	case errors.Is(err, transfer.ErrForbiddenAddress):
+		return errorf(ErrServiceFailed, "%s: its host has a private, loopback or otherwise forbidden address", name)
 	case errors.Is(err, transfer.ErrNotFound), errors.Is(err, transfer.ErrName):
-		return newError(http.StatusBadRequest, CodeBadRequest, name+": "+err.Error())
+		return errorf(ErrBadRequest, "%s: %v", name, err)
 	}
-	return newError(http.StatusBadGateway, CodeServiceFailed, name+" failed: "+err.Error())
-}
-
-// serviceLs: GET /api/service/{uuid}/ls.json, the names of the audio and
-// video files in an incoming service's directory, sorted.
-func (s *server) serviceLs(w http.ResponseWriter, r *http.Request, u storage.User) error {
-	cmd, okName := jsonName(r, "cmd")
-	if !okName || cmd != "ls" {
-		return errNotFound
-	}
-	svc, err := s.store.GetService(r.Context(), u.ID, r.PathValue("uuid"))
-	if err != nil {
-		return err
-	}
-	if !svc.Incoming {
-		return newError(http.StatusBadRequest, CodeBadRequest, "service "+svc.UUID+" is not an incoming service")
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), serviceTimeout)
-	defer cancel()
-	c, err := s.openService(ctx, svc)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	entries, err := c.List(ctx)
-	if err != nil {
-		return serviceError(svc, err)
-	}
-	names := []string{}
-	for _, e := range entries {
-		if isMedia(e.Name) {
-			names = append(names, e.Name)
-		}
-	}
-	sort.Strings(names)
-	ok(w, names)
-	return nil
+	return errorf(ErrServiceFailed, "%s failed: %v", name, err)
 }
 
 // fetchFromService copies the named file of an incoming service into the
 // blob key(name). Failures are form errors of field.
-func (s *server) fetchFromService(ctx context.Context, owner, field, serviceUUID, name string, key func(string) string, check func(key string) error) error {
-	svc, err := s.store.GetService(ctx, owner, serviceUUID)
+func (a *App) fetchFromService(ctx context.Context, owner, field, serviceUUID, name string, key func(string) string, check func(key string) error) error {
+	svc, err := a.store.GetService(ctx, owner, serviceUUID)
 	if errors.Is(err, storage.ErrNotFound) {
 		return fieldError(field, "no such service")
 	}
 	if err != nil {
 		return err
 	}
-	c, err := s.openService(ctx, svc)
+	c, err := a.openService(ctx, svc)
 	if err != nil {
 		return err
 	}
@@ -130,18 +88,18 @@ func (s *server) fetchFromService(ctx context.Context, owner, field, serviceUUID
 		return serviceError(svc, err)
 	}
 	defer rc.Close()
-	return s.storeChecked(ctx, key(name), func(to string) error {
-		lim := &io.LimitedReader{R: rc, N: s.maxUp + 1}
-		n, err := s.storeBlob(ctx, to, lim)
+	return a.storeChecked(ctx, key(name), func(to string) error {
+		lim := &io.LimitedReader{R: rc, N: a.maxUp + 1}
+		n, err := a.storeBlob(ctx, to, lim)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return serviceError(svc, err)
 		}
-		if n > s.maxUp {
-			s.discard(ctx, to)
-			return newError(http.StatusRequestEntityTooLarge, CodeTooLarge, fmt.Sprintf("%s: the file on the service is larger than %d bytes", field, s.maxUp))
+		if n > a.maxUp {
+			a.discard(ctx, to)
+			return errorf(ErrTooLarge, "%s: the file on the service is larger than %d bytes", field, a.maxUp)
 		}
 		return nil
 	}, check)
@@ -150,7 +108,7 @@ func (s *server) fetchFromService(ctx context.Context, owner, field, serviceUUID
 // syncServiceInput fetches and probes a main input named on an incoming
 // service when the production's input or service changed; input_file
 // keeps the name and service the uuid.
-func (s *server) syncServiceInput(ctx context.Context, owner string, p *production.Production, before *production.Production) (bool, error) {
+func (a *App) syncServiceInput(ctx context.Context, owner string, p *production.Production, before *production.Production) (bool, error) {
 	if p.Service == nil || p.InputFile == "" {
 		return false, nil
 	}
@@ -162,7 +120,7 @@ func (s *server) syncServiceInput(ctx context.Context, owner string, p *producti
 	name := p.InputFile
 	key := func(n string) string { return production.InputKey(p.UUID, n) }
 	var info audio.Info
-	if err := s.fetchFromService(ctx, owner, "input_file", *p.Service, name, key, s.probeInto(ctx, "input_file", &info)); err != nil {
+	if err := a.fetchFromService(ctx, owner, "input_file", *p.Service, name, key, a.probeInto(ctx, "input_file", &info)); err != nil {
 		return false, err
 	}
 	setInputInfo(p, info)
@@ -176,7 +134,7 @@ func (s *server) syncServiceInput(ctx context.Context, owner string, p *producti
 //
 // Every entry is tried: the form errors of all the bad ones are reported
 // together, so a client fixes every track in one round.
-func (s *server) syncMultiInputs(ctx context.Context, owner string, p *production.Production, before *production.Production) (changed []string, err error) {
+func (a *App) syncMultiInputs(ctx context.Context, owner string, p *production.Production, before *production.Production) (changed []string, err error) {
 	bad := production.FieldErrors{}
 	prev := map[string]production.MultiInputFile{}
 	if before != nil {
@@ -198,9 +156,9 @@ func (s *server) syncMultiInputs(ctx context.Context, owner string, p *productio
 		var info audio.Info
 		switch {
 		case m.Service != "":
-			err = s.fetchFromService(ctx, owner, field, m.Service, name, key, s.probeInto(ctx, field, &info))
-		case isAbsURL(name):
-			name, err = s.fetchInto(ctx, field, name, m.ID, key, s.probeInto(ctx, field, &info))
+			err = a.fetchFromService(ctx, owner, field, m.Service, name, key, a.probeInto(ctx, field, &info))
+		case IsAbsURL(name):
+			name, err = a.fetchInto(ctx, field, name, m.ID, key, a.probeInto(ctx, field, &info))
 		default:
 			continue // an uploaded file, or one still to upload
 		}
@@ -215,8 +173,5 @@ func (s *server) syncMultiInputs(ctx context.Context, owner string, p *productio
 		setTrackInfo(m, info)
 		changed = append(changed, m.ID)
 	}
-	if len(bad) > 0 {
-		return changed, invalid(bad)
-	}
-	return changed, nil
+	return changed, bad.Err()
 }

@@ -1,4 +1,4 @@
-package auth
+package app
 
 import (
 	"context"
@@ -11,6 +11,15 @@ import (
 
 	"github.com/audiopost/audiopost/storage"
 )
+
+// Accounts: users, their credits, API keys and OAuth clients. Creating a
+// user, setting a password and granting credits are the operator's
+// (serve's first start, the user command); keys and clients are the
+// user's own (the account pages, the key command).
+
+// ErrInvalid: a username, email, password, key name, client name or
+// redirect URI is not acceptable. It wraps storage.ErrInvalid.
+var ErrInvalid = fmt.Errorf("app: invalid value: %w", storage.ErrInvalid)
 
 // MinPasswordLen is the shortest password CreateUser and SetPassword accept.
 const MinPasswordLen = 8
@@ -44,7 +53,7 @@ func validatePassword(password string) error {
 
 // CreateUser validates and stores a new account with a hashed password.
 // email may be empty. A taken username or email is storage.ErrConflict.
-func CreateUser(ctx context.Context, store storage.Users, username, email, password string) (storage.User, error) {
+func (a *App) CreateUser(ctx context.Context, username, email, password string) (storage.User, error) {
 	if err := ValidateUsername(username); err != nil {
 		return storage.User{}, err
 	}
@@ -62,8 +71,8 @@ func CreateUser(ctx context.Context, store storage.Users, username, email, passw
 		return storage.User{}, err
 	}
 	u := storage.User{Username: username, Email: email, PasswordHash: hash}
-	if err := store.CreateUser(ctx, &u); err != nil {
-		return storage.User{}, fmt.Errorf("auth: create user %q: %w", username, err)
+	if err := a.store.CreateUser(ctx, &u); err != nil {
+		return storage.User{}, fmt.Errorf("create user %q: %w", username, err)
 	}
 	return u, nil
 }
@@ -71,18 +80,18 @@ func CreateUser(ctx context.Context, store storage.Users, username, email, passw
 // SetPassword validates and stores a new password for the user with this
 // username. Basic logins cached with the old password stop working at once
 // because the cache remembers which stored hash they matched.
-func SetPassword(ctx context.Context, store storage.Users, username, password string) error {
+func (a *App) SetPassword(ctx context.Context, username, password string) error {
 	if err := validatePassword(password); err != nil {
 		return err
 	}
-	u, err := store.GetUserByUsername(ctx, username)
+	u, err := a.UserByName(ctx, username)
 	if err != nil {
-		return fmt.Errorf("auth: user %q: %w", username, err)
+		return err
 	}
 	if u.PasswordHash, err = storage.HashPassword(password); err != nil {
 		return err
 	}
-	return store.UpdateUser(ctx, u)
+	return a.store.UpdateUser(ctx, u)
 }
 
 func validateName(what, name string) error {
@@ -92,27 +101,27 @@ func validateName(what, name string) error {
 	return nil
 }
 
-// CreateAPIKey creates a named API key for userID that stops working at
-// expires (zero: never). It returns the stored key and the secret, which
-// exists nowhere else: show it to the user once.
-func CreateAPIKey(ctx context.Context, store storage.APIKeys, userID, name string, expires time.Time) (storage.APIKey, string, error) {
+// CreateAPIKey creates a named API key of u that stops working at expires
+// (zero: never). It returns the stored key and the secret, which exists
+// nowhere else: show it to the user once.
+func (a *App) CreateAPIKey(ctx context.Context, u storage.User, name string, expires time.Time) (storage.APIKey, string, error) {
 	if err := validateName("key", name); err != nil {
 		return storage.APIKey{}, "", err
 	}
 	secret := storage.NewToken()
-	k := storage.APIKey{User: userID, Name: strings.TrimSpace(name), Hash: storage.HashToken(secret), Expires: expires}
-	if err := store.CreateAPIKey(ctx, &k); err != nil {
-		return storage.APIKey{}, "", fmt.Errorf("auth: create API key: %w", err)
+	k := storage.APIKey{User: u.ID, Name: strings.TrimSpace(name), Hash: storage.HashToken(secret), Expires: expires}
+	if err := a.store.CreateAPIKey(ctx, &k); err != nil {
+		return storage.APIKey{}, "", fmt.Errorf("create API key: %w", err)
 	}
 	return k, secret, nil
 }
 
-// RegisterClient registers an OAuth client owned by owner ("" for an
-// operator's client). A confidential client gets a secret, returned once;
-// a public one (desktop or mobile app) gets none and must use PKCE for the
-// authorization-code grant. Redirect URIs may be empty: the authorize
-// request then names one, which the code is bound to.
-func RegisterClient(ctx context.Context, store storage.OAuthClients, owner, name string, redirectURIs []string, public bool) (storage.OAuthClient, string, error) {
+// RegisterClient registers an OAuth client owned by u (the zero User for
+// an operator's client). A confidential client gets a secret, returned
+// once; a public one (desktop or mobile app) gets none and must use PKCE
+// for the authorization-code grant. Redirect URIs may be empty: the
+// authorize request then names one, which the code is bound to.
+func (a *App) RegisterClient(ctx context.Context, u storage.User, name string, redirectURIs []string, public bool) (storage.OAuthClient, string, error) {
 	if err := validateName("client", name); err != nil {
 		return storage.OAuthClient{}, "", err
 	}
@@ -121,7 +130,7 @@ func RegisterClient(ctx context.Context, store storage.OAuthClients, owner, name
 			return storage.OAuthClient{}, "", err
 		}
 	}
-	c := storage.OAuthClient{Name: strings.TrimSpace(name), RedirectURIs: redirectURIs, Public: public, Owner: owner}
+	c := storage.OAuthClient{Name: strings.TrimSpace(name), RedirectURIs: redirectURIs, Public: public, Owner: u.ID}
 	var secret string
 	if !public {
 		secret = storage.NewToken()
@@ -130,8 +139,8 @@ func RegisterClient(ctx context.Context, store storage.OAuthClients, owner, name
 	if c.RedirectURIs == nil {
 		c.RedirectURIs = []string{}
 	}
-	if err := store.CreateOAuthClient(ctx, &c); err != nil {
-		return storage.OAuthClient{}, "", fmt.Errorf("auth: register client: %w", err)
+	if err := a.store.CreateOAuthClient(ctx, &c); err != nil {
+		return storage.OAuthClient{}, "", fmt.Errorf("register client: %w", err)
 	}
 	return c, secret, nil
 }
@@ -158,4 +167,50 @@ func ValidateRedirectURI(raw string) error {
 		return fmt.Errorf("%w: redirect URI scheme %q is not allowed", ErrInvalid, u.Scheme)
 	}
 	return nil
+}
+
+// UserByName returns the user called username.
+func (a *App) UserByName(ctx context.Context, username string) (storage.User, error) {
+	u, err := a.store.GetUserByUsername(ctx, username)
+	if err != nil {
+		return storage.User{}, fmt.Errorf("user %q: %w", username, err)
+	}
+	return u, nil
+}
+
+// CurrentUser reads u again, so its balances are current.
+func (a *App) CurrentUser(ctx context.Context, u storage.User) (storage.User, error) {
+	return a.store.GetUser(ctx, u.ID)
+}
+
+// ListUsers lists the users by username.
+func (a *App) ListUsers(ctx context.Context, limit, offset int) ([]storage.User, error) {
+	return a.store.ListUsers(ctx, limit, offset)
+}
+
+// AddCredits grants u processing time, one-time or recurring (negative
+// durations take away, never below zero), and returns the balances.
+func (a *App) AddCredits(ctx context.Context, u storage.User, onetime, recurring time.Duration) (storage.User, error) {
+	return a.store.AddCredits(ctx, u.ID, onetime, recurring)
+}
+
+// ListAPIKeys lists u's API keys, revoked ones too, newest first.
+func (a *App) ListAPIKeys(ctx context.Context, u storage.User) ([]storage.APIKey, error) {
+	return a.store.ListAPIKeys(ctx, u.ID)
+}
+
+// RevokeAPIKey revokes u's API key id; another user's key is
+// storage.ErrNotFound.
+func (a *App) RevokeAPIKey(ctx context.Context, u storage.User, id string) error {
+	return a.store.RevokeAPIKey(ctx, u.ID, id)
+}
+
+// ListClients lists the OAuth clients u registered.
+func (a *App) ListClients(ctx context.Context, u storage.User) ([]storage.OAuthClient, error) {
+	return a.store.ListOAuthClients(ctx, u.ID)
+}
+
+// DeleteClient removes u's OAuth client id with its codes and tokens.
+func (a *App) DeleteClient(ctx context.Context, u storage.User, id string) error {
+	return a.store.DeleteOAuthClient(ctx, u.ID, id)
 }

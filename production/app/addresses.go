@@ -1,7 +1,9 @@
-package httpapi
+package app
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"net/url"
@@ -9,7 +11,6 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/production"
-	"github.com/audiopost/audiopost/transport/outbound"
 )
 
 // webhookLookupTimeout bounds the name lookup of a webhook URL when it is
@@ -21,7 +22,7 @@ const webhookLookupTimeout = 3 * time.Second
 // when they are fetched: a webhook to a private or loopback address is a
 // form error when saved, not a failed delivery later. A name that does
 // not resolve now is accepted; the sender checks every address it dials.
-func (s *server) checkWebhookChange(ctx context.Context, before, p *production.Production) error {
+func (a *App) checkWebhookChange(ctx context.Context, before, p *production.Production) error {
 	if p.Webhook == nil || *p.Webhook == "" || (before.Webhook != nil && *before.Webhook == *p.Webhook) {
 		return nil
 	}
@@ -29,9 +30,8 @@ func (s *server) checkWebhookChange(ctx context.Context, before, p *production.P
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
 		return fieldError("webhook", "must be an absolute http or https URL")
 	}
-	cfg := outbound.Config{}
-	if c, ok := s.fetch.(interface{ Config() outbound.Config }); ok {
-		cfg = c.Config()
+	if a.policy == nil {
+		return nil
 	}
 	host := strings.TrimSuffix(u.Hostname(), ".")
 	var addrs []netip.Addr
@@ -42,9 +42,36 @@ func (s *server) checkWebhookChange(ctx context.Context, before, p *production.P
 		defer cancel()
 		addrs, _ = net.DefaultResolver.LookupNetIP(lctx, "ip", host)
 	}
-	for _, a := range addrs {
-		if err := cfg.Check(a.Unmap()); err != nil {
-			return fieldError("webhook", "points to a private, loopback or otherwise forbidden address ("+a.Unmap().String()+")")
+	for _, ad := range addrs {
+		if err := a.policy(ad.Unmap()); err != nil {
+			return fieldError("webhook", "points to a private, loopback or otherwise forbidden address ("+ad.Unmap().String()+")")
+		}
+	}
+	return nil
+}
+
+// checkLiveURL is the default check of the addresses a live stream
+// would reach: every address its host resolves to must pass the address
+// policy. ffmpeg connects by itself, so the check is made when the
+// stream is stored.
+func (a *App) checkLiveURL(ctx context.Context, raw string) error {
+	if a.policy == nil {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return err
+	}
+	host := u.Hostname()
+	var addrs []netip.Addr
+	if ad, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{ad}
+	} else if addrs, err = net.DefaultResolver.LookupNetIP(ctx, "ip", host); err != nil {
+		return fmt.Errorf("cannot resolve %s", host)
+	}
+	for _, ad := range addrs {
+		if err := a.policy(ad); err != nil {
+			return errors.New("this server does not connect to " + ad.String() + ": " + err.Error())
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package httpapi
+package app
 
 import (
 	"context"
@@ -23,8 +23,8 @@ const DecodeCheckTimeout = 60 * time.Second
 // truncated file is refused when it arrives instead of failing at
 // processing: a decoding error, or fewer frames than the header declared,
 // is a form error of field.
-func (s *server) decodeCheck(ctx context.Context, field, key string, info audio.Info) error {
-	rc, _, err := s.blobs.Open(ctx, key)
+func (a *App) decodeCheck(ctx context.Context, field, key string, info audio.Info) error {
+	rc, _, err := a.blobs.Open(ctx, key)
 	if err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func (s *server) decodeCheck(ctx context.Context, field, key string, info audio.
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case dctx.Err() != nil:
-		s.log.InfoContext(ctx, "httpapi: input not fully decoded within the check's time limit; accepted unchecked",
+		a.log.InfoContext(ctx, "app: input not fully decoded within the check's time limit; accepted unchecked",
 			"key", key, "took", time.Since(started).Round(time.Millisecond))
 		return nil
 	}

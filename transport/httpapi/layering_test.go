@@ -1,0 +1,164 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"go/ast"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const (
+	storagePath = "github.com/audiopost/audiopost/storage"
+	// blobPath and sqlstorePath are the adapters of the stores: a
+	// transport gets them as interfaces through its Config, never by name.
+	blobPath     = storagePath + "/blob"
+	sqlstorePath = storagePath + "/sqlstore"
+)
+
+// readPrefixes start the names of the store's methods that only read.
+var readPrefixes = []string{"Get", "List", "Lookup", "Count"}
+
+// storeWrites reports what the package in dir does that belongs to the
+// application layer (production/app): an import of a store adapter, a
+// call (or method value) of a method of storage's interfaces that
+// writes, or any method of the blob store's. Each finding is
+// "file:line: what".
+func storeWrites(t *testing.T, dir string) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []*ast.File
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			files = append(files, f)
+		}
+	}
+	var out []string
+	for _, f := range files {
+		for _, imp := range f.Imports {
+			path := strings.Trim(imp.Path.Value, `"`)
+			if path == blobPath || strings.HasPrefix(path, blobPath+"/") || path == sqlstorePath {
+				out = append(out, fset.Position(imp.Pos()).String()+": imports "+path)
+			}
+		}
+	}
+	info := &types.Info{Selections: map[*ast.SelectorExpr]*types.Selection{}}
+	conf := types.Config{Importer: exportImporter(t, fset, dir), Error: func(error) {}}
+	if _, err := conf.Check("checked", fset, files, info); err != nil {
+		t.Fatalf("type-checking %s: %v", dir, err)
+	}
+	for sel, s := range info.Selections {
+		fn, ok := s.Obj().(*types.Func)
+		if !ok || fn.Pkg() == nil || fn.Pkg().Path() != storagePath {
+			continue
+		}
+		recv := s.Recv()
+		if p, ok := recv.(*types.Pointer); ok {
+			recv = p.Elem()
+		}
+		named, ok := recv.(*types.Named)
+		if !ok || !types.IsInterface(named) {
+			continue // methods of storage's plain types (User.Credits) are no store access
+		}
+		name := fn.Name()
+		blobs := named.Obj().Name() == "Blobs" || named.Obj().Name() == "BlobWriter" || blobMethod(named, name)
+		read := false
+		for _, p := range readPrefixes {
+			read = read || strings.HasPrefix(name, p)
+		}
+		if blobs || !read {
+			out = append(out, fset.Position(sel.Pos()).String()+": "+named.Obj().Name()+"."+name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// blobMethod reports whether name is a method of storage.Blobs reached
+// through another interface type that embeds it.
+func blobMethod(named *types.Named, name string) bool {
+	blobs := named.Obj().Pkg().Scope().Lookup("Blobs")
+	if blobs == nil || named.Obj().Name() == "Blobs" {
+		return false
+	}
+	iface, _ := blobs.Type().Underlying().(*types.Interface)
+	if iface == nil || !types.Implements(named, iface) {
+		return false
+	}
+	for i := range iface.NumMethods() {
+		if iface.Method(i).Name() == name {
+			return true
+		}
+	}
+	return false
+}
+
+// exportImporter imports the packages the package in dir depends on
+// from the compiler's export data, which `go list -export` builds.
+func exportImporter(t *testing.T, fset *token.FileSet, dir string) types.Importer {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", "-export", "-json=ImportPath,Export", ".")
+	cmd.Dir = dir
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	exports := map[string]string{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p struct{ ImportPath, Export string }
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		exports[p.ImportPath] = p.Export
+	}
+	return importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+		f, ok := exports[path]
+		if !ok || f == "" {
+			return nil, os.ErrNotExist
+		}
+		return os.Open(f)
+	})
+}
+
+// TestNoStoreWritesInTransport keeps the HTTP interface an adapter: its
+// handlers decode, call the operations of production/app and encode.
+// Store writes, blob handling and the store adapters belong to the
+// application layer.
+func TestNoStoreWritesInTransport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("type-checks the package from export data (go list -export)")
+	}
+	if got := storeWrites(t, "."); len(got) > 0 {
+		t.Errorf("transport/httpapi does the application layer's work; call production/app instead:\n%s", strings.Join(got, "\n"))
+	}
+	// The check finds what it is for: a handler that writes and stages
+	// a blob itself (testdata/layering).
+	sample := filepath.Join("testdata", "layering")
+	got := strings.Join(storeWrites(t, sample), "\n")
+	for _, want := range []string{"imports " + blobPath, "Store.CreateResource", "Tx.Enqueue", "Blobs.Stat"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the check missed %s in:\n%s", want, got)
+		}
+	}
+	for _, allowed := range []string{"GetUser", "Credits"} {
+		if strings.Contains(got, allowed) {
+			t.Errorf("the check reported the read %s:\n%s", allowed, got)
+		}
+	}
+}
