@@ -15,6 +15,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/production"
@@ -119,7 +120,12 @@ func Process(ctx context.Context, in Input, settings []byte, out engine.OutputWr
 		return nil, formatError(err)
 	}
 	warnIgnored(p)
-	target := p.Algorithms.In(production.ScopeSingletrack).Int("loudnesstarget")
+	// The chart's target is the one the engine ran with.
+	s, err := engine.SettingsOf(p)
+	if err != nil {
+		return nil, err
+	}
+	target := int(math.Round(s.Chain.TargetLUFS))
 	return &Result{Production: p, Files: res.Files, LoudnessChart: res.LoudnessChart, Waveform: res.Waveform, Chart: Legend(target)}, nil
 }
 
