@@ -37,63 +37,15 @@ func (s *server) readJSON(w http.ResponseWriter, r *http.Request) ([]byte, error
 // decodeErr turns a decoding error into the envelope's: field type errors
 // are form errors, anything else a malformed body.
 func decodeErr(err error) error {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
 	var fe production.FieldErrors
 	if errors.As(err, &fe) {
 		return invalid(fe)
 	}
 	return newError(http.StatusBadRequest, CodeMalformedJSON, err.Error())
-}
-
-func (s *server) decodeProductionInput(w http.ResponseWriter, r *http.Request) (*production.Input, error) {
-	body, err := s.readJSON(w, r)
-	if err != nil {
-		return nil, err
-	}
-	in, err := production.DecodeInput(body)
-	if err != nil {
-		return nil, decodeErr(err)
-	}
-	return in, nil
-}
-
-func (s *server) decodePresetInput(w http.ResponseWriter, r *http.Request) (*preset.Input, error) {
-	body, err := s.readJSON(w, r)
-	if err != nil {
-		return nil, err
-	}
-	in, err := preset.DecodeInput(body)
-	if err != nil {
-		return nil, decodeErr(err)
-	}
-	return in, nil
-}
-
-// createProduction: POST /api/productions.json.
-func (s *server) createProduction(w http.ResponseWriter, r *http.Request, u storage.User) error {
-	in, err := s.decodeProductionInput(w, r)
-	if err != nil {
-		return err
-	}
-	p, err := s.app.CreateProduction(r.Context(), u, in)
-	if err != nil {
-		return err
-	}
-	ok(w, s.productionView(p))
-	return nil
-}
-
-// createPreset: POST /api/presets.json.
-func (s *server) createPreset(w http.ResponseWriter, r *http.Request, u storage.User) error {
-	in, err := s.decodePresetInput(w, r)
-	if err != nil {
-		return err
-	}
-	pr, err := s.app.CreatePreset(r.Context(), u, in)
-	if err != nil {
-		return err
-	}
-	ok(w, pr)
-	return nil
 }
 
 // getProduction: GET /api/production/{uuid}.json.
@@ -111,64 +63,6 @@ func (s *server) getProduction(w http.ResponseWriter, r *http.Request, u storage
 		return err
 	}
 	ok(w, v)
-	return nil
-}
-
-// getPreset: GET /api/preset/{uuid}.json.
-func (s *server) getPreset(w http.ResponseWriter, r *http.Request, u storage.User) error {
-	id, okName := jsonName(r, "file")
-	if !okName {
-		return errNotFound
-	}
-	pr, err := s.app.GetPreset(r.Context(), u, id)
-	if err != nil {
-		return err
-	}
-	ok(w, pr)
-	return nil
-}
-
-// updateProduction: POST /api/production/{uuid}.json.
-func (s *server) updateProduction(w http.ResponseWriter, r *http.Request, u storage.User) error {
-	id, okName := jsonName(r, "file")
-	if !okName {
-		return errNotFound
-	}
-	in, err := s.decodeProductionInput(w, r)
-	if err != nil {
-		return err
-	}
-	return s.updateWith(w, r, u, id, in)
-}
-
-func (s *server) updateWith(w http.ResponseWriter, r *http.Request, u storage.User, id string, in *production.Input) error {
-	p, err := s.app.UpdateProduction(r.Context(), u, id, in)
-	if err != nil {
-		return err
-	}
-	ok(w, s.productionView(p))
-	return nil
-}
-
-// updatePreset: POST /api/preset/{uuid}.json.
-func (s *server) updatePreset(w http.ResponseWriter, r *http.Request, u storage.User) error {
-	id, okName := jsonName(r, "file")
-	if !okName {
-		return errNotFound
-	}
-	in, err := s.decodePresetInput(w, r)
-	if err != nil {
-		return err
-	}
-	return s.updatePresetWith(w, r, u, id, in)
-}
-
-func (s *server) updatePresetWith(w http.ResponseWriter, r *http.Request, u storage.User, id string, in *preset.Input) error {
-	pr, err := s.app.UpdatePreset(r.Context(), u, id, in)
-	if err != nil {
-		return err
-	}
-	ok(w, pr)
 	return nil
 }
 
@@ -241,9 +135,11 @@ func (s *server) productionCommand(w http.ResponseWriter, r *http.Request, u sto
 	case !okName:
 		return errNotFound
 	case cmd == "start":
-		return s.start(w, r, u, id)
+		p, err := s.app.StartProduction(r.Context(), u, id)
+		return respond(w, s.productionView, p, err)
 	case cmd == "stop":
-		return s.stop(w, r, u, id)
+		p, err := s.app.StopProduction(r.Context(), u, id)
+		return respond(w, s.productionView, p, err)
 	case cmd == "upload":
 		return s.uploadProduction(w, r, u, id)
 	case !commandFields[cmd]:
@@ -257,7 +153,8 @@ func (s *server) productionCommand(w http.ResponseWriter, r *http.Request, u sto
 	if err != nil {
 		return decodeErr(err)
 	}
-	return s.updateWith(w, r, u, id, in)
+	p, err := s.app.UpdateProduction(r.Context(), u, id, in)
+	return respond(w, s.productionView, p, err)
 }
 
 // presetCommand: POST /api/preset/{uuid}/{cmd}.json.
@@ -280,7 +177,8 @@ func (s *server) presetCommand(w http.ResponseWriter, r *http.Request, u storage
 	if err != nil {
 		return decodeErr(err)
 	}
-	return s.updatePresetWith(w, r, u, id, in)
+	pr, err := s.app.UpdatePreset(r.Context(), u, id, in)
+	return respond(w, same, pr, err)
 }
 
 // deletableLists are the DELETE sub-commands.
@@ -290,34 +188,17 @@ var deletableLists = map[string]production.List{
 	"webhook": app.ListWebhook,
 }
 
-// productionDeleteList: DELETE /api/production/{uuid}/{list}.json.
-func (s *server) productionDeleteList(w http.ResponseWriter, r *http.Request, u storage.User) error {
-	cmd, okName := jsonName(r, "cmd")
-	list, known := deletableLists[cmd]
-	if !okName || !known {
-		return errNotFound
+// clearedList serves DELETE /api/{production,preset}/{uuid}/{list}.json.
+func clearedList[T, V any](clear func(context.Context, storage.User, string, production.List) (T, error), view func(T) V) apiHandler {
+	return func(w http.ResponseWriter, r *http.Request, u storage.User) error {
+		cmd, okName := jsonName(r, "cmd")
+		list, known := deletableLists[cmd]
+		if !okName || !known {
+			return errNotFound
+		}
+		v, err := clear(r.Context(), u, r.PathValue("uuid"), list)
+		return respond(w, view, v, err)
 	}
-	p, err := s.app.ClearProductionList(r.Context(), u, r.PathValue("uuid"), list)
-	if err != nil {
-		return err
-	}
-	ok(w, s.productionView(p))
-	return nil
-}
-
-// presetDeleteList: DELETE /api/preset/{uuid}/{list}.json.
-func (s *server) presetDeleteList(w http.ResponseWriter, r *http.Request, u storage.User) error {
-	cmd, okName := jsonName(r, "cmd")
-	list, known := deletableLists[cmd]
-	if !okName || !known {
-		return errNotFound
-	}
-	pr, err := s.app.ClearPresetList(r.Context(), u, r.PathValue("uuid"), list)
-	if err != nil {
-		return err
-	}
-	ok(w, pr)
-	return nil
 }
 
 // productionQuery: GET /api/production/{uuid}/status.json.
@@ -331,26 +212,6 @@ func (s *server) productionQuery(w http.ResponseWriter, r *http.Request, u stora
 		return err
 	}
 	ok(w, map[string]any{"uuid": pg.UUID, "status": pg.Status, "status_string": pg.Status.String(), "progress": pg.Percent})
-	return nil
-}
-
-// start: POST /api/production/{uuid}/start.json (see App.StartProduction).
-func (s *server) start(w http.ResponseWriter, r *http.Request, u storage.User, id string) error {
-	p, err := s.app.StartProduction(r.Context(), u, id)
-	if err != nil {
-		return err
-	}
-	ok(w, s.productionView(p))
-	return nil
-}
-
-// stop: POST /api/production/{uuid}/stop.json (see App.StopProduction).
-func (s *server) stop(w http.ResponseWriter, r *http.Request, u storage.User, id string) error {
-	p, err := s.app.StopProduction(r.Context(), u, id)
-	if err != nil {
-		return err
-	}
-	ok(w, s.productionView(p))
 	return nil
 }
 
@@ -396,56 +257,6 @@ func parseList(r *http.Request) (listParams, error) {
 func isTrue(v string) bool {
 	b, err := strconv.ParseBool(v)
 	return err == nil && b
-}
-
-// listProductions: GET /api/productions.json.
-func (s *server) listProductions(w http.ResponseWriter, r *http.Request, u storage.User) error {
-	lp, err := parseList(r)
-	if err != nil {
-		return err
-	}
-	ps, err := s.app.ListProductions(r.Context(), u, lp.limit, lp.offset)
-	if err != nil {
-		return err
-	}
-	out := make([]any, 0, len(ps))
-	for _, p := range ps {
-		switch {
-		case lp.uuidsOnly:
-			out = append(out, p.UUID)
-		case lp.minimal:
-			out = append(out, s.minimalProduction(p))
-		default:
-			out = append(out, s.productionView(p))
-		}
-	}
-	ok(w, out)
-	return nil
-}
-
-// listPresets: GET /api/presets.json.
-func (s *server) listPresets(w http.ResponseWriter, r *http.Request, u storage.User) error {
-	lp, err := parseList(r)
-	if err != nil {
-		return err
-	}
-	prs, err := s.app.ListPresets(r.Context(), u, lp.limit, lp.offset)
-	if err != nil {
-		return err
-	}
-	out := make([]any, 0, len(prs))
-	for _, pr := range prs {
-		switch {
-		case lp.uuidsOnly:
-			out = append(out, pr.UUID)
-		case lp.minimal:
-			out = append(out, minimalPresetOf(pr))
-		default:
-			out = append(out, pr)
-		}
-	}
-	ok(w, out)
-	return nil
 }
 
 // contentTypeIs reports whether the request's media type is one of want.

@@ -20,64 +20,19 @@ import (
 //	GET    /api/livestream/{uuid}/status.json the stream with its latest figures
 
 func (s *server) liveRoutes(handle func(string, methods)) {
-	handle("/api/livestreams.json", methods{"GET": s.listLiveStreams, "POST": s.createLiveStream})
-	handle("/api/livestream/{file}", methods{"GET": s.getLiveStream, "DELETE": s.deleteLiveStream})
+	handle("/api/livestreams.json", methods{"GET": listed(s.app.ListLiveStreams, same, nil, nil),
+		"POST": created(s, decodeLiveStream, s.app.CreateLiveStream, same)})
+	handle("/api/livestream/{file}", methods{"GET": named(s.app.GetLiveStream, same), "DELETE": deleted(s.app.DeleteLiveStream)})
 	handle("/api/livestream/{uuid}/{cmd}", methods{"GET": s.liveStreamQuery, "POST": s.liveStreamCommand})
 }
 
-func (s *server) listLiveStreams(w http.ResponseWriter, r *http.Request, u storage.User) error {
-	lp, err := parseList(r)
-	if err != nil {
-		return err
-	}
-	list, err := s.app.ListLiveStreams(r.Context(), u, lp.limit, lp.offset)
-	if err != nil {
-		return err
-	}
-	ok(w, list)
-	return nil
-}
-
-func (s *server) createLiveStream(w http.ResponseWriter, r *http.Request, u storage.User) error {
-	body, err := s.readJSON(w, r)
-	if err != nil {
-		return err
-	}
+// decodeLiveStream reads a live stream creation request.
+func decodeLiveStream(body []byte) (livestream.Input, error) {
 	var in livestream.Input
 	if err := json.Unmarshal(body, &in); err != nil {
-		return newError(http.StatusBadRequest, CodeMalformedJSON, "the body is not a live stream: "+err.Error())
+		return in, newError(http.StatusBadRequest, CodeMalformedJSON, "the body is not a live stream: "+err.Error())
 	}
-	ls, err := s.app.CreateLiveStream(r.Context(), u, in)
-	if err != nil {
-		return err
-	}
-	ok(w, ls)
-	return nil
-}
-
-func (s *server) getLiveStream(w http.ResponseWriter, r *http.Request, u storage.User) error {
-	id, okName := jsonName(r, "file")
-	if !okName {
-		return errNotFound
-	}
-	ls, err := s.app.GetLiveStream(r.Context(), u, id)
-	if err != nil {
-		return err
-	}
-	ok(w, ls)
-	return nil
-}
-
-func (s *server) deleteLiveStream(w http.ResponseWriter, r *http.Request, u storage.User) error {
-	id, okName := jsonName(r, "file")
-	if !okName {
-		return errNotFound
-	}
-	if err := s.app.DeleteLiveStream(r.Context(), u, id); err != nil {
-		return err
-	}
-	ok(w, map[string]string{"uuid": id})
-	return nil
+	return in, nil
 }
 
 func (s *server) liveStreamQuery(w http.ResponseWriter, r *http.Request, u storage.User) error {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/audiopost/audiopost/preset"
+	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/transport/auth"
 )
@@ -38,25 +40,37 @@ func (s *server) routes() http.Handler {
 		})
 	}
 
-	// Collections.
-	handle("/api/productions.json", methods{"GET": s.listProductions, "POST": s.createProduction})
-	handle("/api/presets.json", methods{"GET": s.listPresets, "POST": s.createPreset})
+	// Collections (adapt.go has the shapes of the handlers).
+	productionUUID := func(p *production.Production) string { return p.UUID }
+	presetUUID := func(pr *preset.Preset) string { return pr.UUID }
+	handle("/api/productions.json", methods{
+		"GET":  listed(s.app.ListProductions, s.productionView, productionUUID, func(p *production.Production) any { return s.minimalProduction(p) }),
+		"POST": created(s, production.DecodeInput, s.app.CreateProduction, s.productionView)})
+	handle("/api/presets.json", methods{
+		"GET":  listed(s.app.ListPresets, same, presetUUID, func(pr *preset.Preset) any { return minimalPresetOf(pr) }),
+		"POST": created(s, preset.DecodeInput, s.app.CreatePreset, same)})
 	handle("/api/simple/productions.json", methods{"POST": s.simpleCreate})
 
 	// One resource: {uuid}.json. ServeMux wildcards are whole segments, so
 	// the handlers strip the .json suffix themselves.
-	handle("/api/production/{file}", methods{"GET": s.getProduction, "POST": s.updateProduction, "DELETE": s.deleteResource(storage.KindProduction)})
-	handle("/api/preset/{file}", methods{"GET": s.getPreset, "POST": s.updatePreset, "DELETE": s.deleteResource(storage.KindPreset)})
+	handle("/api/production/{file}", methods{"GET": s.getProduction,
+		"POST": changed(s, production.DecodeInput, s.app.UpdateProduction, s.productionView), "DELETE": s.deleteResource(storage.KindProduction)})
+	handle("/api/preset/{file}", methods{"GET": named(s.app.GetPreset, same),
+		"POST": changed(s, preset.DecodeInput, s.app.UpdatePreset, same), "DELETE": s.deleteResource(storage.KindPreset)})
 	// Sub-commands: {uuid}/{command}.json.
-	handle("/api/production/{uuid}/{cmd}", methods{"GET": s.productionQuery, "POST": s.productionCommand, "DELETE": s.productionDeleteList})
-	handle("/api/preset/{uuid}/{cmd}", methods{"POST": s.presetCommand, "DELETE": s.presetDeleteList})
+	handle("/api/production/{uuid}/{cmd}", methods{"GET": s.productionQuery, "POST": s.productionCommand,
+		"DELETE": clearedList(s.app.ClearProductionList, s.productionView)})
+	handle("/api/preset/{uuid}/{cmd}", methods{"POST": s.presetCommand, "DELETE": clearedList(s.app.ClearPresetList, same)})
 
 	// Live streams (live.go).
 	s.liveRoutes(handle)
 
 	// Services, info, user.
-	handle("/api/services.json", methods{"GET": s.listServices, "POST": s.createService})
-	handle("/api/service/{file}", methods{"GET": s.getService, "POST": s.updateService, "DELETE": s.deleteService})
+	handle("/api/services.json", methods{"GET": s.listServices, "POST": created(s, decodeServiceInput, s.app.CreateService, serviceJSON)})
+	// A delete leaves the productions and presets that name the service
+	// their reference; their transfers to it fail with "the service no
+	// longer exists".
+	handle("/api/service/{file}", methods{"GET": named(s.app.GetService, serviceJSON), "POST": s.updateService, "DELETE": deleted(s.app.DeleteService)})
 	handle("/api/service/{uuid}/{cmd}", methods{"GET": s.serviceLs, "POST": s.serviceCommand})
 	handle("/api/info.json", methods{"GET": s.info})
 	handle("/api/info/{what}", methods{"GET": s.infoOne})

@@ -104,38 +104,6 @@ func parseBool(s string, v *bool) bool {
 	return true
 }
 
-// createService: POST /api/services.json.
-func (s *server) createService(w http.ResponseWriter, r *http.Request, u storage.User) error {
-	body, err := s.readJSON(w, r)
-	if err != nil {
-		return err
-	}
-	in, err := decodeServiceInput(body)
-	if err != nil {
-		return err
-	}
-	svc, err := s.app.CreateService(r.Context(), u, in)
-	if err != nil {
-		return err
-	}
-	ok(w, serviceJSON(svc))
-	return nil
-}
-
-// getService: GET /api/service/{uuid}.json.
-func (s *server) getService(w http.ResponseWriter, r *http.Request, u storage.User) error {
-	id, okName := jsonName(r, "file")
-	if !okName {
-		return errNotFound
-	}
-	svc, err := s.app.GetService(r.Context(), u, id)
-	if err != nil {
-		return err
-	}
-	ok(w, serviceJSON(svc))
-	return nil
-}
-
 // updateService: POST /api/service/{uuid}.json.
 func (s *server) updateService(w http.ResponseWriter, r *http.Request, u storage.User) error {
 	id, okName := jsonName(r, "file")
@@ -159,21 +127,6 @@ func (s *server) updateService(w http.ResponseWriter, r *http.Request, u storage
 		return err
 	}
 	ok(w, serviceJSON(svc))
-	return nil
-}
-
-// deleteService: DELETE /api/service/{uuid}.json. Productions and presets
-// that name the service keep the reference; their transfers to it fail
-// with "the service no longer exists".
-func (s *server) deleteService(w http.ResponseWriter, r *http.Request, u storage.User) error {
-	id, okName := jsonName(r, "file")
-	if !okName {
-		return errNotFound
-	}
-	if err := s.app.DeleteService(r.Context(), u, id); err != nil {
-		return err
-	}
-	ok(w, map[string]string{"uuid": id})
 	return nil
 }
 
