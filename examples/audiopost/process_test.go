@@ -17,6 +17,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/id3"
 	"github.com/audiopost/audiopost/internal/need"
+	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -39,21 +40,7 @@ func writeTestWAV(t *testing.T, path string) {
 		v := env * (0.05*math.Sin(2*math.Pi*220*tt) + 0.02*math.Sin(2*math.Pi*660*tt) + 0.01*nz)
 		b[0][i], b[1][i] = v, v
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	enc, err := audio.NewEncoder(context.Background(), "wav", f, audio.Format{SampleRate: fs, Channels: 2}, audio.EncodeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := audio.Copy(context.Background(), enc, audio.NewBufferSource(b, fs)); err != nil {
-		t.Fatal(err)
-	}
-	if err := enc.Close(); err != nil {
-		t.Fatal(err)
-	}
+	testaudio.WriteWAV(t, path, b, fs)
 }
 
 func TestProcessWAVToFLAC(t *testing.T) {

@@ -32,7 +32,7 @@ func TestRunnerChapterImages(t *testing.T) {
 	// The uuid is known only once stored, so the image URL is set after.
 	uuid, _ := e.addProduction(`{"input_file": "https://example.org/in.wav", "output_basename": "out",
 		"chapters": [{"start": "00:00:00", "title": "One"}, {"start": "00:00:01", "title": "Two", "url": "https://example.org/two"}],
-		"output_files": [{"format": "mp3"}]}`, wavBytes(t, testaudio.SpeechLike(rate, 2, 0.05), rate))
+		"output_files": [{"format": "mp3"}]}`, testaudio.EncodeWAV(t, testaudio.SpeechLike(rate, 2, 0.05), rate, 16))
 	res, err := e.store.GetResource(ctx, e.user.ID, storage.KindProduction, uuid)
 	if err != nil {
 		t.Fatal(err)

@@ -42,7 +42,7 @@ func (e *runnerEnv) expire(worker string) {
 // webhook), instead of being processed (and taking workers down) again.
 func TestRunnerGivesUpAfterTwoCrashes(t *testing.T) {
 	const rate = 44100
-	input := wavBytes(t, testaudio.SpeechLike(rate, 1, 0.05), rate)
+	input := testaudio.EncodeWAV(t, testaudio.SpeechLike(rate, 1, 0.05), rate, 16)
 	for _, crashes := range []int{1, 2} {
 		e := newRunnerEnv(t, time.Hour)
 		uuid, job := e.addProduction(wavRequest, input)
@@ -86,7 +86,7 @@ func TestRunnerGivesUpAfterTwoCrashes(t *testing.T) {
 // is sent.
 func TestRunnerStopWhileNoWorker(t *testing.T) {
 	const rate = 44100
-	input := wavBytes(t, testaudio.SpeechLike(rate, 1, 0.05), rate)
+	input := testaudio.EncodeWAV(t, testaudio.SpeechLike(rate, 1, 0.05), rate, 16)
 
 	t.Run("lease run out", func(t *testing.T) {
 		e := newRunnerEnv(t, time.Hour)

@@ -60,7 +60,7 @@ func TestRunnerOnProcessed(t *testing.T) {
 	const rate = 44100
 	t.Run("done", func(t *testing.T) {
 		e := newRunnerEnv(t, time.Hour)
-		e.addProduction(wavRequest, wavBytes(t, testaudio.SpeechLike(rate, 2, 0.05), rate))
+		e.addProduction(wavRequest, testaudio.EncodeWAV(t, testaudio.SpeechLike(rate, 2, 0.05), rate, 16))
 		var rec processedRecorder
 		r := e.runner(rec.config(runner.Config{}))
 		if ran, err := r.RunOnce(context.Background(), "w1"); !ran || err != nil {
@@ -85,7 +85,7 @@ func TestRunnerOnProcessed(t *testing.T) {
 	})
 	t.Run("refused before processing", func(t *testing.T) {
 		e := newRunnerEnv(t, time.Second)
-		e.addProduction(wavRequest, wavBytes(t, testaudio.SpeechLike(rate, 2, 0.05), rate))
+		e.addProduction(wavRequest, testaudio.EncodeWAV(t, testaudio.SpeechLike(rate, 2, 0.05), rate, 16))
 		var rec processedRecorder
 		r := e.runner(rec.config(runner.Config{}))
 		if _, err := r.RunOnce(context.Background(), "w1"); err != nil {
@@ -97,7 +97,7 @@ func TestRunnerOnProcessed(t *testing.T) {
 	})
 	t.Run("shutdown", func(t *testing.T) {
 		e := newRunnerEnv(t, time.Hour)
-		e.addProduction(wavRequest, wavBytes(t, testaudio.SpeechLike(rate, 2, 0.05), rate))
+		e.addProduction(wavRequest, testaudio.EncodeWAV(t, testaudio.SpeechLike(rate, 2, 0.05), rate, 16))
 		var rec processedRecorder
 		proc := newBlockingProcessor()
 		r := e.runner(rec.config(runner.Config{PollInterval: 10 * time.Millisecond, Engine: &engine.Engine{Processor: proc}}))

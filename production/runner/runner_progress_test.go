@@ -61,7 +61,7 @@ func (t progressTx) SetProgress(ctx context.Context, owner, uuid string, pct int
 func TestRunnerProgress(t *testing.T) {
 	e := newRunnerEnv(t, time.Hour)
 	const rate = 44100
-	uuid, _ := e.addProduction(wavRequest, wavBytes(t, testaudio.SpeechLike(rate, 5, 0.05), rate))
+	uuid, _ := e.addProduction(wavRequest, testaudio.EncodeWAV(t, testaudio.SpeechLike(rate, 5, 0.05), rate, 16))
 	// A clock that moves 200 ms each time it is read stands for a run
 	// long enough to report in between.
 	var mu sync.Mutex

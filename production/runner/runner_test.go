@@ -186,16 +186,6 @@ func (e *runnerEnv) runner(cfg runner.Config) *runner.Runner {
 	return r
 }
 
-func wavBytes(t testing.TB, b audio.Buffer, rate int) []byte {
-	path := filepath.Join(t.TempDir(), "in.wav")
-	testaudio.WriteWAV(t, path, b, rate)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
-
 const wavRequest = `{"input_file": "https://example.org/in.wav", "output_basename": "out", "webhook": "http://example.invalid/hook",
 	"algorithms": {"loudnesstarget": -16}, "output_files": [{"format": "wav"}]}`
 
@@ -227,7 +217,7 @@ func (e *runnerEnv) decodeOutput(p *production.Production) (int64, float64) {
 func TestRunnerProcessesAndCharges(t *testing.T) {
 	e := newRunnerEnv(t, time.Hour)
 	const rate = 44100
-	uuid, job := e.addProduction(wavRequest, wavBytes(t, testaudio.SpeechLike(rate, 3, 0.05), rate))
+	uuid, job := e.addProduction(wavRequest, testaudio.EncodeWAV(t, testaudio.SpeechLike(rate, 3, 0.05), rate, 16))
 	r := e.runner(runner.Config{})
 	ran, err := r.RunOnce(context.Background(), "w1")
 	if err != nil || !ran {
@@ -315,7 +305,7 @@ func TestRunnerCorruptInputIsNotRetried(t *testing.T) {
 func TestRunnerInsufficientCredits(t *testing.T) {
 	e := newRunnerEnv(t, 2*time.Second)
 	const rate = 44100
-	uuid, job := e.addProduction(wavRequest, wavBytes(t, testaudio.SpeechLike(rate, 3, 0.05), rate))
+	uuid, job := e.addProduction(wavRequest, testaudio.EncodeWAV(t, testaudio.SpeechLike(rate, 3, 0.05), rate, 16))
 	r := e.runner(runner.Config{})
 	if _, err := r.RunOnce(context.Background(), "w1"); err != nil {
 		t.Fatal(err)
@@ -389,7 +379,7 @@ func (b blockingProcessor) wait(t *testing.T) {
 func TestRunnerStop(t *testing.T) {
 	e := newRunnerEnv(t, time.Hour)
 	const rate = 44100
-	uuid, job := e.addProduction(wavRequest, wavBytes(t, testaudio.SpeechLike(rate, 2, 0.05), rate))
+	uuid, job := e.addProduction(wavRequest, testaudio.EncodeWAV(t, testaudio.SpeechLike(rate, 2, 0.05), rate, 16))
 	var finished atomic.Int32
 	proc := newBlockingProcessor()
 	r := e.runner(runner.Config{Lease: time.Second, Heartbeat: 20 * time.Millisecond, Engine: &engine.Engine{Processor: proc},
@@ -435,7 +425,7 @@ func TestRunnerStopAtOnce(t *testing.T) {
 	const maxStopLatency = 2 * time.Second
 	e := newRunnerEnv(t, time.Hour)
 	const rate = 44100
-	uuid, _ := e.addProduction(wavRequest, wavBytes(t, testaudio.SpeechLike(rate, 2, 0.05), rate))
+	uuid, _ := e.addProduction(wavRequest, testaudio.EncodeWAV(t, testaudio.SpeechLike(rate, 2, 0.05), rate, 16))
 	proc := newBlockingProcessor()
 	r := e.runner(runner.Config{Engine: &engine.Engine{Processor: proc}})
 	defer e.store.Subscribe(sqlstore.TopicCanceled, r.CheckLeases)()
@@ -472,7 +462,7 @@ func (s *stealingStore) Heartbeat(ctx context.Context, l storage.Lease, d time.D
 func TestRunnerLeaseLostCancelsRun(t *testing.T) {
 	e := newRunnerEnv(t, time.Hour)
 	const rate = 44100
-	uuid, job := e.addProduction(wavRequest, wavBytes(t, testaudio.SpeechLike(rate, 2, 0.05), rate))
+	uuid, job := e.addProduction(wavRequest, testaudio.EncodeWAV(t, testaudio.SpeechLike(rate, 2, 0.05), rate, 16))
 	st := &stealingStore{Store: e.store}
 	var finished atomic.Int32
 	// The processing blocks until the lost lease cancels it.
@@ -513,7 +503,7 @@ func TestRunnerLeaseLostCancelsRun(t *testing.T) {
 func TestRunnerShutdownReleases(t *testing.T) {
 	e := newRunnerEnv(t, time.Hour)
 	const rate = 44100
-	uuid, job := e.addProduction(wavRequest, wavBytes(t, testaudio.SpeechLike(rate, 2, 0.05), rate))
+	uuid, job := e.addProduction(wavRequest, testaudio.EncodeWAV(t, testaudio.SpeechLike(rate, 2, 0.05), rate, 16))
 	proc := newBlockingProcessor()
 	r := e.runner(runner.Config{PollInterval: 10 * time.Millisecond, Engine: &engine.Engine{Processor: proc}})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -567,7 +557,7 @@ func TestRunnerCrash(t *testing.T) {
 	)
 	for i := range n {
 		secs := 2 + float64(i%3)*0.5
-		uuid, job := e.addProduction(wavRequest, wavBytes(t, testaudio.SpeechLike(rate, secs, 0.02+0.005*float64(i%4)), rate))
+		uuid, job := e.addProduction(wavRequest, testaudio.EncodeWAV(t, testaudio.SpeechLike(rate, secs, 0.02+0.005*float64(i%4)), rate, 16))
 		uuids = append(uuids, uuid)
 		jobs = append(jobs, job.ID)
 	}

@@ -43,7 +43,7 @@ func TestRunnerOutgoingTransfers(t *testing.T) {
 		"output_files": [{"format": "wav"}, {"format": "flac", "outgoing_services": [%q]}]}`,
 		sftpSvc.UUID, davSvc.UUID, badSvc.UUID, sftpSvc.UUID)
 	const rate = 44100
-	uuid, _ := e.addProduction(req, wavBytes(t, testaudio.SpeechLike(rate, 2, 0.05), rate))
+	uuid, _ := e.addProduction(req, testaudio.EncodeWAV(t, testaudio.SpeechLike(rate, 2, 0.05), rate, 16))
 	r := e.runner(runner.Config{Transfer: transfer.Options{}})
 	if ran, err := r.RunOnce(ctx, "w1"); err != nil || !ran {
 		t.Fatalf("RunOnce = %v, %v", ran, err)
