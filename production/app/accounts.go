@@ -214,3 +214,11 @@ func (a *App) ListClients(ctx context.Context, u storage.User) ([]storage.OAuthC
 func (a *App) DeleteClient(ctx context.Context, u storage.User, id string) error {
 	return a.store.DeleteOAuthClient(ctx, u.ID, id)
 }
+
+// LogOutEverywhere ends every browser session of u and revokes its OAuth
+// access tokens (storage.Sessions.EndSessions); its API keys stay, as
+// credentials u revokes one by one.
+func (a *App) LogOutEverywhere(ctx context.Context, u storage.User) error {
+	_, err := a.store.EndSessions(ctx, u.ID)
+	return err
+}

@@ -256,3 +256,33 @@ func TestTakeRequest(t *testing.T) {
 }
 
 func presetInput(body string) (*preset.Input, error) { return preset.DecodeInput([]byte(body)) }
+
+// TestLogOutEverywhere: every session of the user ends, another user's
+// stays, and the user's API keys still open the API.
+func TestLogOutEverywhere(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	now := time.Now()
+	for _, u := range []storage.User{e.ann, e.bob} {
+		s := &storage.Session{Hash: storage.HashToken("session of " + u.Username), User: u.ID, CSRF: "csrf", CredentialVersion: u.CredentialVersion, Expires: now.Add(time.Hour)}
+		if err := e.store.CreateSession(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, key, err := e.app.CreateAPIKey(ctx, e.ann, "laptop", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.app.LogOutEverywhere(ctx, e.ann); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.LookupSession(ctx, storage.HashToken("session of ann"), now); err == nil {
+		t.Error("ann's session is still accepted")
+	}
+	if _, err := e.store.LookupSession(ctx, storage.HashToken("session of bob"), now); err != nil {
+		t.Errorf("bob's session ended with ann's: %v", err)
+	}
+	if _, err := e.store.LookupAPIKey(ctx, storage.HashToken(key), now); err != nil {
+		t.Errorf("ann's API key no longer opens the API: %v", err)
+	}
+}

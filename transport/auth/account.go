@@ -289,7 +289,7 @@ func (s *Server) accountAction(w http.ResponseWriter, r *http.Request, path stri
 	case "/logout-everywhere/":
 		// Every session (this one too) and OAuth token of the user ends;
 		// API keys stay, they are revoked one by one above.
-		if _, err := s.store.EndSessions(ctx, u.ID); err != nil {
+		if err := s.accounts.LogOutEverywhere(ctx, u); err != nil {
 			d.Error, status = s.formError(r, err)
 			break
 		}
