@@ -188,7 +188,10 @@ type Profile struct {
 	// SpeechDB is the RMS level of the passages with voice in dBFS.
 	SpeechDB float64
 	// SNRDB is the speech-to-noise ratio: SpeechDB less the noise power,
-	// over NoiseDB.
+	// over NoiseDB. It is +Inf when a tenth or more of the recording is
+	// digital silence (its pauses hold no noise; NoiseDB is then -Inf),
+	// and NaN when nothing stands out of the noise (a recording all at
+	// one level).
 	SNRDB float64
 	// FromVAD reports that the noise came from the blocks the VAD mask
 	// marks as free of voice, not from the Analyzer's own estimate.
@@ -239,6 +242,20 @@ func (a *Analyzer) Finish() *Profile {
 	if h.n == 0 {
 		return p
 	}
+	if a.silent > 0 && float64(a.silent) >= silentShare*float64(a.silent+a.hist[0].n) {
+		// The pauses are digital silence: the recording has no noise
+		// floor to reduce, and the quietest frames that are not silent
+		// are the ends of words and the tails of the room, which the
+		// estimate below would take for noise 20 or 30 dB under the
+		// speech.
+		var sp float64
+		for r := range rows {
+			sp += a.hist[0].pow[r]
+		}
+		p.SpeechDB = 10 * math.Log10(sp/float64(a.hist[0].n))
+		p.SNRDB = math.Inf(1)
+		return p
+	}
 	var pow float64
 	cnt := 0
 	for r := 0; r <= min(hi, rows-1); r++ {
@@ -267,6 +284,7 @@ func (a *Analyzer) Finish() *Profile {
 			spN += a.hist[0].cnt[r]
 		}
 	}
+	p.SNRDB = math.NaN() // nothing louder than the noise: unknown
 	if spN > 0 {
 		s := sp / float64(spN)
 		p.SpeechDB = 10 * math.Log10(s)
@@ -274,6 +292,11 @@ func (a *Analyzer) Finish() *Profile {
 	}
 	return p
 }
+
+// silentShare is the share of the analysed frames that, when they are
+// digital silence, makes the pauses of a recording silent rather than
+// noisy.
+const silentShare = 0.1
 
 // percentileRow returns the histogram row below which fraction q of the
 // frames lie.
