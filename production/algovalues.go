@@ -254,7 +254,7 @@ func validateAlgorithms(v AlgorithmValues, scope Scope, path string, errs FieldE
 		}
 	}
 	if segs, ok := v["segments"].([]Segment); ok && scope == ScopeSingletrack {
-		validateSegments(segs, joinPath(path, "segments"), errs)
+		validateSegments(segs, v.In(scope).String("denoisemethod"), joinPath(path, "segments"), errs)
 	}
 }
 
@@ -301,7 +301,13 @@ func scopeMessage(key string, scope Scope) string {
 
 const segmentEpsilon = 1e-6
 
-func validateSegments(segs []Segment, path string, errs FieldErrors) {
+// validateSegments checks the segments of a production whose
+// denoisemethod is method. A segment's reverb and breath reduction follow
+// the rules of the production's (a "speech" segment runs the production's
+// method, static where that is classic; an unnamed one the production's
+// method itself), so a combination that reduces nothing is an error here
+// as it is there.
+func validateSegments(segs []Segment, method, path string, errs FieldErrors) {
 	den, _ := LookupAlgorithm("denoiseamount", ScopeSingletrack)
 	dev, _ := LookupAlgorithm("deverbamount", ScopeSingletrack)
 	deb, _ := LookupAlgorithm("debreathamount", ScopeSingletrack)
@@ -329,8 +335,13 @@ func validateSegments(segs []Segment, path string, errs FieldErrors) {
 		if s.DenoiseAmount != nil && !den.Allowed(*s.DenoiseAmount) {
 			errs.Addf(p+".denoiseamount", "%d is not allowed; choose one of %s", *s.DenoiseAmount, den.optionList())
 		}
-		if s.DeverbAmount != nil && !dev.Allowed(*s.DeverbAmount) {
-			errs.Addf(p+".deverbamount", "%d is not allowed; choose one of %s", *s.DeverbAmount, dev.optionList())
+		if s.DeverbAmount != nil {
+			switch {
+			case !dev.Allowed(*s.DeverbAmount):
+				errs.Addf(p+".deverbamount", "%d is not allowed; choose one of %s", *s.DeverbAmount, dev.optionList())
+			case *s.DeverbAmount > 0 && s.DenoiseMethod != "speech" && (s.DenoiseMethod != "" || method == "classic"):
+				errs.Add(p+".deverbamount", "needs segment denoisemethod speech, or none with denoisemethod static, dynamic or speech_isolation")
+			}
 		}
 		if s.DebreathAmount != nil {
 			switch {
@@ -338,6 +349,8 @@ func validateSegments(segs []Segment, path string, errs FieldErrors) {
 				errs.Addf(p+".debreathamount", "%d is not allowed; choose one of %s", *s.DebreathAmount, deb.optionList())
 			case *s.DebreathAmount != -1 && s.DenoiseMethod != "speech":
 				errs.Add(p+".debreathamount", "needs segment denoisemethod speech")
+			case *s.DebreathAmount != -1 && method != "dynamic" && method != "speech_isolation":
+				errs.Add(p+".debreathamount", "needs denoisemethod dynamic or speech_isolation: a speech segment runs the production's method")
 			}
 		}
 		if s.FilterMethod != "" && !fm.Allowed(s.FilterMethod) {

@@ -88,13 +88,14 @@ func (p *Production) ResetWarnings(at Status) {
 	p.RefreshPendingWarning(at)
 }
 
-// RefreshPendingWarning replaces the part of the warning message that
-// names pending settings with what p asks for now: a setting removed
+// RefreshPendingWarning replaces the parts of the warning message that
+// name pending settings and settings without effect
+// (SettingsWithoutEffect) with what p asks for now: a setting removed
 // stops being warned about, one added starts.
 func (p *Production) RefreshPendingWarning(at Status) {
 	var keep []string
 	for _, part := range strings.Split(p.WarningMessage, "; ") {
-		if part != "" && !strings.HasPrefix(part, pendingPrefix) {
+		if part != "" && !strings.HasPrefix(part, pendingPrefix) && !strings.HasPrefix(part, noEffectPrefix) {
 			keep = append(keep, part)
 		}
 	}
@@ -104,4 +105,5 @@ func (p *Production) RefreshPendingWarning(at Status) {
 		p.WarningMessage = strings.Join(keep, "; ")
 	}
 	p.AddWarning(at, p.PendingWarning())
+	p.AddWarning(at, p.noEffectWarning())
 }

@@ -178,7 +178,7 @@ func TestValidationRules(t *testing.T) {
 		{"track key on single track", `{"algorithms":{"backforeground":"ducking"}}`, "algorithms.backforeground", "multitrack algorithm"},
 
 		// Segments.
-		{"segments ok", `{"algorithms":{"denoise":true,"segments":[{"start":0,"stop":10,"denoisemethod":"speech","debreathamount":6},{"start":10,"stop":20.5,"denoisemethod":"music","denoiseamount":12,"filtermethod":"hipfilter"},{"start":20.5,"stop":30,"denoisemethod":"off"}]}}`, "", ""},
+		{"segments ok", `{"algorithms":{"denoise":true,"denoisemethod":"dynamic","segments":[{"start":0,"stop":10,"denoisemethod":"speech","debreathamount":6},{"start":10,"stop":20.5,"denoisemethod":"music","denoiseamount":12,"filtermethod":"hipfilter"},{"start":20.5,"stop":30,"denoisemethod":"off"}]}}`, "", ""},
 		{"segments gap", `{"algorithms":{"segments":[{"start":0,"stop":10},{"start":11,"stop":20}]}}`, "algorithms.segments.1.start", "contiguous"},
 		{"segments overlap", `{"algorithms":{"segments":[{"start":0,"stop":10},{"start":9,"stop":20}]}}`, "algorithms.segments.1.start", "contiguous"},
 		{"segment start after stop", `{"algorithms":{"segments":[{"start":5,"stop":5}]}}`, "algorithms.segments.0.stop", "greater than start"},
@@ -191,6 +191,11 @@ func TestValidationRules(t *testing.T) {
 		{"segment amount", `{"algorithms":{"segments":[{"start":0,"stop":5,"denoiseamount":7}]}}`, "algorithms.segments.0.denoiseamount", ""},
 		{"segment deverb", `{"algorithms":{"segments":[{"start":0,"stop":5,"deverbamount":7}]}}`, "algorithms.segments.0.deverbamount", ""},
 		{"segment debreath speech only", `{"algorithms":{"segments":[{"start":0,"stop":5,"denoisemethod":"music","debreathamount":6}]}}`, "algorithms.segments.0.debreathamount", "speech"},
+		{"segment debreath needs the production's method", `{"algorithms":{"denoise":true,"denoisemethod":"static","segments":[{"start":0,"stop":5,"denoisemethod":"speech","debreathamount":6}]}}`, "algorithms.segments.0.debreathamount", "dynamic or speech_isolation"},
+		{"segment deverb on music", `{"algorithms":{"denoise":true,"denoisemethod":"static","segments":[{"start":0,"stop":5,"denoisemethod":"music","deverbamount":6}]}}`, "algorithms.segments.0.deverbamount", "speech"},
+		{"segment deverb under classic", `{"algorithms":{"denoise":true,"segments":[{"start":0,"stop":5,"deverbamount":6}]}}`, "algorithms.segments.0.deverbamount", "speech"},
+		{"segment deverb speech under classic", `{"algorithms":{"denoise":true,"segments":[{"start":0,"stop":5,"denoisemethod":"speech","deverbamount":6}]}}`, "", ""},
+		{"segment deverb off on music", `{"algorithms":{"denoise":true,"segments":[{"start":0,"stop":5,"denoisemethod":"music","deverbamount":-1}]}}`, "", ""},
 		{"segment filtermethod", `{"algorithms":{"segments":[{"start":0,"stop":5,"filtermethod":"x"}]}}`, "algorithms.segments.0.filtermethod", ""},
 		{"segment type", `{"algorithms":{"segments":[{"start":"a","stop":5}]}}`, "algorithms.segments.0.start", "number"},
 		{"segments not array", `{"algorithms":{"segments":{}}}`, "algorithms.segments", "array"},

@@ -169,3 +169,54 @@ func TestEngineCutter(t *testing.T) {
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// Noise reduction off (denoiseamount -1) leaves the reverb and breath
+// reductions on: each is applied, measured against the same request
+// without it.
+func TestEngineDeverbDebreathWithoutNoiseReduction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a numeric end-to-end check of the plain run")
+	}
+	const rate = 48000
+	dry, spans := testaudio.Phrases(t, rate, testaudio.Sentences[:4], 0.8, testaudio.Voices[0])
+	dry = testaudio.Scale(dry, 0.3)
+	wet := testaudio.Add(testaudio.Convolve(dry, testaudio.RoomImpulse(rate, 0.7, 0, 5)), testaudio.WhiteNoise(len(dry), 1e-4, 9))
+	run := func(algorithms string) []float64 {
+		p, out, _ := runEngine(t, wet, `{"input_file": "https://example.org/talk.wav", "output_files": [{"format": "wav-24bit"}],
+			"algorithms": {"denoise": true, "denoiseamount": -1, "hipfilter": false, "leveler": false, "normloudness": false, `+algorithms+`}}`)
+		if p.WarningMessage != "" {
+			t.Errorf("%s: warning %q", algorithms, p.WarningMessage)
+		}
+		return out[0]
+	}
+	on := testaudio.SISDR(dry, run(`"denoisemethod": "static", "deverbamount": 0`))
+	off := testaudio.SISDR(dry, run(`"denoisemethod": "static", "deverbamount": -1`))
+	t.Logf("SI-SDR against the dry speech: %.2f dB with deverb, %.2f without, input %.2f", on, off, testaudio.SISDR(dry, wet))
+	if on-off < 2 {
+		t.Errorf("deverb with denoiseamount -1 gains %+.2f dB SI-SDR, want 2 or more", on-off)
+	}
+
+	// Breaths: a 300 ms burst of noise 25 dB under the speech in the
+	// middle of each pause of the dry speech.
+	x := append([]float64(nil), dry...)
+	level := math.Pow(10, (testaudio.SpanDB(dry, spans)-25)/20)
+	var breaths []testaudio.Span
+	for i := 0; i+1 < len(spans); i++ {
+		mid, n := (spans[i].End+spans[i+1].Start)/2, 3*rate/10
+		b := testaudio.WhiteNoise(n, level, uint64(i+1))
+		for j := range b {
+			e := math.Sin(math.Pi * float64(j) / float64(n))
+			x[mid-n/2+j] += b[j] * e * e * 1.6
+		}
+		breaths = append(breaths, testaudio.Span{Start: mid - n/4, End: mid + n/4})
+	}
+	x = testaudio.Add(x, testaudio.WhiteNoise(len(x), 1e-4, 3))
+	wet = x
+	with := run(`"denoisemethod": "dynamic", "deverbamount": -1, "debreathamount": 12`)
+	without := run(`"denoisemethod": "dynamic", "deverbamount": -1`)
+	drop := testaudio.SpanDB(without, breaths) - testaudio.SpanDB(with, breaths)
+	t.Logf("breaths %.1f dB lower with debreathamount 12 than without", drop)
+	if drop < 6 {
+		t.Errorf("debreath with denoiseamount -1 lowers the breaths by %.1f dB, want 6 or more", drop)
+	}
+}
