@@ -2,120 +2,138 @@ package classify
 
 import (
 	"math"
-
-	"github.com/audiopost/audiopost/internal/quickselect"
 )
 
 // Speech/music classification.
 //
-// Every block gets evidence from the two seconds around it, counted over
-// its active sub-blocks only:
-//
-//   - dips: the share of active sub-blocks more than 12 dB below the
-//     loudest tenth of the window. Speech dips between syllables and in
-//     every stop consonant; music, held together by sustained notes,
-//     reverb and accompaniment, hardly ever does.
-//   - steadiness: the share of consecutive periodic sub-blocks whose pitch
-//     changes by less than 3 cents in 10 ms (octave errors forgiven). A
-//     note holds its pitch; a voice glides all the time. It counts in
-//     proportion to how much of the window is periodic.
-//
-// Positive evidence is speech, negative music, zero (silence, too little
-// activity) neither. A two-state Viterbi path through the evidence with a
-// switching cost turns it into segments that do not flip inside a
-// sentence: a switch has to be paid for by several seconds of contrary
-// evidence. Each switch then moves, within 1.5 s, to the change point of
-// the dips (see refineSwitch): a pause between speech and music dips, so
-// the switch lands on the music's edge, the pause belongs to the speech,
-// and a cut of the music takes exactly the music.
+// Every block gets evidence from the three seconds around it: the
+// features of that window (msfeatures.go) go through a small network
+// (msNet, weights in msmodel.go, fitted on the tuning half of the
+// real-recording corpus by TestFitSpeechMusic) whose output is the
+// log-odds of music. Positive evidence is speech, negative music, zero
+// (silence, too little sound) neither. A two-state Viterbi path through
+// the evidence with a switching cost turns it into segments that do not
+// flip inside a sentence: a switch has to be paid for by seconds of
+// contrary evidence. Each switch then moves to where a window of a
+// second on each side looks most like what the path says lies there
+// (refineSwitch), and from there, within 0.6 s, to the change point of
+// the dips (snapSwitch): a pause between speech and music dips, so the
+// switch lands on the music's edge, the pause belongs to the speech, and
+// a cut of the music takes exactly the music.
 
 // Evidence parameters.
 const (
-	evidenceHalf  = 10   // blocks each side of the evidence window
+	evidenceHalf  = 15   // blocks each side of the evidence window
 	dipDB         = 12.0 // a dip is this far below the window's 90th percentile
-	dipSplit      = 0.09 // dip share between music (below) and speech
-	dipScale      = 0.05
-	steadyCents   = 3.0 // pitch change per 10 ms of a held note
-	steadySplit   = 0.5 // steady share between speech (below) and music
-	steadyScale   = 0.15
-	steadyPairs   = 60 // voiced pairs for full pitch evidence
-	minActive     = 20 // active sub-blocks a window needs to count
+	steadyCents   = 3.0  // pitch change per 10 ms of a held note
+	minActive     = 20   // sub-blocks with sound a window needs to count
+	evidenceCap   = 3.0  // the most one block's evidence counts
 	switchPenalty = 15.0
+	// silentPenalty is what a switch costs inside silence: music that
+	// stops for a second or more and speech that starts out of it may
+	// well be different things, and a few spoken words between silences
+	// then suffice.
+	silentPenalty = 5.0
 )
+
+// Switch refinement parameters, in sub-blocks.
+const (
+	sideLen   = 150 // the window on each side of a candidate switch
+	sideReach = 250 // how far a switch may move
+	sideStep  = 4   // the coarse grid of candidates, refined to one sub-block
+	snapReach = 15  // how far the dip change point may move it after
+	// pauseReach is how far a switch may then move to the music's edge
+	// of a pause it lies in.
+	pauseReach = 150
+	// gapMin is the shortest pause nearPause moves a switch to the
+	// music's edge of, and gapReach how far from the switch the pause may
+	// lie.
+	gapMin   = 20
+	gapReach = 60
+)
+
+// sideCap bounds the evidence of a side window: far above what one
+// block's evidence counts on the path, so that the score does not
+// plateau over a second or more around the switch.
+const sideCap = 6.0
+
+// plateauTol is how far under the best a candidate switch's score may lie
+// and still count as level with it.
+const plateauTol = 0.5
+
+// msHidden is the number of hidden units of msNet.
+const msHidden = 8
+
+// msNet is the speech/music model, its output the log-odds of music: a
+// linear function of the standardised features plus one hidden layer of
+// tanh units. The hidden units are bounded, so far from anything the model
+// was fitted on (a synthetic drum loop, say) the linear part decides,
+// and a window that never dips is music whatever else it does.
+type msNet struct {
+	mean, scale [nMSFeatures]float64
+	lin         [nMSFeatures]float64
+	w1          [msHidden][nMSFeatures]float64
+	b1          [msHidden]float64
+	w2          [msHidden]float64
+	b2          float64
+}
+
+// logit returns the log-odds of music for the features x.
+func (m *msNet) logit(x *[nMSFeatures]float64) float64 {
+	var z [nMSFeatures]float64
+	for i, v := range x {
+		z[i] = (v - m.mean[i]) / m.scale[i]
+	}
+	s := m.b2
+	for i, v := range z {
+		s += m.lin[i] * v
+	}
+	for h := range m.w1 {
+		a := m.b1[h]
+		for i, v := range z {
+			a += m.w1[h][i] * v
+		}
+		s += m.w2[h] * math.Tanh(a)
+	}
+	return s
+}
 
 // evidence returns the speech (positive) or music (negative) evidence of
 // every block.
 func (r *Result) evidence(nb int) []float64 {
 	ev := make([]float64, nb)
 	ns := r.feats.len()
-	// Which sub-blocks j end a voiced pair (j-1, j), and a steady one:
-	// the windows of neighbouring blocks overlap by all but a tenth, so
-	// each pair is judged once and the windows count them.
-	const pairBit, steadyBit = 1, 2
-	flags := make([]uint8, ns)
-	for j := 1; j < ns; j++ {
-		if !r.Activity[j] || !r.Activity[j-1] {
-			continue
-		}
-		f, g := r.feat(j), r.feat(j-1)
-		if f.voicing > 0.5 && g.voicing > 0.5 {
-			flags[j] = pairBit
-			if pitchStep(f.pitch, g.pitch) < steadyCents {
-				flags[j] |= steadyBit
-			}
-		}
-	}
-	var bands []float64
+	w := &msWindow{r: r}
 	for b := range ev {
-		if !r.Voiced[b] {
-			continue
+		if !r.sounds(b) {
+			continue // silence: no evidence of either
 		}
 		lo, hi := max(0, (b-evidenceHalf)*SubBlocks), min(ns, (b+evidenceHalf+1)*SubBlocks)
-		bands = bands[:0]
-		steady, pairs := 0, 0
-		for j := lo; j < hi; j++ {
-			if !r.Activity[j] {
-				continue
-			}
-			bands = append(bands, float64(float32(r.feats.at(j).band)/100)) // unpack's band
-			if j > lo && flags[j]&pairBit != 0 {
-				pairs++
-				if flags[j]&steadyBit != 0 {
-					steady++
-				}
-			}
+		if x, ok := w.features(lo, hi); ok {
+			ev[b] = clamp(-msModel.logit(&x), -evidenceCap, evidenceCap)
 		}
-		if len(bands) < minActive {
-			continue
-		}
-		// The 90th percentile and the count of the values sorting below
-		// top-dipDB (NaNs first, as slices.Sort orders them): what the
-		// sorted window would give, without sorting it.
-		top := quickselect.Nth(bands, int(0.9*float64(len(bands)-1)))
-		dips := 0
-		for _, v := range bands {
-			if !(v >= top-dipDB) {
-				dips++
-			}
-		}
-		e := clamp((float64(dips)/float64(len(bands))-dipSplit)/dipScale, -3, 3)
-		// Pitch evidence counts in proportion to how much of the window
-		// is periodic: a few voiced pairs in a drum track say little.
-		if pairs >= 10 {
-			w := min(1, float64(pairs)/steadyPairs)
-			e += w * clamp((steadySplit-float64(steady)/float64(pairs))/steadyScale, -3, 3)
-		}
-		ev[b] = e
 	}
 	return ev
+}
+
+// sounds reports whether block b holds sound: three of its sub-blocks
+// above absoluteGate.
+func (r *Result) sounds(b int) bool {
+	n := 0
+	for j := b * SubBlocks; j < min(r.feats.len(), (b+1)*SubBlocks); j++ {
+		if r.feat(j).band > absoluteGate {
+			n++
+		}
+	}
+	return n >= 3
 }
 
 func clamp(x, lo, hi float64) float64 { return max(lo, min(hi, x)) }
 
 // viterbi returns the cheapest speech/music path through the evidence: a
 // block costs |e| when its label disagrees with the sign of its evidence,
-// and every switch costs penalty. true is music.
-func viterbi(ev []float64, penalty float64) []bool {
+// and a switch into block i costs penalty[i]. true is music.
+func viterbi(ev []float64, penalty []float64) []bool {
 	n := len(ev)
 	if n == 0 {
 		return nil
@@ -127,7 +145,7 @@ func viterbi(ev []float64, penalty float64) []bool {
 		c := [2]float64{max(0, -e), max(0, e)} // speech pays for music evidence
 		var nc [2]float64
 		for s := 0; s < 2; s++ {
-			stay, sw := cost[s], cost[1-s]+penalty
+			stay, sw := cost[s], cost[1-s]+penalty[i]
 			if i == 0 {
 				stay, sw = 0, math.Inf(1)
 			}
@@ -163,7 +181,14 @@ func (r *Result) classify(nb int) {
 			music[i] = true
 		}
 	case Auto:
-		music = viterbi(r.evidence(nb), switchPenalty)
+		pen := make([]float64, nb)
+		for i := range pen {
+			pen[i] = switchPenalty
+			if i > 0 && !r.sounds(i-1) && !r.sounds(i) {
+				pen[i] = silentPenalty
+			}
+		}
+		music = viterbi(r.evidence(nb), pen)
 	}
 	r.Segments = r.segments(music)
 	r.Labels = make([]Label, nb)
@@ -194,13 +219,14 @@ func (r *Result) segments(music []bool) []Segment {
 	}
 	var segs []Segment
 	start := int64(0)
+	w := &msWindow{r: r}
 	for i := 1; i <= len(music); i++ {
 		if i < len(music) && music[i] == music[i-1] {
 			continue
 		}
 		end := r.Frames
 		if i < len(music) {
-			end = r.refineSwitch(i, music[i])
+			end = r.refineSwitch(w, i, music[i])
 		}
 		if end > start {
 			segs = append(segs, Segment{Label: label(music[i-1]), Start: start, End: end})
@@ -216,17 +242,69 @@ func (r *Result) segments(music []bool) []Segment {
 }
 
 // refineSwitch returns the frame where a switch at block b belongs. The
-// evidence windows blur a switch over a second or two; within 1.5 s of it
-// the switch goes to the change point of the dip indicator (a sub-block is
-// a dip when it is inactive or 12 dB below the loudest sub-block within
-// 250 ms): the point that best splits the stretch into a dipping (speech)
-// and a steady (music) part. A pause between speech and music dips, so the
-// switch lands at the music's edge and the pause stays with the speech.
-func (r *Result) refineSwitch(b int, toMusic bool) int64 {
-	const reach = 15 * SubBlocks
+// evidence windows blur a switch over a second or two. Within sideReach of
+// it, the switch goes where the window of sideLen before it looks most
+// like what comes before the switch and the one after it most like what
+// comes after (the difference of the two windows' evidence), and from
+// there to the change point of the dips (snapSwitch).
+func (r *Result) refineSwitch(w *msWindow, b int, toMusic bool) int64 {
+	ns := r.feats.len()
+	j0 := b * SubBlocks
+	side := func(lo, hi int) float64 {
+		if x, ok := w.features(max(0, lo), min(ns, hi)); ok {
+			return clamp(-msModel.logit(&x), -sideCap, sideCap)
+		}
+		return 0
+	}
+	score := func(p int) float64 {
+		d := side(p-sideLen, p) - side(p, p+sideLen) // speech before, music after
+		if !toMusic {
+			d = -d
+		}
+		return d
+	}
+	lo, hi := max(1, j0-sideReach), min(ns-1, j0+sideReach)
+	var scores []float64
+	best, at := math.Inf(-1), 0
+	for p := lo; p <= hi; p += sideStep {
+		s := score(p)
+		if s > best {
+			best, at = s, len(scores)
+		}
+		scores = append(scores, s)
+	}
+	if len(scores) == 0 {
+		return r.SubBlockStart(j0)
+	}
+	// Where the sides are clear, the score is level over a stretch:
+	// take its middle.
+	a, e := at, at
+	for a > 0 && scores[a-1] >= best-plateauTol {
+		a--
+	}
+	for e+1 < len(scores) && scores[e+1] >= best-plateauTol {
+		e++
+	}
+	bestP := lo + (a+e)/2*sideStep
+	best = math.Inf(-1)
+	c := bestP
+	for p := max(lo, c-sideStep+1); p <= min(hi, c+sideStep-1); p++ {
+		if s := score(p); s > best {
+			best, bestP = s, p
+		}
+	}
+	return r.snapSwitch(bestP, snapReach, toMusic)
+}
+
+// snapSwitch returns the frame of the change point of the dip indicator
+// within reach sub-blocks of sub-block j0 (a sub-block is a dip when it is
+// inactive or 12 dB below the loudest sub-block within 250 ms): the point
+// that best splits the stretch into a dipping (speech) and a steady
+// (music) part. A pause between speech and music dips, so the switch
+// lands at the music's edge and the pause stays with the speech.
+func (r *Result) snapSwitch(j0, reach int, toMusic bool) int64 {
 	const localHalf = 25
 	act := r.Activity
-	j0 := b * SubBlocks
 	lo, hi := max(0, j0-reach), min(len(act), j0+reach)
 	if hi-lo < 2 {
 		return r.SubBlockStart(j0)
@@ -263,7 +341,62 @@ func (r *Result) refineSwitch(b int, toMusic bool) int64 {
 			s += d[p-lo] - mean
 		}
 	}
+	// A pause at the switch belongs to the speech: the switch goes to
+	// the music's edge of it.
+	moved := false
+	for k := 0; k < pauseReach; k++ {
+		if toMusic && bestP < len(act) && !act[bestP] {
+			bestP++
+		} else if !toMusic && bestP > 0 && !act[bestP-1] {
+			bestP--
+		} else {
+			break
+		}
+		moved = true
+	}
+	if !moved {
+		bestP = r.nearPause(bestP, toMusic)
+	}
 	return r.SubBlockStart(bestP)
+}
+
+// nearPause returns the music's edge of the pause of gapMin sub-blocks or
+// more nearest to sub-block j, when the pause lies within gapReach of it,
+// and j otherwise. The side windows judge a window that holds a pause and a
+// little of what follows it poorly (the pause alone looks like neither),
+// so their switch can land a few tenths of a second inside the speech next
+// to the pause that truly separates speech and music.
+func (r *Result) nearPause(j int, toMusic bool) int {
+	act := r.Activity
+	lo, hi := max(0, j-gapReach-gapMin), min(len(act), j+gapReach+gapMin)
+	best, at := gapReach+1, j
+	for k := lo; k < hi; {
+		if act[k] {
+			k++
+			continue
+		}
+		e := k
+		for e < len(act) && !act[e] {
+			e++
+		}
+		if e-k >= gapMin {
+			edge := k // the music lies before the pause
+			if toMusic {
+				edge = e
+			}
+			d := 0 // how far j lies from the pause
+			if j < k {
+				d = k - j
+			} else if j > e {
+				d = j - e
+			}
+			if d < best {
+				best, at = d, edge
+			}
+		}
+		k = e
+	}
+	return at
 }
 
 func abs(x int) int {

@@ -86,16 +86,20 @@ func segmentScore(r *Result, truth []span) (acc float64, errs []float64) {
 	return float64(ok) / float64(n), errs
 }
 
+// speechMusicCases are TestSpeechMusic's programmes; "noisy" first puts
+// pink noise 15 dB under them.
+var speechMusicCases = [][]string{
+	{"speech:20", "music-testaudio:25", "speech:15", "music-pluck:12", "speech:18"},
+	{"music-beat:15", "speech:22", "music-square:25", "speech:12", "music-piano:20"},
+	{"speech:30", "music-pluck:25", "speech:10", "music-beat:25", "speech:14"},
+	{"speech:12", "music-testaudio:10", "speech:25", "music-square:30", "speech:20"},
+	{"tight:20", "music-testaudio:25", "tight:15", "music-beat:20", "tight:18", "music-pluck:15", "tight:12"},
+	{"noisy", "speech:20", "music-testaudio:25", "speech:15", "music-piano:20", "speech:18"},
+	{"noisy", "tight:20", "music-square:25", "tight:15", "music-beat:20", "tight:18"},
+}
+
 func TestSpeechMusic(t *testing.T) {
-	cases := [][]string{
-		{"speech:20", "music-testaudio:25", "speech:15", "music-pluck:12", "speech:18"},
-		{"music-beat:15", "speech:22", "music-square:25", "speech:12", "music-piano:20"},
-		{"speech:30", "music-pluck:25", "speech:10", "music-beat:25", "speech:14"},
-		{"speech:12", "music-testaudio:10", "speech:25", "music-square:30", "speech:20"},
-		{"tight:20", "music-testaudio:25", "tight:15", "music-beat:20", "tight:18", "music-pluck:15", "tight:12"},
-		{"noisy", "speech:20", "music-testaudio:25", "speech:15", "music-piano:20", "speech:18"},
-		{"noisy", "tight:20", "music-square:25", "tight:15", "music-beat:20", "tight:18"},
-	}
+	cases := speechMusicCases
 	for i, c := range cases[:shortN(len(cases), 2)] {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			noisy := c[0] == "noisy"
@@ -331,71 +335,189 @@ func TestSilentIsOrderedSum(t *testing.T) {
 	}
 }
 
-// evidenceBySort is evidence as it was: each window sorted, each pair's
-// pitch step judged in every window that holds it.
-func (r *Result) evidenceBySort(nb int) []float64 {
-	ev := make([]float64, nb)
-	ns := r.feats.len()
-	var bands []float64
-	for b := range ev {
-		if !r.Voiced[b] {
+// featuresBySort is msWindow.features written plainly: every
+// percentile and median by sorting, every pair and loud sub-block judged
+// where it is met.
+func (r *Result) featuresBySort(lo, hi int) ([nMSFeatures]float64, bool) {
+	var out [nMSFeatures]float64
+	present := func(j int) bool { return r.feat(j).band > absoluteGate }
+	voiced := func(j int) bool { return present(j) && r.feat(j).voicing > voicedAt }
+	var bands, flux, flat, lp, steps []float64
+	hiV, runs, runLen, cur := 0, 0, 0, 0
+	gaps := 0 // sub-blocks in silent runs of longGap or more
+	for j := lo; j < hi; {
+		if present(j) {
+			j++
 			continue
 		}
-		lo, hi := max(0, (b-evidenceHalf)*SubBlocks), min(ns, (b+evidenceHalf+1)*SubBlocks)
-		bands = bands[:0]
-		steady, pairs := 0, 0
-		for j := lo; j < hi; j++ {
-			if !r.Activity[j] {
-				continue
-			}
-			f := r.feat(j)
-			bands = append(bands, float64(f.band))
-			if f.voicing > 0.5 && j > lo && r.Activity[j-1] && r.feat(j-1).voicing > 0.5 {
-				pairs++
-				if pitchStep(f.pitch, r.feat(j-1).pitch) < steadyCents {
-					steady++
-				}
-			}
+		k := j
+		for k < hi && !present(k) {
+			k++
 		}
-		if len(bands) < minActive {
+		if k-j >= longGap {
+			gaps += k - j
+		}
+		j = k
+	}
+	for j := lo; j < hi; j++ {
+		f := r.feat(j)
+		if !voiced(j) && cur > 0 {
+			runs, runLen, cur = runs+1, runLen+cur, 0
+		}
+		if !present(j) {
 			continue
 		}
-		slices.Sort(bands)
-		top := bands[int(0.9*float64(len(bands)-1))]
-		dips := 0
-		for _, v := range bands {
-			if v >= top-dipDB {
-				break
+		bands = append(bands, float64(f.band))
+		flux = append(flux, float64(f.flux))
+		flat = append(flat, float64(f.flat))
+		if f.voicing > hiVoicedAt {
+			hiV++
+		}
+		if voiced(j) {
+			cur++
+			lp = append(lp, 12*math.Log2(float64(f.pitch)/100))
+			if j > lo && voiced(j-1) {
+				steps = append(steps, min(maxStep, pitchStep(f.pitch, r.feat(j-1).pitch)))
 			}
+		}
+	}
+	if cur > 0 {
+		runs, runLen = runs+1, runLen+cur
+	}
+	n := len(bands)
+	if n < minActive {
+		return out, false
+	}
+	sorted := func(x []float64) []float64 { y := slices.Clone(x); slices.Sort(y); return y }
+	mean := func(x []float64) float64 {
+		var s float64
+		for _, v := range x {
+			s += v
+		}
+		return s / float64(len(x))
+	}
+	sd := func(x []float64) float64 {
+		m := mean(x)
+		var s float64
+		for _, v := range x {
+			s += (v - m) * (v - m)
+		}
+		return math.Sqrt(s / float64(len(x)))
+	}
+	sb := sorted(bands)
+	top, bottom := sb[int(0.9*float64(n-1))], sb[int(0.1*float64(n-1))]
+	dips := 0
+	for _, v := range bands {
+		if v < top-dipDB {
 			dips++
 		}
-		e := clamp((float64(dips)/float64(len(bands))-dipSplit)/dipScale, -3, 3)
-		if pairs >= 10 {
-			w := min(1, float64(pairs)/steadyPairs)
-			e += w * clamp((steadySplit-float64(steady)/float64(pairs))/steadyScale, -3, 3)
-		}
-		ev[b] = e
 	}
-	return ev
+	out[fDips] = float64(dips) / float64(n)
+	out[fSpread] = top - bottom
+	out[fVoiced] = float64(len(lp)) / float64(n)
+	out[fHiVoiced] = float64(hiV) / float64(n)
+	if runs > 0 {
+		out[fVoicedRun] = math.Log(float64(runLen) / float64(runs))
+	}
+	out[fFlux] = mean(flux)
+	out[fFluxCV] = sd(flux) / (mean(flux) + 0.1)
+	out[fFlat] = mean(flat)
+	out[fLevelSD] = sd(bands)
+	out[fPresent] = float64(n) / float64(hi-lo-gaps)
+	onset := make([]float64, 0, (hi-lo)/2)
+	for j := lo; j+1 < hi; j += 2 {
+		var v float64
+		for _, k := range []int{j, j + 1} {
+			if present(k) {
+				v += float64(r.feat(k).flux)
+			}
+		}
+		onset = append(onset, v)
+	}
+	om := mean(onset)
+	var r0 float64
+	for i := range onset {
+		onset[i] -= om
+		r0 += onset[i] * onset[i]
+	}
+	for l := 12; l <= 75 && 2*l <= len(onset) && r0 > 0; l++ {
+		var s float64
+		for i := 0; i+l < len(onset); i++ {
+			s += onset[i] * onset[i+l]
+		}
+		out[fRhythm] = max(out[fRhythm], s*float64(len(onset))/(r0*float64(len(onset)-l)))
+	}
+	if len(lp) > 4 {
+		sl := sorted(lp)
+		out[fPitchIQR] = sl[3*len(sl)/4] - sl[len(sl)/4]
+		out[fPitchMed] = sl[len(sl)/2]
+	}
+	stepStats := func(st []float64) (float64, float64) {
+		if len(st) == 0 {
+			return 0, 0
+		}
+		k := 0
+		for _, v := range st {
+			if v < steadyCents {
+				k++
+			}
+		}
+		return float64(k) / float64(len(st)), sorted(st)[len(st)/2]
+	}
+	out[fSteady], out[fGlide] = stepStats(steps)
+	loud := func(j int) bool { return present(j) && float64(r.feat(j).band) >= top-loudDB }
+	var lsteps, lflux []float64
+	lv := 0
+	for j := lo; j < hi; j++ {
+		if !loud(j) {
+			continue
+		}
+		lflux = append(lflux, float64(r.feat(j).flux))
+		if voiced(j) {
+			lv++
+			if j > lo && loud(j-1) && voiced(j-1) {
+				lsteps = append(lsteps, min(maxStep, pitchStep(r.feat(j).pitch, r.feat(j-1).pitch)))
+			}
+		}
+	}
+	if len(lflux) > 0 {
+		out[fLoudFlux] = mean(lflux)
+		out[fLoudVoiced] = float64(lv) / float64(len(lflux))
+	}
+	out[fLoudSteady], out[fLoudGlide] = stepStats(lsteps)
+	return out, true
 }
 
-// The evidence is what sorting every window and judging every pair in
-// every window gave, to the bit, on speech, music and their changes.
-func TestEvidenceIsSorted(t *testing.T) {
+// The features are what sorting every window and judging every pair
+// where it is met give, on speech, music, their changes and the silence
+// around them, for windows of every length the classifier reads.
+func TestFeaturesAreSorted(t *testing.T) {
 	p := makeProgramme(t, "speech:12", "music-pluck:10", "tight:8", "music-beat:8", "speech:6")
-	r := analyse(t, p.x, Auto)
-	nb := len(r.Voiced)
-	got, want := r.evidence(nb), r.evidenceBySort(nb)
-	nonzero := 0
-	for b := range want {
-		if math.Float64bits(got[b]) != math.Float64bits(want[b]) {
-			t.Fatalf("block %d: evidence %v, by sorting %v", b, got[b], want[b])
+	x := append(make([]float64, 2*testFS), p.x...) // digital silence first, a long gap
+	r := analyse(t, x, Auto)
+	w := &msWindow{r: r}
+	ns := r.feats.len()
+	rnd := rand.New(rand.NewPCG(3, 4))
+	windows := 0
+	for trial := 0; trial < 3000; trial++ {
+		lo := rnd.IntN(ns)
+		hi := min(ns, lo+[]int{2 * sideLen, sideLen, (2*evidenceHalf + 1) * SubBlocks}[trial%3]+rnd.IntN(3)-1)
+		got, gok := w.features(lo, hi)
+		want, wok := r.featuresBySort(lo, hi)
+		if gok != wok {
+			t.Fatalf("[%d, %d): ok %v, by sorting %v", lo, hi, gok, wok)
 		}
-		if want[b] != 0 {
-			nonzero++
+		if !wok {
+			continue
+		}
+		windows++
+		for i := range got {
+			if math.Abs(got[i]-want[i]) > 1e-9*max(1, math.Abs(want[i])) {
+				t.Fatalf("[%d, %d) %s: %v, by sorting %v", lo, hi, msFeatureNames[i], got[i], want[i])
+			}
 		}
 	}
-	if nonzero < nb/2 {
-		t.Errorf("only %d of %d blocks have evidence: the comparison says little", nonzero, nb)
+	if windows < 2000 {
+		t.Errorf("only %d windows with sound: the comparison says little", windows)
 	}
 }
