@@ -92,15 +92,19 @@ func (r *Result) Cuts(o CutOptions) Cuts {
 	maxPause := int64(math.Round(o.MaxPause * fs))
 	keep := int64(math.Round(o.KeepPause * fs))
 
+	words := r.Activity
+	if o.Silence {
+		words = r.words()
+	}
 	var cuts []Cut
 	// Walk the runs of removable sub-blocks: pauses and forced ones.
 	for j := 0; j < ns; {
-		if r.Activity[j] && forced[j] == 0 {
+		if words[j] && forced[j] == 0 {
 			j++
 			continue
 		}
 		k := j
-		for k < ns && (!r.Activity[k] || forced[k] != 0) {
+		for k < ns && (!words[k] || forced[k] != 0) {
 			k++
 		}
 		cuts = append(cuts, r.pauseCuts(j, k, forced, o.Silence, maxPause, keep)...)
@@ -111,6 +115,69 @@ func (r *Result) Cuts(o CutOptions) Cuts {
 	// joins for nothing.
 	return Normalize(cuts, int64(0.05*fs))
 }
+
+// words returns Activity without, inside speech, its islands of unvoiced
+// sound (runs of active sub-blocks fewer than minVowel of which are
+// voiced) and the unvoiced ends of its words beyond maxUnvoiced. A word has a
+// vowel, and its unvoiced consonants join the vowel's run; an island
+// without one is a
+// click, a breath, or room noise that changes in a pause (a fan, a room
+// tone above the digital silence of an edited recording), and the
+// silence cutter takes it as part of the pause around it.
+func (r *Result) words() []bool {
+	if r.feats == nil {
+		if r.wordsKept != nil {
+			return r.wordsKept
+		}
+		return r.Activity
+	}
+	out := slices.Clone(r.Activity)
+	// Music keeps its activity: a drum, a bowed chord need no vowel.
+	speech := make([]bool, len(out))
+	for _, g := range r.Segments {
+		if g.Label == Speech {
+			for j := r.subAt(g.Start); j < min(len(out), r.subAt(g.End)); j++ {
+				speech[j] = true
+			}
+		}
+	}
+	for j := 0; j < len(out); {
+		if !out[j] || !speech[j] {
+			j++
+			continue
+		}
+		k, voiced, first, last := j, 0, 0, 0
+		for k < len(out) && out[k] && speech[k] {
+			if r.feat(k).voicing > voicedAt {
+				if voiced == 0 {
+					first = k
+				}
+				voiced++
+				last = k
+			}
+			k++
+		}
+		if voiced < minVowel {
+			clear(out[j:k])
+		} else {
+			clear(out[j:max(j, first-maxUnvoiced)])
+			clear(out[min(k, last+1+maxUnvoiced):k])
+		}
+		j = k
+	}
+	return out
+}
+
+// maxUnvoiced is the most unvoiced sound, in sub-blocks, a word keeps
+// before its first voiced sub-block and after its last: a consonant
+// cluster, a final fricative. What lies beyond is the room's noise run
+// into the word, and counts as pause; the cut leaves half of KeepPause of
+// the pause next to the word besides.
+const maxUnvoiced = 20
+
+// minVowel is the least number of voiced sub-blocks a run of activity
+// holds when it is a word: 30 ms, shorter than any vowel.
+const minVowel = 3
 
 // subSpan is a range of sub-blocks [lo, hi).
 type subSpan struct{ lo, hi int }

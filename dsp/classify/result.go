@@ -66,16 +66,25 @@ type Result struct {
 	Segments []Segment
 
 	feats *featStore
-	bflux []float32 // spectral change per block, dB
-	floor []float64 // noise floor per block (every sub-block's block), dB
+	// wordsKept is words() as it was when DropFeatures released the
+	// features it reads.
+	wordsKept []bool
+	bflux     []float32 // spectral change per block, dB
+	floor     []float64 // noise floor per block (every sub-block's block), dB
 }
 
 // DropFeatures releases the 10 ms features and noise floors that only
 // filler and cough detection read (about 5.3 MB per hour of audio): a
 // pipeline that will not cut calls it after the analysis, so that long
 // productions stay small. Cuts afterwards finds no fillers or coughs;
-// everything else is kept.
-func (r *Result) DropFeatures() { r.feats, r.floor = nil, nil }
+// everything else is kept (the silence cutter's view of where words are
+// takes one byte per 10 ms, as Activity does).
+func (r *Result) DropFeatures() {
+	if r.feats != nil {
+		r.wordsKept = r.words()
+	}
+	r.feats, r.floor = nil, nil
+}
 
 // SubBlockStart returns the first frame of sub-block j (j may be
 // len(Activity), giving Frames' upper bound for the last sub-block).
