@@ -23,12 +23,15 @@ import (
 
 // Evidence parameters.
 const (
-	evidenceHalf  = 15   // blocks each side of the evidence window
-	dipDB         = 12.0 // a dip is this far below the window's 90th percentile
-	steadyCents   = 3.0  // pitch change per 10 ms of a held note
-	minActive     = 20   // sub-blocks with sound a window needs to count
-	evidenceCap   = 3.0  // the most one block's evidence counts
-	switchPenalty = 15.0
+	evidenceHalf = 15   // blocks each side of the evidence window
+	dipDB        = 12.0 // a dip is this far below the window's 90th percentile
+	steadyCents  = 3.0  // pitch change per 10 ms of a held note
+	minActive    = 20   // sub-blocks with sound a window needs to count
+	evidenceCap  = 3.0  // the most one block's evidence counts
+	// evidenceStride is the number of blocks one window's evidence
+	// serves.
+	evidenceStride = 2
+	switchPenalty  = 15.0
 	// silentPenalty is what a switch costs inside silence: music that
 	// stops for a second or more and speech that starts out of it may
 	// well be different things, and a few spoken words between silences
@@ -104,13 +107,25 @@ func (r *Result) evidence(nb int) []float64 {
 	ev := make([]float64, nb)
 	ns := r.feats.len()
 	w := &msWindow{r: r}
-	for b := range ev {
-		if !r.sounds(b) {
-			continue // silence: no evidence of either
-		}
-		lo, hi := max(0, (b-evidenceHalf)*SubBlocks), min(ns, (b+evidenceHalf+1)*SubBlocks)
-		if x, ok := w.features(lo, hi); ok {
-			ev[b] = clamp(-msModel.logit(&x), -evidenceCap, evidenceCap)
+	// The windows of neighbouring blocks share all but a tenth of their
+	// sub-blocks: one window serves evidenceStride blocks, which halves
+	// the classifier's cost, and the switches are placed by refineSwitch
+	// to the sub-block anyway.
+	for b0 := 0; b0 < nb; b0 += evidenceStride {
+		e, done := 0.0, false
+		for b := b0; b < min(nb, b0+evidenceStride); b++ {
+			if !r.sounds(b) {
+				continue // silence: no evidence of either
+			}
+			if !done {
+				c := b0 + evidenceStride/2 // the window's centre block
+				lo, hi := max(0, (c-evidenceHalf)*SubBlocks), min(ns, (c+evidenceHalf+1)*SubBlocks)
+				if x, ok := w.features(lo, hi); ok {
+					e = clamp(-msModel.logit(&x), -evidenceCap, evidenceCap)
+				}
+				done = true
+			}
+			ev[b] = e
 		}
 	}
 	return ev
@@ -250,14 +265,22 @@ func (r *Result) segments(music []bool) []Segment {
 func (r *Result) refineSwitch(w *msWindow, b int, toMusic bool) int64 {
 	ns := r.feats.len()
 	j0 := b * SubBlocks
-	side := func(lo, hi int) float64 {
-		if x, ok := w.features(max(0, lo), min(ns, hi)); ok {
-			return clamp(-msModel.logit(&x), -sideCap, sideCap)
+	// The window after one candidate is the window before another
+	// sideLen later: each is computed once.
+	memo := map[int]float64{}
+	side := func(lo int) float64 {
+		if v, ok := memo[lo]; ok {
+			return v
 		}
-		return 0
+		v := 0.0
+		if x, ok := w.features(max(0, lo), min(ns, lo+sideLen)); ok {
+			v = clamp(-msModel.logit(&x), -sideCap, sideCap)
+		}
+		memo[lo] = v
+		return v
 	}
 	score := func(p int) float64 {
-		d := side(p-sideLen, p) - side(p, p+sideLen) // speech before, music after
+		d := side(p-sideLen) - side(p) // speech before, music after
 		if !toMusic {
 			d = -d
 		}
