@@ -52,7 +52,7 @@ const (
 	// music's edge of, and gapReach how far from the switch the pause may
 	// lie.
 	gapMin   = 20
-	gapReach = 60
+	gapReach = 80
 )
 
 // sideCap bounds the evidence of a side window: far above what one
