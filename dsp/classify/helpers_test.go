@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"flag"
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
@@ -28,3 +29,10 @@ func shortN(n, k int) int {
 	}
 	return n
 }
+
+// fullSweep makes TestSpeechMusic and TestSpeechMusicSweep run every one
+// of their synthetic programmes; the plain run takes a few, to keep CI
+// short:
+//
+//	go test ./dsp/classify -run 'TestSpeechMusic' -sweep
+var fullSweep = flag.Bool("sweep", false, "TestSpeechMusic, TestSpeechMusicSweep: every synthetic programme, not a few")
