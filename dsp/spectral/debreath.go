@@ -31,9 +31,13 @@ type DebreathOptions struct {
 
 // Breath detection works on 10 ms frames with 1.2 s of look-ahead: a
 // breath is a run of frames that are above the noise floor but unvoiced
-// (no pitch), lasting 100 ms to 1 s, clearly quieter than the speech, with
-// no voiced frame within 60 ms before or after it (a fricative sits right
-// against a vowel; a breath sits in the pause between phrases).
+// (no pitch), lasting 100 ms to 1 s, its loudest frame brBelowDB or more
+// under the speech, with no voiced frame within 60 ms after it (a
+// fricative sits right against a vowel; a breath sits in the pause
+// between phrases). A run that starts within 60 ms of the end of a
+// phrase (in conversation, the breath is taken as the phrase ends) is
+// taken from 60 ms after it on, and only when it rises from a dip and its
+// spectrum is not a fricative's.
 const (
 	brFrameSec      = 0.01
 	brLookSec       = 1.2
@@ -41,15 +45,33 @@ const (
 	brMaxSec        = 1.0
 	brGuardSec      = 0.06
 	brRampSec       = 0.005
-	brBelowDB       = 12 // peak level at least this far under the speech
-	brActiveDB      = 6  // above the noise floor
+	brBelowDB       = 6 // peak level at least this far under the speech
+	brActiveDB      = 6 // above the noise floor
 	brVoicedCorr    = 0.5
+	brVoicedSure    = 0.7
 	brVoicedBelowDB = 25
+	// The speech level breaths are measured against is the level voiced
+	// frames exceed a fraction 1-brSpeechQ of the time, tracked in steps
+	// of brSpeechStep dB: the loud part of the speech, which a quiet
+	// passage or a soft syllable does not pull down.
+	brSpeechQ    = 0.9
+	brSpeechStep = 0.5
+	// brExtendSec: a breath's attenuation reaches this far into the quiet
+	// frames on each side of it, where its start and its fade lie under
+	// the activity threshold.
+	brExtendSec = 0.1
+	// brDipDB: a breath that follows a phrase at once lies this far above
+	// the dip between them at its loudest.
+	brDipDB = 6
+	// brMaxHz: and its spectral centroid lies under this; a fricative's
+	// (/s/, /sh/) lies higher.
+	brMaxHz = 3500
 )
 
 // Debreath attenuates breaths between phrases by exactly the requested
-// amount (a broadband gain, with 5 ms ramps outside the breath), and leaves
-// everything else bit-exact. The look-ahead is compensated inside.
+// amount (a broadband gain over the breath and the quiet frames next to
+// it, with 5 ms ramps outside), and leaves everything else bit-exact. The
+// look-ahead is compensated inside.
 type Debreath struct {
 	src        audio.Source
 	run        *hopRunner
@@ -58,18 +80,22 @@ type Debreath struct {
 	flen, look int // frame length, look-ahead in frames
 
 	// Features per frame in a ring of L+1 frames.
-	level  []float64
-	voiced []bool
-	target []float64 // gain per frame, decided within the look-ahead
-	frame  int64
+	level []float64
+	// The mono mix's energy and that of its first difference, whose
+	// ratio gives the frame's spectral centroid.
+	monoE, diffE []float64
+	prev         float64
+	prevVc       float64 // the voicing of the frame before
+	voiced       []bool
+	target       []float64 // gain per frame, decided within the look-ahead
+	frame        int64
 
 	// Run tracking.
 	runStart, runEnd int64 // current candidate run [start, end)
-	runPeak          float64
+	runVoiced        int64 // the last voiced frame before it
 	inRun            bool
 	pendStart        int64 // finished run waiting for its after-guard
 	pendEnd          int64
-	pendPeak         float64
 	pending          bool
 	lastVoiced       int64
 	noise, speech    float64
@@ -110,6 +136,8 @@ func NewDebreath(src audio.Source, opts DebreathOptions) (*Debreath, error) {
 	b.flen = max(1, int(math.Round(brFrameSec*float64(fs))))
 	b.look = int(math.Ceil(brLookSec / brFrameSec))
 	b.level = make([]float64, b.look+1)
+	b.monoE = make([]float64, b.look+1)
+	b.diffE = make([]float64, b.look+1)
 	b.voiced = make([]bool, b.look+1)
 	b.target = make([]float64, b.look+1)
 	for i := range b.target {
@@ -169,11 +197,15 @@ func (b *Debreath) process(in, out audio.Buffer) {
 	ms /= float64(F * len(in))
 	lv := 10 * math.Log10(ms+1e-20)
 	// Voicing: decimate the mix into the analysis window.
+	var dd, mm float64
 	for i := 0; i < F; i++ {
 		var v float64
 		for c := range in {
 			v += in[c][i]
 		}
+		dd += (v - b.prev) * (v - b.prev)
+		mm += v * v
+		b.prev = v
 		b.acc += v
 		b.accN++
 		if b.accN == b.d2 {
@@ -194,17 +226,27 @@ func (b *Debreath) process(in, out audio.Buffer) {
 	}
 	active := lv > max(b.noise+brActiveDB, -80)
 	// Voiced means periodic and within reach of the speech level: a faint
-	// periodic residue in a pause is no vowel.
-	voiced := active && lv > b.speech-brVoicedBelowDB && b.voicing() > brVoicedCorr
+	// periodic residue in a pause is no vowel. Periodic means clearly so
+	// (brVoicedSure), or somewhat so two frames running: noise through
+	// the resonances of the vocal tract, a breath, reaches brVoicedCorr
+	// in a frame now and then.
+	vc := b.voicing()
+	periodic := vc > brVoicedSure || vc > brVoicedCorr && b.prevVc > brVoicedCorr
+	b.prevVc = vc
+	voiced := active && lv > b.speech-brVoicedBelowDB && periodic
 	b.level[slot] = lv
+	b.diffE[slot], b.monoE[slot] = dd, mm
 	b.voiced[slot] = voiced
 	b.target[slot] = 1
 	if voiced {
-		if !b.speechKnown {
+		switch {
+		case !b.speechKnown:
 			b.speech = lv
 			b.speechKnown = true
-		} else {
-			b.speech += 0.02 * (lv - b.speech)
+		case lv > b.speech:
+			b.speech += brSpeechStep * brSpeechQ
+		default:
+			b.speech -= brSpeechStep * (1 - brSpeechQ)
 		}
 		b.lastVoiced = t
 	}
@@ -246,13 +288,11 @@ func (b *Debreath) track(t int64, active, voiced bool, lv float64) {
 	cand := active && !voiced
 	if cand {
 		if !b.inRun {
-			b.inRun, b.runStart, b.runPeak = true, t, lv
+			b.inRun, b.runStart, b.runVoiced = true, t, b.lastVoiced
 		}
-		b.runPeak = max(b.runPeak, lv)
 		b.runEnd = t + 1
 		if float64(b.runEnd-b.runStart)*brFrameSec > brMaxSec {
 			b.inRun = false // too long for a breath
-			b.runStart = t + 1<<40
 		}
 		return
 	}
@@ -260,26 +300,89 @@ func (b *Debreath) track(t int64, active, voiced bool, lv float64) {
 		return
 	}
 	b.inRun = false
-	dur := float64(b.runEnd-b.runStart) * brFrameSec
-	if voiced || dur < brMinSec || b.runPeak > b.speech-brBelowDB || b.runStart-b.lastVoiced <= guard && b.lastVoiced >= 0 && b.lastVoiced < b.runStart {
+	// A breath taken right after a phrase follows its last voiced frame
+	// at once: the guard's frames, which may be the phrase's unvoiced
+	// ending, are left out, and the rest is the candidate.
+	// That candidate must rise from a dip after the phrase (a breath
+	// starts anew; the phrase's own fading ending does not).
+	L := int64(b.look + 1)
+	s := b.runStart
+	trimmed := b.runVoiced >= 0 && s-b.runVoiced <= guard
+	if trimmed {
+		s = b.runVoiced + guard + 1
+	}
+	peak, at := math.Inf(-1), s
+	for f := s; f < b.runEnd; f++ {
+		if lv := b.level[int(f%L)]; lv > peak {
+			peak, at = lv, f
+		}
+	}
+	dip := math.Inf(1)
+	for f := b.runStart; f+1 < at; f++ {
+		dip = min(dip, max(b.level[int(f%L)], b.level[int((f+1)%L)]))
+	}
+	dur := float64(b.runEnd-s) * brFrameSec
+	if voiced || dur < brMinSec || peak > b.speech-brBelowDB || trimmed && (dip > peak-brDipDB || b.centroid(s, b.runEnd) > brMaxHz) {
 		return
 	}
-	b.pending, b.pendStart, b.pendEnd, b.pendPeak = true, b.runStart, b.runEnd, b.runPeak
+	b.pending, b.pendStart, b.pendEnd = true, s, b.runEnd
 }
 
-// mark sets the gain of the frames of a breath, one frame wider on each
-// side so the ramps lie outside it.
+// mark sets the gain of the frames of a breath, widened into the quiet
+// frames around it (brExtendSec at most, never closer to a voiced frame
+// than the guard) and then one frame more on each side so the ramps lie
+// outside it.
 func (b *Debreath) mark(s, e int64) {
 	a := b.amountAt(s)
 	if a <= 0 {
 		return
 	}
 	g := math.Pow(10, -a/20)
+	L := int64(b.look + 1)
 	oldest := b.frame - int64(b.look) // frames before this are already out
+	ext := int64(math.Round(brExtendSec / brFrameSec))
+	guard := int64(math.Round(brGuardSec / brFrameSec))
+	quiet := func(f int64) bool { return b.level[int(f%L)] <= b.noise+brActiveDB && !b.voiced[int(f%L)] }
+	for n := int64(0); n < ext && s-1 > oldest && s-1 > b.lastVoicedBefore(s)+guard && quiet(s-1); n++ {
+		s--
+	}
+	for n := int64(0); n < ext && e < b.frame && quiet(e); n++ {
+		e++
+	}
 	for f := max(s-1, oldest); f < e+1 && f < b.frame; f++ {
-		b.target[int(f%int64(b.look+1))] = g
+		b.target[int(f%L)] = g
 	}
 	b.breaths = append(b.breaths, Span{s * int64(b.flen), e * int64(b.flen)})
+}
+
+// centroid returns the frequency of the sinusoid whose first difference
+// has the same share of its energy as that of the mono mix over frames
+// [s, e): the spectral centroid, in the sense of the first moment of the
+// power spectrum's sin^2 weighting.
+func (b *Debreath) centroid(s, e int64) float64 {
+	L := int64(b.look + 1)
+	var dd, mm float64
+	for f := s; f < e; f++ {
+		dd += b.diffE[int(f%L)]
+		mm += b.monoE[int(f%L)]
+	}
+	if mm == 0 {
+		return 0
+	}
+	return float64(b.fs) / math.Pi * math.Asin(min(1, math.Sqrt(dd/mm)/2))
+}
+
+// lastVoicedBefore returns the last voiced frame before s within the
+// ring, or one before the ring's oldest frame.
+func (b *Debreath) lastVoicedBefore(s int64) int64 {
+	L := int64(b.look + 1)
+	oldest := b.frame - L
+	for f := s - 1; f > oldest && f >= 0; f-- {
+		if b.voiced[int(f%L)] {
+			return f
+		}
+	}
+	return oldest
 }
 
 // voicing returns the largest normalized autocorrelation of the analysis
