@@ -47,7 +47,7 @@ const (
 	brRampSec       = 0.005
 	brBelowDB       = 6 // peak level at least this far under the speech
 	brActiveDB      = 6 // above the noise floor
-	brVoicedCorr    = 0.5
+	brVoicedCorr    = 0.6
 	brVoicedSure    = 0.7
 	brVoicedBelowDB = 25
 	// The speech level breaths are measured against is the level voiced
@@ -93,8 +93,11 @@ type Debreath struct {
 	// Run tracking.
 	runStart, runEnd int64 // current candidate run [start, end)
 	runVoiced        int64 // the last voiced frame before it
+	slid             bool  // its start moved on, keeping it brMaxSec long
+	nVoiced          int64 // voiced frames seen
 	inRun            bool
-	pendStart        int64 // finished run waiting for its after-guard
+	pendFrom         int64 // a finished run's first frame
+	pendStart        int64 // the breath found in it, waiting for its after-guard
 	pendEnd          int64
 	pending          bool
 	lastVoiced       int64
@@ -228,8 +231,8 @@ func (b *Debreath) process(in, out audio.Buffer) {
 	// Voiced means periodic and within reach of the speech level: a faint
 	// periodic residue in a pause is no vowel. Periodic means clearly so
 	// (brVoicedSure), or somewhat so two frames running: noise through
-	// the resonances of the vocal tract, a breath, reaches brVoicedCorr
-	// in a frame now and then.
+	// the resonances of the vocal tract, a breath, reaches 0.5 in a frame
+	// now and then, and sometimes in two.
 	vc := b.voicing()
 	periodic := vc > brVoicedSure || vc > brVoicedCorr && b.prevVc > brVoicedCorr
 	b.prevVc = vc
@@ -244,10 +247,11 @@ func (b *Debreath) process(in, out audio.Buffer) {
 			b.speech = lv
 			b.speechKnown = true
 		case lv > b.speech:
-			b.speech += brSpeechStep * brSpeechQ
+			b.speech += b.speechStep() * brSpeechQ
 		default:
-			b.speech -= brSpeechStep * (1 - brSpeechQ)
+			b.speech -= b.speechStep() * (1 - brSpeechQ)
 		}
+		b.nVoiced++
 		b.lastVoiced = t
 	}
 	b.track(t, active, voiced, lv)
@@ -279,8 +283,15 @@ func (b *Debreath) track(t int64, active, voiced bool, lv float64) {
 	guard := int64(math.Round(brGuardSec / brFrameSec))
 	if b.pending {
 		if voiced {
-			b.pending = false // speech right after: a fricative or a word start
-		} else if t >= b.pendEnd+guard {
+			// Speech right after: the breath keeps what lies a guard
+			// before it, if that is still a breath.
+			b.pending = false
+			if s, ok := b.candidate(b.pendFrom, b.pendStart, t-guard, true); ok {
+				b.mark(s, t-guard)
+			}
+		} else if t >= b.pendEnd+max(guard, int64(math.Round(brExtendSec/brFrameSec))) {
+			// Past the guard, and far enough for the attenuation to
+			// reach into the breath's fade.
 			b.pending = false
 			b.mark(b.pendStart, b.pendEnd)
 		}
@@ -288,11 +299,15 @@ func (b *Debreath) track(t int64, active, voiced bool, lv float64) {
 	cand := active && !voiced
 	if cand {
 		if !b.inRun {
-			b.inRun, b.runStart, b.runVoiced = true, t, b.lastVoiced
+			b.inRun, b.runStart, b.runVoiced, b.slid = true, t, b.lastVoiced, false
 		}
 		b.runEnd = t + 1
 		if float64(b.runEnd-b.runStart)*brFrameSec > brMaxSec {
-			b.inRun = false // too long for a breath
+			// Too long for a breath: a breath may end it, after the
+			// room tone of a recording or a long unvoiced stretch; what
+			// is left of its start is no breath.
+			b.runStart++
+			b.slid = true
 		}
 		return
 	}
@@ -301,31 +316,64 @@ func (b *Debreath) track(t int64, active, voiced bool, lv float64) {
 	}
 	b.inRun = false
 	// A breath taken right after a phrase follows its last voiced frame
-	// at once: the guard's frames, which may be the phrase's unvoiced
-	// ending, are left out, and the rest is the candidate.
-	// That candidate must rise from a dip after the phrase (a breath
-	// starts anew; the phrase's own fading ending does not).
-	L := int64(b.look + 1)
-	s := b.runStart
+	// at once, and one taken right before a phrase runs into its first
+	// sounds: the guard's frames next to the voiced ones, which may be
+	// the phrase's unvoiced ending or beginning, are left out, and the
+	// rest is the candidate.
+	s, e := b.runStart, b.runEnd
 	trimmed := b.runVoiced >= 0 && s-b.runVoiced <= guard
 	if trimmed {
 		s = b.runVoiced + guard + 1
 	}
+	if voiced {
+		e, trimmed = t-guard, true
+	}
+	trimmed = trimmed || b.slid
+	s, ok := b.candidate(b.runStart, s, e, trimmed)
+	switch {
+	case !ok:
+	case voiced:
+		b.mark(s, e)
+	default:
+		b.pending, b.pendFrom, b.pendStart, b.pendEnd = true, b.runStart, s, e
+	}
+}
+
+// candidate says whether frames [s, e) of a run that began at frame from
+// are a breath, and returns where the breath starts. A run cut next to
+// a phrase (trimmed) must rise from a dip after the run's start (a
+// breath starts anew; a phrase's fading ending does not) and have a
+// spectrum that is not a fricative's; the guard's frames before it are
+// its start too where they are no louder than it and no fricative (the
+// frame after the last voiced one stays, for the ramp).
+func (b *Debreath) candidate(from, s, e int64, trimmed bool) (int64, bool) {
+	if float64(e-s)*brFrameSec < brMinSec {
+		return s, false
+	}
+	L := int64(b.look + 1)
 	peak, at := math.Inf(-1), s
-	for f := s; f < b.runEnd; f++ {
+	for f := s; f < e; f++ {
 		if lv := b.level[int(f%L)]; lv > peak {
 			peak, at = lv, f
 		}
 	}
+	if peak > b.speech-brBelowDB {
+		return s, false
+	}
+	if !trimmed {
+		return s, true
+	}
 	dip := math.Inf(1)
-	for f := b.runStart; f+1 < at; f++ {
+	for f := from; f+1 < at; f++ {
 		dip = min(dip, max(b.level[int(f%L)], b.level[int((f+1)%L)]))
 	}
-	dur := float64(b.runEnd-s) * brFrameSec
-	if voiced || dur < brMinSec || peak > b.speech-brBelowDB || trimmed && (dip > peak-brDipDB || b.centroid(s, b.runEnd) > brMaxHz) {
-		return
+	if dip > peak-brDipDB || b.centroid(s, e) > brMaxHz {
+		return s, false
 	}
-	b.pending, b.pendStart, b.pendEnd = true, s, b.runEnd
+	for s-1 > max(from, b.runVoiced+1) && b.level[int((s-1)%L)] <= peak && b.centroid(s-1, s) <= brMaxHz {
+		s--
+	}
+	return s, true
 }
 
 // mark sets the gain of the frames of a breath, widened into the quiet
@@ -353,6 +401,14 @@ func (b *Debreath) mark(s, e int64) {
 		b.target[int(f%L)] = g
 	}
 	b.breaths = append(b.breaths, Span{s * int64(b.flen), e * int64(b.flen)})
+}
+
+// speechStep is the speech level tracker's step: ten times brSpeechStep
+// at first, down to it over the first second of voiced frames, so that
+// the first words set the level and later ones refine it.
+func (b *Debreath) speechStep() float64 {
+	n := float64(b.nVoiced) * brFrameSec
+	return brSpeechStep * max(1, 10*(1-n))
 }
 
 // centroid returns the frequency of the sinusoid whose first difference

@@ -155,6 +155,6 @@ func ExampleNewDebreath() {
 	fmt.Printf("breath lowered %.1f dB, phrases %.1f dB\n",
 		level(x[0], 19*fs/10, 21*fs/10)-level(y[0], 19*fs/10, 21*fs/10), level(x[0], fs/2, fs)-level(y[0], fs/2, fs))
 	// Output:
-	// breath 1.75-2.22 s
+	// breath 1.75-2.25 s
 	// breath lowered 12.0 dB, phrases 0.0 dB
 }
