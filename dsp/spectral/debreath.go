@@ -29,7 +29,7 @@ type DebreathOptions struct {
 	SpeechDB float64
 }
 
-// Breath detection works on 10 ms frames with 1.2 s of look-ahead: a
+// Breath detection works on 10 ms frames with 1.3 s of look-ahead: a
 // breath is a run of frames that are above the noise floor but unvoiced
 // (no pitch), lasting 100 ms to 1 s, its loudest frame brBelowDB or more
 // under the speech, with no voiced frame within 60 ms after it (a
@@ -40,7 +40,7 @@ type DebreathOptions struct {
 // spectrum is not a fricative's.
 const (
 	brFrameSec      = 0.01
-	brLookSec       = 1.2
+	brLookSec       = 1.3
 	brMinSec        = 0.1
 	brMaxSec        = 1.0
 	brGuardSec      = 0.06
@@ -50,6 +50,7 @@ const (
 	brVoicedCorr    = 0.6
 	brVoicedSure    = 0.7
 	brVoicedBelowDB = 25
+	brVoicedOverDB  = 12 // a vowel stands this far over the noise floor
 	// The speech level breaths are measured against is the level voiced
 	// frames exceed a fraction 1-brSpeechQ of the time, tracked in steps
 	// of brSpeechStep dB: the loud part of the speech, which a quiet
@@ -57,9 +58,10 @@ const (
 	brSpeechQ    = 0.9
 	brSpeechStep = 0.5
 	// brExtendSec: a breath's attenuation reaches this far into the quiet
-	// frames on each side of it, where its start and its fade lie under
-	// the activity threshold.
+	// frames on each side of it (under the activity threshold, or
+	// brFadeDB under its loudest), where its start and its fade lie.
 	brExtendSec = 0.1
+	brFadeDB    = 3
 	// brDipDB: a breath that follows a phrase at once lies this far above
 	// the dip between them at its loudest.
 	brDipDB = 6
@@ -236,7 +238,7 @@ func (b *Debreath) process(in, out audio.Buffer) {
 	vc := b.voicing()
 	periodic := vc > brVoicedSure || vc > brVoicedCorr && b.prevVc > brVoicedCorr
 	b.prevVc = vc
-	voiced := active && lv > b.speech-brVoicedBelowDB && periodic
+	voiced := lv > max(b.noise+brVoicedOverDB, b.speech-brVoicedBelowDB) && periodic
 	b.level[slot] = lv
 	b.diffE[slot], b.monoE[slot] = dd, mm
 	b.voiced[slot] = voiced
@@ -282,16 +284,22 @@ func (b *Debreath) process(in, out audio.Buffer) {
 func (b *Debreath) track(t int64, active, voiced bool, lv float64) {
 	guard := int64(math.Round(brGuardSec / brFrameSec))
 	if b.pending {
-		if voiced {
+		switch {
+		case voiced && t >= b.pendEnd+guard:
+			// Voicing after the guard: the breath stands; its
+			// attenuation stops short of the voicing.
+			b.pending = false
+			b.mark(b.pendStart, b.pendEnd)
+		case voiced:
 			// Speech right after: the breath keeps what lies a guard
 			// before it, if that is still a breath.
 			b.pending = false
 			if s, ok := b.candidate(b.pendFrom, b.pendStart, t-guard, true); ok {
 				b.mark(s, t-guard)
 			}
-		} else if t >= b.pendEnd+max(guard, int64(math.Round(brExtendSec/brFrameSec))) {
-			// Past the guard, and far enough for the attenuation to
-			// reach into the breath's fade.
+		case t >= b.pendEnd+guard+int64(math.Round(brExtendSec/brFrameSec)):
+			// Far enough past the breath for the attenuation to reach
+			// into its fade, and for the guard after that.
 			b.pending = false
 			b.mark(b.pendStart, b.pendEnd)
 		}
@@ -390,11 +398,28 @@ func (b *Debreath) mark(s, e int64) {
 	oldest := b.frame - int64(b.look) // frames before this are already out
 	ext := int64(math.Round(brExtendSec / brFrameSec))
 	guard := int64(math.Round(brGuardSec / brFrameSec))
-	quiet := func(f int64) bool { return b.level[int(f%L)] <= b.noise+brActiveDB && !b.voiced[int(f%L)] }
+	// Quiet: unvoiced, and under the activity threshold or far under the
+	// breath's loudest frame (a frame of its fade that noise lifts over
+	// the threshold).
+	peak := math.Inf(-1)
+	for f := max(s, oldest); f < e; f++ {
+		peak = max(peak, b.level[int(f%L)])
+	}
+	quiet := func(f int64) bool {
+		return !b.voiced[int(f%L)] && b.level[int(f%L)] <= max(b.noise+brActiveDB, peak-brFadeDB)
+	}
+	voicedNear := func(f int64) bool { // a voiced frame within the guard after f
+		for g := f; g <= f+guard && g < b.frame; g++ {
+			if b.voiced[int(g%L)] {
+				return true
+			}
+		}
+		return false
+	}
 	for n := int64(0); n < ext && s-1 > oldest && s-1 > b.lastVoicedBefore(s)+guard && quiet(s-1); n++ {
 		s--
 	}
-	for n := int64(0); n < ext && e < b.frame && quiet(e); n++ {
+	for n := int64(0); n < ext && e < b.frame-guard && quiet(e) && !voicedNear(e); n++ {
 		e++
 	}
 	for f := max(s-1, oldest); f < e+1 && f < b.frame; f++ {
@@ -448,17 +473,26 @@ func (b *Debreath) voicing() float64 {
 	fd := float64(b.fs) / float64(b.d2)
 	lo := int(fd / 400)
 	hi := min(int(fd/80), len(x)/2)
+	// Only a peak of the autocorrelation counts: that of noise whose
+	// power lies low (pink, a rumble) falls from lag 0 on and is high at
+	// the shortest pitch lags without any pitch.
 	best := 0.0
-	for lag := max(1, lo); lag <= hi; lag++ {
+	var r0, r1 float64 // the correlations at the two lags before
+	for lag := max(1, lo-1); lag <= hi+1; lag++ {
 		var xy, xx, yy float64
 		for i := 0; i+lag < len(x); i++ {
 			xy += x[i] * x[i+lag]
 			xx += x[i] * x[i]
 			yy += x[i+lag] * x[i+lag]
 		}
+		r := 0.0
 		if xx > 0 && yy > 0 {
-			best = max(best, xy/math.Sqrt(xx*yy))
+			r = xy / math.Sqrt(xx*yy)
 		}
+		if lag-1 >= max(2, lo) && r1 >= r0 && r1 >= r {
+			best = max(best, r1)
+		}
+		r0, r1 = r1, r
 	}
 	return best
 }
