@@ -342,7 +342,13 @@ func (b *Debreath) track(t int64, active, voiced bool, lv float64) {
 	case !ok:
 	case voiced:
 		b.mark(s, e)
+	case b.pending && b.runStart < b.pendEnd+guard:
+		// Close after a breath still waiting: the next phrase's
+		// unvoiced start, most likely; the breath waits on.
 	default:
+		if b.pending {
+			b.mark(b.pendStart, b.pendEnd) // past its guard, voicing none
+		}
 		b.pending, b.pendFrom, b.pendStart, b.pendEnd = true, b.runStart, s, e
 	}
 }

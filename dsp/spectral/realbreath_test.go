@@ -104,7 +104,7 @@ func TestRealDebreath(t *testing.T) {
 // by pauses of 0.5 to 1.2 s, over a pink noise floor 25 to 60 dB under the
 // speech, with a synthesized inhalation in every pause: noise through the
 // resonances of an open vocal tract (about 600, 1400 and 2500 Hz) over a
-// rise from 200 Hz, 250 to 600 ms long, rising in 30% of it and fading in
+// rise from 200 Hz, 200 to 800 ms long, rising in 30% of it and fading in
 // 40%, its loudest 10 ms 10 to 30 dB under the speech (speechDB of the
 // phrases) and 8 dB or more over the floor, ending 80 to 300 ms before the
 // next phrase (every third 20 to 80 ms before it); every other one starts
@@ -175,7 +175,7 @@ func tuningBreaths(t testing.TB, c *realaudio.Corpus) []breathCase {
 				// consonant or the rise of a vowel, right after the breath.
 				gap = int((0.02 + 0.06*r.Uniform()) * fs)
 			}
-			n := int((0.25 + 0.35*r.Uniform()) * fs)
+			n := int((0.2 + 0.6*r.Uniform()) * fs)
 			end := phrases[i].Start - gap
 			start := max(end-n, phrases[i-1].End+fs/20)
 			if i%2 == 0 {
