@@ -700,17 +700,12 @@ func (h *Dehum) remove(s int64, out audio.Buffer, b int) {
 		o := out[c][lo : lo+int(f1-f0)]
 		m := floorDiv(f0, U)
 		r := int(f0 - m*U)
-		n2 := 2 * int(L)
+		// 2L is dehumTaps2: arrays of that length need no bounds checks.
 		for i := 0; i < len(o); m++ {
-			x := syn[m-m0-L+1:][:n2]
+			x := (*[dehumTaps2]float64)(syn[m-m0-L+1:])
 			for ; r < int(U) && i < len(o); r++ {
-				taps := h.upTaps[r][:n2]
-				var v0, v1 float64
-				for j := 0; j+1 < n2; j += 2 {
-					v0 += x[j] * taps[j]
-					v1 += x[j+1] * taps[j+1]
-				}
-				o[i] -= v0 + v1
+				t := (*[dehumTaps2]float64)(h.upTaps[r])
+				o[i] -= (x[0]*t[0] + x[1]*t[1] + x[2]*t[2] + x[3]*t[3]) + (x[4]*t[4] + x[5]*t[5] + x[6]*t[6] + x[7]*t[7])
 				i++
 			}
 			r = 0
@@ -796,7 +791,12 @@ func (h *Dehum) hann(n int) ([]float64, float64) {
 const (
 	dehumSynHz   = 4800.0
 	dehumSynTaps = 4
+	dehumTaps2   = 2 * dehumSynTaps // remove's unrolled sum has this many terms
 )
+
+// remove's interpolation sums exactly eight terms.
+var _ [dehumTaps2 - 8]struct{}
+var _ [8 - dehumTaps2]struct{}
 
 // upsampler designs the interpolating filter from the synthesis grid (every
 // up frames) to the stream's rate: a Blackman-windowed sinc cut off at the
