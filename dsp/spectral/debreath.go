@@ -55,7 +55,7 @@ const (
 	// frames exceed a fraction 1-brSpeechQ of the time, tracked in steps
 	// of brSpeechStep dB: the loud part of the speech, which a quiet
 	// passage or a soft syllable does not pull down.
-	brSpeechQ    = 0.9
+	brSpeechQ    = 0.95
 	brSpeechStep = 0.5
 	// brExtendSec: a breath's attenuation reaches this far into the quiet
 	// frames on each side of it (under the activity threshold, or
@@ -422,13 +422,13 @@ func (b *Debreath) mark(s, e int64) {
 		}
 		return false
 	}
-	for n := int64(0); n < ext && s-1 > oldest && s-1 > b.lastVoicedBefore(s)+guard && quiet(s-1); n++ {
+	for n := int64(0); n < ext && s-1 > max(oldest, -1) && s-1 > b.lastVoicedBefore(s)+guard && quiet(s-1); n++ {
 		s--
 	}
 	for n := int64(0); n < ext && e < b.frame-guard && quiet(e) && !voicedNear(e); n++ {
 		e++
 	}
-	for f := max(s-1, oldest); f < e+1 && f < b.frame; f++ {
+	for f := max(s-1, oldest, 0); f < e+1 && f < b.frame; f++ {
 		b.target[int(f%L)] = g
 	}
 	b.breaths = append(b.breaths, Span{s * int64(b.flen), e * int64(b.flen)})

@@ -101,3 +101,45 @@ func TestDebreathSpares(t *testing.T) {
 		t.Errorf("breath reduction took %d stretches of breath-free speech (SI-SDR %.1f dB): %v", len(b.Breaths()), sd, b.Breaths())
 	}
 }
+
+// A breath at the very start of a stream, before any speech, is lowered
+// like any other (the attenuation reaching back to frame 0), whatever the
+// block size.
+func TestDebreathAtStart(t *testing.T) {
+	r := audiotest.NewRand(9)
+	x := make([]float64, 2*fs)
+	n := int(0.3 * fs)
+	for i := range n {
+		e := math.Sin(math.Pi * float64(i) / float64(n))
+		x[i] = 0.003 * r.Gauss() * e * e
+	}
+	for i := n + fs/5; i < len(x); i++ {
+		tt := float64(i) / fs
+		for h := 1.0; h <= 5; h++ {
+			x[i] += 0.1 / h * math.Sin(2*math.Pi*150*h*tt)
+		}
+	}
+	core := []testaudio.Span{{Start: n / 4, End: 3 * n / 4}}
+	for _, block := range []int{1, 480, 4096} {
+		b, err := NewDebreath(audio.NewBufferSource(audio.Buffer{x}, fs), DebreathOptions{AmountDB: 12})
+		if err != nil {
+			t.Fatal(err)
+		}
+		y := make([]float64, 0, len(x))
+		buf := audio.NewBuffer(1, block)
+		for {
+			m, err := b.Read(buf)
+			y = append(y, buf[0][:m]...)
+			if err != nil {
+				break
+			}
+		}
+		if len(y) != len(x) {
+			t.Fatalf("block %d: %d frames out, %d in", block, len(y), len(x))
+		}
+		att := testaudio.SpanDB(x, core) - testaudio.SpanDB(y, core)
+		if math.Abs(att-12) > 1 {
+			t.Errorf("block %d: breath at the start lowered %.1f dB, want 12 (breaths %v)", block, att, b.Breaths())
+		}
+	}
+}
