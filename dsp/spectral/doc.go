@@ -29,9 +29,12 @@
 // past frames of each bin, phase and all, then applies a late-reverb
 // gain; it runs only in a room the Profile (or RT60) says is not dry.
 // Dehum removes every harmonic of the
-// mains frequency by subtracting a sinusoid estimated over four seconds
-// around each instant, weighted toward the pauses; Debreath attenuates
-// breaths between phrases by exactly the requested amount.
+// mains frequency under 1 kHz as sinusoids that follow its drift: a
+// tracker follows the fundamental's phase from all harmonics at once, and
+// each harmonic's amplitude is measured along it over six seconds around
+// each instant, weighted toward the pauses; Debreath attenuates breaths
+// between phrases (taken as a phrase ends, or just before the next) by
+// exactly the requested amount.
 //
 // Amounts follow the production API: 0 is automatic (full for reverb
 // reduction), negative is off, 3..100 is a cap in dB. Every FFT size
