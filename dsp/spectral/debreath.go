@@ -65,6 +65,9 @@ const (
 	// brDipDB: a breath that follows a phrase at once lies this far above
 	// the dip between them at its loudest.
 	brDipDB = 6
+	// brBelowTrimDB: and it lies this far under the speech, further than
+	// brBelowDB: a phrase's final fricative after a short dip is loud.
+	brBelowTrimDB = 10
 	// brMaxHz: and its spectral centroid lies under this; a fricative's
 	// (/s/, /sh/) lies higher.
 	brMaxHz = 3500
@@ -179,7 +182,22 @@ func (b *Debreath) Close() error { return closeSource(b.src) }
 func (b *Debreath) Latency() int { return b.look * b.flen }
 
 // Breaths returns the frame ranges attenuated so far.
-func (b *Debreath) Breaths() []Span { return b.breaths }
+func (b *Debreath) Breaths() []Span {
+	if b.run.eof {
+		// The frames after the end that pad the last hop are no part of
+		// a breath.
+		n := 0
+		for _, s := range b.breaths {
+			if s.Start < b.run.inTotal {
+				s.End = min(s.End, b.run.inTotal)
+				b.breaths[n] = s
+				n++
+			}
+		}
+		b.breaths = b.breaths[:n]
+	}
+	return b.breaths
+}
 
 func (b *Debreath) amountAt(f int64) float64 {
 	i := sort.Search(len(b.segs), func(i int) bool { return b.segs[i].Start > f }) - 1
@@ -381,7 +399,7 @@ func (b *Debreath) candidate(from, s, e int64, trimmed bool) (int64, bool) {
 	for f := from; f+1 < at; f++ {
 		dip = min(dip, max(b.level[int(f%L)], b.level[int((f+1)%L)]))
 	}
-	if dip > peak-brDipDB || b.centroid(s, e) > brMaxHz {
+	if dip > peak-brDipDB || peak > b.speech-brBelowTrimDB || b.centroid(s, e) > brMaxHz {
 		return s, false
 	}
 	for s-1 > max(from, b.runVoiced+1) && b.level[int((s-1)%L)] <= peak && b.centroid(s-1, s) <= brMaxHz {
