@@ -65,7 +65,7 @@ func debreathFigures(t testing.TB, cases []breathCase, amount float64) (mean, lo
 // no breathing speaker: with -dehum.tuning the test runs on
 // tuningBreaths instead.
 func TestRealDebreath(t *testing.T) {
-	c := realHalf(t)
+	c := dehumCorpus(t)
 	var cases []breathCase
 	bs, err := c.Breathy()
 	switch {
@@ -298,7 +298,7 @@ func lastActive(x []float64) int {
 // sixth in the plain run, all with -dehum.all) through Debreath at 24 dB:
 // its level changes by 1 dB at most, and by 0.1 dB at most on average.
 func TestRealDebreathSpares(t *testing.T) {
-	c := realHalf(t)
+	c := dehumCorpus(t)
 	clips := c.Clips()
 	step := 6
 	if *dehumAll {

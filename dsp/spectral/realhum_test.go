@@ -27,8 +27,8 @@ var (
 	dehumAll    = flag.Bool("dehum.all", false, "real-recording dehum and debreath tests: the whole half instead of a subset")
 )
 
-// realHalf returns the half the real-recording tests of this file run on.
-func realHalf(t *testing.T) *realaudio.Corpus {
+// dehumCorpus returns the half the real-recording tests of this file run on.
+func dehumCorpus(t *testing.T) *realaudio.Corpus {
 	t.Helper()
 	if *dehumTuning {
 		return realaudio.Load(t, realaudio.Tuning)
@@ -83,7 +83,7 @@ func humLeft(t testing.TB, clean, hum []float64) (reduction, sisdr, damage float
 // ffmpeg is installed. The plain run takes two clips at each frequency;
 // -dehum.all all eight.
 func TestRealDehum(t *testing.T) {
-	c := realHalf(t)
+	c := dehumCorpus(t)
 	ms := c.Hummed()
 	if len(ms) == 0 {
 		t.Fatalf("%s half: no hummed speech", c.Half)
@@ -171,7 +171,7 @@ func notchChain(t testing.TB, clean, hum []float64, base float64) (reduction, si
 // user set dehum: 50 or 60): what it removes is the speech's own partials
 // near the harmonics, and that stays 30 dB under the speech.
 func TestRealDehumNoHum(t *testing.T) {
-	c := realHalf(t)
+	c := dehumCorpus(t)
 	clips := c.Clips()
 	n := 6
 	if *dehumAll {
