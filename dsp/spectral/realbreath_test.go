@@ -61,7 +61,8 @@ func debreathFigures(t testing.TB, cases []breathCase, amount float64) (mean, lo
 // (realaudio.Breathy: a radio amateur's conversation, the one recording
 // of the corpus's packages that breathes audibly) are reduced by the
 // amount asked within 3 dB on average, for 6, 12 and 24 dB, and the 200 ms
-// after each (the word onset) change by 1 dB at most. The tuning half has
+// after each (the word onset) and the rest of each piece (the speech, 100 ms
+// clear of the breaths) change by 1 dB at most. The tuning half has
 // no breathing speaker: with -dehum.tuning the test runs on
 // tuningBreaths instead.
 func TestRealDebreath(t *testing.T) {

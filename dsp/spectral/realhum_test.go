@@ -27,7 +27,8 @@ var (
 	dehumAll    = flag.Bool("dehum.all", false, "real-recording dehum and debreath tests: the whole half instead of a subset")
 )
 
-// dehumCorpus returns the half the real-recording tests of this file run on.
+// dehumCorpus returns the half the real-recording tests of Dehum and
+// Debreath run on.
 func dehumCorpus(t *testing.T) *realaudio.Corpus {
 	t.Helper()
 	if *dehumTuning {
