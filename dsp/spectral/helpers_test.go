@@ -84,16 +84,6 @@ func sisdr(ref, est []float64) float64 {
 // afftdn runs ffmpeg's afftdn with default settings over mono x.
 func afftdn(t testing.TB, x []float64, args string) []float64 {
 	t.Helper()
-	af := "afftdn"
-	if args != "" {
-		af += "=" + args
-	}
-	return ffmpegAF(t, x, af)
-}
-
-// ffmpegAF runs ffmpeg's audio filter graph af over mono x at 48 kHz.
-func ffmpegAF(t testing.TB, x []float64, af string) []float64 {
-	t.Helper()
 	ff := need.Program(t, "ffmpeg")
 	in := make([]byte, 8*len(x))
 	for i, v := range x {
@@ -102,12 +92,16 @@ func ffmpegAF(t testing.TB, x []float64, af string) []float64 {
 			in[8*i+j] = byte(u >> (8 * j))
 		}
 	}
+	af := "afftdn"
+	if args != "" {
+		af += "=" + args
+	}
 	cmd := exec.Command(ff, "-nostdin", "-hide_banner", "-loglevel", "error", "-f", "f64le", "-ar", "48000", "-ac", "1", "-i", "pipe:0",
 		"-af", af, "-f", "f64le", "pipe:1")
 	cmd.Stdin = bytesReader(in)
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("ffmpeg -af %.40s...: %v", af, err)
+		t.Fatalf("ffmpeg afftdn: %v", err)
 	}
 	y := make([]float64, len(out)/8)
 	for i := range y {

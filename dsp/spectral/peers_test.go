@@ -93,6 +93,13 @@ func noiseLevelDB(pauses []float64) float64 {
 // delay: it is measured against the input over its loudest second).
 func ffFilter(t testing.TB, x []float64, af string) []float64 {
 	t.Helper()
+	return align(x, ffRun(t, x, af))
+}
+
+// ffRun runs an ffmpeg audio filter chain over mono x at fs and returns
+// its output as it comes, for filters without delay (a chain of notches).
+func ffRun(t testing.TB, x []float64, af string) []float64 {
+	t.Helper()
 	ff := need.Program(t, "ffmpeg")
 	cmd := exec.Command(ff, "-nostdin", "-hide_banner", "-loglevel", "error", "-f", "f64le", "-ar", fmt.Sprint(fs), "-ac", "1", "-i", "pipe:0",
 		"-af", af, "-f", "f64le", "pipe:1")
@@ -103,7 +110,7 @@ func ffFilter(t testing.TB, x []float64, af string) []float64 {
 	if err != nil {
 		t.Fatalf("ffmpeg -af %s: %v: %s", af, err, stderr.Bytes())
 	}
-	return align(x, fromF64le(out))
+	return fromF64le(out)
 }
 
 // noisered runs sox's noisered over x with a profile learnt (noiseprof)

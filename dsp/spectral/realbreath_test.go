@@ -63,10 +63,10 @@ func debreathFigures(t testing.TB, cases []breathCase, amount float64) (mean, lo
 // amount asked within 3 dB on average, for 6, 12 and 24 dB, and the 200 ms
 // after each (the word onset) and the rest of each piece (the speech, 100 ms
 // clear of the breaths) change by 1 dB at most. The tuning half has
-// no breathing speaker: with -dehum.tuning the test runs on
+// no breathing speaker: with -realhalf tuning the test runs on
 // tuningBreaths instead.
 func TestRealDebreath(t *testing.T) {
-	c := dehumCorpus(t)
+	c := realCorpus(t)
 	var cases []breathCase
 	bs, err := c.Breathy()
 	switch {
@@ -296,13 +296,13 @@ func lastActive(x []float64) int {
 }
 
 // Real speech without audible breaths (the half's clean clips, every
-// sixth in the plain run, all with -dehum.all) through Debreath at 24 dB:
+// sixth in the plain run, all with -realfull) through Debreath at 24 dB:
 // its level changes by 1 dB at most, and by 0.1 dB at most on average.
 func TestRealDebreathSpares(t *testing.T) {
-	c := dehumCorpus(t)
+	c := realCorpus(t)
 	clips := c.Clips()
 	step := 6
-	if *dehumAll {
+	if *realFull {
 		step = 1
 	}
 	var worst, sum float64

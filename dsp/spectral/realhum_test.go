@@ -2,7 +2,6 @@ package spectral
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"math"
 	"strings"
@@ -14,28 +13,12 @@ import (
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
-// The real-recording tests of Dehum and Debreath measure the held-out half
-// of internal/realaudio, where acceptance (issue 30) is reported; while
-// choosing and tuning, run them on the tuning half:
+// The real-recording tests of Dehum and Debreath run on the half that
+// -realhalf picks (realCorpus: the held-out half, where acceptance is
+// reported, unless told "tuning" while choosing and tuning), a subset of it
+// in the plain run and all of it with -realfull:
 //
-//	go test ./dsp/spectral -run 'Real(Dehum|Debreath)' -args -dehum.tuning
-//
-// Their plain run takes a subset where the half is large; -dehum.all
-// takes all of it.
-var (
-	dehumTuning = flag.Bool("dehum.tuning", false, "real-recording dehum and debreath tests: the tuning half instead of the held-out half")
-	dehumAll    = flag.Bool("dehum.all", false, "real-recording dehum and debreath tests: the whole half instead of a subset")
-)
-
-// dehumCorpus returns the half the real-recording tests of Dehum and
-// Debreath run on.
-func dehumCorpus(t *testing.T) *realaudio.Corpus {
-	t.Helper()
-	if *dehumTuning {
-		return realaudio.Load(t, realaudio.Tuning)
-	}
-	return realaudio.Load(t, realaudio.HeldOut)
-}
+//	go test ./dsp/spectral -run 'Real(Dehum|Debreath)' -v -args -realhalf tuning -realfull
 
 // dehumMono runs Dehum over mono x (automatic detection from the stream,
 // as the quality report runs it).
@@ -82,14 +65,14 @@ func humLeft(t testing.TB, clean, hum []float64) (reduction, sisdr, damage float
 // notch chain (ffmpeg bandreject 4 Hz wide at every harmonic of the
 // nominal frequency, as in the quality report), is measured beside when
 // ffmpeg is installed. The plain run takes two clips at each frequency;
-// -dehum.all all eight.
+// -realfull all eight.
 func TestRealDehum(t *testing.T) {
-	c := dehumCorpus(t)
+	c := realCorpus(t)
 	ms := c.Hummed()
 	if len(ms) == 0 {
 		t.Fatalf("%s half: no hummed speech", c.Half)
 	}
-	if !*dehumAll {
+	if !*realFull {
 		// Hummed gives the 50 Hz clips first: every other one keeps both.
 		var sel []realaudio.HumMix
 		for i := 0; i < len(ms); i += 2 {
@@ -147,7 +130,7 @@ func TestRealDehum(t *testing.T) {
 
 // notchChain measures the quality report's peer as humLeft measures
 // Dehum: ffmpeg's bandreject, 4 Hz wide, at every harmonic of base to
-// 1 kHz.
+// 1 kHz (biquads: no delay to align).
 func notchChain(t testing.TB, clean, hum []float64, base float64) (reduction, sisdr float64) {
 	t.Helper()
 	var f []string
@@ -159,7 +142,7 @@ func notchChain(t testing.TB, clean, hum []float64, base float64) (reduction, si
 	for i := range clean {
 		x[i], neg[i] = clean[i]+hum[i], clean[i]-hum[i]
 	}
-	y, y2 := ffmpegAF(t, x, af), ffmpegAF(t, neg, af)
+	y, y2 := ffRun(t, x, af), ffRun(t, neg, af)
 	n := min(len(y), len(y2), len(clean))
 	left := make([]float64, n)
 	for i := range left {
@@ -172,10 +155,10 @@ func notchChain(t testing.TB, clean, hum []float64, base float64) (reduction, si
 // user set dehum: 50 or 60): what it removes is the speech's own partials
 // near the harmonics, and that stays 30 dB under the speech.
 func TestRealDehumNoHum(t *testing.T) {
-	c := dehumCorpus(t)
+	c := realCorpus(t)
 	clips := c.Clips()
 	n := 6
-	if *dehumAll {
+	if *realFull {
 		n = len(clips)
 	}
 	worst := math.Inf(1)
