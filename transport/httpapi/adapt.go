@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/transport/internal/envelope"
 )
 
 // The shapes most API handlers take, written once: the path's
@@ -23,7 +24,7 @@ func named[T, V any](do op[T], view func(T) V) apiHandler {
 	return func(w http.ResponseWriter, r *http.Request, u storage.User) error {
 		id, found := jsonName(r, "file")
 		if !found {
-			return errNotFound
+			return envelope.ErrNotFound
 		}
 		v, err := do(r.Context(), u, id)
 		return respond(w, view, v, err)
@@ -56,7 +57,7 @@ func changed[In, T, V any](s *server, decode func([]byte) (In, error), do func(c
 	return func(w http.ResponseWriter, r *http.Request, u storage.User) error {
 		id, found := jsonName(r, "file")
 		if !found {
-			return errNotFound
+			return envelope.ErrNotFound
 		}
 		in, err := decodeBody(s, w, r, decode)
 		if err != nil {
@@ -91,7 +92,7 @@ func listed[T, V any](list func(ctx context.Context, u storage.User, limit, offs
 				out = append(out, view(v))
 			}
 		}
-		ok(w, out)
+		envelope.OK(w, out)
 		return nil
 	}
 }
@@ -104,7 +105,7 @@ func decodeBody[In any](s *server, w http.ResponseWriter, r *http.Request, decod
 		return in, err
 	}
 	if in, err = decode(body); err != nil {
-		return in, decodeErr(err)
+		return in, envelope.DecodeError(err)
 	}
 	return in, nil
 }
@@ -114,6 +115,6 @@ func respond[T, V any](w http.ResponseWriter, view func(T) V, v T, err error) er
 	if err != nil {
 		return err
 	}
-	ok(w, view(v))
+	envelope.OK(w, view(v))
 	return nil
 }

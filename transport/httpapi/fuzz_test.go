@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/transport/internal/envelope"
 )
 
 // FuzzSimpleRequest feeds arbitrary simple API form values: the result is
@@ -20,8 +21,8 @@ func FuzzSimpleRequest(f *testing.F) {
 			"hipfilter": hip, "append_chapters": appendCh, "track": target}
 		body, err := simpleRequest(fields, false, false)
 		if err != nil {
-			var ae *apiError
-			if !errors.As(err, &ae) || ae.status != 400 || len(ae.form) == 0 {
+			var ae *envelope.Error
+			if !errors.As(err, &ae) || ae.Status != 400 || len(ae.Form) == 0 {
 				t.Fatalf("error is not a form error: %v", err)
 			}
 			return

@@ -14,6 +14,7 @@ import (
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/transport/internal/envelope"
 )
 
 // readJSON reads a JSON request body within MaxBodyBytes. A body with a
@@ -21,38 +22,24 @@ import (
 // JSON, since many clients omit it.
 func (s *server) readJSON(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.Header.Get("Content-Type") != "" && !contentTypeIs(r, "application/json", "text/json") {
-		return nil, newError(http.StatusUnsupportedMediaType, CodeUnsupportedMedia, "the request body must be application/json")
+		return nil, envelope.New(http.StatusUnsupportedMediaType, CodeUnsupportedMedia, "the request body must be application/json")
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, newError(http.StatusRequestEntityTooLarge, CodeTooLarge, "the request body is larger than "+strconv.FormatInt(s.maxBody, 10)+" bytes")
+			return nil, envelope.New(http.StatusRequestEntityTooLarge, CodeTooLarge, "the request body is larger than "+strconv.FormatInt(s.maxBody, 10)+" bytes")
 		}
-		return nil, newError(http.StatusBadRequest, CodeBadRequest, "reading the request body: "+err.Error())
+		return nil, envelope.New(http.StatusBadRequest, CodeBadRequest, "reading the request body: "+err.Error())
 	}
 	return body, nil
-}
-
-// decodeErr turns a decoding error into the envelope's: field type errors
-// are form errors, anything else a malformed body.
-func decodeErr(err error) error {
-	var ae *apiError
-	if errors.As(err, &ae) {
-		return ae
-	}
-	var fe production.FieldErrors
-	if errors.As(err, &fe) {
-		return invalid(fe)
-	}
-	return newError(http.StatusBadRequest, CodeMalformedJSON, err.Error())
 }
 
 // getProduction: GET /api/production/{uuid}.json.
 func (s *server) getProduction(w http.ResponseWriter, r *http.Request, u storage.User) error {
 	id, okName := jsonName(r, "file")
 	if !okName {
-		return errNotFound
+		return envelope.ErrNotFound
 	}
 	p, err := s.app.GetProduction(r.Context(), u, id)
 	if err != nil {
@@ -62,7 +49,7 @@ func (s *server) getProduction(w http.ResponseWriter, r *http.Request, u storage
 	if v.WebhookDeliveries, err = s.app.WebhookDeliveries(r.Context(), u, id); err != nil {
 		return err
 	}
-	ok(w, v)
+	envelope.OK(w, v)
 	return nil
 }
 
@@ -74,7 +61,7 @@ func (s *server) deleteResource(first storage.Kind) apiHandler {
 	return func(w http.ResponseWriter, r *http.Request, u storage.User) error {
 		id, okName := jsonName(r, "file")
 		if !okName {
-			return errNotFound
+			return envelope.ErrNotFound
 		}
 		ctx := r.Context()
 		deletes := []func(context.Context, storage.User, string) error{s.app.DeleteProduction, s.app.DeletePreset}
@@ -89,10 +76,10 @@ func (s *server) deleteResource(first storage.Kind) apiHandler {
 			if err != nil {
 				return err
 			}
-			ok(w, map[string]string{"uuid": id})
+			envelope.OK(w, map[string]string{"uuid": id})
 			return nil
 		}
-		return errNotFound
+		return envelope.ErrNotFound
 	}
 }
 
@@ -106,7 +93,7 @@ func (s *server) wrapCommand(w http.ResponseWriter, r *http.Request, cmd string)
 	}
 	var raw json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil {
-		return nil, newError(http.StatusBadRequest, CodeMalformedJSON, "request body is not valid JSON: "+err.Error())
+		return nil, envelope.New(http.StatusBadRequest, CodeMalformedJSON, "request body is not valid JSON: "+err.Error())
 	}
 	if cmd == "webhook" {
 		var obj map[string]json.RawMessage
@@ -133,7 +120,7 @@ func (s *server) productionCommand(w http.ResponseWriter, r *http.Request, u sto
 	id := r.PathValue("uuid")
 	switch {
 	case !okName:
-		return errNotFound
+		return envelope.ErrNotFound
 	case cmd == "start":
 		p, err := s.app.StartProduction(r.Context(), u, id)
 		return respond(w, s.productionView, p, err)
@@ -143,7 +130,7 @@ func (s *server) productionCommand(w http.ResponseWriter, r *http.Request, u sto
 	case cmd == "upload":
 		return s.uploadProduction(w, r, u, id)
 	case !commandFields[cmd]:
-		return errNotFound
+		return envelope.ErrNotFound
 	}
 	body, err := s.wrapCommand(w, r, cmd)
 	if err != nil {
@@ -151,7 +138,7 @@ func (s *server) productionCommand(w http.ResponseWriter, r *http.Request, u sto
 	}
 	in, err := production.DecodeInput(body)
 	if err != nil {
-		return decodeErr(err)
+		return envelope.DecodeError(err)
 	}
 	p, err := s.app.UpdateProduction(r.Context(), u, id, in)
 	return respond(w, s.productionView, p, err)
@@ -163,11 +150,11 @@ func (s *server) presetCommand(w http.ResponseWriter, r *http.Request, u storage
 	id := r.PathValue("uuid")
 	switch {
 	case !okName:
-		return errNotFound
+		return envelope.ErrNotFound
 	case cmd == "upload":
 		return s.uploadPreset(w, r, u, id)
 	case !commandFields[cmd]:
-		return errNotFound
+		return envelope.ErrNotFound
 	}
 	body, err := s.wrapCommand(w, r, cmd)
 	if err != nil {
@@ -175,7 +162,7 @@ func (s *server) presetCommand(w http.ResponseWriter, r *http.Request, u storage
 	}
 	in, err := preset.DecodeInput(body)
 	if err != nil {
-		return decodeErr(err)
+		return envelope.DecodeError(err)
 	}
 	pr, err := s.app.UpdatePreset(r.Context(), u, id, in)
 	return respond(w, same, pr, err)
@@ -194,7 +181,7 @@ func clearedList[T, V any](clear func(context.Context, storage.User, string, pro
 		cmd, okName := jsonName(r, "cmd")
 		list, known := deletableLists[cmd]
 		if !okName || !known {
-			return errNotFound
+			return envelope.ErrNotFound
 		}
 		v, err := clear(r.Context(), u, r.PathValue("uuid"), list)
 		return respond(w, view, v, err)
@@ -205,13 +192,13 @@ func clearedList[T, V any](clear func(context.Context, storage.User, string, pro
 func (s *server) productionQuery(w http.ResponseWriter, r *http.Request, u storage.User) error {
 	cmd, okName := jsonName(r, "cmd")
 	if !okName || cmd != "status" {
-		return errNotFound
+		return envelope.ErrNotFound
 	}
 	pg, err := s.app.ProductionProgress(r.Context(), u, r.PathValue("uuid"))
 	if err != nil {
 		return err
 	}
-	ok(w, map[string]any{"uuid": pg.UUID, "status": pg.Status, "status_string": pg.Status.String(), "progress": pg.Percent})
+	envelope.OK(w, map[string]any{"uuid": pg.UUID, "status": pg.Status, "status_string": pg.Status.String(), "progress": pg.Percent})
 	return nil
 }
 
@@ -244,7 +231,7 @@ func parseList(r *http.Request) (listParams, error) {
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return lp, fieldError(f.name, "must be a whole number >= 0")
+			return lp, envelope.FieldError(f.name, "must be a whole number >= 0")
 		}
 		*f.dst = n
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/transfer"
 	"github.com/audiopost/audiopost/transport/auth"
+	"github.com/audiopost/audiopost/transport/internal/envelope"
 	"github.com/audiopost/audiopost/transport/outbound"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -189,5 +190,5 @@ func NewHandler(cfg Config) (http.Handler, error) {
 // writeAuthError renders the auth server's failures (401) in the API
 // envelope.
 func writeAuthError(w http.ResponseWriter, r *http.Request, status int, code, message string) {
-	writeEnvelope(w, status, &envelope{ErrorCode: &code, ErrorMessage: message})
+	envelope.Write(w, status, &envelope.Envelope{ErrorCode: &code, ErrorMessage: message})
 }

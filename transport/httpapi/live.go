@@ -6,6 +6,7 @@ import (
 
 	"github.com/audiopost/audiopost/production/livestream"
 	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/transport/internal/envelope"
 )
 
 // Live streams: the handlers decode, call the live stream operations of
@@ -30,20 +31,20 @@ func (s *server) liveRoutes(handle func(string, methods)) {
 func decodeLiveStream(body []byte) (livestream.Input, error) {
 	var in livestream.Input
 	if err := json.Unmarshal(body, &in); err != nil {
-		return in, newError(http.StatusBadRequest, CodeMalformedJSON, "the body is not a live stream: "+err.Error())
+		return in, envelope.New(http.StatusBadRequest, CodeMalformedJSON, "the body is not a live stream: "+err.Error())
 	}
 	return in, nil
 }
 
 func (s *server) liveStreamQuery(w http.ResponseWriter, r *http.Request, u storage.User) error {
 	if cmd, _ := jsonName(r, "cmd"); cmd != "status" {
-		return errNotFound
+		return envelope.ErrNotFound
 	}
 	rep, err := s.app.LiveStreamReport(r.Context(), u, r.PathValue("uuid"))
 	if err != nil {
 		return err
 	}
-	ok(w, rep)
+	envelope.OK(w, rep)
 	return nil
 }
 
@@ -59,12 +60,12 @@ func (s *server) liveStreamCommand(w http.ResponseWriter, r *http.Request, u sto
 	case "stop":
 		ls, err = s.app.StopLiveStream(r.Context(), u, id)
 	default:
-		return errNotFound
+		return envelope.ErrNotFound
 	}
 	if err != nil {
 		return err
 	}
-	ok(w, ls)
+	envelope.OK(w, ls)
 	return nil
 }
 
@@ -106,5 +107,5 @@ func (pg *pages) liveJSON(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 		pg.s.writeError(w, r, err)
 		return
 	}
-	ok(w, rep)
+	envelope.OK(w, rep)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/audiopost/audiopost/transport/internal/envelope"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -90,7 +91,7 @@ func (s *server) opsRoutes(top *http.ServeMux) {
 	// envelope (the more general /api/ pattern would ask for credentials).
 	top.HandleFunc(s.prefix+"/api/openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "GET")
-		s.writeError(w, r, newError(http.StatusMethodNotAllowed, CodeMethodNotAllowed, r.Method+" is not allowed here; use GET"))
+		s.writeError(w, r, envelope.New(http.StatusMethodNotAllowed, CodeMethodNotAllowed, r.Method+" is not allowed here; use GET"))
 	})
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/transport/auth"
+	"github.com/audiopost/audiopost/transport/internal/envelope"
 	"github.com/audiopost/audiopost/transport/internal/webstyle"
 )
 
@@ -116,7 +117,7 @@ func (pg *pages) withUser(api bool, h pageHandler) http.HandlerFunc {
 			switch {
 			case api:
 				w.Header().Set("WWW-Authenticate", `Bearer realm="audiopost"`)
-				pg.s.writeError(w, r, newError(http.StatusUnauthorized, CodeUnauthorized, "log in or send a bearer token"))
+				pg.s.writeError(w, r, envelope.New(http.StatusUnauthorized, CodeUnauthorized, "log in or send a bearer token"))
 			case r.Method == http.MethodGet || r.Method == http.MethodHead:
 				http.Redirect(w, r, pg.s.auth.LoginURL(r.URL.RequestURI()), http.StatusSeeOther)
 			default:
@@ -137,7 +138,7 @@ func (pg *pages) withUser(api bool, h pageHandler) http.HandlerFunc {
 			}
 			if api {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="audiopost"`)
-				pg.s.writeError(w, r, newError(status, code, msg))
+				pg.s.writeError(w, r, envelope.New(status, code, msg))
 				return
 			}
 			pg.renderError(w, r, pr, status, title, msg)
@@ -168,7 +169,7 @@ func (pg *pages) validCSRF(pr *pageReq, got string) bool {
 }
 
 // errCSRF rejects a form whose token is missing or wrong.
-var errCSRF = newError(http.StatusForbidden, "csrf_failed", "The form expired or came from another site (CSRF token mismatch); reload the page and try again.")
+var errCSRF = envelope.New(http.StatusForbidden, "csrf_failed", "The form expired or came from another site (CSRF token mismatch); reload the page and try again.")
 
 // link returns a path of this service, carrying the page's bearer token.
 func (pg *pages) link(pr *pageReq, path string) string {
@@ -272,16 +273,16 @@ func (pg *pages) renderError(w http.ResponseWriter, r *http.Request, pr *pageReq
 // renderFailure renders an error of the shared code paths as a page:
 // 404 for missing and other users' productions, the message otherwise.
 func (pg *pages) renderFailure(w http.ResponseWriter, r *http.Request, pr *pageReq, err error) {
-	ae := pg.s.classify(err)
-	if ae.code == CodeInternal {
+	ae := envelope.Classify(err)
+	if ae.Code == CodeInternal {
 		pg.s.log.ErrorContext(r.Context(), "httpapi: page", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
-	title := http.StatusText(ae.status)
-	msg := ae.msg
-	if ae.status == http.StatusNotFound {
+	title := http.StatusText(ae.Status)
+	msg := ae.Msg
+	if ae.Status == http.StatusNotFound {
 		msg = "There is no such production in your account."
 	}
-	pg.render(w, r, pr, ae.status, "error", func() pageData {
+	pg.render(w, r, pr, ae.Status, "error", func() pageData {
 		d := pg.data(pr, title)
 		d.Errors = []string{msg}
 		return d
@@ -290,13 +291,13 @@ func (pg *pages) renderFailure(w http.ResponseWriter, r *http.Request, pr *pageR
 
 // messages lists an error's form errors ("title: is too long") or its
 // message.
-func messages(ae *apiError) []string {
-	if len(ae.form) == 0 {
-		return []string{ae.msg}
+func messages(ae *envelope.Error) []string {
+	if len(ae.Form) == 0 {
+		return []string{ae.Msg}
 	}
-	out := make([]string, 0, len(ae.form))
-	for _, k := range slices.Sorted(maps.Keys(ae.form)) {
-		v := ae.form[k]
+	out := make([]string, 0, len(ae.Form))
+	for _, k := range slices.Sorted(maps.Keys(ae.Form)) {
+		v := ae.Form[k]
 		if k == "" || k == "non_field" {
 			out = append(out, v)
 			continue
@@ -309,8 +310,8 @@ func messages(ae *apiError) []string {
 // file serves GET {base}/files/...: the API's download for page links.
 func (pg *pages) file(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 	if err := pg.s.download(w, r, pr.user); err != nil {
-		ae := pg.s.classify(err)
-		if ae.status == http.StatusNotFound {
+		ae := envelope.Classify(err)
+		if ae.Status == http.StatusNotFound {
 			pg.renderError(w, r, pr, http.StatusNotFound, "Not found", "There is no such file in your account.")
 			return
 		}

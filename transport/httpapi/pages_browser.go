@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"net/http"
+
+	"github.com/audiopost/audiopost/transport/internal/envelope"
 )
 
 // The in-browser pages (package transport/browser), which audiopost
@@ -29,5 +31,5 @@ func (pg *pages) browserPresets(w http.ResponseWriter, r *http.Request, pr *page
 		links["account"] = pg.s.prefix + "/account/"
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	ok(w, map[string]any{"user": pr.user.Username, "presets": presets, "links": links})
+	envelope.OK(w, map[string]any{"user": pr.user.Username, "presets": presets, "links": links})
 }

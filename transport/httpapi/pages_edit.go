@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/transport/internal/envelope"
 )
 
 // editView is the edit form of one production.
@@ -311,7 +312,7 @@ func (pg *pages) editPost(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 	}
 	form := r.PostForm
 	if !pg.validCSRF(pr, form.Get("csrf_token")) {
-		pg.renderEdit(w, r, pr, errCSRF.status, p, nil, nil, []string{errCSRF.msg})
+		pg.renderEdit(w, r, pr, errCSRF.Status, p, nil, nil, []string{errCSRF.Msg})
 		return
 	}
 	action := form.Get("action")
@@ -322,13 +323,13 @@ func (pg *pages) editPost(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 	if form.Get("edit") != "" {
 		body, errs := editRequest(p, form)
 		if len(errs) > 0 {
-			ae := invalid(errs)
-			pg.renderEdit(w, r, pr, ae.status, p, form, ae.form, messages(ae))
+			ae := envelope.Invalid(errs)
+			pg.renderEdit(w, r, pr, ae.Status, p, form, ae.Form, messages(ae))
 			return
 		}
 		in, err := production.DecodeInput(body)
 		if err != nil {
-			err = decodeErr(err)
+			err = envelope.DecodeError(err)
 		} else {
 			var q *production.Production
 			if q, err = pg.s.app.UpdateProduction(ctx, pr.user, id, in); err == nil {
@@ -336,23 +337,23 @@ func (pg *pages) editPost(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 			}
 		}
 		if err != nil {
-			ae := pg.s.classify(err)
-			if ae.status == http.StatusNotFound || ae.code == CodeInternal {
+			ae := envelope.Classify(err)
+			if ae.Status == http.StatusNotFound || ae.Code == CodeInternal {
 				pg.renderFailure(w, r, pr, err)
 				return
 			}
-			pg.renderEdit(w, r, pr, ae.status, p, form, ae.form, messages(ae))
+			pg.renderEdit(w, r, pr, ae.Status, p, form, ae.Form, messages(ae))
 			return
 		}
 	}
 	if action == "start" {
 		if _, err := pg.s.app.StartProduction(ctx, pr.user, id); err != nil {
-			ae := pg.s.classify(err)
-			if ae.status == http.StatusNotFound || ae.code == CodeInternal {
+			ae := envelope.Classify(err)
+			if ae.Status == http.StatusNotFound || ae.Code == CodeInternal {
 				pg.renderFailure(w, r, pr, err)
 				return
 			}
-			pg.renderEdit(w, r, pr, ae.status, p, nil, nil, messages(ae))
+			pg.renderEdit(w, r, pr, ae.Status, p, nil, nil, messages(ae))
 			return
 		}
 	}

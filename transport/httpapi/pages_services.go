@@ -12,6 +12,7 @@ import (
 	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/production/services"
 	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/transport/internal/envelope"
 )
 
 // The services page, a settings page like the account page:
@@ -181,7 +182,7 @@ func (pg *pages) servicesPost(w http.ResponseWriter, r *http.Request, pr *pageRe
 	}
 	form := r.PostForm
 	if !pg.validCSRF(pr, form.Get("csrf_token")) {
-		pg.renderServicesMsg(w, r, pr, errCSRF.status, v, nil, nil, []string{errCSRF.msg})
+		pg.renderServicesMsg(w, r, pr, errCSRF.Status, v, nil, nil, []string{errCSRF.Msg})
 		return
 	}
 	ctx := r.Context()
@@ -204,8 +205,8 @@ func (pg *pages) servicesPost(w http.ResponseWriter, r *http.Request, pr *pageRe
 		}
 		svc, err := pg.s.app.CreateService(ctx, pr.user, in)
 		if err != nil {
-			ae := pg.s.classify(err)
-			if ae.code == CodeInternal {
+			ae := envelope.Classify(err)
+			if ae.Code == CodeInternal {
 				pg.renderFailure(w, r, pr, err)
 				return
 			}
@@ -213,10 +214,10 @@ func (pg *pages) servicesPost(w http.ResponseWriter, r *http.Request, pr *pageRe
 				v.Type = ""
 			}
 			var msgs []string
-			if len(ae.form) == 0 {
-				msgs = []string{ae.msg}
+			if len(ae.Form) == 0 {
+				msgs = []string{ae.Msg}
 			}
-			pg.renderServicesMsg(w, r, pr, ae.status, v, form, ae.form, msgs)
+			pg.renderServicesMsg(w, r, pr, ae.Status, v, form, ae.Form, msgs)
 			return
 		}
 		http.Redirect(w, r, pg.link(pr, pg.s.prefix+"/services/?"+url.Values{"added": {svc.DisplayName}}.Encode()), http.StatusSeeOther)
@@ -241,14 +242,14 @@ func (pg *pages) servicesPost(w http.ResponseWriter, r *http.Request, pr *pageRe
 
 // renderServiceFailure shows a failed test or delete above the list.
 func (pg *pages) renderServiceFailure(w http.ResponseWriter, r *http.Request, pr *pageReq, v *servicesView, err error) {
-	ae := pg.s.classify(err)
-	if ae.code == CodeInternal {
+	ae := envelope.Classify(err)
+	if ae.Code == CodeInternal {
 		pg.renderFailure(w, r, pr, err)
 		return
 	}
-	msg := ae.msg
-	if ae.status == http.StatusNotFound {
+	msg := ae.Msg
+	if ae.Status == http.StatusNotFound {
 		msg = "There is no such service in your account."
 	}
-	pg.renderServicesMsg(w, r, pr, ae.status, v, nil, nil, []string{msg})
+	pg.renderServicesMsg(w, r, pr, ae.Status, v, nil, nil, []string{msg})
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/transport/internal/envelope"
 )
 
 // uploadView is the upload form.
@@ -102,7 +103,7 @@ func (pg *pages) uploadPost(w http.ResponseWriter, r *http.Request, pr *pageReq)
 				return nil
 			}
 			if !pg.offered(format) {
-				return fieldError("output_format", "is not an offered output format")
+				return envelope.FieldError("output_format", "is not an offered output format")
 			}
 			// The preset's outputs as a request would send them: the
 			// response-only fields (size, download_url, ...) left out.
@@ -111,7 +112,7 @@ func (pg *pages) uploadPost(w http.ResponseWriter, r *http.Request, pr *pageReq)
 			if id := strings.TrimSpace(f["preset"]); id != "" && f["replace_outputs"] == "" {
 				pr, err := pg.s.app.GetPreset(r.Context(), prq.user, id)
 				if errors.Is(err, storage.ErrNotFound) {
-					return fieldError("preset", "no such preset")
+					return envelope.FieldError("preset", "no such preset")
 				}
 				if err != nil {
 					return err
@@ -137,15 +138,15 @@ func (pg *pages) uploadPost(w http.ResponseWriter, r *http.Request, pr *pageReq)
 	})
 	if err != nil {
 		if errors.Is(err, errCSRF) {
-			pg.renderUpload(w, r, pr, errCSRF.status, nil, []string{errCSRF.msg})
+			pg.renderUpload(w, r, pr, errCSRF.Status, nil, []string{errCSRF.Msg})
 			return
 		}
-		ae := pg.s.classify(err)
-		if ae.code == CodeInternal {
+		ae := envelope.Classify(err)
+		if ae.Code == CodeInternal {
 			pg.renderFailure(w, r, pr, err)
 			return
 		}
-		pg.renderUpload(w, r, pr, ae.status, fields, messages(ae))
+		pg.renderUpload(w, r, pr, ae.Status, fields, messages(ae))
 		return
 	}
 	http.Redirect(w, r, pg.statusURL(pr, p.UUID), http.StatusSeeOther)

@@ -11,6 +11,7 @@ import (
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/transport/auth"
+	"github.com/audiopost/audiopost/transport/internal/envelope"
 )
 
 // apiHandler serves one authenticated API request; a returned error is
@@ -36,7 +37,7 @@ func (s *server) routes() http.Handler {
 		s.ops.record(path, allow)
 		api.HandleFunc(full, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", strings.Join(allow, ", "))
-			s.writeError(w, r, newError(http.StatusMethodNotAllowed, CodeMethodNotAllowed, r.Method+" is not allowed here; use "+strings.Join(allow, " or ")))
+			s.writeError(w, r, envelope.New(http.StatusMethodNotAllowed, CodeMethodNotAllowed, r.Method+" is not allowed here; use "+strings.Join(allow, " or ")))
 		})
 	}
 
@@ -80,7 +81,7 @@ func (s *server) routes() http.Handler {
 	handle("/api/download/{kind}/{uuid}/{name...}", methods{"GET": s.download})
 
 	api.HandleFunc(s.prefix+"/api/", func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, newError(http.StatusNotFound, CodeNotFound, "no such API endpoint: "+r.URL.Path))
+		s.writeError(w, r, envelope.New(http.StatusNotFound, CodeNotFound, "no such API endpoint: "+r.URL.Path))
 	})
 
 	top := http.NewServeMux()
@@ -103,7 +104,7 @@ func (s *server) serve(h apiHandler) http.Handler {
 		u, ok := auth.UserFrom(r.Context())
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="audiopost"`)
-			s.writeError(w, r, newError(http.StatusUnauthorized, CodeUnauthorized, "authentication required"))
+			s.writeError(w, r, envelope.New(http.StatusUnauthorized, CodeUnauthorized, "authentication required"))
 			return
 		}
 		if err := h(w, r, u); err != nil {
@@ -138,7 +139,7 @@ func (s *server) rateLimit(next http.Handler) http.Handler {
 			} else if !allowed {
 				secs := strconv.Itoa(int(max(1, math.Ceil(wait.Seconds()))))
 				w.Header().Set("Retry-After", secs)
-				s.writeError(w, r, newError(http.StatusTooManyRequests, CodeRateLimited, "too many requests; retry after "+secs+" s"))
+				s.writeError(w, r, envelope.New(http.StatusTooManyRequests, CodeRateLimited, "too many requests; retry after "+secs+" s"))
 				return
 			}
 		}

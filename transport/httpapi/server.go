@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/transport/auth"
+	"github.com/audiopost/audiopost/transport/internal/envelope"
 )
 
 // ServerLimits bound what one client can hold of a server: every phase
@@ -257,7 +258,7 @@ func (s *Server) limitBody(h http.Handler) http.Handler {
 		if r.ContentLength > s.lim.MaxBodyBytes {
 			w.Header().Set("Connection", "close")
 			code := CodeTooLarge
-			writeEnvelope(w, http.StatusRequestEntityTooLarge, &envelope{ErrorCode: &code,
+			envelope.Write(w, http.StatusRequestEntityTooLarge, &envelope.Envelope{ErrorCode: &code,
 				ErrorMessage: "the request body (" + strconv.FormatInt(r.ContentLength, 10) + " bytes) is larger than the server's limit of " +
 					strconv.FormatInt(s.lim.MaxBodyBytes, 10) + " bytes"})
 			return

@@ -8,6 +8,7 @@ import (
 	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/production/services"
 	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/transport/internal/envelope"
 )
 
 // serviceJSON is a service as GET services.json shows it: no secrets.
@@ -28,7 +29,7 @@ func (s *server) listServices(w http.ResponseWriter, r *http.Request, u storage.
 	for _, svc := range svcs {
 		out = append(out, serviceJSON(svc))
 	}
-	ok(w, out)
+	envelope.OK(w, out)
 	return nil
 }
 
@@ -94,9 +95,9 @@ func (s *server) infoOne(w http.ResponseWriter, r *http.Request, u storage.User)
 	what, okName := jsonName(r, "what")
 	data, known := infoData(what)
 	if !okName || !known {
-		return errNotFound
+		return envelope.ErrNotFound
 	}
-	ok(w, data)
+	envelope.OK(w, data)
 	return nil
 }
 
@@ -107,7 +108,7 @@ func (s *server) info(w http.ResponseWriter, r *http.Request, u storage.User) er
 	for _, k := range []string{"service_types", "algorithms", "output_files", "production_status"} {
 		out[k], _ = infoData(k)
 	}
-	ok(w, out)
+	envelope.OK(w, out)
 	return nil
 }
 
@@ -136,7 +137,7 @@ func (s *server) user(w http.ResponseWriter, r *http.Request, u storage.User) er
 	if err != nil {
 		return err
 	}
-	ok(w, userJSON{
+	envelope.OK(w, userJSON{
 		Username: cur.Username, UserID: cur.ID, DateJoined: app.APITime(cur.Joined), Email: cur.Email,
 		Credits: cur.Credits().Hours(), OnetimeCredits: cur.OnetimeCredits.Hours(), RecurringCredits: cur.RecurringCredits.Hours(),
 		RechargeRecurringCredits: cur.RechargeCredits.Hours(), NotificationEmail: cur.NotifyEmail, ErrorEmail: cur.ErrorEmail,

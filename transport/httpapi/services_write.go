@@ -10,6 +10,7 @@ import (
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/transport/internal/envelope"
 )
 
 // Registering external services. The spec names only the listing (GET
@@ -43,7 +44,7 @@ func decodeServiceInput(body []byte) (*app.ServiceInput, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(&top); err != nil || top == nil {
-		return nil, newError(http.StatusBadRequest, CodeMalformedJSON, "the body must be a JSON object")
+		return nil, envelope.New(http.StatusBadRequest, CodeMalformedJSON, "the body must be a JSON object")
 	}
 	in, errs := &app.ServiceInput{Settings: map[string]any{}}, production.FieldErrors{}
 	str := func(k string) *string {
@@ -108,7 +109,7 @@ func parseBool(s string, v *bool) bool {
 func (s *server) updateService(w http.ResponseWriter, r *http.Request, u storage.User) error {
 	id, okName := jsonName(r, "file")
 	if !okName {
-		return errNotFound
+		return envelope.ErrNotFound
 	}
 	// A missing service is 404 before its body is read.
 	if _, err := s.app.GetService(r.Context(), u, id); err != nil {
@@ -126,7 +127,7 @@ func (s *server) updateService(w http.ResponseWriter, r *http.Request, u storage
 	if err != nil {
 		return err
 	}
-	ok(w, serviceJSON(svc))
+	envelope.OK(w, serviceJSON(svc))
 	return nil
 }
 
@@ -142,7 +143,7 @@ type serviceTestJSON struct {
 func (s *server) serviceCommand(w http.ResponseWriter, r *http.Request, u storage.User) error {
 	cmd, okName := jsonName(r, "cmd")
 	if !okName || cmd != "test" {
-		return errNotFound
+		return envelope.ErrNotFound
 	}
 	svc, entries, err := s.app.TestService(r.Context(), u, r.PathValue("uuid"))
 	if err != nil {
@@ -152,7 +153,7 @@ func (s *server) serviceCommand(w http.ResponseWriter, r *http.Request, u storag
 	for _, e := range entries {
 		res.Files = append(res.Files, e.Name)
 	}
-	ok(w, res)
+	envelope.OK(w, res)
 	return nil
 }
 
@@ -161,12 +162,12 @@ func (s *server) serviceCommand(w http.ResponseWriter, r *http.Request, u storag
 func (s *server) serviceLs(w http.ResponseWriter, r *http.Request, u storage.User) error {
 	cmd, okName := jsonName(r, "cmd")
 	if !okName || cmd != "ls" {
-		return errNotFound
+		return envelope.ErrNotFound
 	}
 	names, err := s.app.ListServiceFiles(r.Context(), u, r.PathValue("uuid"))
 	if err != nil {
 		return err
 	}
-	ok(w, names)
+	envelope.OK(w, names)
 	return nil
 }

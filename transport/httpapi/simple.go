@@ -11,6 +11,7 @@ import (
 
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/transport/internal/envelope"
 )
 
 // maxSimpleText bounds the text fields of a simple API request together
@@ -62,7 +63,7 @@ func (s *server) simpleCreate(w http.ResponseWriter, r *http.Request, u storage.
 	if err != nil {
 		return err
 	}
-	ok(w, s.productionView(p))
+	envelope.OK(w, s.productionView(p))
 	return nil
 }
 
@@ -108,7 +109,7 @@ func (s *server) createSimple(w http.ResponseWriter, r *http.Request, u storage.
 			return partError(err)
 		}
 		if textLeft -= int64(len(b)); textLeft < 0 {
-			return newError(http.StatusRequestEntityTooLarge, CodeTooLarge, "the text fields are larger than the server's limit")
+			return envelope.New(http.StatusRequestEntityTooLarge, CodeTooLarge, "the text fields are larger than the server's limit")
 		}
 		fields[field] = string(b)
 		return nil
@@ -147,11 +148,11 @@ func (s *server) simpleInput(err error, fields map[string]string, files map[stri
 	}
 	in, err := production.DecodeInput(body)
 	if err != nil {
-		return nil, false, decodeErr(err)
+		return nil, false, envelope.DecodeError(err)
 	}
 	action := strings.ToLower(strings.TrimSpace(fields["action"]))
 	if action != "" && action != "save" && action != "start" {
-		return nil, false, fieldError("action", "must be start or save")
+		return nil, false, envelope.FieldError("action", "must be start or save")
 	}
 	return in, action == "start", nil
 }
@@ -199,7 +200,7 @@ func simpleRequestMap(f map[string]string, inputUploaded, imageUploaded bool) (m
 	if v, ok := f["append_chapters"]; ok {
 		b, err := strconv.ParseBool(strings.TrimSpace(v))
 		if err != nil {
-			return nil, fieldError("metadata.append_chapters", "must be true or false")
+			return nil, envelope.FieldError("metadata.append_chapters", "must be true or false")
 		}
 		md["append_chapters"] = b
 	}
@@ -218,7 +219,7 @@ func simpleRequestMap(f map[string]string, inputUploaded, imageUploaded bool) (m
 	if text, ok := f["chapters"]; ok && strings.TrimSpace(text) != "" {
 		chs, err := production.ParseChapters(text)
 		if err != nil {
-			return nil, fieldError("chapters", err.Error())
+			return nil, envelope.FieldError("chapters", err.Error())
 		}
 		req["chapters"] = production.ChapterFields(chs)
 	}

@@ -9,22 +9,23 @@ import (
 
 	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/transport/internal/envelope"
 )
 
 // multipartReader checks the content type and wraps the body in the
 // upload size limit.
 func (s *server) multipartReader(w http.ResponseWriter, r *http.Request) (*multipart.Reader, error) {
 	if !contentTypeIs(r, "multipart/form-data") {
-		return nil, newError(http.StatusUnsupportedMediaType, CodeUnsupportedMedia, "the request body must be multipart/form-data")
+		return nil, envelope.New(http.StatusUnsupportedMediaType, CodeUnsupportedMedia, "the request body must be multipart/form-data")
 	}
 	if r.ContentLength > s.maxUp {
 		// Refused before reading a byte of it.
-		return nil, newError(http.StatusRequestEntityTooLarge, CodeTooLarge, "the upload is larger than the server's limit")
+		return nil, envelope.New(http.StatusRequestEntityTooLarge, CodeTooLarge, "the upload is larger than the server's limit")
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.maxUp)
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return nil, newError(http.StatusBadRequest, CodeBadRequest, "malformed multipart body: "+err.Error())
+		return nil, envelope.New(http.StatusBadRequest, CodeBadRequest, "malformed multipart body: "+err.Error())
 	}
 	return mr, nil
 }
@@ -33,9 +34,9 @@ func (s *server) multipartReader(w http.ResponseWriter, r *http.Request) (*multi
 func partError(err error) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return newError(http.StatusRequestEntityTooLarge, CodeTooLarge, "the upload is larger than the server's limit")
+		return envelope.New(http.StatusRequestEntityTooLarge, CodeTooLarge, "the upload is larger than the server's limit")
 	}
-	return newError(http.StatusBadRequest, CodeBadRequest, "malformed multipart body: "+err.Error())
+	return envelope.New(http.StatusBadRequest, CodeBadRequest, "malformed multipart body: "+err.Error())
 }
 
 // eachPart calls fn for every part of a multipart body. A field sent
@@ -57,7 +58,7 @@ func eachPart(mr *multipart.Reader, fn func(p *multipart.Part) error) error {
 		}
 		if seen[field] {
 			part.Close()
-			return fieldError(field, "was sent twice")
+			return envelope.FieldError(field, "was sent twice")
 		}
 		seen[field] = true
 		err = fn(part)
@@ -99,7 +100,7 @@ func (s *server) uploadProduction(w http.ResponseWriter, r *http.Request, u stor
 	}
 	err = eachPart(mr, func(part *multipart.Part) error {
 		if part.FileName() == "" {
-			return fieldError(part.FormName(), "must be a file")
+			return envelope.FieldError(part.FormName(), "must be a file")
 		}
 		return addPart(ctx, up, part)
 	})
@@ -111,7 +112,7 @@ func (s *server) uploadProduction(w http.ResponseWriter, r *http.Request, u stor
 	if err != nil {
 		return err
 	}
-	ok(w, s.productionView(p))
+	envelope.OK(w, s.productionView(p))
 	return nil
 }
 
@@ -129,7 +130,7 @@ func (s *server) uploadPreset(w http.ResponseWriter, r *http.Request, u storage.
 	}
 	err = eachPart(mr, func(part *multipart.Part) error {
 		if part.FormName() == "image" && part.FileName() == "" {
-			return fieldError("image", "must be a file")
+			return envelope.FieldError("image", "must be a file")
 		}
 		return addPart(ctx, up, part)
 	})
@@ -141,6 +142,6 @@ func (s *server) uploadPreset(w http.ResponseWriter, r *http.Request, u storage.
 	if err != nil {
 		return err
 	}
-	ok(w, pr)
+	envelope.OK(w, pr)
 	return nil
 }
