@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"mime"
 	"net/http"
-	"slices"
 	"strconv"
 
 	"github.com/audiopost/audiopost/preset"
@@ -15,13 +13,14 @@ import (
 	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/transport/internal/envelope"
+	"github.com/audiopost/audiopost/transport/internal/simpleform"
 )
 
 // readJSON reads a JSON request body within MaxBodyBytes. A body with a
 // Content-Type other than JSON is 415; a missing Content-Type is taken as
 // JSON, since many clients omit it.
 func (s *server) readJSON(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	if r.Header.Get("Content-Type") != "" && !contentTypeIs(r, "application/json", "text/json") {
+	if r.Header.Get("Content-Type") != "" && !simpleform.ContentTypeIs(r, "application/json", "text/json") {
 		return nil, envelope.New(http.StatusUnsupportedMediaType, CodeUnsupportedMedia, "the request body must be application/json")
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
@@ -244,10 +243,4 @@ func parseList(r *http.Request) (listParams, error) {
 func isTrue(v string) bool {
 	b, err := strconv.ParseBool(v)
 	return err == nil && b
-}
-
-// contentTypeIs reports whether the request's media type is one of want.
-func contentTypeIs(r *http.Request, want ...string) bool {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return err == nil && slices.Contains(want, mt)
 }

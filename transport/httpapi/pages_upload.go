@@ -9,6 +9,7 @@ import (
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/transport/internal/envelope"
+	"github.com/audiopost/audiopost/transport/internal/simpleform"
 )
 
 // uploadView is the upload form.
@@ -89,15 +90,15 @@ func (pg *pages) renderUpload(w http.ResponseWriter, r *http.Request, pr *pageRe
 func (pg *pages) uploadPost(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 	prq := pr
 	var fields map[string]string
-	p, err := pg.s.createSimple(w, r, pr.user, simpleHooks{
-		check: func(f map[string]string) error {
+	p, err := simpleform.Create(w, r, pg.s.app, pr.user, pg.s.maxUp, simpleform.Hooks{
+		Check: func(f map[string]string) error {
 			fields = f
 			if !pg.validCSRF(pr, f["csrf_token"]) {
 				return errCSRF
 			}
 			return nil
 		},
-		extra: func(f map[string]string, req map[string]any) error {
+		Extra: func(f map[string]string, req map[string]any) error {
 			format := strings.TrimSpace(f["output_format"])
 			if format == "" {
 				return nil

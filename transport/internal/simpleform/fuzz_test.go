@@ -1,4 +1,4 @@
-package httpapi
+package simpleform
 
 import (
 	"encoding/json"
