@@ -56,11 +56,12 @@
 //	                                                   pattern, Go runtime; open unless Config.MetricsToken
 //	                                                   is set, then "Authorization: Bearer <token>"
 //
-// Web pages (pages*.go, templates/): server-rendered HTML for browsers,
-// logged in through the account pages of package auth or opened with
-// ?bearer_token= (which links and forms then carry on); without either a
-// page redirects to the login form. Forms carry a CSRF token bound to
-// the session (or token), and go through the API's code paths.
+// Web pages (package transport/webpages, which NewHandler mounts):
+// server-rendered HTML for browsers, logged in through the account pages
+// of package auth or opened with ?bearer_token= (which links and forms
+// then carry on); without either a page redirects to the login form.
+// Forms carry a CSRF token bound to the session (or token), and go
+// through the API's code paths.
 //
 //	GET       /upload/, POST /upload/                  upload form; creates like the simple API
 //	GET       /production/{uuid}/status/               status page, polling status.json

@@ -136,16 +136,21 @@ func exportImporter(t *testing.T, fset *token.FileSet, dir string) types.Importe
 	})
 }
 
-// TestNoStoreWritesInTransport keeps the HTTP interface an adapter: its
-// handlers decode, call the operations of production/app and encode.
+// TestNoStoreWritesInTransport keeps the HTTP interface (the API, the web
+// pages and what they share) an adapter: its handlers decode, call the operations of production/app and encode.
 // Store writes, blob handling and the store adapters belong to the
 // application layer.
 func TestNoStoreWritesInTransport(t *testing.T) {
 	if testing.Short() {
 		t.Skip("type-checks the package from export data (go list -export)")
 	}
-	if got := storeWrites(t, "."); len(got) > 0 {
-		t.Errorf("transport/httpapi does the application layer's work; call production/app instead:\n%s", strings.Join(got, "\n"))
+	// The web pages and the internal packages the API shares with them
+	// are adapters too.
+	for _, dir := range []string{".", "../webpages", "../internal/envelope", "../internal/simpleform"} {
+		name := filepath.ToSlash(filepath.Join("transport/httpapi", dir))
+		if got := storeWrites(t, dir); len(got) > 0 {
+			t.Errorf("%s does the application layer's work; call production/app instead:\n%s", name, strings.Join(got, "\n"))
+		}
 	}
 	// The check finds what it is for: a handler that writes and stages
 	// a blob itself (testdata/layering).

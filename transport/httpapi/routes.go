@@ -12,6 +12,7 @@ import (
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/transport/auth"
 	"github.com/audiopost/audiopost/transport/internal/envelope"
+	"github.com/audiopost/audiopost/transport/webpages"
 )
 
 // apiHandler serves one authenticated API request; a returned error is
@@ -93,7 +94,9 @@ func (s *server) routes() http.Handler {
 	top.Handle("GET "+s.prefix+"/api/info.json", s.servePublic(s.info))
 	top.Handle("GET "+s.prefix+"/api/info/{what}", s.servePublic(s.infoOne))
 	s.opsRoutes(top)
-	s.pageRoutes(top)
+	webpages.Register(top, webpages.Config{App: s.app, Auth: s.auth, Base: s.base, Prefix: s.prefix,
+		MaxBodyBytes: s.maxBody, MaxUploadBytes: s.maxUp, Logger: s.log,
+		ProductionView: s.productionView, Download: s.download, Status: s.productionQuery})
 	return s.instrument(top, api)
 }
 

@@ -1,6 +1,6 @@
 // Package webstyle is the one look of audiopost's web pages: the style
-// sheet and the navigation bar that the pages of transport/httpapi and the
-// account pages of transport/auth share, so a user moving between them
+// sheet and the navigation bar that the pages of transport/webpages and
+// the account pages of transport/auth share, so a user moving between them
 // never changes site.
 package webstyle
 

@@ -1,4 +1,4 @@
-package httpapi
+package webpages
 
 import (
 	"encoding/json"
@@ -274,7 +274,7 @@ func editRequest(p *production.Production, form map[string][]string) ([]byte, pr
 
 // editForm serves GET {base}/production/{uuid}/edit/.
 func (pg *pages) editForm(w http.ResponseWriter, r *http.Request, pr *pageReq) {
-	p, err := pg.s.app.GetProduction(r.Context(), pr.user, r.PathValue("uuid"))
+	p, err := pg.app.GetProduction(r.Context(), pr.user, r.PathValue("uuid"))
 	if err != nil {
 		pg.renderFailure(w, r, pr, err)
 		return
@@ -300,12 +300,12 @@ func (pg *pages) renderEdit(w http.ResponseWriter, r *http.Request, pr *pageReq,
 func (pg *pages) editPost(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 	ctx := r.Context()
 	id := r.PathValue("uuid")
-	p, err := pg.s.app.GetProduction(ctx, pr.user, id)
+	p, err := pg.app.GetProduction(ctx, pr.user, id)
 	if err != nil {
 		pg.renderFailure(w, r, pr, err)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, pg.s.maxBody)
+	r.Body = http.MaxBytesReader(w, r.Body, pg.maxBody)
 	if err := r.ParseForm(); err != nil {
 		pg.renderEdit(w, r, pr, http.StatusBadRequest, p, nil, nil, []string{"The form could not be read: " + err.Error()})
 		return
@@ -332,13 +332,13 @@ func (pg *pages) editPost(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 			err = envelope.DecodeError(err)
 		} else {
 			var q *production.Production
-			if q, err = pg.s.app.UpdateProduction(ctx, pr.user, id, in); err == nil {
+			if q, err = pg.app.UpdateProduction(ctx, pr.user, id, in); err == nil {
 				p = q
 			}
 		}
 		if err != nil {
 			ae := envelope.Classify(err)
-			if ae.Status == http.StatusNotFound || ae.Code == CodeInternal {
+			if ae.Status == http.StatusNotFound || ae.Code == envelope.CodeInternal {
 				pg.renderFailure(w, r, pr, err)
 				return
 			}
@@ -347,9 +347,9 @@ func (pg *pages) editPost(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 		}
 	}
 	if action == "start" {
-		if _, err := pg.s.app.StartProduction(ctx, pr.user, id); err != nil {
+		if _, err := pg.app.StartProduction(ctx, pr.user, id); err != nil {
 			ae := envelope.Classify(err)
-			if ae.Status == http.StatusNotFound || ae.Code == CodeInternal {
+			if ae.Status == http.StatusNotFound || ae.Code == envelope.CodeInternal {
 				pg.renderFailure(w, r, pr, err)
 				return
 			}

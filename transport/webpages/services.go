@@ -1,4 +1,4 @@
-package httpapi
+package webpages
 
 import (
 	"fmt"
@@ -62,7 +62,7 @@ type serviceField struct {
 	Options                               []typeChoice
 }
 
-func (pg *pages) servicesURL(pr *pageReq) string { return pg.link(pr, pg.s.prefix+"/services/") }
+func (pg *pages) servicesURL(pr *pageReq) string { return pg.link(pr, pg.prefix+"/services/") }
 
 // servicesPage serves GET {base}/services/.
 func (pg *pages) servicesPage(w http.ResponseWriter, r *http.Request, pr *pageReq) {
@@ -89,12 +89,12 @@ func (pg *pages) renderServices(w http.ResponseWriter, r *http.Request, pr *page
 }
 
 func (pg *pages) renderServicesMsg(w http.ResponseWriter, r *http.Request, pr *pageReq, status int, v *servicesView, form url.Values, fieldErrs production.FieldErrors, msgs []string) {
-	svcs, err := pg.s.app.ListServices(r.Context(), pr.user)
+	svcs, err := pg.app.ListServices(r.Context(), pr.user)
 	if err != nil {
 		pg.renderFailure(w, r, pr, err)
 		return
 	}
-	v.Action, v.Bearer, v.PostAction = pg.s.prefix+"/services/", pr.bearer, pg.servicesURL(pr)
+	v.Action, v.Bearer, v.PostAction = pg.prefix+"/services/", pr.bearer, pg.servicesURL(pr)
 	v.Speech = services.IsSpeech(v.Type)
 	for _, s := range svcs {
 		v.Rows = append(v.Rows, serviceRowOf(s))
@@ -150,7 +150,7 @@ func serviceRowOf(s storage.Service) serviceRow {
 	if t, ok := services.Lookup(s.Type); ok {
 		row.Type = t.DisplayName
 	}
-	pub := serviceJSON(s)
+	pub := services.PublicSettings(s)
 	for _, k := range services.PublicKeys(s.Type) {
 		if v, ok := pub[k]; ok {
 			row.Settings = append(row.Settings, fmt.Sprintf("%s: %v", k, v))
@@ -175,7 +175,7 @@ func lastValue(form url.Values, k string) string {
 // servicesPost serves POST {base}/services/.
 func (pg *pages) servicesPost(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 	v := &servicesView{In: true, Out: true, Test: true}
-	r.Body = http.MaxBytesReader(w, r.Body, pg.s.maxBody)
+	r.Body = http.MaxBytesReader(w, r.Body, pg.maxBody)
 	if err := r.ParseForm(); err != nil {
 		pg.renderServicesMsg(w, r, pr, http.StatusBadRequest, v, nil, nil, []string{"The form could not be read: " + err.Error()})
 		return
@@ -203,10 +203,10 @@ func (pg *pages) servicesPost(w http.ResponseWriter, r *http.Request, pr *pageRe
 				}
 			}
 		}
-		svc, err := pg.s.app.CreateService(ctx, pr.user, in)
+		svc, err := pg.app.CreateService(ctx, pr.user, in)
 		if err != nil {
 			ae := envelope.Classify(err)
-			if ae.Code == CodeInternal {
+			if ae.Code == envelope.CodeInternal {
 				pg.renderFailure(w, r, pr, err)
 				return
 			}
@@ -220,15 +220,15 @@ func (pg *pages) servicesPost(w http.ResponseWriter, r *http.Request, pr *pageRe
 			pg.renderServicesMsg(w, r, pr, ae.Status, v, form, ae.Form, msgs)
 			return
 		}
-		http.Redirect(w, r, pg.link(pr, pg.s.prefix+"/services/?"+url.Values{"added": {svc.DisplayName}}.Encode()), http.StatusSeeOther)
+		http.Redirect(w, r, pg.link(pr, pg.prefix+"/services/?"+url.Values{"added": {svc.DisplayName}}.Encode()), http.StatusSeeOther)
 	case "delete":
-		if err := pg.s.app.DeleteService(ctx, pr.user, form.Get("uuid")); err != nil {
+		if err := pg.app.DeleteService(ctx, pr.user, form.Get("uuid")); err != nil {
 			pg.renderServiceFailure(w, r, pr, v, err)
 			return
 		}
-		http.Redirect(w, r, pg.link(pr, pg.s.prefix+"/services/?removed=1"), http.StatusSeeOther)
+		http.Redirect(w, r, pg.link(pr, pg.prefix+"/services/?removed=1"), http.StatusSeeOther)
 	case "test":
-		svc, entries, err := pg.s.app.TestService(ctx, pr.user, form.Get("uuid"))
+		svc, entries, err := pg.app.TestService(ctx, pr.user, form.Get("uuid"))
 		if err != nil {
 			pg.renderServiceFailure(w, r, pr, v, err)
 			return
@@ -243,7 +243,7 @@ func (pg *pages) servicesPost(w http.ResponseWriter, r *http.Request, pr *pageRe
 // renderServiceFailure shows a failed test or delete above the list.
 func (pg *pages) renderServiceFailure(w http.ResponseWriter, r *http.Request, pr *pageReq, v *servicesView, err error) {
 	ae := envelope.Classify(err)
-	if ae.Code == CodeInternal {
+	if ae.Code == envelope.CodeInternal {
 		pg.renderFailure(w, r, pr, err)
 		return
 	}

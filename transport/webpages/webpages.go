@@ -1,27 +1,8 @@
-package httpapi
-
-import (
-	"bytes"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"embed"
-	"encoding/base64"
-	"errors"
-	"html/template"
-	"maps"
-	"net/http"
-	"net/url"
-	"slices"
-	"strings"
-
-	"github.com/audiopost/audiopost/storage"
-	"github.com/audiopost/audiopost/transport/auth"
-	"github.com/audiopost/audiopost/transport/internal/envelope"
-	"github.com/audiopost/audiopost/transport/internal/webstyle"
-)
-
-// Web pages: server-rendered HTML over the same code paths as the API.
+// Package webpages is audiopost's web pages: server-rendered HTML over
+// the operations of package production/app that the JSON API calls,
+// with the API's error table (transport/internal/envelope) and the
+// simple API's form reader (transport/internal/simpleform).
+// httpapi.NewHandler mounts them beside the API (Register):
 //
 //	GET       {base}/                                  home: what the service does; logged in, the productions list
 //	GET       {base}/productions/                      the user's productions, newest first, paged
@@ -32,12 +13,39 @@ import (
 //	GET, POST {base}/production/{uuid}/edit/           edit form; action=start starts
 //	GET       {base}/files/{kind}/{uuid}/{filename}    the API's downloads for page links
 //	GET, POST {base}/services/                         the user's external services: list, add, test, remove
-//	GET       {base}/presets.json                      the user's presets for the in-browser pages (pages_browser.go)
+//	GET       {base}/presets.json                      the user's presets for the in-browser pages (browser.go)
+//	GET       {base}/livestream/{uuid}/                a live stream with its meter (live.go)
+//	GET       {base}/livestream/{uuid}/status.json     the stream's status for the page's script
 //
 // Pages accept the browser session of package auth (logging in through
 // its login form) and, like the API, a bearer_token query parameter, which
 // then rides along on every link and form of the page. Without either a
 // GET redirects to the login page.
+package webpages
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"errors"
+	"html/template"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/production/app"
+	"github.com/audiopost/audiopost/storage"
+	"github.com/audiopost/audiopost/transport/auth"
+	"github.com/audiopost/audiopost/transport/internal/envelope"
+	"github.com/audiopost/audiopost/transport/internal/webstyle"
+)
 
 //go:embed templates/*.html
 var templateFS embed.FS
@@ -54,9 +62,38 @@ var pageTemplates = func() map[string]*template.Template {
 	return m
 }()
 
+// Config is what the pages need of the handler that mounts them.
+type Config struct {
+	App  *app.App
+	Auth *auth.Server
+	// Base is the handler's BaseURL without trailing slash, Prefix its
+	// path ("" at the root).
+	Base, Prefix string
+	// MaxBodyBytes bounds a form post, MaxUploadBytes an upload.
+	MaxBodyBytes, MaxUploadBytes int64
+	Logger                       *slog.Logger
+	// ProductionView is the API's response form of a production (the
+	// URLs of its files and pages filled in), which the pages show.
+	ProductionView func(*production.Production) *production.Production
+	// Download serves the API's download of the file the request names
+	// (GET {base}/api/download/{kind}/{uuid}/{name...}) to u, for the
+	// pages' file links.
+	Download func(w http.ResponseWriter, r *http.Request, u storage.User) error
+	// Status serves the API's status call of the production the request
+	// names (GET {base}/api/production/{uuid}/status.json) to u, for the
+	// status page's script.
+	Status func(w http.ResponseWriter, r *http.Request, u storage.User) error
+}
+
 // pages serves the web pages of one handler.
 type pages struct {
-	s *server
+	cfg          Config
+	app          *app.App
+	auth         *auth.Server
+	base, prefix string
+	maxBody      int64
+	maxUp        int64
+	log          *slog.Logger
 	// key signs CSRF tokens. Sessions of package auth live in one
 	// process's memory too, so a per-process key loses nothing.
 	key []byte
@@ -78,12 +115,13 @@ type pageReq struct {
 
 type pageHandler func(w http.ResponseWriter, r *http.Request, pr *pageReq)
 
-// pageRoutes registers the web pages on mux.
-func (s *server) pageRoutes(mux *http.ServeMux) {
+// Register registers the web pages on mux.
+func Register(mux *http.ServeMux, cfg Config) {
 	key := make([]byte, 32)
 	rand.Read(key)
-	pg := &pages{s: s, key: key}
-	p := s.prefix
+	pg := &pages{cfg: cfg, app: cfg.App, auth: cfg.Auth, base: cfg.Base, prefix: cfg.Prefix,
+		maxBody: cfg.MaxBodyBytes, maxUp: cfg.MaxUploadBytes, log: cfg.Logger, key: key}
+	p := cfg.Prefix
 	mux.HandleFunc("GET "+p+"/{$}", pg.home)
 	mux.HandleFunc("GET "+p+"/productions/{$}", pg.withUser(false, pg.listPage))
 	mux.HandleFunc("GET "+p+"/upload/{$}", pg.withUser(false, pg.uploadForm))
@@ -106,7 +144,7 @@ func (s *server) pageRoutes(mux *http.ServeMux) {
 func (pg *pages) withUser(api bool, h pageHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		pr := &pageReq{nonce: newNonce()}
-		if u, ok := pg.s.auth.BrowserUser(r); ok {
+		if u, ok := pg.auth.BrowserUser(r); ok {
 			c, _ := r.Cookie(auth.SessionCookie)
 			pr.user, pr.cred = u, "session\x00"+c.Value
 			h(w, r, pr)
@@ -117,28 +155,28 @@ func (pg *pages) withUser(api bool, h pageHandler) http.HandlerFunc {
 			switch {
 			case api:
 				w.Header().Set("WWW-Authenticate", `Bearer realm="audiopost"`)
-				pg.s.writeError(w, r, envelope.New(http.StatusUnauthorized, CodeUnauthorized, "log in or send a bearer token"))
+				pg.writeError(w, r, envelope.New(http.StatusUnauthorized, envelope.CodeUnauthorized, "log in or send a bearer token"))
 			case r.Method == http.MethodGet || r.Method == http.MethodHead:
-				http.Redirect(w, r, pg.s.auth.LoginURL(r.URL.RequestURI()), http.StatusSeeOther)
+				http.Redirect(w, r, pg.auth.LoginURL(r.URL.RequestURI()), http.StatusSeeOther)
 			default:
 				pg.renderError(w, r, pr, http.StatusForbidden, "Not logged in", "Your session ended. Log in again and resend the form.")
 			}
 			return
 		}
-		u, err := pg.s.auth.Authenticate(r)
+		u, err := pg.auth.Authenticate(r)
 		if err != nil {
-			status, code, title, msg := http.StatusInternalServerError, CodeInternal, "Error", "Authentication is unavailable right now."
+			status, code, title, msg := http.StatusInternalServerError, envelope.CodeInternal, "Error", "Authentication is unavailable right now."
 			switch {
 			case errors.Is(err, auth.ErrTooManyAttempts):
-				status, code, title, msg = http.StatusTooManyRequests, CodeRateLimited, "Too many attempts", "Too many failed logins; try again later."
+				status, code, title, msg = http.StatusTooManyRequests, envelope.CodeRateLimited, "Too many attempts", "Too many failed logins; try again later."
 			case errors.Is(err, auth.ErrBadCredentials), errors.Is(err, auth.ErrNoCredentials):
-				status, code, title, msg = http.StatusUnauthorized, CodeUnauthorized, "Not authorized", "The token or password is not valid (unknown, revoked or expired)."
+				status, code, title, msg = http.StatusUnauthorized, envelope.CodeUnauthorized, "Not authorized", "The token or password is not valid (unknown, revoked or expired)."
 			default:
-				pg.s.log.ErrorContext(r.Context(), "httpapi: page authentication", "err", err)
+				pg.log.ErrorContext(r.Context(), "httpapi: page authentication", "err", err)
 			}
 			if api {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="audiopost"`)
-				pg.s.writeError(w, r, envelope.New(status, code, msg))
+				pg.writeError(w, r, envelope.New(status, code, msg))
 				return
 			}
 			pg.renderError(w, r, pr, status, title, msg)
@@ -186,19 +224,19 @@ func (pg *pages) link(pr *pageReq, path string) string {
 // fileLink turns an API download URL into the page route serving it, so
 // that a browser session can fetch it; other URLs stay as they are.
 func (pg *pages) fileLink(pr *pageReq, apiURL string) string {
-	rest, ok := strings.CutPrefix(apiURL, pg.s.base+"/api/download/")
+	rest, ok := strings.CutPrefix(apiURL, pg.base+"/api/download/")
 	if !ok {
 		return apiURL
 	}
-	return pg.link(pr, pg.s.prefix+"/files/"+rest)
+	return pg.link(pr, pg.prefix+"/files/"+rest)
 }
 
 func (pg *pages) statusURL(pr *pageReq, uuid string) string {
-	return pg.link(pr, pg.s.prefix+"/production/"+url.PathEscape(uuid)+"/status/")
+	return pg.link(pr, pg.prefix+"/production/"+url.PathEscape(uuid)+"/status/")
 }
 
 func (pg *pages) editURL(pr *pageReq, uuid string) string {
-	return pg.link(pr, pg.s.prefix+"/production/"+url.PathEscape(uuid)+"/edit/")
+	return pg.link(pr, pg.prefix+"/production/"+url.PathEscape(uuid)+"/edit/")
 }
 
 // pageData is what the layout and every page template see.
@@ -221,7 +259,7 @@ type pageData struct {
 }
 
 func (pg *pages) data(pr *pageReq, title string) pageData {
-	p := pg.s.prefix
+	p := pg.prefix
 	d := pageData{Title: title, CSS: webstyle.CSS, Nonce: pr.nonce, Nav: webstyle.Links{
 		Home: pg.link(pr, p+"/"), User: pr.user.Username,
 	}}
@@ -242,7 +280,7 @@ func (pg *pages) data(pr *pageReq, title string) pageData {
 func (pg *pages) render(w http.ResponseWriter, r *http.Request, pr *pageReq, status int, name string, d pageData) {
 	var buf bytes.Buffer
 	if err := pageTemplates[name].ExecuteTemplate(&buf, "layout", d); err != nil {
-		pg.s.log.ErrorContext(r.Context(), "httpapi: render page", "page", name, "err", err)
+		pg.log.ErrorContext(r.Context(), "httpapi: render page", "page", name, "err", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
@@ -265,7 +303,7 @@ func (pg *pages) renderError(w http.ResponseWriter, r *http.Request, pr *pageReq
 	d := pg.data(pr, title)
 	d.Errors = []string{msg}
 	if pr.user.ID == "" {
-		d.Nav.Account, d.Nav.Login = "", pg.s.auth.LoginURL(pg.s.prefix+"/productions/")
+		d.Nav.Account, d.Nav.Login = "", pg.auth.LoginURL(pg.prefix+"/productions/")
 	}
 	pg.render(w, r, pr, status, "error", d)
 }
@@ -274,8 +312,8 @@ func (pg *pages) renderError(w http.ResponseWriter, r *http.Request, pr *pageReq
 // 404 for missing and other users' productions, the message otherwise.
 func (pg *pages) renderFailure(w http.ResponseWriter, r *http.Request, pr *pageReq, err error) {
 	ae := envelope.Classify(err)
-	if ae.Code == CodeInternal {
-		pg.s.log.ErrorContext(r.Context(), "httpapi: page", "method", r.Method, "path", r.URL.Path, "err", err)
+	if ae.Code == envelope.CodeInternal {
+		pg.log.ErrorContext(r.Context(), "httpapi: page", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	title := http.StatusText(ae.Status)
 	msg := ae.Msg
@@ -309,7 +347,7 @@ func messages(ae *envelope.Error) []string {
 
 // file serves GET {base}/files/...: the API's download for page links.
 func (pg *pages) file(w http.ResponseWriter, r *http.Request, pr *pageReq) {
-	if err := pg.s.download(w, r, pr.user); err != nil {
+	if err := pg.cfg.Download(w, r, pr.user); err != nil {
 		ae := envelope.Classify(err)
 		if ae.Status == http.StatusNotFound {
 			pg.renderError(w, r, pr, http.StatusNotFound, "Not found", "There is no such file in your account.")
@@ -319,10 +357,16 @@ func (pg *pages) file(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 	}
 }
 
+// writeError renders err in the API's envelope, for the pages' JSON
+// calls.
+func (pg *pages) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	envelope.WriteError(w, r, pg.log, err)
+}
+
 // statusJSON serves the API's status call to the status page's script.
 func (pg *pages) statusJSON(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 	r.SetPathValue("cmd", "status.json")
-	if err := pg.s.productionQuery(w, r, pr.user); err != nil {
-		pg.s.writeError(w, r, err)
+	if err := pg.cfg.Status(w, r, pr.user); err != nil {
+		pg.writeError(w, r, err)
 	}
 }

@@ -1,4 +1,4 @@
-package httpapi
+package webpages
 
 import (
 	"net/http"
@@ -18,17 +18,17 @@ import (
 
 // browserPresets serves GET {base}/presets.json.
 func (pg *pages) browserPresets(w http.ResponseWriter, r *http.Request, pr *pageReq) {
-	presets, err := pg.s.app.ListPresets(r.Context(), pr.user, maxPagePresets, 0)
+	presets, err := pg.app.ListPresets(r.Context(), pr.user, maxPagePresets, 0)
 	if err != nil {
-		pg.s.writeError(w, r, err)
+		pg.writeError(w, r, err)
 		return
 	}
 	links := map[string]string{
-		"productions": pg.link(pr, pg.s.prefix+"/productions/"),
-		"upload":      pg.link(pr, pg.s.prefix+"/upload/"),
+		"productions": pg.link(pr, pg.prefix+"/productions/"),
+		"upload":      pg.link(pr, pg.prefix+"/upload/"),
 	}
 	if pr.bearer == "" {
-		links["account"] = pg.s.prefix + "/account/"
+		links["account"] = pg.prefix + "/account/"
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	envelope.OK(w, map[string]any{"user": pr.user.Username, "presets": presets, "links": links})

@@ -1,4 +1,4 @@
-package httpapi
+package webpages
 
 import (
 	"encoding/json"
@@ -40,13 +40,13 @@ func uploadFormats() []production.OutputFormat {
 }
 
 func (pg *pages) uploadViewOf(r *http.Request, pr *pageReq, fields map[string]string) (*uploadView, error) {
-	uv := &uploadView{Action: pg.link(pr, pg.s.prefix+"/upload/")}
+	uv := &uploadView{Action: pg.link(pr, pg.prefix+"/upload/")}
 	format, presetID := defaultUploadFormat, ""
 	if fields != nil {
 		uv.Title, format, presetID = fields["title"], fields["output_format"], fields["preset"]
 		uv.Replace = fields["replace_outputs"] != ""
 	}
-	prs, err := pg.s.app.ListPresets(r.Context(), pr.user, maxPagePresets, 0)
+	prs, err := pg.app.ListPresets(r.Context(), pr.user, maxPagePresets, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func (pg *pages) renderUpload(w http.ResponseWriter, r *http.Request, pr *pageRe
 func (pg *pages) uploadPost(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 	prq := pr
 	var fields map[string]string
-	p, err := simpleform.Create(w, r, pg.s.app, pr.user, pg.s.maxUp, simpleform.Hooks{
+	p, err := simpleform.Create(w, r, pg.app, pr.user, pg.maxUp, simpleform.Hooks{
 		Check: func(f map[string]string) error {
 			fields = f
 			if !pg.validCSRF(pr, f["csrf_token"]) {
@@ -111,7 +111,7 @@ func (pg *pages) uploadPost(w http.ResponseWriter, r *http.Request, pr *pageReq)
 			var outputs []map[string]any
 			has := false
 			if id := strings.TrimSpace(f["preset"]); id != "" && f["replace_outputs"] == "" {
-				pr, err := pg.s.app.GetPreset(r.Context(), prq.user, id)
+				pr, err := pg.app.GetPreset(r.Context(), prq.user, id)
 				if errors.Is(err, storage.ErrNotFound) {
 					return envelope.FieldError("preset", "no such preset")
 				}
@@ -143,7 +143,7 @@ func (pg *pages) uploadPost(w http.ResponseWriter, r *http.Request, pr *pageReq)
 			return
 		}
 		ae := envelope.Classify(err)
-		if ae.Code == CodeInternal {
+		if ae.Code == envelope.CodeInternal {
 			pg.renderFailure(w, r, pr, err)
 			return
 		}

@@ -1,4 +1,4 @@
-package httpapi
+package webpages
 
 import (
 	"net/http"
@@ -19,7 +19,7 @@ type liveView struct {
 // livePage shows a live stream with a meter that follows it as it plays:
 // its loudness over the last minutes, gain and peaks, polled every second.
 func (pg *pages) livePage(w http.ResponseWriter, r *http.Request, pr *pageReq) {
-	ls, err := pg.s.app.GetLiveStream(r.Context(), pr.user, r.PathValue("uuid"))
+	ls, err := pg.app.GetLiveStream(r.Context(), pr.user, r.PathValue("uuid"))
 	if err != nil {
 		pg.renderFailure(w, r, pr, err)
 		return
@@ -30,7 +30,7 @@ func (pg *pages) livePage(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 	}
 	d := pg.data(pr, title)
 	v := &liveView{UUID: ls.UUID, Name: ls.Name, State: ls.State.String(), Source: livestream.Redact(ls.Source),
-		Warnings: ls.Warnings, Error: ls.Error, PollURL: pg.link(pr, pg.s.prefix+"/livestream/"+ls.UUID+"/status.json")}
+		Warnings: ls.Warnings, Error: ls.Error, PollURL: pg.link(pr, pg.prefix+"/livestream/"+ls.UUID+"/status.json")}
 	for _, dst := range ls.Destinations {
 		v.Destinations = append(v.Destinations, livestream.Redact(dst.URL)+" ("+dst.Format+")")
 	}
@@ -40,9 +40,9 @@ func (pg *pages) livePage(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 
 // liveJSON is the page's poll: the status the API's status call returns.
 func (pg *pages) liveJSON(w http.ResponseWriter, r *http.Request, pr *pageReq) {
-	rep, err := pg.s.app.LiveStreamReport(r.Context(), pr.user, r.PathValue("uuid"))
+	rep, err := pg.app.LiveStreamReport(r.Context(), pr.user, r.PathValue("uuid"))
 	if err != nil {
-		pg.s.writeError(w, r, err)
+		pg.writeError(w, r, err)
 		return
 	}
 	envelope.OK(w, rep)

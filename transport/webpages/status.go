@@ -1,4 +1,4 @@
-package httpapi
+package webpages
 
 import (
 	"html/template"
@@ -95,7 +95,7 @@ type outputRow struct {
 // statusPage serves GET {base}/production/{uuid}/status/.
 func (pg *pages) statusPage(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 	id := r.PathValue("uuid")
-	p, err := pg.s.app.GetProduction(r.Context(), pr.user, id)
+	p, err := pg.app.GetProduction(r.Context(), pr.user, id)
 	if err != nil {
 		pg.renderFailure(w, r, pr, err)
 		return
@@ -107,7 +107,7 @@ func (pg *pages) statusPage(w http.ResponseWriter, r *http.Request, pr *pageReq)
 	d := pg.data(pr, title)
 	d.Status = pg.statusOf(pr, p)
 	if p.Webhook != nil && *p.Webhook != "" {
-		ds, err := pg.s.app.WebhookDeliveries(r.Context(), pr.user, p.UUID)
+		ds, err := pg.app.WebhookDeliveries(r.Context(), pr.user, p.UUID)
 		if err != nil {
 			pg.renderFailure(w, r, pr, err)
 			return
@@ -137,7 +137,7 @@ func deliveryRowOf(w production.WebhookDelivery) deliveryRow {
 }
 
 func (pg *pages) statusOf(pr *pageReq, p *production.Production) *statusView {
-	v := pg.s.productionView(p)
+	v := pg.cfg.ProductionView(p)
 	blocked := v.RestartBlocked(pr.user.Credits())
 	sv := &statusView{
 		UUID: v.UUID, Status: int(v.Status), StatusString: v.Status.String(),
@@ -146,7 +146,7 @@ func (pg *pages) statusOf(pr *pageReq, p *production.Production) *statusView {
 		ErrorMessage: production.PlainMessage(v.ErrorMessage), WarningMsg: v.WarningMessage,
 		Tags:      production.JoinTags(v.Metadata.Tags),
 		InputFile: v.InputFile,
-		PollURL:   pg.link(pr, pg.s.prefix+"/production/"+v.UUID+"/status.json"),
+		PollURL:   pg.link(pr, pg.prefix+"/production/"+v.UUID+"/status.json"),
 		EditURL:   pg.editURL(pr, v.UUID), StartURL: pg.editURL(pr, v.UUID),
 		// No start button where starting again would fail the same way.
 		StartAllowed: v.CanStart() && blocked == "", ChangeAllowed: v.CanChange(),
@@ -181,7 +181,7 @@ func (pg *pages) statusOf(pr *pageReq, p *production.Production) *statusView {
 	for _, c := range v.ChapterPositions() {
 		row := chapterRow{Start: production.FormatTimestamp(c.OutputStart), Title: c.Title, URL: c.URL}
 		// Stored chapter images only: the page loads nothing from elsewhere.
-		if c.Image != nil && strings.HasPrefix(*c.Image, pg.s.base+"/api/download/") {
+		if c.Image != nil && strings.HasPrefix(*c.Image, pg.base+"/api/download/") {
 			row.Image = pg.fileLink(pr, *c.Image)
 		}
 		sv.Chapters = append(sv.Chapters, row)

@@ -1,4 +1,4 @@
-package httpapi
+package webpages
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package httpapi
+package webpages
 
 import (
 	"math"
@@ -39,21 +39,21 @@ func (pg *pages) listPage(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
 	page = max(page, 1)
 	// One more than shown tells whether there is a next page.
-	ps, err := pg.s.app.ListProductions(r.Context(), pr.user, listPageSize+1, (page-1)*listPageSize)
+	ps, err := pg.app.ListProductions(r.Context(), pr.user, listPageSize+1, (page-1)*listPageSize)
 	if err != nil {
 		pg.renderFailure(w, r, pr, err)
 		return
 	}
-	lv := &listView{Page: page, NewURL: pg.link(pr, pg.s.prefix+"/upload/")}
+	lv := &listView{Page: page, NewURL: pg.link(pr, pg.prefix+"/upload/")}
 	for i, p := range ps {
 		if i == listPageSize {
-			lv.Next = pg.link(pr, pg.s.prefix+"/productions/?page="+strconv.Itoa(page+1))
+			lv.Next = pg.link(pr, pg.prefix+"/productions/?page="+strconv.Itoa(page+1))
 			break
 		}
 		lv.Rows = append(lv.Rows, pg.listRowOf(pr, p))
 	}
 	if page > 1 {
-		lv.Prev = pg.link(pr, pg.s.prefix+"/productions/?page="+strconv.Itoa(page-1))
+		lv.Prev = pg.link(pr, pg.prefix+"/productions/?page="+strconv.Itoa(page-1))
 	}
 	lv.Empty = len(lv.Rows) == 0 && page == 1
 	d := pg.data(pr, "Productions")
@@ -62,7 +62,7 @@ func (pg *pages) listPage(w http.ResponseWriter, r *http.Request, pr *pageReq) {
 }
 
 func (pg *pages) listRowOf(pr *pageReq, p *production.Production) listRow {
-	v := pg.s.productionView(p)
+	v := pg.cfg.ProductionView(p)
 	row := listRow{
 		Title: v.Metadata.Title, StatusURL: pg.statusURL(pr, v.UUID),
 		Status: int(v.Status), StatusString: v.Status.String(),
@@ -112,14 +112,14 @@ type homeView struct {
 // home serves GET {base}/: a logged-in browser goes on to its productions;
 // anyone else sees what the service does and how to get in.
 func (pg *pages) home(w http.ResponseWriter, r *http.Request) {
-	if _, ok := pg.s.auth.BrowserUser(r); ok {
-		http.Redirect(w, r, pg.s.prefix+"/productions/", http.StatusSeeOther)
+	if _, ok := pg.auth.BrowserUser(r); ok {
+		http.Redirect(w, r, pg.prefix+"/productions/", http.StatusSeeOther)
 		return
 	}
 	pr := &pageReq{nonce: newNonce()}
 	d := pg.data(pr, "Automatic audio post-production")
 	d.Nav.Account = ""
-	d.Nav.Login = pg.s.auth.LoginURL(pg.s.prefix + "/productions/")
+	d.Nav.Login = pg.auth.LoginURL(pg.prefix + "/productions/")
 	d.Home = &homeView{Login: d.Nav.Login}
 	pg.render(w, r, pr, http.StatusOK, "home", d)
 }
