@@ -184,13 +184,11 @@ func turnTaking(t testing.TB, rate int, seconds float64) ([]float64, []testaudio
 // short-term loudness is within 2 LU of the target, the integrated
 // loudness within 1 LU, the true peak under maxpeak, and the pauses are
 // not raised (the speech-to-pause ratio changes by less than 1 dB). The
-// full ten minutes run without -short.
+// plain run plays 120 s; AUDIOPOST_LIVE_SECONDS=600 the ten
+// minutes.
 func TestLevelJumps(t *testing.T) {
 	const rate = 48000
-	seconds := 600.0
-	if testing.Short() {
-		seconds = 120
-	}
+	seconds := liveSeconds(120)
 	in, spans, turns := turnTaking(t, rate, seconds)
 	c := live.DefaultConfig()
 	c.TargetLUFS, c.MaxTruePeak = -16, -1

@@ -3,7 +3,10 @@
 // loudness after each change of speaker, the integrated loudness, the
 // true peak, the spread of the short-term loudness and whether pauses
 // were raised against the speech around them. The live tests of several
-// packages share it.
+// packages share it, with the programmes they play: RealProgramme builds
+// one from the real recordings of internal/realaudio (speakers taking
+// turns, music, noise), and Liquidsoap runs the peer the live graph is
+// measured beside on it.
 package conversation
 
 import (
@@ -11,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/realaudio"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/loudness"
 )
@@ -42,6 +46,32 @@ type Figures struct {
 // stereo stream whose channels are the same, and is measured as such
 // (+3 LU).
 func Measure(t testing.TB, in, out []float64, rate int, spans []testaudio.Span, turns []testaudio.Turn, target float64, dualMono bool) Figures {
+	t.Helper()
+	return measure(t, in, out, rate, spans, turns, nil, target, dualMono)
+}
+
+// MeasureProgramme measures out, the processed p.Input (or a stretch of
+// it from the start, both aligned), as Measure does; the stretches of
+// music alone are not pauses.
+func MeasureProgramme(t testing.TB, p Programme, out []float64, target float64, dualMono bool) Figures {
+	t.Helper()
+	n := min(len(p.Input), len(out))
+	var spans []testaudio.Span
+	for _, s := range p.Phrases {
+		if s.End <= n {
+			spans = append(spans, s)
+		}
+	}
+	var turns []testaudio.Turn
+	for _, tr := range p.Turns {
+		if tr.Start < n {
+			turns = append(turns, tr)
+		}
+	}
+	return measure(t, p.Input[:n], out[:n], realaudio.Rate, spans, turns, p.Music, target, dualMono)
+}
+
+func measure(t testing.TB, in, out []float64, rate int, spans []testaudio.Span, turns []testaudio.Turn, music []testaudio.Span, target float64, dualMono bool) Figures {
 	t.Helper()
 	var f Figures
 	r, err := loudness.MeasureBuffer(audio.Buffer{out}, rate, loudness.Options{DualMono: dualMono})
@@ -102,7 +132,7 @@ func Measure(t testing.TB, in, out []float64, rate int, spans []testaudio.Span, 
 	pauses := 0
 	for k := 0; k+1 < len(spans); k++ {
 		p := testaudio.Span{Start: spans[k].End + rate/20, End: spans[k+1].Start - rate/20}
-		if p.End-p.Start < rate/10 {
+		if p.End-p.Start < rate/10 || overlaps(p, music) {
 			continue
 		}
 		near := spans[k : k+2]
@@ -114,6 +144,15 @@ func Measure(t testing.TB, in, out []float64, rate int, spans []testaudio.Span, 
 		f.RatioChange = change / float64(pauses)
 	}
 	return f
+}
+
+func overlaps(s testaudio.Span, spans []testaudio.Span) bool {
+	for _, o := range spans {
+		if s.Start < o.End && o.Start < s.End {
+			return true
+		}
+	}
+	return false
 }
 
 // highPass returns x through a 4th-order Butterworth high-pass at fc Hz
