@@ -7,10 +7,11 @@ import (
 	"time"
 )
 
-// simClock is simulated time that passes only as the stream waits, up to
-// a limit the test sets: After(d) fires at once, moving the clock on by d,
-// while now+d is within the limit, and waits for the limit to be raised
-// otherwise. A stream run on it does in an instant what takes the limit's
+// simClock is simulated time that the test lets pass with Run: waiters
+// whose time comes fire in order, and the clock then reads the new time.
+// After(d) fires at once, moving the clock on by d, while now+d is within
+// the limit Run set (never after Run), and waits for the limit to be
+// raised otherwise. A stream run on it does in an instant what takes the limit's
 // time on a wall clock, and stops exactly there.
 type simClock struct {
 	mu      sync.Mutex
@@ -67,6 +68,9 @@ func (c *simClock) Run(d time.Duration) {
 		w.ch <- w.at
 	}
 	c.waiters = keep
+	// The time has passed whether or not anything waited on it: a
+	// stream that is busy (reading its source) reads the clock too.
+	c.now = c.limit
 }
 
 // quiet is the tests' logger: the faults they cause are expected.

@@ -4,7 +4,9 @@
 // and out to any number of live destinations (Icecast mounts, RTMP, SRT,
 // files), each with its own format and bitrate. It keeps running through
 // faults: while the source is gone the destinations get silence (or a
-// fallback file), and the source is tried again every second; a
+// fallback file), and the source is tried again every second; what a
+// stalled source delivers late, once the fallback has filled its place, is
+// dropped so that the stream's delay stays bounded; a
 // destination whose server goes away is reconnected with backoff. Config
 // maps the API's algorithm keys onto the live graph.
 package livestream
@@ -155,6 +157,10 @@ type SourceStatus struct {
 	Drops      int    `json:"drops"`
 	OnFallback bool   `json:"on_fallback"`
 	LastError  string `json:"last_error,omitempty"`
+	// SkippedFrames counts the source audio dropped after stalls, which
+	// the source delivered late and the fallback had already filled in,
+	// so that the stream's delay does not grow with each stall.
+	SkippedFrames int64 `json:"skipped_frames"`
 }
 
 // DestinationStatus is the state of one output.
@@ -229,7 +235,8 @@ func Start(ctx context.Context, spec Spec, opts Options) (*Stream, error) {
 		cancel()
 		return nil, err
 	}
-	in := &feed{s: s, ctx: ctx, fallback: fb, last: s.clock.Now()}
+	now := s.clock.Now()
+	in := &feed{s: s, ctx: ctx, fallback: fb, last: now, start: now, ahead: -1}
 	if s.proc, err = live.New(in, spec.Config); err != nil {
 		cancel()
 		if fb != nil {
@@ -438,6 +445,16 @@ func (s *Stream) pump(ctx context.Context) error {
 
 // feed is the processor's input: the source's blocks while it delivers,
 // the fallback (or silence) at the clock's pace while it does not.
+//
+// A source that stalls often comes back with what it held meanwhile (a
+// server or network that buffered it) and delivers that backlog at once.
+// The fallback has already filled the stall, so playing the backlog too
+// would put the stream that much further behind live for good, stall after
+// stall. The feed therefore counts how far its output runs ahead of the
+// clock: after a stall, source frames that would take it more than
+// catchUpSlack beyond where it ran before the stalls are dropped, up to
+// the fallback put in; the delay stays bounded and the stream plays live
+// again.
 type feed struct {
 	s        *Stream
 	ctx      context.Context
@@ -447,6 +464,48 @@ type feed struct {
 	last     time.Time // stream time covered by fallback or source, by the clock
 	fallback *ffmpeg.Decoder
 	fbErr    bool
+
+	start time.Time // when the feed began, by the clock
+	given int64     // frames handed to the processor
+	// ahead is how far the output ran ahead of the clock (frames) at the
+	// last source block before a stall, the least over the stalls so
+	// far (-1 before the first); debt is the fallback not yet made up for
+	// by dropped backlog.
+	ahead, debt int64
+	skipping    bool // frames were dropped since the last stall
+}
+
+// catchUpSlack is how much of a backlog after a stall still plays: the
+// jitter of a source that delivers in bursts of a fraction of a second.
+const catchUpSlack = 250 * time.Millisecond
+
+// frames returns d in frames of the stream's rate.
+func (f *feed) frames(d time.Duration) int64 {
+	return int64(d.Seconds() * float64(f.s.format.SampleRate))
+}
+
+// skipBacklog drops the front of the current source block as far as it
+// would put the output beyond the bound after a stall (see feed).
+func (f *feed) skipBacklog() {
+	if f.debt <= 0 || f.ahead < 0 || f.pos >= f.cur.n {
+		return
+	}
+	elapsed := f.frames(f.s.clock.Now().Sub(f.start))
+	over := f.given + int64(f.cur.n-f.pos) - elapsed - f.ahead - f.frames(catchUpSlack)
+	n := int(min(over, f.debt, int64(f.cur.n-f.pos)))
+	if over <= 0 {
+		// A block within the bound after dropping: the backlog is gone
+		// and the source delivers at its pace; what is left of the debt
+		// would only cut live audio at the bound.
+		if f.skipping {
+			f.debt, f.skipping = 0, false
+		}
+		return
+	}
+	f.pos += n
+	f.debt -= int64(n)
+	f.skipping = true
+	f.s.update(func(st *Status) { st.Source.SkippedFrames += int64(n) })
 }
 
 func (f *feed) Format() audio.Format { return f.s.format }
@@ -454,12 +513,14 @@ func (f *feed) Format() audio.Format { return f.s.format }
 func (f *feed) Read(dst audio.Buffer) (int, error) {
 	s := f.s
 	for {
+		f.skipBacklog()
 		if f.pos < f.cur.n {
 			n := min(dst.Frames(), f.cur.n-f.pos)
 			for c := range dst {
 				copy(dst[c][:n], f.cur.b[c][f.pos:f.pos+n])
 			}
 			f.pos += n
+			f.given += int64(n)
 			return n, nil
 		}
 		if f.cur.b != nil {
@@ -490,6 +551,8 @@ func (f *feed) Read(dst audio.Buffer) (int, error) {
 		default:
 		}
 		if n := f.fill(dst); n > 0 {
+			f.given += int64(n)
+			f.debt += int64(n)
 			return n, nil
 		}
 		select {
@@ -522,6 +585,9 @@ func (f *feed) source(b srcBlock) {
 func (f *feed) down(why string) {
 	f.up = false
 	now := f.s.clock.Now()
+	if a := f.given - f.frames(f.last.Sub(f.start)); f.ahead < 0 || a < f.ahead {
+		f.ahead = max(a, 0)
+	}
 	f.s.update(func(st *Status) {
 		st.Source.Connected, st.Source.Since, st.Source.OnFallback = false, now, true
 		st.Source.Drops++

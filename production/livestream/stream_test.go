@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"github.com/audiopost/audiopost/internal/need"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -95,4 +97,135 @@ func childProcesses(t *testing.T) []string {
 		}
 	}
 	return kids
+}
+
+// pcmWriter writes a WAV stream of a stereo 440 Hz tone at -20 dBFS, 48
+// kHz, into a named pipe that ffmpeg reads as the live source: the test
+// decides when the source delivers and how much.
+type pcmWriter struct {
+	f     *os.File
+	phase int
+}
+
+func (w *pcmWriter) write(t *testing.T, seconds float64) {
+	t.Helper()
+	n := int(seconds * 48000)
+	b := make([]byte, 0, 4*n)
+	for range n {
+		v := int16(3277 * math.Sin(2*math.Pi*440*float64(w.phase)/48000))
+		w.phase++
+		b = append(b, byte(v), byte(v>>8), byte(v), byte(v>>8))
+	}
+	if _, err := w.f.Write(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStallBacklogDropped: a source that stalls for 3 s (more than the
+// 2 s Stall) and then delivers the 3 s it held back at once. The
+// destinations got the fallback's silence meanwhile; the backlog on top
+// would put the stream 3 s further behind live after every stall (6.9 s
+// of audio out after 3 s of the clock, then 12.9 s after 6, measured
+// without the fix). Instead the output stays within 1.25 s of the clock
+// (the 1 s the source ran ahead before the first stall, plus
+// catchUpSlack), stall after stall, the dropped audio is counted in the
+// source's status, and audio that arrives at the clock's pace afterwards
+// all plays. The source is real ffmpeg reading a named pipe the test
+// writes; the clock is simulated, so the test waits on no wall clock.
+func TestStallBacklogDropped(t *testing.T) {
+	need.Program(t, "ffmpeg")
+	const rate = 48000
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "source.wav")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no named pipes: %v", err)
+	}
+	clock := newSimClock()
+	s, err := livestream.Start(context.Background(), livestream.Spec{
+		Source:       fifo,
+		Destinations: []livestream.Destination{{URL: filepath.Join(dir, "out.wav"), Format: "wav"}},
+		Config:       live.DefaultConfig(),
+	}, livestream.Options{Clock: clock, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	f, err := os.OpenFile(fifo, os.O_WRONLY, 0) // waits for ffmpeg to open it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := &pcmWriter{f: f}
+	// A WAV header of unknown length, as a stream has.
+	hdr := []byte("RIFF\xff\xff\xff\xffWAVEfmt \x10\x00\x00\x00\x01\x00\x02\x00\x80\xbb\x00\x00\x00\xee\x02\x00\x04\x00\x10\x00data\xff\xff\xff\xff")
+	if _, err := f.Write(hdr); err != nil {
+		t.Fatal(err)
+	}
+	// What the graph holds back (its look-ahead and the limiter's block)
+	// and what ffmpeg may hold of what it was given.
+	const held = 2048 + 4800
+	// played waits until the output and the dropped audio have grown by
+	// seconds since st (the graph holds back its look-ahead, ffmpeg may
+	// hold a little) and stop growing, and returns the new status.
+	played := func(what string, st livestream.Status, seconds float64) livestream.Status {
+		t.Helper()
+		want := st.Stats.Frames + st.Source.SkippedFrames + int64(seconds*rate) - held
+		var prev int64 = -1
+		eventually(t, 20*time.Second, what, func() bool {
+			st = s.Status()
+			got := st.Stats.Frames + st.Source.SkippedFrames
+			done := got >= want && got == prev
+			prev = got
+			if !done {
+				time.Sleep(20 * time.Millisecond)
+			}
+			return done
+		})
+		return st
+	}
+	st0 := s.Status()
+	w.write(t, 1)
+	played("the first second", st0, 1)
+	elapsed := func() float64 { return clock.Now().Sub(s.Status().Started).Seconds() }
+	for k, at := range []float64{3, 6} {
+		// The stall: the clock runs in steps of 10 ms until at least at
+		// and the fallback has filled in for it (the output keeps the 1 s
+		// it ran ahead of the clock).
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			st := s.Status()
+			if e := elapsed(); e >= at && st.Source.OnFallback && st.Stats.Frames >= int64((e+1)*rate)-held {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("stall %d: no fallback within 20 s (status %+v)", k+1, st.Source)
+			}
+			clock.Run(10 * time.Millisecond)
+			time.Sleep(time.Millisecond)
+		}
+		at = elapsed()
+		st0 := s.Status()
+		w.write(t, 3) // the backlog, at once
+		st := played(fmt.Sprintf("stall %d's backlog", k+1), st0, 3)
+		out, sk := st.Stats.Frames, st.Source.SkippedFrames
+		t.Logf("after stall %d: %.2f s out at %.2f s of the clock, %.2f s of backlog dropped", k+1, float64(out)/rate, at, float64(sk)/rate)
+		if lim := int64((at+1.25)*rate) + 480; out > lim {
+			t.Errorf("after stall %d: %.2f s out at %.2f s of the clock: the delay grew by %.2f s", k+1, float64(out)/rate, at, float64(out)/rate-at-1)
+		}
+		if !st.Source.Connected || st.Source.Drops != k+1 {
+			t.Errorf("after stall %d: source status %+v", k+1, st.Source)
+		}
+	}
+	// Audio at the clock's pace plays whole (but for the graph's
+	// read-ahead at the bound).
+	before := s.Status()
+	for range 10 {
+		clock.Run(100 * time.Millisecond)
+		w.write(t, 0.1)
+	}
+	st := played("live again", before, 1)
+	if d := st.Source.SkippedFrames - before.Source.SkippedFrames; d > 2048 {
+		t.Errorf("%.3f s of audio at the clock's pace dropped", float64(d)/rate)
+	}
+	t.Logf("then 1 s at the clock's pace: %.2f s out, %.3f s dropped", float64(st.Stats.Frames-before.Stats.Frames)/rate, float64(st.Source.SkippedFrames-before.Source.SkippedFrames)/rate)
 }
