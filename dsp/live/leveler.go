@@ -77,6 +77,10 @@ const (
 	trimTau    = 20.0
 	maxTrim    = 6.0
 	trimDelay  = 1.0
+	// trimHeard is how much output above trimGate LUFS the trim waits
+	// for.
+	trimHeard = 10.0
+	trimGate  = -70.0
 )
 
 // Leveler is the causal leveler and loudness control of a live stream: a
@@ -558,8 +562,22 @@ func (l *Leveler) Feedback(energy float64) {
 	}
 	steps := l.stepScr[:0]
 	start := (l.outAt - l.outN + len(l.outSteps)) % len(l.outSteps)
+	heard := 0
 	for i := 0; i < l.outN; i++ {
-		steps = append(steps, l.outSteps[(start+i)%len(l.outSteps)])
+		e := l.outSteps[(start+i)%len(l.outSteps)]
+		steps = append(steps, e)
+		if loudness.EnergyLUFS(e) > trimGate {
+			heard++
+		}
+	}
+	// The trim corrects what the nodes after the leveler take, a slow
+	// bias; until trimHeard seconds of programme have played, the
+	// output's loudness is the leveler's own start (a stream that opens
+	// on silence and then rises), which the trim would take for a bias
+	// and follow for a minute after (+2 dB on a tone that followed 3 s
+	// of silence through serve).
+	if heard < int(trimHeard*10) {
+		return
 	}
 	il := loudness.IntegratedFromSteps(steps)
 	if !loudness.Defined(il) {
