@@ -160,17 +160,20 @@ output.icecast(%%mp3(bitrate=%d), host="127.0.0.1", port=%d, password=%q, mount=
 // reads that mount back and measures it with our meter: 5 s after each
 // jump the short-term loudness is within 2 LU of the target, the true
 // peak of the decoded MP3 stays under maxpeak, and pauses are not raised.
+// The programme lasts 30 s of real time in the plain run (about 45 s in
+// all; with 20 s the few pauses all fall in the leveler's first seconds
+// and the ratio measures its start); with AUDIOPOST_LIVE_SECONDS set it
+// lasts that long, and
 // Liquidsoap runs beside it on the same input (normalize() and its
-// limiter): ours must show the smaller spread of short-term loudness and
-// no true-peak overs. The programme lasts AUDIOPOST_LIVE_SECONDS (default
-// 30) of real time.
+// limiter; 20 s to start): ours must show the smaller spread of
+// short-term loudness and no true-peak overs.
 func TestLiveThroughIcecast(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real servers in real time")
 	}
-	seconds := 30
+	seconds, withPeer := 30, false
 	if s, err := strconv.Atoi(os.Getenv("AUDIOPOST_LIVE_SECONDS")); err == nil && s > 0 {
-		seconds = s
+		seconds, withPeer = s, true
 	}
 	const rate, target, maxpeak, kbps, preroll = 48000, -16.0, -1.0, 256, 6
 	prog, spans, turns := testaudio.Conversation(t, rate, float64(seconds), 3, 0.4, []float64{0, 12, 0, -12}, -40)
@@ -191,12 +194,15 @@ func TestLiveThroughIcecast(t *testing.T) {
 	srv := icecast.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(seconds+90)*time.Second)
 	defer cancel()
-	// Liquidsoap takes seconds to start: it waits for its input and sends
-	// silence meanwhile.
-	liquidsoapPeer(t, srv, "/in.mp3", "/liq.mp3", target, maxpeak, kbps)
-	srv.WaitMount(ctx, "/liq.mp3")
 	rctx, rstop := context.WithCancel(ctx)
-	peer := record(rctx, srv.HTTP("/liq.mp3"))
+	var peer *recorder
+	if withPeer {
+		// Liquidsoap takes seconds to start: it waits for its input and
+		// sends silence meanwhile.
+		liquidsoapPeer(t, srv, "/in.mp3", "/liq.mp3", target, maxpeak, kbps)
+		srv.WaitMount(ctx, "/liq.mp3")
+		peer = record(rctx, srv.HTTP("/liq.mp3"))
+	}
 	// The input as the stream gets it, MP3 and all: the reference of the
 	// speech-to-pause ratio.
 	input := record(rctx, srv.HTTP("/in.mp3"))
@@ -222,7 +228,9 @@ func TestLiveThroughIcecast(t *testing.T) {
 	time.Sleep(5 * time.Second)
 	rstop()
 	<-ours.done
-	<-peer.done
+	if peer != nil {
+		<-peer.done
+	}
 	<-input.done
 	if len(input.x) < (seconds-5)*rate {
 		t.Fatalf("input: recorded only %.1f s", float64(len(input.x))/rate)
@@ -255,7 +263,7 @@ func TestLiveThroughIcecast(t *testing.T) {
 			name, f.WorstJump, f.Integrated, f.TruePeak, f.RatioChange, f.ShortTermSpread, delay)
 		return f
 	}
-	f, l := measure("audiopost", ours), measure("liquidsoap", peer)
+	f := measure("audiopost", ours)
 	if f.WorstJump > 2 {
 		t.Errorf("short-term loudness %.2f LU off the target 5 s after a jump, want at most 2", f.WorstJump)
 	}
@@ -265,8 +273,15 @@ func TestLiveThroughIcecast(t *testing.T) {
 	if math.Abs(f.RatioChange) > 1 {
 		t.Errorf("speech-to-pause ratio changed by %.2f dB, want within 1", f.RatioChange)
 	}
+	if !withPeer {
+		return
+	}
+	l := measure("liquidsoap", peer)
 	if f.ShortTermSpread >= l.ShortTermSpread {
 		t.Errorf("short-term spread %.2f LU, Liquidsoap's %.2f: want ours smaller", f.ShortTermSpread, l.ShortTermSpread)
+	}
+	if l.TruePeak > maxpeak {
+		t.Logf("Liquidsoap's decoded output peaks at %.2f dBTP, over %v", l.TruePeak, maxpeak)
 	}
 }
 
