@@ -23,6 +23,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/ffmpeg"
+	"github.com/audiopost/audiopost/audio/procpool"
 	"github.com/audiopost/audiopost/dsp/live"
 	"github.com/audiopost/audiopost/production/engine"
 )
@@ -223,7 +224,23 @@ func Start(ctx context.Context, spec Spec, opts Options) (*Stream, error) {
 	if opts.MaxBackoff < opts.MinBackoff {
 		opts.MaxBackoff = max(30*time.Second, opts.MinBackoff)
 	}
+	// The stream's programs (the source's reader, one encoder per
+	// destination, the fallback's decoder) run at once for as long as it
+	// runs: it takes their slots of the process pool together, as a
+	// production's render does, so that no stream holds its source's slot
+	// while it waits for its destinations', and streams and productions
+	// waiting on each other cannot lock the pool. Reconnects reuse the
+	// slots.
+	programs := 1 + len(spec.Destinations)
+	if spec.Fallback != "" {
+		programs++
+	}
+	ctx, release, err := procpool.Reserve(ctx, programs)
+	if err != nil {
+		return nil, fmt.Errorf("livestream: %d programs: %w", programs, err)
+	}
 	ctx, cancel := context.WithCancel(ctx)
+	stop := func() { cancel(); release() }
 	s := &Stream{spec: spec, opts: opts, format: f, clock: opts.Clock, log: opts.Logger, cancel: cancel, done: make(chan struct{})}
 	s.data = make(chan srcBlock, 8)
 	s.free = make(chan audio.Buffer, 10)
@@ -232,13 +249,13 @@ func Start(ctx context.Context, spec Spec, opts Options) (*Stream, error) {
 	}
 	fb, err := s.openFallback(ctx)
 	if err != nil {
-		cancel()
+		stop()
 		return nil, err
 	}
 	now := s.clock.Now()
 	in := &feed{s: s, ctx: ctx, fallback: fb, last: now, start: now, ahead: -1}
 	if s.proc, err = live.New(in, spec.Config); err != nil {
-		cancel()
+		stop()
 		if fb != nil {
 			fb.Close()
 		}
@@ -274,6 +291,7 @@ func Start(ctx context.Context, spec Spec, opts Options) (*Stream, error) {
 	}()
 	go func() {
 		s.wg.Wait()
+		release()
 		s.mu.Lock()
 		s.status.Running = false
 		s.status.Uptime = s.clock.Now().Sub(s.started)

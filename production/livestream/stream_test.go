@@ -2,6 +2,7 @@ package livestream_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/audiopost/audiopost/internal/need"
 	"math"
@@ -10,10 +11,12 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/audiopost/audiopost/audio/procpool"
 	"github.com/audiopost/audiopost/dsp/live"
 	"github.com/audiopost/audiopost/production/livestream"
 )
@@ -228,4 +231,60 @@ func TestStallBacklogDropped(t *testing.T) {
 		t.Errorf("%.3f s of audio at the clock's pace dropped", float64(d)/rate)
 	}
 	t.Logf("then 1 s at the clock's pace: %.2f s out, %.3f s dropped", float64(st.Stats.Frames-before.Stats.Frames)/rate, float64(st.Source.SkippedFrames-before.Source.SkippedFrames)/rate)
+}
+
+// TestStreamReservesItsPrograms: a stream takes the process-pool slots of
+// all its programs (the source's reader and one encoder per destination)
+// together when it starts, and reconnects reuse them: on a pool of 3, a
+// stream of two destinations whose source is missing (its reader retried
+// every 20 ms) never starts a program beyond its reservation; a second
+// stream waits for the first's slots and starts once it has stopped; a
+// stream of more programs than the pool runs is refused at once.
+func TestStreamReservesItsPrograms(t *testing.T) {
+	need.Program(t, "ffmpeg")
+	dir := t.TempDir()
+	pool := procpool.New(procpool.Config{Size: 3, Logger: quiet})
+	ctx := procpool.With(context.Background(), pool)
+	spec := func(dests int) livestream.Spec {
+		sp := livestream.Spec{Source: filepath.Join(dir, "missing.wav"), Config: live.DefaultConfig()}
+		for i := range dests {
+			sp.Destinations = append(sp.Destinations, livestream.Destination{URL: filepath.Join(dir, fmt.Sprintf("out%d-%d.wav", dests, i)), Format: "wav"})
+		}
+		return sp
+	}
+	opts := livestream.Options{Logger: quiet, SourceRetry: 20 * time.Millisecond}
+	if _, err := livestream.Start(ctx, spec(3), opts); !errors.Is(err, procpool.ErrTooLarge) {
+		t.Fatalf("a stream of 4 programs on a pool of 3: %v", err)
+	}
+	s1, err := livestream.Start(ctx, spec(2), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The source's reader fails and is started again, many times.
+	eventually(t, 20*time.Second, "the source's error", func() bool { return strings.Contains(s1.Status().Source.LastError, "missing.wav") })
+	var stopped atomic.Bool
+	second := make(chan error, 1)
+	go func() {
+		s2, err := livestream.Start(ctx, spec(1), opts)
+		if err == nil {
+			if !stopped.Load() {
+				err = errors.New("started while the first stream held every slot")
+			}
+			s2.Stop()
+		}
+		second <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // time for a wrong Start to return (a right one waits however long)
+	s1.Stop()
+	stopped.Store(true)
+	if err := <-second; err != nil {
+		t.Error(err)
+	}
+	if n := pool.Overdrawn(); n != 0 {
+		t.Errorf("%d programs started beyond their stream's reservation", n)
+	}
+	if p := pool.Peak(); p > 3 {
+		t.Errorf("%d programs at once on a pool of 3", p)
+	}
+	t.Logf("at most %d programs at once; none beyond a reservation", pool.Peak())
 }

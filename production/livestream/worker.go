@@ -171,10 +171,40 @@ func (w *Worker) run(ctx context.Context, job storage.Job) {
 	}
 	sctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	s, err := Start(sctx, Spec{Source: ls.Source, Destinations: ls.Destinations, Config: cfg, Fallback: ls.Fallback, Name: ls.Name}, w.Options)
-	if err != nil {
-		w.fail(bg, job, err, log)
-		return
+	beat := time.NewTicker(w.Heartbeat)
+	defer beat.Stop()
+	// Start waits for the stream's slots of the process pool, which
+	// productions may hold for minutes: the lease is renewed meanwhile.
+	type started struct {
+		s   *Stream
+		err error
+	}
+	startc := make(chan started, 1)
+	go func() {
+		s, err := Start(sctx, Spec{Source: ls.Source, Destinations: ls.Destinations, Config: cfg, Fallback: ls.Fallback, Name: ls.Name}, w.Options)
+		startc <- started{s, err}
+	}()
+	var s *Stream
+	for s == nil {
+		select {
+		case r := <-startc:
+			if r.err != nil {
+				if ctx.Err() == nil {
+					w.fail(bg, job, r.err, log)
+				}
+				return
+			}
+			s = r.s
+		case <-beat.C:
+			if err := w.Store.Heartbeat(bg, lease, w.Lease); errors.Is(err, storage.ErrLeaseLost) {
+				log.Info("live stream stopped before it started", "why", "job canceled or taken over")
+				cancel(nil)
+				if r := <-startc; r.s != nil {
+					r.s.Stop()
+				}
+				return
+			}
+		}
 	}
 	defer s.Stop()
 	if err := w.Store.SetStatus(bg, job.Owner, storage.KindLiveStream, job.Production, int(Running)); err != nil {
@@ -184,8 +214,6 @@ func (w *Worker) run(ctx context.Context, job storage.Job) {
 	var history []Point
 	sample := time.NewTicker(time.Second)
 	defer sample.Stop()
-	beat := time.NewTicker(w.Heartbeat)
-	defer beat.Stop()
 	for {
 		select {
 		case <-sample.C:
