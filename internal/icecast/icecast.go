@@ -8,6 +8,7 @@ package icecast
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"github.com/audiopost/audiopost/internal/need"
 	"io"
@@ -51,15 +52,30 @@ func Start(t testing.TB) *Server {
 	if err := os.Chmod(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{t: t, bin: bin, dir: dir, Port: freePort(t)}
+	s := &Server{t: t, bin: bin, dir: dir}
 	s.conf = filepath.Join(dir, "icecast.xml")
-	if err := os.WriteFile(s.conf, []byte(s.config()), 0o644); err != nil {
-		t.Fatal(err)
+	// The free port may be taken by another program before the server
+	// binds it (tests of other packages start servers too): the server
+	// then exits at once, and another port is tried.
+	for try := 1; ; try++ {
+		s.Port = freePort(t)
+		if err := os.WriteFile(s.conf, []byte(s.config()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := s.start()
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, errExited) || try == 3 {
+			t.Fatal(err)
+		}
 	}
-	s.start()
 	t.Cleanup(s.Stop)
 	return s
 }
+
+// errExited means the server exited before it answered.
+var errExited = errors.New("icecast2 exited")
 
 func freePort(t testing.TB) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -93,14 +109,13 @@ func (s *Server) config() string {
 `, Password, s.Port, s.dir, owner)
 }
 
-func (s *Server) start() {
-	s.t.Helper()
+func (s *Server) start() error {
 	var out bytes.Buffer
 	s.cmd = exec.Command(s.bin, "-c", s.conf)
 	s.cmd.Stdout, s.cmd.Stderr = &out, &out
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := s.cmd.Start(); err != nil {
-		s.t.Fatalf("starting icecast2: %v", err)
+		return fmt.Errorf("starting icecast2: %v", err)
 	}
 	s.done = make(chan struct{})
 	go func() { s.cmd.Wait(); close(s.done) }()
@@ -109,16 +124,17 @@ func (s *Server) start() {
 		resp, err := http.Get(s.HTTP("/status-json.xsl"))
 		if err == nil {
 			resp.Body.Close()
-			return
+			return nil
 		}
 		select {
 		case <-s.done:
 			log, _ := os.ReadFile(filepath.Join(s.dir, "error.log"))
-			s.t.Fatalf("icecast2 exited: %s %s", out.String(), log)
+			return fmt.Errorf("%w on port %d: %s %s", errExited, s.Port, out.String(), log)
 		default:
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("icecast2 did not answer on port %d: %v", s.Port, err)
+			s.Stop()
+			return fmt.Errorf("icecast2 did not answer on port %d: %v", s.Port, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -143,7 +159,9 @@ func (s *Server) Stop() {
 func (s *Server) Restart() {
 	s.t.Helper()
 	s.Stop()
-	s.start()
+	if err := s.start(); err != nil {
+		s.t.Fatal(err)
+	}
 }
 
 // HTTP returns the server's http URL of path.
