@@ -2,6 +2,7 @@ package live_test
 
 import (
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -48,8 +49,10 @@ func programme() audio.Buffer {
 // BenchmarkStreams runs the processing of 64 live 48 kHz stereo streams on
 // one core, 10 ms blocks of each in turn, as a server running them would,
 // and reports the share of a core one stream takes (core%/stream: the
-// CPU time per second of audio of one stream, in percent). The acceptance
-// asks under 2% with the default graph.
+// CPU time per second of audio of one stream, in percent, by the wall
+// clock; cpu%/stream is the same by the CPU time the process used, which
+// other work on the machine does not inflate). The acceptance asks under
+// 2% with the default graph.
 func BenchmarkStreams(b *testing.B) {
 	for _, tc := range []struct {
 		name string
@@ -88,7 +91,7 @@ func BenchmarkStreams(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			start := time.Now()
+			start, cpu0 := time.Now(), cpuTime()
 			blocks := 0
 			for i := 0; i < b.N; i++ {
 				// One second of audio of every stream per iteration.
@@ -101,12 +104,24 @@ func BenchmarkStreams(b *testing.B) {
 				}
 				blocks += 100
 			}
-			el := time.Since(start)
+			el, cpu := time.Since(start), cpuTime()-cpu0
 			audioSec := float64(blocks) / 100
 			b.ReportMetric(100*el.Seconds()/audioSec/streams, "core%/stream")
+			// The same from the CPU time the process used: on a machine
+			// shared with other work the wall clock counts their time too.
+			b.ReportMetric(100*cpu.Seconds()/audioSec/streams, "cpu%/stream")
 			b.ReportMetric(float64(streams)*audioSec/el.Seconds(), "streams/core")
 		})
 	}
+}
+
+// cpuTime is the CPU time (user and system) the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkHour runs one hour of a 48 kHz stereo stream through the
