@@ -39,7 +39,7 @@ output.file(%%wav(mono, samplesize=24), %q, fallible=true, on_stop=shutdown, s)
 	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(liq, path).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(t.Context(), liq, path).CombinedOutput(); err != nil {
 		t.Fatalf("liquidsoap: %v\n%s", err, out)
 	}
 	b, err := os.ReadFile(dst)
