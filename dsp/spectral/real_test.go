@@ -468,8 +468,11 @@ const noisyPlainWant = 3.0
 // noisyWant and noisyLead are what TestRealNoisySpeech -realfull asks of
 // the held-out half: the figures where they are met, else the
 // figure measured (rounded down) so that it cannot slip back, with the
-// issue's figure in the message.
+// issue's figure in the message. None is met yet: on the held-out half's
+// 22 mixes (11 of real noise) static gained +4.18 dB, dynamic +4.55,
+// +1.06 and +1.43 ahead of the best peer (RNNoise, +3.12; afftdn nf tn
+// +3.11), and speech_isolation +0.76 on babble or music.
 var (
-	noisyWant = map[Method]float64{Static: 5, Dynamic: 5, SpeechIsolation: 6}
-	noisyLead = map[Method]float64{Static: 2, Dynamic: 2}
+	noisyWant = map[Method]float64{Static: 4.1, Dynamic: 4.5, SpeechIsolation: 0.7}
+	noisyLead = map[Method]float64{Static: 1.0, Dynamic: 1.4}
 )
