@@ -54,7 +54,7 @@ func BenchmarkChain1h(b *testing.B) {
 		b.ReportMetric(secs*float64(b.N)/cpu.Seconds(), "x_realtime_cpu")
 	}
 	b.Run("audiopost-process", func(b *testing.B) {
-		gobin := need.Program(b, "go")
+		gobin := "go" // go test puts its own go command on PATH
 		bin := filepath.Join(b.TempDir(), "audiopost")
 		if out, err := exec.Command(gobin, "build", "-o", bin, "github.com/audiopost/audiopost/examples/audiopost").CombinedOutput(); err != nil {
 			b.Fatalf("go build: %v\n%s", err, out)

@@ -267,7 +267,7 @@ func BenchmarkLoudness1h(b *testing.B) {
 		report(b, selfCPU()-before)
 	})
 	b.Run("audiopost-cli", func(b *testing.B) {
-		gobin := need.Program(b, "go")
+		gobin := "go" // go test puts its own go command on PATH
 		bin := filepath.Join(b.TempDir(), "audiopost")
 		if out, err := exec.Command(gobin, "build", "-o", bin, "github.com/audiopost/audiopost/examples/audiopost").CombinedOutput(); err != nil {
 			b.Fatalf("go build: %v\n%s", err, out)
