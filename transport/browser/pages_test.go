@@ -23,7 +23,8 @@ import (
 
 // TestMeasurePage drops recordings of each format on the measure page
 // and saves its figures: they are `audiopost measure -json`'s to the
-// hundredth, and nothing was uploaded. The EBU's test files join in
+// hundredth, and nothing was uploaded. Tab reaches the file control
+// and the save button, which Enter presses. The EBU's test files join in
 // when ../shared has them.
 func TestMeasurePage(t *testing.T) {
 	skipShort(t)
@@ -71,7 +72,22 @@ func TestMeasurePage(t *testing.T) {
 	if !strings.Contains(text, "like radio and television in Europe") {
 		t.Errorf("no plain words beside the EBU's -23 LUFS files:\n%s", text)
 	}
-	do(t, ctx, "save", chromedp.Click(chromedp.ID("save")))
+	// The keyboard alone reaches the recordings' control and the save
+	// button, which Enter presses.
+	do(t, ctx, "focus the top", chromedp.Evaluate[chromedp.Void](`document.activeElement && document.activeElement.blur()`))
+	var stops []string
+	for range 20 {
+		do(t, ctx, "tab", chromedp.KeyEvent(kb.Tab))
+		stop := run(t, ctx, "focus", chromedp.Evaluate[string](`(e => e.id || e.textContent.trim().slice(0, 30))(document.activeElement)`))
+		if stop == "save" {
+			break
+		}
+		stops = append(stops, stop)
+	}
+	if !contains(stops, "files") {
+		t.Errorf("Tab never reaches the recordings' control; it stops at %q", stops)
+	}
+	do(t, ctx, "save with Enter", chromedp.KeyEvent(kb.Enter))
 	csvPath := filepath.Join(downloads, "loudness.csv")
 	waitFile(t, csvPath)
 	f, err := os.Open(csvPath)
