@@ -1,0 +1,42 @@
+package local_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/audiopost/audiopost/transport/browser/local"
+)
+
+// BenchmarkProcess runs the page's engine on a minute of 48 kHz stereo
+// speech-like signal held in memory, default chain, WAV out: the same Go
+// code natively and as WebAssembly under Node.js, whose V8 is Chromium's
+// engine, so that the loss of the WebAssembly build can be profiled
+// without a browser. x_realtime is audio seconds per wall-clock second,
+// x_realtime_cpu per CPU second of the process (Node's, compiler threads
+// included), the figure to compare on a machine other work shares.
+//
+//	GOMAXPROCS=1 go test ./transport/browser/local -run '^$' -bench Process -benchtime 3x
+//	GOMAXPROCS=1 go test -tags purego ./transport/browser/local -run '^$' -bench Process -benchtime 3x
+//	GOOS=js GOARCH=wasm go test -exec "$(go env GOROOT)/lib/wasm/go_js_wasm_exec" ./transport/browser/local -run '^$' -bench Process -benchtime 3x
+//
+// and V8's profile of the WebAssembly (functions by self time in the
+// .cpuprofile, which Chromium's DevTools open):
+//
+//	GOOS=js GOARCH=wasm go test -c -o local.wasm ./transport/browser/local
+//	node --cpu-prof "$(go env GOROOT)/lib/wasm/wasm_exec_node.js" local.wasm -test.run '^$' -test.bench Process -test.benchtime 3x
+func BenchmarkProcess(b *testing.B) {
+	const seconds = 60
+	data := speech(b, seconds)
+	ctx := context.Background()
+	settings := []byte(`{"output_files": [{"format": "wav"}]}`)
+	c0 := cpuTime()
+	for b.Loop() {
+		in, _ := input("talk.wav", data)
+		if _, err := local.Process(ctx, in, settings, files{}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu := cpuTime() - c0
+	b.ReportMetric(seconds*float64(b.N)/b.Elapsed().Seconds(), "x_realtime")
+	b.ReportMetric(seconds*float64(b.N)/cpu.Seconds(), "x_realtime_cpu")
+}
