@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"syscall/js"
 
 	"github.com/audiopost/audiopost/production"
@@ -93,6 +94,14 @@ func input(file, host js.Value) local.Input {
 // Go's garbage collector releases it, which with Go's small heap comes
 // rarely, and a fresh array for every slice kept them all: measuring two
 // hours of WAV held 1.5 GB in the tab.
+//
+// One goroutine at a time uses the buffer (bufferMu): while a read is in
+// flight the stream owns the buffer's memory (the JavaScript object is
+// detached), and the engine's goroutines run meanwhile: the encoder's,
+// writing its output, found the buffer detached, and copying into it
+// threw in JavaScript, out of the Go call, which left the engine waiting
+// for ever (two minutes of WAV to FLAC stopped at 45 % of the render).
+var bufferMu sync.Mutex
 
 // await blocks until the Promise p settles and returns its value. The
 // goroutine waits; Go hands the thread back to the browser meanwhile.
@@ -118,6 +127,8 @@ func await(p js.Value) (js.Value, error) {
 // call that resolves to how many it put into the host's buffer, and
 // copies them into p.
 func readShared(p []byte, host js.Value, read func(n int) js.Value) (int, error) {
+	bufferMu.Lock()
+	defer bufferMu.Unlock()
 	v, err := await(read(min(len(p), chunk)))
 	if err != nil {
 		return 0, err
@@ -257,9 +268,14 @@ func (b *blobFile) Write(p []byte) (int, error) {
 
 // flush hands the gathered bytes to the browser.
 func (b *blobFile) flush() {
+	bufferMu.Lock()
+	defer bufferMu.Unlock()
 	shared := b.host.Get("buffer")
 	for done := 0; done < len(b.pend); {
 		n := js.CopyBytesToJS(shared, b.pend[done:])
+		if n == 0 {
+			panic("audiopost: the shared buffer has no room") // never: the buffer is a megabyte, and ours
+		}
 		b.f.Call("write", float64(b.pendAt)+float64(done), n)
 		done += n
 	}
