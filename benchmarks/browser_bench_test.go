@@ -248,7 +248,8 @@ var browserLongSeconds = flag.Float64("browser-long-seconds", 7200, "length of t
 // the compiled engine; its peak is VmHWM), under 300 MB too. The output
 // itself is Blob parts, which Chromium keeps outside the tab (and on
 // disk when memory is short). The engine's progress is logged every
-// half minute, and a run that makes none for three minutes fails. Run
+// half minute, and a run that makes none for three minutes, nor spends
+// the renderer's CPU, fails. Run
 // once (-browser-long-seconds sets another length):
 //
 //	go test ./benchmarks -run '^$' -bench Browser2h -benchtime 1x -timeout 3h
@@ -268,6 +269,7 @@ func BenchmarkBrowser2h(b *testing.B) {
 			pid                                    int64
 			worker                                 context.Context
 			last                                   string
+			lastCPU                                float64
 			lastChange                             = time.Now()
 			lastLog                                time.Time
 		)
@@ -310,9 +312,11 @@ func BenchmarkBrowser2h(b *testing.B) {
 			}
 			peakHeap, peakWorker, peakWasm = max(peakHeap, heap), max(peakWorker, wheap), max(peakWasm, wasm)
 			peakTab = max(peakTab, heap+wheap+wasm)
+			// Working is progress reported or, where the engine reports
+			// none (reading its FLAC back for the checksum), CPU spent.
 			prog, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`JSON.stringify(window.lastProgress || null)`))
-			if prog != last {
-				last, lastChange = prog, time.Now()
+			if cpu := rendererCPU(b, p.ctx); prog != last || cpu > lastCPU+1 {
+				last, lastCPU, lastChange = prog, cpu, time.Now()
 			}
 			if time.Since(lastLog) >= 30*time.Second {
 				lastLog = time.Now()
