@@ -11,6 +11,7 @@ import (
 	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/dsp"
 	"github.com/audiopost/audiopost/internal/need"
+	"github.com/audiopost/audiopost/internal/testsize"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -145,8 +146,11 @@ func TestMaxLRAAndShortTermLimits(t *testing.T) {
 
 func TestPipelineContract(t *testing.T) {
 	secs := 8.0
-	if testing.Short() {
-		secs = 3 // block size 1 under the race detector
+	switch {
+	case testsize.Race:
+		secs = 2 // block size 1 under the race detector: 50 s for 3 s
+	case testing.Short():
+		secs = 3
 	}
 	b := stereoOf(voice(secs, 140, 5, nil))
 	cfg := DefaultConfig()
@@ -159,6 +163,9 @@ func TestPipelineContract(t *testing.T) {
 	})
 	if out.Frames() != b.Frames() {
 		t.Fatalf("%d frames out, %d in", out.Frames(), b.Frames())
+	}
+	if testsize.Race {
+		return // allocations are counted by the plain run
 	}
 	// Steady-state render allocates nothing: 55 reads of 4096 frames
 	// (about 5 s) stay clear of the end.
@@ -180,6 +187,7 @@ func TestPipelineContract(t *testing.T) {
 // what loudness.Measure says of the input, the output reading what it
 // says of the rendered output.
 func TestStatsAreTheMetersReadings(t *testing.T) {
+	skipUnderRace(t)
 	b := stereoOf(voice(12, 140, 7, []float64{0, -8}))
 	p, err := New(context.Background(), bufferOpener(b), DefaultConfig())
 	if err != nil {
@@ -206,7 +214,7 @@ func TestStatsAreTheMetersReadings(t *testing.T) {
 func TestPipelineCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := New(ctx, bufferOpener(stereoOf(voice(5, 140, 5, nil))), DefaultConfig())
+	_, err := New(ctx, bufferOpener(stereoOf(voice(3, 140, 5, nil))), DefaultConfig())
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("New with a cancelled context: %v", err)
 	}

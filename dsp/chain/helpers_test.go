@@ -3,13 +3,16 @@ package chain
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -17,9 +20,21 @@ import (
 	_ "github.com/audiopost/audiopost/audio/codecs"
 	"github.com/audiopost/audiopost/dsp"
 	"github.com/audiopost/audiopost/internal/need"
+	"github.com/audiopost/audiopost/internal/testsize"
 )
 
 const fs = 48000
+
+// skipUnderRace skips a test of numbers alone under the race detector,
+// where CI's race run checks the goroutines of the staged passes
+// (TestStagesAreBitIdentical, TestSpillStagesAreBitIdentical, the split
+// pass) and the plain run checks the numbers.
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if testsize.Race {
+		t.Skip("numbers only, checked by the plain run; the race run checks the staged passes")
+	}
+}
 
 type xorshift uint64
 
@@ -33,8 +48,18 @@ func (r *xorshift) next() float64 {
 // voice synthesizes speech-like material: a pulse train with a gliding
 // fundamental through formant resonators, syllables, and a pause every
 // 2.6 s. sectionDB, if set, changes the level every 8 s to make the
-// programme dynamic.
+// programme dynamic. Each signal is synthesized once per test binary
+// (several tests share one; under the race detector a 12 s signal takes
+// seconds) and returned as a copy the caller may change.
 func voice(seconds, f0 float64, seed uint64, sectionDB []float64) []float64 {
+	key := fmt.Sprint(seconds, f0, seed, sectionDB)
+	x, _ := voices.LoadOrStore(key, sync.OnceValue(func() []float64 { return synthVoice(seconds, f0, seed, sectionDB) }))
+	return slices.Clone(x.(func() []float64)())
+}
+
+var voices sync.Map // voice's arguments -> func() []float64
+
+func synthVoice(seconds, f0 float64, seed uint64, sectionDB []float64) []float64 {
 	n := int(seconds * fs)
 	x := make([]float64, n)
 	form := []dsp.Coeffs{dsp.BandPassCoeffs(fs, 600, 4), dsp.BandPassCoeffs(fs, 1400, 5), dsp.BandPassCoeffs(fs, 2600, 6)}

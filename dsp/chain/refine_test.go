@@ -12,6 +12,7 @@ import (
 // adds is made (the output is that much shorter) and reported, one it
 // removes is not.
 func TestCuttingRefine(t *testing.T) {
+	skipUnderRace(t)
 	x, _ := testaudio.Phrases(t, fs, testaudio.Sentences[:2], 0.6, testaudio.Voices[0])
 	var seen classify.Cuts
 	extra := classify.Cut{Start: fs / 2, End: fs, Reason: classify.CutFiller}

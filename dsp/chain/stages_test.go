@@ -79,6 +79,7 @@ func TestAsyncSinkError(t *testing.T) {
 // WithHeadroom renders what New with that headroom renders, to the last
 // bit, without analysing the input again: one pass fewer.
 func TestWithHeadroomMatchesNew(t *testing.T) {
+	skipUnderRace(t)
 	b := stereoOf(voice(12, 140, 9, []float64{0, -9, -3}))
 	var opens atomic.Int32
 	open := func(ctx context.Context) (audio.Source, error) {
@@ -199,6 +200,7 @@ type opaqueSource struct{ audio.Source }
 // Compressed input is not split: the second half's decoder would decode
 // the first half only to reach its start.
 func TestSplitOnlyWhereSkippingIsCheap(t *testing.T) {
+	skipUnderRace(t)
 	splitShortInputs(t)
 	b := stereoOf(voice(16, 140, 4, nil))
 	_, _, opens := renderWrapped(t, b, DefaultConfig(), func(s audio.Source) audio.Source { return opaqueSource{s} })
