@@ -62,7 +62,9 @@ func startServe(t *testing.T, extra ...string) *servedInstance {
 	args := append([]string{"serve", "-addr", "127.0.0.1:0", "-data", s.dir, "-addr-file", addrFile, "-log-level", "warn"}, extra...)
 	stderr := &syncBuffer{}
 	go func() { s.done <- run(ctx, args, s.stdout, stderr) }()
-	deadline := time.Now().Add(20 * time.Second)
+	// No bound of its own: serve either listens or returns, and a hang is
+	// the test binary's -timeout to report. Starting took more than 20 s
+	// on a two-core machine under a load of 40, and the tests failed.
 	for {
 		if b, err := os.ReadFile(addrFile); err == nil {
 			s.base = "http://" + string(b)
@@ -72,9 +74,6 @@ func startServe(t *testing.T, extra ...string) *servedInstance {
 		case err := <-s.done:
 			t.Fatalf("serve exited: %v\n%s", err, stderr.String())
 		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("serve did not start listening")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
