@@ -428,7 +428,9 @@ func TestServeSIGTERMUnderLoad(t *testing.T) {
 	preset := c.call("POST", "/api/presets.json", map[string]any{"preset_name": "three lossy",
 		"algorithms":   map[string]any{"loudnesstarget": -16},
 		"output_files": []any{map[string]any{"format": "mp3"}, map[string]any{"format": "opus"}, map[string]any{"format": "aac"}}})["uuid"].(string)
-	wav := serveWAV(t, 90)
+	// 30 s each: the three keep the pool full for seconds, and the
+	// restart processes them whole (90 s took 30 s of CPU here).
+	wav := serveWAV(t, 30)
 	var uuids []string
 	for i := range 3 {
 		uuids = append(uuids, createProduction(c, preset, fmt.Sprintf("episode %d", i), hookSrv.URL, wav))
