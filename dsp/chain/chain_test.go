@@ -41,15 +41,17 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-// TestLoudnessEveryTarget measures the output of every loudness target of
+// TestLoudnessEveryTarget measures the output of the loudness targets of
 // the API with ffmpeg's ebur128 filter, for speech and for music, cycling
-// the true-peak ceilings so every one is exercised too.
+// the true-peak ceilings so every one is exercised too: five targets from
+// -13 to -31 LUFS in the plain run (ten renders: every one of the nine
+// ceilings at least once), all twelve with AUDIOPOST_LONG=1.
 func TestLoudnessEveryTarget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("numeric sweep; the plain run covers it")
 	}
 	need.Program(t, "ffmpeg")
-	targets := []float64{-13, -14, -15, -16, -18, -19, -20, -23, -24, -26, -27, -31}
+	targets := testsize.Spread([]float64{-13, -14, -15, -16, -18, -19, -20, -23, -24, -26, -27, -31}, 5)
 	peaks := []float64{0, -0.5, -1, -1.5, -2, -3, -4, -5, -6}
 	materials := map[string]audio.Buffer{
 		"speech": stereoOf(voice(30, 120, 1, []float64{0, -10, 4, -6})),
