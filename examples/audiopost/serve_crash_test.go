@@ -21,10 +21,12 @@ import (
 	"github.com/audiopost/audiopost/storage/sqlstore"
 )
 
-// waitAddrFile waits until a starting serve process wrote its address.
+// waitAddrFile waits until a starting serve process wrote its address,
+// without a bound of its own: the process writes it or exits, and a hang
+// is the test binary's -timeout to report (a bound in seconds failed
+// tests on a loaded machine, where starting took more than 20 s).
 func waitAddrFile(t *testing.T, p *proc, path string) string {
 	t.Helper()
-	deadline := time.After(30 * time.Second)
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -34,8 +36,6 @@ func waitAddrFile(t *testing.T, p *proc, path string) string {
 		select {
 		case <-p.done:
 			t.Fatalf("%s exited at start: %v\n%s", p.name, p.cmd.ProcessState, p.out.String())
-		case <-deadline:
-			t.Fatalf("%s did not write %s within 30 s", p.name, path)
 		case <-tick.C:
 		}
 	}
