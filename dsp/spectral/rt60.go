@@ -45,7 +45,7 @@ type rt60Estimator struct {
 	frames       int
 
 	fac, kap []float64 // per model: F, kappa
-	lam      []float64 // per band and model: predicted reverberation
+	lam      []float64 // per model and band: predicted reverberation
 	viol     []int     // per model: frames contradicting it (strict)
 	loose    []int     // per model: frames contradicting it (loose)
 	prev2    [rtBands]float64
@@ -159,50 +159,26 @@ func (r *rt60Estimator) frame() {
 		if signal {
 			r.sig++
 		}
-		prev := r.prev[b]
-		m := len(r.fac)
-		lam := r.lam[b*m : (b+1)*m]
-		fac, kap := r.fac[:m], r.kap[:m]
-		if !signal {
-			for j, l := range lam {
-				lam[j] = fac[j] * (l + kap[j]*pos(prev-l))
-			}
-			r.prev[b] = v
-			continue
-		}
-		// A frame lies under a model's tail by a ratio; compared as
-		// products, with the thresholds folded in, to spare divisions.
 		check := r.floor[b] * rtCheck
-		vStrict, vLoose, inv := v/rtViol, vs/rtLooseViol, 1/max(v, 1e-30)
-		viol, loose, expl := r.viol[:m], r.loose[:m], r.expl[:m]
-		for j, l := range lam {
-			l = fac[j] * (l + kap[j]*pos(prev-l))
-			lam[j] = l
-			if l > check {
-				if vStrict < l {
-					viol[j]++
+		prev := r.prev[b]
+		for j, F := range r.fac {
+			l := &r.lam[j*rtBands+b]
+			*l = F * (*l + r.kap[j]*max(prev-*l, 0))
+			if !signal {
+				continue
+			}
+			if *l > check {
+				if v < rtViol**l {
+					r.viol[j]++
 				}
-				if vLoose < l {
-					loose[j]++
+				if vs < rtLooseViol**l {
+					r.loose[j]++
 				}
 			}
-			if l < v {
-				expl[j] += l * inv
-			} else if v > 0 {
-				expl[j]++
-			}
+			r.expl[j] += min(*l, v) / max(v, 1e-30)
 		}
 		r.prev[b] = v
 	}
-}
-
-// pos is max(x, 0) without the NaN handling of the builtin, which the
-// estimator's inner loop pays for on every model.
-func pos(x float64) float64 {
-	if x > 0 {
-		return x
-	}
-	return 0
 }
 
 // estimate returns the model that stands and explains most: its RT60 in
