@@ -288,10 +288,6 @@ type Denoiser struct {
 	zeta, zw           []float64 // smoothed a priori SNR; its wide average
 	trackA             float64
 
-	// The shares of the reverb reduction the room calls for
-	// (reverbStrength): of the WPE stage's and of the late-reverb gain.
-	revStrength, gainStrength float64
-
 	acc []segAcc
 
 	onGain  func(g []float64)                // tests: sees every frame's gain
@@ -371,11 +367,6 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 			rt = opts.Profile.RT60 // 0: a dry recording, nothing to remove
 		}
 	}
-	d.revStrength, d.gainStrength = 1, 1
-	if opts.RT60 == 0 && opts.Profile != nil {
-		d.revStrength, d.gainStrength = reverbStrength(opts.Profile.DRRDB)
-	}
-
 	if rt < 0 || rt > 10 {
 		return nil, fmt.Errorf("%w: RT60 %g s", ErrInvalidParameter, rt)
 	}
@@ -579,7 +570,7 @@ func (d *Denoiser) wpeAmount(c int64) float64 {
 	if prev != cur && w < 1 {
 		a = w*a + (1-w)*(1-d.segs[prev].rmin)
 	}
-	return a * d.revStrength
+	return a
 }
 
 // segmentAt returns the segment index for frame centre c and, inside a
@@ -731,7 +722,7 @@ func (d *Denoiser) reverb() {
 		noise = d.profile
 	}
 	for k, v := range d.P {
-		d.lamR[k] = revOver * d.revFactor * d.gainStrength * old[k]
+		d.lamR[k] = revOver * d.revFactor * old[k]
 		// Twice the noise is taken off so that the noise's own
 		// fluctuation is not mistaken for a reverberant tail.
 		old[k] = max(v-2*noise[k], 0)
