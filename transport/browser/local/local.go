@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"sync"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/production"
@@ -78,7 +79,8 @@ const progressEvery = 0.005
 // Process runs the production that settings describe (see NewProduction)
 // on the recording with the server's Engine and writes its files to out.
 // progress (may be nil) hears of every status change and of every half
-// percent read, on the calling goroutine. On failure the error is the
+// percent read, one call at a time (the engine reads on goroutines of
+// its own, so not always on the calling goroutine). On failure the error is the
 // Engine's, or production.FieldErrors for bad settings.
 func Process(ctx context.Context, in Input, settings []byte, out engine.OutputWriter, progress func(Progress)) (*Result, error) {
 	p, err := NewProduction(ctx, settings, in.Name)
@@ -89,13 +91,18 @@ func Process(ctx context.Context, in Input, settings []byte, out engine.OutputWr
 	if progress != nil {
 		report = progress
 	}
+	// The engine reads the recording on goroutines of its passes while
+	// it reports status changes on its own: mu keeps the progress whole.
 	var (
+		mu      sync.Mutex
 		cur     Progress
 		lastN   int
 		counted = map[int]bool{}
 	)
 	fsys := &inputFS{in: in, name: "recording"}
 	fsys.seen = func(r *reader) {
+		mu.Lock()
+		defer mu.Unlock()
 		// The engine's probe reads the header only: a reader becomes a
 		// pass when it reads on past its first chunk, or is the whole file.
 		if !counted[r.n] && (r.at > 0 || r.done() == 1) {
@@ -113,6 +120,8 @@ func Process(ctx context.Context, in Input, settings []byte, out engine.OutputWr
 	}
 	eng := &engine.Engine{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	res, err := eng.Run(ctx, p, engine.Inputs{Main: fsys.name, FS: fsys}, out, func(s production.Status, f float64) {
+		mu.Lock()
+		defer mu.Unlock()
 		cur.Status, cur.Fraction = s, f
 		report(cur)
 	})
