@@ -275,8 +275,10 @@ func TestStreamReservesItsPrograms(t *testing.T) {
 		second <- err
 	}()
 	time.Sleep(200 * time.Millisecond) // time for a wrong Start to return (a right one waits however long)
-	s1.Stop()
+	// Marked before the stop: the second stream may start the moment
+	// the first gives its slots back.
 	stopped.Store(true)
+	s1.Stop()
 	if err := <-second; err != nil {
 		t.Error(err)
 	}
