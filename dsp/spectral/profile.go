@@ -93,6 +93,24 @@ type histogram struct {
 	n   int
 }
 
+// meanPSD writes into out, which holds zeros, the mean spectrum of the
+// frames in rows 0 to hi.
+func (h *histogram) meanPSD(hi int, out []float64) {
+	cnt := 0
+	for r := 0; r <= min(hi, rows-1); r++ {
+		if h.cnt[r] == 0 {
+			continue
+		}
+		for k, v := range h.psd[r] {
+			out[k] += v
+		}
+		cnt += h.cnt[r]
+	}
+	for k := range out {
+		out[k] /= float64(max(cnt, 1))
+	}
+}
+
 // add counts a frame of power pow and spectrum psd (nil: the level
 // alone) in row.
 func (h *histogram) add(row int, pow float64, psd []float64) {
@@ -455,18 +473,9 @@ func (a *Analyzer) Finish() *Profile {
 		// floor's frames below serve.
 		floor := make([]float64, len(p.Noise))
 		a.binFloor(floor)
-		cnt = 0
-		for r := 0; r <= min(hi, rows-1); r++ {
-			if h.cnt[r] == 0 {
-				continue
-			}
-			for k, v := range h.psd[r] {
-				p.Noise[k] += v
-			}
-			cnt += h.cnt[r]
-		}
+		h.meanPSD(hi, p.Noise)
 		for k := range p.Noise {
-			p.Noise[k] = min(p.Noise[k]/float64(max(cnt, 1)), floor[k])
+			p.Noise[k] = min(p.Noise[k], floor[k])
 		}
 		return p
 	}
@@ -478,19 +487,7 @@ func (a *Analyzer) Finish() *Profile {
 	if quiet {
 		h, hi = fl, flHi
 	}
-	cnt = 0
-	for r := 0; r <= min(hi, rows-1); r++ {
-		if h.cnt[r] == 0 {
-			continue
-		}
-		for k, v := range h.psd[r] {
-			p.Noise[k] += v
-		}
-		cnt += h.cnt[r]
-	}
-	for k := range p.Noise {
-		p.Noise[k] /= float64(max(cnt, 1))
-	}
+	h.meanPSD(hi, p.Noise)
 	return p
 }
 
