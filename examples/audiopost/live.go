@@ -7,13 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/audiopost/audiopost/audio/ffmpeg"
-	"github.com/audiopost/audiopost/preset"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/production/livestream"
 )
@@ -136,13 +134,9 @@ func liveAlgorithms(presetPath, algos string) (production.AlgorithmValues, error
 	values := production.AlgorithmValues{}
 	errs := production.FieldErrors{}
 	if presetPath != "" {
-		b, err := os.ReadFile(presetPath)
+		pin, err := readPresetFile(presetPath)
 		if err != nil {
 			return nil, err
-		}
-		pin, err := preset.DecodeInput(b)
-		if err != nil {
-			return nil, fmt.Errorf("preset %s: %w", presetPath, err)
 		}
 		values = production.ParseAlgorithms(pin.Algorithms, "algorithms", errs)
 	}

@@ -135,13 +135,9 @@ func cliProduction(ctx context.Context, presetPath, algos, chaptersPath, in, out
 	}
 	var presets production.Presets
 	if presetPath != "" {
-		b, err := os.ReadFile(presetPath)
+		pin, err := readPresetFile(presetPath)
 		if err != nil {
 			return nil, err
-		}
-		pin, err := preset.DecodeInput(b)
-		if err != nil {
-			return nil, fmt.Errorf("preset %s: %w", presetPath, err)
 		}
 		if pin.PresetName == nil {
 			name := strings.TrimSuffix(filepath.Base(presetPath), filepath.Ext(presetPath))
@@ -201,4 +197,18 @@ func progressBar(w io.Writer) func(stage string, f float64) {
 		n := int(f * width)
 		fmt.Fprintf(w, "\r%-24s [%s%s] %3.0f%%", stage, strings.Repeat("#", n), strings.Repeat(" ", width-n), f*100)
 	}
+}
+
+// readPresetFile reads a preset as the API's presets.json takes it from
+// the file at path.
+func readPresetFile(path string) (*preset.Input, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	pin, err := preset.DecodeInput(b)
+	if err != nil {
+		return nil, fmt.Errorf("preset %s: %w", path, err)
+	}
+	return pin, nil
 }
