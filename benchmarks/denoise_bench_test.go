@@ -84,9 +84,9 @@ func openWAV(b *testing.B, path string) (*wav.Decoder, *os.File) {
 //	go test -run XXX -bench Denoise -benchtime=1x ./benchmarks
 //
 // analyzer is the first pass alone (noise profile, hum, RT60);
-// static-dehum is both passes: the Analyzer and the Static denoiser with
+// static-dehum is both passes: the Profiler and the Static denoiser with
 // Dehum, static-dehum-render the second pass alone; dynamic-dehum the same
-// with the Dynamic method, and dynamic-dehum-1pass without the Analyzer
+// with the Dynamic method, and dynamic-dehum-1pass without the Profiler
 // (Dynamic tracks the noise itself; Dehum detects the hum from the first
 // three seconds). x_realtime is audio seconds per wall-clock second,
 // x_realtime_cpu per CPU second (the fairer figure on a shared machine).
@@ -99,7 +99,7 @@ func BenchmarkDenoise(b *testing.B) {
 	analyse := func(b *testing.B, buf audio.Buffer) *spectral.Profile {
 		dec, f := openWAV(b, path)
 		defer f.Close()
-		an, err := spectral.NewAnalyzer(dec.Format(), spectral.AnalyzerOptions{})
+		an, err := spectral.NewProfiler(dec.Format(), spectral.ProfilerOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -112,7 +112,7 @@ func BenchmarkDenoise(b *testing.B) {
 		}
 		return p
 	}
-	// passes: 1 the Analyzer only, 2 the render pass only (the profile
+	// passes: 1 the Profiler only, 2 the render pass only (the profile
 	// made before the clock starts), 3 both, 0 the render pass without a
 	// profile.
 	ours := func(m spectral.Method, deverb float64, passes int) func(b *testing.B) {

@@ -140,7 +140,7 @@ func readMono(t testing.TB, s audio.Source) []float64 {
 	return b[0]
 }
 
-// vad is the voice activity mask the product gives the Analyzer:
+// vad is the voice activity mask the product gives the Profiler:
 // dsp/classify's on the input itself.
 func vad(t testing.TB, x []float64) []bool {
 	t.Helper()
@@ -149,7 +149,7 @@ func vad(t testing.TB, x []float64) []bool {
 
 func classifyRun(t testing.TB, x []float64) *classify.Result {
 	t.Helper()
-	a, err := classify.NewAnalyzer(audio.Format{SampleRate: qfs, Channels: 1}, classify.Auto)
+	a, err := classify.NewClassifier(audio.Format{SampleRate: qfs, Channels: 1}, classify.Auto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func classifyRun(t testing.TB, x []float64) *classify.Result {
 
 func profile(t testing.TB, x []float64) *spectral.Profile {
 	t.Helper()
-	a, err := spectral.NewAnalyzer(audio.Format{SampleRate: qfs, Channels: 1}, spectral.AnalyzerOptions{VAD: vad(t, x)})
+	a, err := spectral.NewProfiler(audio.Format{SampleRate: qfs, Channels: 1}, spectral.ProfilerOptions{VAD: vad(t, x)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func profile(t testing.TB, x []float64) *spectral.Profile {
 	return a.Finish()
 }
 
-// ours runs the product's two passes (Analyzer with the classifier's VAD,
+// ours runs the product's two passes (Profiler with the classifier's VAD,
 // then the Denoiser) over x and returns the output and the stats.
 func ours(t testing.TB, x []float64, s spectral.Settings, dehum bool) ([]float64, []spectral.SegmentStats) {
 	t.Helper()
@@ -402,7 +402,7 @@ func (r *report) classifier(t *testing.T, c *realaudio.Corpus) {
 	away := 100 * float64(rightAway) / float64(totalAway)
 	fmt.Fprintf(&rows, "\nAll programmes: %.1f%% of %d seconds right; %.1f%% of the %d seconds more than 1 s from a boundary.\n\n![classifier timeline](%s)\n", pct, total, away, totalAway, timeline)
 	r.add(summaryRow{"speech/music classifier", "% of seconds right (programmes of speech and 5 kinds of music, beds)", fmt.Sprintf("%.1f%%", pct), "—", "95%", pct >= 95})
-	r.section("Speech/music classifier", "dsp/classify's Analyzer (mode auto) over the held-out programmes: real speech alternating with real or sampled music of five kinds (orchestral, percussive, electronic, guitar/piano, sung vocals), some speech over a music bed 15 dB below (labelled speech). A second is right when the segment label covering most of it is the truth's.\n\n"+rows.String())
+	r.section("Speech/music classifier", "dsp/classify's Classifier (mode auto) over the held-out programmes: real speech alternating with real or sampled music of five kinds (orchestral, percussive, electronic, guitar/piano, sung vocals), some speech over a music bed 15 dB below (labelled speech). A second is right when the segment label covering most of it is the truth's.\n\n"+rows.String())
 }
 
 func (r *report) denoise(t *testing.T, c *realaudio.Corpus) {
@@ -455,7 +455,7 @@ func (r *report) denoise(t *testing.T, c *realaudio.Corpus) {
 	}
 	iso := mean(append(append([]float64{}, res["speech_isolation"]["babble"]...), res["speech_isolation"]["music"]...))
 	r.add(summaryRow{"denoise speech_isolation", "SI-SDR gain on babble and music", fmt.Sprintf("%+.1f dB", iso), "", "≥ +6 dB", iso >= 6})
-	r.section("Denoise", fmt.Sprintf("%d held-out mixes: real speech plus a real noise (stationary or not), six-talker babble or music at 5, 10 and 15 dB SNR, 8 s each. Our methods run the product's two passes (Analyzer with the classifier's VAD, automatic amount); the peers run as `"+afftdn+"`, `"+anlmdn+"`, `"+afwtdn+"`, sox noisered 0.21 with a profile of the noise alone, RNNoise ("+rnnoisePackage+", node). Mean SI-SDR gain in dB:\n\n", len(mixes))+b.String())
+	r.section("Denoise", fmt.Sprintf("%d held-out mixes: real speech plus a real noise (stationary or not), six-talker babble or music at 5, 10 and 15 dB SNR, 8 s each. Our methods run the product's two passes (Profiler with the classifier's VAD, automatic amount); the peers run as `"+afftdn+"`, `"+anlmdn+"`, `"+afwtdn+"`, sox noisered 0.21 with a profile of the noise alone, RNNoise ("+rnnoisePackage+", node). Mean SI-SDR gain in dB:\n\n", len(mixes))+b.String())
 }
 
 func (r *report) clean(t *testing.T, c *realaudio.Corpus) {
@@ -618,9 +618,9 @@ func (r *report) debreath(t *testing.T, c *realaudio.Corpus) {
 			out := readMono(t, d)
 			found += len(d.Breaths())
 			for i, br := range s.Breaths {
-				sp := []testaudio.Span{{Start: br.Start, End: br.End}}
+				sp := []audio.Span{{Start: br.Start, End: br.End}}
 				red = append(red, testaudio.SpanDB(s.Input, sp)-testaudio.SpanDB(out, sp))
-				w := []testaudio.Span{{Start: s.Words[i].Start, End: s.Words[i].End}}
+				w := []audio.Span{{Start: s.Words[i].Start, End: s.Words[i].End}}
 				word = append(word, math.Abs(testaudio.SpanDB(s.Input, w)-testaudio.SpanDB(out, w)))
 			}
 		}
@@ -760,5 +760,5 @@ func (r *report) speed(t *testing.T, c *realaudio.Corpus) {
 	peerT := time.Since(t0)
 	ratio := peerT.Seconds() / ourT.Seconds()
 	r.add(summaryRow{"speed", "static denoise + dehum (both passes) vs afftdn, one core", fmt.Sprintf("%.0fx realtime", secs/ourT.Seconds()), fmt.Sprintf("%.0fx realtime (afftdn)", secs/peerT.Seconds()), "faster than afftdn", ratio > 1})
-	r.section("Speed", fmt.Sprintf("%.0f s of held-out hummed speech, mono 48 kHz. audiopost: the Analyzer (with the classifier's VAD) and the Static Denoiser with Dehum, GOMAXPROCS=1: %.2f s (%.0fx realtime). ffmpeg `"+afftdn+"`, -threads 1, output discarded: %.2f s (%.0fx realtime). audiopost is %.2fx afftdn's speed. Wall-clock times of one run each on a shared machine; BenchmarkDenoise measures it properly.", secs, ourT.Seconds(), secs/ourT.Seconds(), peerT.Seconds(), secs/peerT.Seconds(), ratio))
+	r.section("Speed", fmt.Sprintf("%.0f s of held-out hummed speech, mono 48 kHz. audiopost: the Profiler (with the classifier's VAD) and the Static Denoiser with Dehum, GOMAXPROCS=1: %.2f s (%.0fx realtime). ffmpeg `"+afftdn+"`, -threads 1, output discarded: %.2f s (%.0fx realtime). audiopost is %.2fx afftdn's speed. Wall-clock times of one run each on a shared machine; BenchmarkDenoise measures it properly.", secs, ourT.Seconds(), secs/ourT.Seconds(), peerT.Seconds(), secs/peerT.Seconds(), ratio))
 }

@@ -30,7 +30,7 @@ type Analyzer struct {
 	format   audio.Format
 	blockLen int
 	meter    *loudness.Meter
-	classes  *classify.Analyzer
+	classes  *classify.Classifier
 	apart    bool // the caller writes to classes
 
 	spectrum bool
@@ -80,7 +80,7 @@ type AnalyzerOptions struct {
 	// from the input's analysis anyway.
 	NoClasses bool
 	// ClassifyOnly has the classifier keep only what classification
-	// needs (classify.Analyzer.ClassifyOnly): the Classes then find no
+	// needs (classify.Classifier.ClassifyOnly): the Classes then find no
 	// fillers or coughs.
 	ClassifyOnly bool
 	// ClassifyApart leaves the classifier to the caller, who writes the
@@ -140,7 +140,7 @@ func NewAnalyzer(f audio.Format, o AnalyzerOptions) (*Analyzer, error) {
 	}
 	a.meter = m
 	if !o.NoClasses {
-		if a.classes, err = classify.NewAnalyzer(f, o.Classifier); err != nil {
+		if a.classes, err = classify.NewClassifier(f, o.Classifier); err != nil {
 			return nil, err
 		}
 		if o.ClassifyOnly {
@@ -174,7 +174,7 @@ func NewAnalyzer(f audio.Format, o AnalyzerOptions) (*Analyzer, error) {
 
 // Classifier returns the classifier of an Analyzer made with
 // ClassifyApart, which the caller writes the stream to; nil otherwise.
-func (a *Analyzer) Classifier() *classify.Analyzer {
+func (a *Analyzer) Classifier() *classify.Classifier {
 	if !a.apart {
 		return nil
 	}

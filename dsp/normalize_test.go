@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"testing"
-	"time"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
@@ -136,7 +135,7 @@ func TestNormalizeMethods(t *testing.T) {
 	speech := audiotest.Sine(1, fs, 440, 0.05, 4*fs)[0]
 	music := audiotest.Sine(1, fs, 220, 0.2, 4*fs)[0]
 	x := audio.Buffer{append(speech, music...)}
-	spans := []loudness.Span{{Start: 0, End: 4 * time.Second}}
+	spans := []audio.Span{{Start: 0, End: 4 * fs}}
 	res := gtLoudness(t, audio.NewBufferSource(x, fs), loudness.Options{Speech: spans})
 
 	byNumber := gtReadAll(t, gtNormalize(t, audio.NewBufferSource(x, fs), dsp.NormalizeOptions{TargetLUFS: -20, MeasuredLUFS: res.Integrated, CeilingDBTP: -1}))

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 	"testing"
-	"time"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/internal/testaudio"
@@ -77,7 +76,7 @@ func measureHalves(t *testing.T, b audio.Buffer, rate, split, prime int, opts Op
 func TestAppendMeasuresAsOneMeter(t *testing.T) {
 	const rate = 48000
 	b := halvesSignal(rate)
-	speech := []Span{{2 * time.Second, 9 * time.Second}, {18 * time.Second, 23 * time.Second}, {30 * time.Second, 38 * time.Second}}
+	speech := []audio.Span{{Start: 2 * rate, End: 9 * rate}, {Start: 18 * rate, End: 23 * rate}, {Start: 30 * rate, End: 38 * rate}}
 	opts := Options{Mode: ModeM | ModeS | ModeI | ModeLRA | ModeRMS | ModeSamplePeak | ModeLevels, Speech: speech}
 	for _, split := range []int{20 * rate, 2 * StepFrames(rate), 39 * rate} {
 		whole, joined, hw, hj := measureHalves(t, b, rate, split, rate/2, opts)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/audiopost/audiopost/audio"
 )
@@ -40,11 +39,6 @@ const (
 	ModeAll = ModeEBU | ModeRMS | ModeLevels
 )
 
-// Span is a time range [Start, End) from the start of the stream.
-type Span struct {
-	Start, End time.Duration
-}
-
 // Options configure a Meter.
 type Options struct {
 	// Mode selects the measurements; zero means ModeAll.
@@ -54,10 +48,10 @@ type Options struct {
 	// DualMono counts a mono stream as two identical channels (+3.01 LU),
 	// as when mono is played on both loudspeakers of a stereo pair.
 	DualMono bool
-	// Speech, if not nil, lists the sorted, non-overlapping ranges that
-	// contain speech; Result.Dialog is then the gated loudness of the
+	// Speech, if not nil, lists the sorted, non-overlapping ranges of
+	// frames (at the stream's sample rate) that contain speech; Result.Dialog is then the gated loudness of the
 	// 400 ms gating blocks whose midpoint lies inside a range.
-	Speech []Span
+	Speech []audio.Span
 	// OnStep, if not nil, is called at the end of every 100 ms step (see
 	// Meter.StepFrames) with the step's channel-weighted K-weighted mean
 	// square. Gain plans and analyses work on this grid; taking it from
@@ -205,7 +199,7 @@ func NewMeter(f audio.Format, opts Options) (*Meter, error) {
 			if s.End < s.Start || (i > 0 && s.Start < opts.Speech[i-1].End) {
 				return nil, fmt.Errorf("%w: range %d is [%v, %v)", ErrSpeechMask, i, s.Start, s.End)
 			}
-			m.speech[i] = [2]int64{durToFrames(s.Start, f.SampleRate), durToFrames(s.End, f.SampleRate)}
+			m.speech[i] = [2]int64{s.Start, s.End}
 		}
 	}
 	if m.mode&ModeSamplePeak != 0 {
@@ -222,10 +216,6 @@ func NewMeter(f audio.Format, opts Options) (*Meter, error) {
 	}
 	m.blockPeak = make([]float64, f.Channels)
 	return m, nil
-}
-
-func durToFrames(d time.Duration, rate int) int64 {
-	return int64(math.Round(d.Seconds() * float64(rate)))
 }
 
 // Format returns the stream format the meter was made for.

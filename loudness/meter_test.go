@@ -6,7 +6,6 @@ import (
 	"math"
 	"sort"
 	"testing"
-	"time"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
@@ -377,7 +376,7 @@ func TestDialog(t *testing.T) {
 	// then 10 s of speech again.
 	inf := math.Inf(-1)
 	b := tones(rate, 2, seg{10, -20}, seg{1, inf}, seg{8, -10}, seg{1, inf}, seg{10, -20})
-	speech := []Span{{0, 10 * time.Second}, {20 * time.Second, 30 * time.Second}}
+	speech := []audio.Span{{Start: 0, End: 10 * rate}, {Start: 20 * rate, End: 30 * rate}}
 	r := measure(t, rate, Options{Speech: speech}, b)
 	within(t, "dialog", r.Dialog, -20, -0.1, 0.1)
 	if r.Integrated < -15 {
@@ -386,11 +385,11 @@ func TestDialog(t *testing.T) {
 	if v, _ := r.Loudness(Dialog); v != r.Dialog {
 		t.Errorf("Loudness(dialog) = %v", v)
 	}
-	r = measure(t, rate, Options{Speech: []Span{}}, b)
+	r = measure(t, rate, Options{Speech: []audio.Span{}}, b)
 	if v, _ := r.Loudness(Dialog); v != r.Integrated {
 		t.Errorf("no speech: Loudness(dialog) = %v, want programme %v", v, r.Integrated)
 	}
-	if _, err := NewMeter(fmtStereo(rate), Options{Speech: []Span{{5 * time.Second, 9 * time.Second}, {time.Second, 2 * time.Second}}}); !errors.Is(err, ErrSpeechMask) {
+	if _, err := NewMeter(fmtStereo(rate), Options{Speech: []audio.Span{{Start: 5 * rate, End: 9 * rate}, {Start: rate, End: 2 * rate}}}); !errors.Is(err, ErrSpeechMask) {
 		t.Errorf("unsorted mask: %v", err)
 	}
 	if _, err := r.Loudness("loudest"); err == nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"time"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/dsp"
@@ -42,9 +41,9 @@ type Pipeline struct {
 
 	in    *dsp.Analysis
 	pr    *processing
-	spans []loudness.Span // speech in input time
+	spans []audio.Span // speech in input frames
 	// outSpans is speech in output time: spans moved by applied cuts.
-	outSpans []loudness.Span
+	outSpans []audio.Span
 	// cheapSkip: reading up to the middle of the input costs little next
 	// to processing it (see splitAt).
 	cheapSkip bool
@@ -341,7 +340,7 @@ func (p *Pipeline) learnNoise(ctx context.Context, open audio.Opener) (*spectral
 		if spectral.BlockFrames(f.SampleRate) != p.in.BlockLen {
 			vad = nil // another grid: the analyzer estimates activity itself
 		}
-		a, err := spectral.NewAnalyzer(f, spectral.AnalyzerOptions{VAD: vad})
+		a, err := spectral.NewProfiler(f, spectral.ProfilerOptions{VAD: vad})
 		if err != nil {
 			return nil, err
 		}
@@ -352,24 +351,22 @@ func (p *Pipeline) learnNoise(ctx context.Context, open audio.Opener) (*spectral
 
 // cutSpans moves speech spans to output time: a span keeps what the cuts
 // leave of it.
-func cutSpans(spans []loudness.Span, cuts classify.Cuts, rate int) ([]loudness.Span, error) {
+func cutSpans(spans []audio.Span, cuts classify.Cuts, rate int) ([]audio.Span, error) {
 	m, err := classify.NewTimeMap(cuts, rate)
 	if err != nil {
 		return nil, err
 	}
-	toFrames := func(d time.Duration) int64 { return int64(math.Round(d.Seconds() * float64(rate))) }
-	toDur := func(f int64) time.Duration { return time.Duration(float64(f) / float64(rate) * float64(time.Second)) }
-	var out []loudness.Span
+	var out []audio.Span
 	for _, sp := range spans {
-		a, b := m.Frame(toFrames(sp.Start)), m.Frame(toFrames(sp.End))
+		a, b := m.Frame(sp.Start), m.Frame(sp.End)
 		if b <= a {
 			continue
 		}
-		if n := len(out); n > 0 && toDur(a) <= out[n-1].End {
-			out[n-1].End = max(out[n-1].End, toDur(b))
+		if n := len(out); n > 0 && a <= out[n-1].End {
+			out[n-1].End = max(out[n-1].End, b)
 			continue
 		}
-		out = append(out, loudness.Span{Start: toDur(a), End: toDur(b)})
+		out = append(out, audio.Span{Start: a, End: b})
 	}
 	return out, nil
 }
@@ -678,9 +675,9 @@ func fitBools(b []bool, n int) []bool {
 }
 
 // speechSpans turns the voiced speech blocks into the meter's spans.
-func speechSpans(an *dsp.Analysis) []loudness.Span {
-	var out []loudness.Span
-	blk := time.Duration(float64(an.BlockLen) / float64(an.Format.SampleRate) * float64(time.Second))
+func speechSpans(an *dsp.Analysis) []audio.Span {
+	var out []audio.Span
+	blk := int64(an.BlockLen)
 	for i := 0; i < len(an.Voiced); {
 		if !an.Voiced[i] || an.Music[i] {
 			i++
@@ -690,7 +687,7 @@ func speechSpans(an *dsp.Analysis) []loudness.Span {
 		for j < len(an.Voiced) && an.Voiced[j] && !an.Music[j] {
 			j++
 		}
-		out = append(out, loudness.Span{Start: time.Duration(i) * blk, End: time.Duration(j) * blk})
+		out = append(out, audio.Span{Start: int64(i) * blk, End: int64(j) * blk})
 		i = j
 	}
 	return out

@@ -46,7 +46,7 @@ func TestLevelerKeepsHumConstant(t *testing.T) {
 		t.Skip("a numeric end-to-end check of the plain run")
 	}
 	var x []float64
-	var quietPauses, loudPauses []testaudio.Span
+	var quietPauses, loudPauses []audio.Span
 	for i, s := range testaudio.Sentences[:6] {
 		v := testaudio.TrimSilence(testaudio.Speech(t, fs, s, testaudio.Voices[i%2]), 1e-4)
 		g := 0.3
@@ -54,7 +54,7 @@ func TestLevelerKeepsHumConstant(t *testing.T) {
 			g *= math.Pow(10, -15.0/20) // the second speaker 15 dB quieter
 		}
 		x = append(x, testaudio.Scale(v, g)...)
-		p := testaudio.Span{Start: len(x) + fs/5, End: len(x) + fs - fs/5}
+		p := audio.Span{Start: int64(len(x) + fs/5), End: int64(len(x) + fs - fs/5)}
 		if i%2 == 1 {
 			quietPauses = append(quietPauses, p)
 		} else {

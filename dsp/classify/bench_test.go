@@ -26,7 +26,7 @@ func BenchmarkAnalyze(b *testing.B) {
 	view := make(audio.Buffer, 2)
 	b.ResetTimer()
 	for b.Loop() {
-		a, err := NewAnalyzer(f, Auto)
+		a, err := NewClassifier(f, Auto)
 		if err != nil {
 			b.Fatal(err)
 		}

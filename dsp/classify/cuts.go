@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/audiopost/audiopost/audio"
 )
 
 // Reason says why a range is cut. Reasons are flags: when two cuts merge
@@ -140,27 +142,22 @@ func (c Cuts) Removed() int64 {
 	return n
 }
 
-// Span is a range of frames [Start, End).
-type Span struct {
-	Start, End int64 // frames, End exclusive
-}
-
 // Kept returns the ranges of a recording of frames frames that survive
 // the cuts, in order.
-func (c Cuts) Kept(frames int64) []Span {
-	var out []Span
+func (c Cuts) Kept(frames int64) []audio.Span {
+	var out []audio.Span
 	at := int64(0)
 	for _, x := range c {
 		if x.Start >= frames {
 			break
 		}
 		if x.Start > at {
-			out = append(out, Span{at, x.Start})
+			out = append(out, audio.Span{Start: at, End: x.Start})
 		}
 		at = max(at, x.End)
 	}
 	if at < frames {
-		out = append(out, Span{at, frames})
+		out = append(out, audio.Span{Start: at, End: frames})
 	}
 	return out
 }

@@ -48,7 +48,7 @@ func TestTrimAndKept(t *testing.T) {
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("trim cuts (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]Span{{12000, 20000}, {21000, 24000}}, c.Kept(48000)); diff != "" {
+	if diff := cmp.Diff([]audio.Span{{Start: 12000, End: 20000}, {Start: 21000, End: 24000}}, c.Kept(48000)); diff != "" {
 		t.Errorf("Kept (-want +got):\n%s", diff)
 	}
 	if got := Trim(1000, 48000, 1, 1); len(got) != 1 || got[0] != (Cut{0, 1000, CutTrim}) {
@@ -76,7 +76,7 @@ func TestTimeMap(t *testing.T) {
 
 // phrasesWithPauses returns phrases separated by pause seconds of
 // silence, and their spans.
-func phrasesWithPauses(t testing.TB, pause float64, voice testaudio.Voice) ([]float64, []testaudio.Span) {
+func phrasesWithPauses(t testing.TB, pause float64, voice testaudio.Voice) ([]float64, []audio.Span) {
 	return testaudio.Phrases(t, testFS, testaudio.Sentences[:6], pause, voice)
 }
 

@@ -370,15 +370,15 @@ func makeCoughy(t testing.TB, voice testaudio.Voice, seed uint64) coughy {
 	c := coughy{x: x}
 	for i, s := range spans {
 		a := audible(x[s.Start:s.End], 1e-3)
-		c.phrases = append(c.phrases, span{s.Start + a.start, s.Start + a.end, ""})
+		c.phrases = append(c.phrases, span{int(s.Start) + a.start, int(s.Start) + a.end, ""})
 		if i+1 == len(spans) {
 			break
 		}
 		dur := 0.15 + 0.35*u()
 		cs := coughSound(seed*100+uint64(i), dur, pk*math.Pow(10, (12*u()-6)/20), i%3 == 2)
-		at := s.End + int(0.12*testFS)
+		at := int(s.End) + int(0.12*testFS)
 		if i%4 != 3 {
-			at = (s.End+spans[i+1].Start)/2 - len(cs)/2
+			at = int(s.End+spans[i+1].Start)/2 - len(cs)/2
 		}
 		copy(c.x[at:], testaudio.Add(c.x[at:at+len(cs)], cs))
 		c.coughs = append(c.coughs, span{at, at + len(cs), "cough"})
@@ -486,7 +486,7 @@ func TestClassifyOnly(t *testing.T) {
 		ev := full.evidence(len(full.Labels))
 		full.DropFeatures()
 		for _, concurrent := range []bool{false, true} {
-			a, err := NewAnalyzer(audio.Format{SampleRate: testFS, Channels: 1}, Auto)
+			a, err := NewClassifier(audio.Format{SampleRate: testFS, Channels: 1}, Auto)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,7 +2,7 @@
 // removes what should go: voice activity, speech/music segments, and the
 // silence, filler, cough and music cutters of automatic post-production.
 //
-// It works in two passes, like the rest of the dsp graph. An Analyzer is
+// It works in two passes, like the rest of the dsp graph. An Classifier is
 // an audio.Sink written once with the whole recording; it keeps a few
 // bytes per 10 ms (5 MB per hour, whatever the rate and channel count)
 // and Finish turns them into a Result:
@@ -19,7 +19,7 @@
 // write the list. A TimeMap moves chapters, denoise segments and speech
 // timings with the cuts.
 //
-//	a, _ := classify.NewAnalyzer(src.Format(), classify.Auto)
+//	a, _ := classify.NewClassifier(src.Format(), classify.Auto)
 //	audio.Copy(ctx, a, src)                    // first pass
 //	res := a.Finish()
 //	cuts := res.Cuts(classify.CutOptions{Silence: true, Filler: true})

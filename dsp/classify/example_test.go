@@ -30,9 +30,9 @@ func chords(seconds float64) []float64 {
 
 // Classify a recording: two seconds of silence, eight of music, two of
 // silence.
-func ExampleAnalyzer() {
+func ExampleClassifier() {
 	x := append(append(make([]float64, 2*rate), chords(8)...), make([]float64, 2*rate)...)
-	a, err := classify.NewAnalyzer(audio.Format{SampleRate: rate, Channels: 1}, classify.Auto)
+	a, err := classify.NewClassifier(audio.Format{SampleRate: rate, Channels: 1}, classify.Auto)
 	if err != nil {
 		panic(err)
 	}
@@ -61,7 +61,7 @@ func ExampleResult_Cuts() {
 	for i := 0; i < 3; i++ {
 		x = append(append(x, burst...), make([]float64, 3*rate)...) // 3 s pauses
 	}
-	a, _ := classify.NewAnalyzer(audio.Format{SampleRate: rate, Channels: 1}, classify.Auto)
+	a, _ := classify.NewClassifier(audio.Format{SampleRate: rate, Channels: 1}, classify.Auto)
 	a.Write(audio.Buffer{x})
 	r := a.Finish()
 

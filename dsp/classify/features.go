@@ -157,7 +157,7 @@ const (
 )
 
 // spectral computes the windowed-FFT features of one analysis frame. One
-// per Analyzer: it owns the FFT plans and all scratch space, so analysing
+// per Classifier: it owns the FFT plans and all scratch space, so analysing
 // a frame allocates nothing.
 type spectral struct {
 	fsd    float64 // sample rate of the frames it is given

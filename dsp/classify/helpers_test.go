@@ -7,10 +7,10 @@ import (
 	"github.com/audiopost/audiopost/audio"
 )
 
-// analyse runs an Analyzer over mono x at testFS in one Write.
+// analyse runs an Classifier over mono x at testFS in one Write.
 func analyse(t testing.TB, x []float64, m Mode) *Result {
 	t.Helper()
-	a, err := NewAnalyzer(audio.Format{SampleRate: testFS, Channels: 1}, m)
+	a, err := NewClassifier(audio.Format{SampleRate: testFS, Channels: 1}, m)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ var realFull = flag.Bool("realfull", false, "TestSilenceCutterHeldOut: measure t
 // TestSilenceCutterHeldOut is issue 30's acceptance of the silence cutter
 // on real speech: the held-out prompts (Allison, asterisk-core-sounds-en)
 // joined by pauses of 0.5 to 3.2 s of their own room tone, through the
-// Analyzer and the cutter as the product runs them (MaxPause 1 s,
+// Classifier and the cutter as the product runs them (MaxPause 1 s,
 // KeepPause 0.7 s). Every pause over a second comes out at most a second
 // long, and no word is cut: the word error rate of PocketSphinx
 // (speech/pocketsphinx) against the transcripts after cutting lies within
@@ -61,7 +61,7 @@ func TestSilenceCutterHeldOut(t *testing.T) {
 	var edBefore, edAfter, words int
 	longest := 0.0
 	for _, p := range c.Paused() {
-		a, err := classify.NewAnalyzer(audio.Format{SampleRate: fs, Channels: 1}, classify.Auto)
+		a, err := classify.NewClassifier(audio.Format{SampleRate: fs, Channels: 1}, classify.Auto)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func TestSilenceCutterHeldOut(t *testing.T) {
 				if l < top-30 {
 					continue
 				}
-				a, b := int64(ph.Start+k*w), int64(ph.Start+(k+1)*w)
+				a, b := ph.Start+int64(k*w), ph.Start+int64((k+1)*w)
 				for _, c := range cuts {
 					loudCut += max(0, min(b, c.End)-max(a, c.Start))
 				}

@@ -32,7 +32,7 @@ func (l Label) String() string {
 	return "Label(" + strconv.Itoa(int(l)) + ")"
 }
 
-// Result is what an Analyzer found in a recording.
+// Result is what an Classifier found in a recording.
 type Result struct {
 	// SampleRate is that of the analysed stream.
 	SampleRate int

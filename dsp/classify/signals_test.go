@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
@@ -185,10 +186,10 @@ func makeMusic(t testing.TB, kind string, seconds float64, seed int) []float64 {
 // speechSegment returns about seconds of speech: sentences in turn with
 // pauses of 0.4 to 1.2 s (the voice and sentence order depend on seed), and
 // the spans of the sentences.
-func speechSegment(t testing.TB, seconds float64, seed int) ([]float64, []testaudio.Span) {
+func speechSegment(t testing.TB, seconds float64, seed int) ([]float64, []audio.Span) {
 	t.Helper()
 	var out []float64
-	var spans []testaudio.Span
+	var spans []audio.Span
 	r := audiotest.NewRand(uint64(seed) + 99)
 	v := testaudio.Voices[seed%len(testaudio.Voices)]
 	lead := int((0.2 + 0.2*math.Abs(r.Float())) * testFS)
@@ -198,7 +199,7 @@ func speechSegment(t testing.TB, seconds float64, seed int) ([]float64, []testau
 		if rem := int(seconds*testFS) - len(out); len(s) > rem+testFS {
 			break
 		}
-		spans = append(spans, testaudio.Span{Start: len(out), End: len(out) + len(s)})
+		spans = append(spans, audio.Span{Start: int64(len(out)), End: int64(len(out) + len(s))})
 		out = append(out, s...)
 		pause := 0.4 + 0.8*math.Abs(r.Float())
 		out = append(out, make([]float64, int(pause*testFS))...)

@@ -3,16 +3,17 @@ package classify
 import (
 	"testing"
 
+	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
 // blockTruth marks the blocks whose centre lies inside a span.
-func blockTruth(spans []testaudio.Span, nb, blockLen int) []bool {
+func blockTruth(spans []audio.Span, nb, blockLen int) []bool {
 	v := make([]bool, nb)
 	for i := range v {
 		c := i*blockLen + blockLen/2
 		for _, s := range spans {
-			if c >= s.Start && c < s.End {
+			if int64(c) >= s.Start && int64(c) < s.End {
 				v[i] = true
 			}
 		}
@@ -22,7 +23,7 @@ func blockTruth(spans []testaudio.Span, nb, blockLen int) []bool {
 
 // vadAccuracy returns the share of blocks where r.Voiced agrees with the
 // spans, and the shares of speech blocks missed and pause blocks voiced.
-func vadAccuracy(r *Result, spans []testaudio.Span) (acc, miss, false_ float64) {
+func vadAccuracy(r *Result, spans []audio.Span) (acc, miss, false_ float64) {
 	truth := blockTruth(spans, len(r.Voiced), r.BlockLen)
 	var ok, sp, ms, pa, fa int
 	for i, v := range r.Voiced {

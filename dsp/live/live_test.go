@@ -174,7 +174,7 @@ func TestLatency(t *testing.T) {
 }
 
 // turnTaking is the level-jump programme of the acceptance tests.
-func turnTaking(t testing.TB, rate int, seconds float64) ([]float64, []testaudio.Span, []testaudio.Turn) {
+func turnTaking(t testing.TB, rate int, seconds float64) ([]float64, []audio.Span, []testaudio.Turn) {
 	return testaudio.Conversation(t, rate, seconds, 4, 0.4, []float64{0, 12, 0, -12}, -40)
 }
 

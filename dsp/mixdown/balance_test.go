@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"testing"
-	"time"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/dsp/mixdown"
@@ -16,11 +15,7 @@ import (
 // 400 ms blocks centred in them).
 func dialogLUFS(t testing.TB, x []float64, spans []span) float64 {
 	t.Helper()
-	var sp []loudness.Span
-	for _, s := range spans {
-		sp = append(sp, loudness.Span{Start: time.Duration(s.Start) * time.Second / fs, End: time.Duration(s.End) * time.Second / fs})
-	}
-	r, err := loudness.MeasureBuffer(audio.Buffer{x}, fs, loudness.Options{Mode: loudness.ModeI, Speech: sp})
+	r, err := loudness.MeasureBuffer(audio.Buffer{x}, fs, loudness.Options{Mode: loudness.ModeI, Speech: spans})
 	if err != nil {
 		t.Fatal(err)
 	}

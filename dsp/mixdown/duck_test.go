@@ -41,7 +41,7 @@ func buildDuckScene(t testing.TB) (speech, bed []float64, spans []span, offset i
 	speech = testaudio.Add(clean[0], testaudio.WhiteNoise(len(clean[0]), dbAmp(-65), 3))
 	bed = testaudio.Music(fs, 26, 1)
 	for _, s := range sp[0] {
-		spans = append(spans, span{Start: s.Start + int(offset), End: s.End + int(offset)})
+		spans = append(spans, span{Start: s.Start + int64(offset), End: s.End + int64(offset)})
 	}
 	return speech, bed, spans, offset
 }
@@ -85,10 +85,10 @@ func TestDucking(t *testing.T) {
 			var rets []float64
 			for _, s := range spans {
 				ret := -1.0
-				for i := s.End; i+w < len(out); i += w {
-					g := spansDB(out, []span{{Start: i, End: i + w}}) - spansDB(bed, []span{{Start: i, End: i + w}})
+				for i := int(s.End); i+w < len(out); i += w {
+					g := spansDB(out, []span{frames(i, i+w)}) - spansDB(bed, []span{frames(i, i+w)})
 					if g > -back {
-						ret = float64(i+w/2-s.End) / fs
+						ret = float64(i+w/2-int(s.End)) / fs
 						break
 					}
 				}

@@ -17,7 +17,10 @@ import (
 
 const fs = 48000
 
-type span = testaudio.Span
+type span = audio.Span
+
+// frames is the span [a, b) of slice indices.
+func frames(a, b int) span { return span{Start: int64(a), End: int64(b)} }
 
 // conversation places the phrases of each speaker in turn (speaker 0's
 // first phrase, speaker 1's first phrase, ...) with gap seconds between
@@ -49,7 +52,7 @@ func conversation(t testing.TB, texts [][]string, voices []testaudio.Voice, lead
 	starts := make([]int, len(turns))
 	for i, tn := range turns {
 		starts[i] = pos
-		spans[tn.who] = append(spans[tn.who], span{Start: pos, End: pos + len(tn.x)})
+		spans[tn.who] = append(spans[tn.who], frames(pos, pos+len(tn.x)))
 		pos += len(tn.x) + int(gap*fs)
 	}
 	n := pos - int(gap*fs) + int(tail*fs)
@@ -223,7 +226,7 @@ func place(t testing.TB, voices []testaudio.Voice, seconds float64, ps []phrase)
 			t.Fatalf("phrase %q at %.1f s ends after %.1f s", p.text, p.at, seconds)
 		}
 		copy(tracks[p.who][at:], x)
-		spans[p.who] = append(spans[p.who], span{Start: at, End: at + len(x)})
+		spans[p.who] = append(spans[p.who], frames(at, at+len(x)))
 	}
 	return tracks, spans
 }
@@ -235,7 +238,7 @@ func minus(a, b []span, margin int) []span {
 	for _, s := range a {
 		parts := []span{s}
 		for _, c := range b {
-			lo, hi := c.Start-margin, c.End+margin
+			lo, hi := c.Start-int64(margin), c.End+int64(margin)
 			var next []span
 			for _, p := range parts {
 				if hi <= p.Start || lo >= p.End {

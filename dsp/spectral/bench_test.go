@@ -23,7 +23,7 @@ func cpuTime() time.Duration {
 func BenchmarkNodes(b *testing.B) {
 	const secs = 20
 	in := stereoTest(fs, secs)
-	p := analyse(b, in, AnalyzerOptions{})
+	p := analyse(b, in, ProfilerOptions{})
 	discard := audio.SinkFunc(func(audio.Buffer) error { return nil })
 	run := func(b *testing.B, open func() audio.Source) {
 		buf := audio.NewBuffer(2, audio.DefaultBlock)
@@ -41,7 +41,7 @@ func BenchmarkNodes(b *testing.B) {
 		b.ReportAllocs()
 		before := cpuTime()
 		for b.Loop() {
-			a, _ := NewAnalyzer(audio.Format{SampleRate: fs, Channels: 2}, AnalyzerOptions{})
+			a, _ := NewProfiler(audio.Format{SampleRate: fs, Channels: 2}, ProfilerOptions{})
 			audio.Copy(context.Background(), a, audio.NewBufferSource(in, fs))
 			a.Finish()
 		}

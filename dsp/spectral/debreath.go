@@ -121,11 +121,8 @@ type Debreath struct {
 	g     float64 // current gain
 	step  float64 // gain change per sample of a ramp
 	// Detected breaths, for statistics and tests.
-	breaths []Span
+	breaths []audio.Span
 }
-
-// Span is a range of frames, [Start, End).
-type Span struct{ Start, End int64 }
 
 // NewDebreath returns src with breaths attenuated as opts say.
 func NewDebreath(src audio.Source, opts DebreathOptions) (*Debreath, error) {
@@ -182,7 +179,7 @@ func (b *Debreath) Close() error { return closeSource(b.src) }
 func (b *Debreath) Latency() int { return b.look * b.flen }
 
 // Breaths returns the frame ranges attenuated so far.
-func (b *Debreath) Breaths() []Span {
+func (b *Debreath) Breaths() []audio.Span {
 	if b.run.eof {
 		// The frames after the end that pad the last hop are no part of
 		// a breath.
@@ -449,7 +446,7 @@ func (b *Debreath) mark(s, e int64) {
 	for f := max(s-1, oldest, 0); f < e+1 && f < b.frame; f++ {
 		b.target[int(f%L)] = g
 	}
-	b.breaths = append(b.breaths, Span{s * int64(b.flen), e * int64(b.flen)})
+	b.breaths = append(b.breaths, audio.Span{Start: s * int64(b.flen), End: e * int64(b.flen)})
 }
 
 // speechStep is the speech level tracker's step: ten times brSpeechStep

@@ -13,14 +13,14 @@ import (
 // pause: band-limited noise (300 Hz - 4 kHz), 400 ms with a sin^2
 // envelope, 28 dB under the speech, over a -70 dBFS noise floor; and the
 // spans of the phrases and of the breaths.
-func breathy(t testing.TB) (x []float64, phrases, breaths []testaudio.Span) {
+func breathy(t testing.TB) (x []float64, phrases, breaths []audio.Span) {
 	clean, spans := speech(t, 5, 1.2)
 	x = append([]float64(nil), clean...)
 	sp := testaudio.SpanDB(clean, spans)
 	r := audiotest.NewRand(77)
 	n := int(0.4 * fs)
 	for i := 0; i+1 < len(spans); i++ {
-		mid := (spans[i].End + spans[i+1].Start) / 2
+		mid := int(spans[i].End+spans[i+1].Start) / 2
 		b := make([]float64, n)
 		var hp, lp, prev float64
 		ah := math.Exp(-2 * math.Pi * 300 / fs)
@@ -37,7 +37,7 @@ func breathy(t testing.TB) (x []float64, phrases, breaths []testaudio.Span) {
 		for j, v := range b {
 			x[mid-n/2+j] += v
 		}
-		breaths = append(breaths, testaudio.Span{Start: mid - n/2, End: mid + n/2})
+		breaths = append(breaths, audio.Span{Start: int64(mid - n/2), End: int64(mid + n/2)})
 	}
 	x = testaudio.Add(x, testaudio.WhiteNoise(len(x), math.Pow(10, -70.0/20), 5))
 	return x, spans, breaths
@@ -48,10 +48,10 @@ func breathy(t testing.TB) (x []float64, phrases, breaths []testaudio.Span) {
 func TestDebreath(t *testing.T) {
 	x, phrases, breaths := breathy(t)
 	// The middle 200 ms of each breath: where it is loud enough to matter.
-	core := make([]testaudio.Span, len(breaths))
+	core := make([]audio.Span, len(breaths))
 	for i, b := range breaths {
 		q := (b.End - b.Start) / 4
-		core[i] = testaudio.Span{Start: b.Start + q, End: b.End - q}
+		core[i] = audio.Span{Start: b.Start + q, End: b.End - q}
 	}
 	for _, amount := range []float64{6, 12, 24} {
 		b, err := NewDebreath(audio.NewBufferSource(audio.Buffer{x}, fs), DebreathOptions{AmountDB: amount})
@@ -119,7 +119,7 @@ func TestDebreathAtStart(t *testing.T) {
 			x[i] += 0.1 / h * math.Sin(2*math.Pi*150*h*tt)
 		}
 	}
-	core := []testaudio.Span{{Start: n / 4, End: 3 * n / 4}}
+	core := []audio.Span{{Start: int64(n / 4), End: int64(3 * n / 4)}}
 	for _, block := range []int{1, 480, 4096} {
 		b, err := NewDebreath(audio.NewBufferSource(audio.Buffer{x}, fs), DebreathOptions{AmountDB: 12})
 		if err != nil {

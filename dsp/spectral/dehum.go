@@ -44,7 +44,7 @@ type DehumOptions struct {
 	// components fully (automatic), negative turns the node off, 3..100
 	// removes that many dB of each component.
 	ReductionDB float64
-	// Profile, from the Analyzer's first pass, gives the detected hum and
+	// Profile, from the Profiler's first pass, gives the detected hum and
 	// its mean frequency over the whole file.
 	Profile *Profile
 	// DetectSeconds is how much of the stream the node reads ahead to

@@ -28,7 +28,7 @@ func TestDehum(t *testing.T) {
 		x := testaudio.Add(clean, hum)
 		opts := DehumOptions{Base: tc.optsBase}
 		if tc.profile {
-			opts.Profile = analyse(t, audio.Buffer{x}, AnalyzerOptions{})
+			opts.Profile = analyse(t, audio.Buffer{x}, ProfilerOptions{})
 			ph := opts.Profile.Hum
 			t.Logf("profile: hum %d Hz (%.3f Hz), %.1f dBFS, %d harmonics", ph.Base, ph.Freq, ph.LevelDB, len(ph.Harmonics))
 			if ph.Base != tc.base || math.Abs(ph.Freq-tc.freq) > 0.05 {
@@ -71,7 +71,7 @@ func TestDehum(t *testing.T) {
 func TestDehumNoHum(t *testing.T) {
 	clean, _ := speech(t, 3, 0.5)
 	x := testaudio.Add(clean, testaudio.PinkNoise(len(clean), 0.003, 2))
-	p := analyse(t, audio.Buffer{x}, AnalyzerOptions{})
+	p := analyse(t, audio.Buffer{x}, ProfilerOptions{})
 	if p.Hum.Base != 0 {
 		t.Errorf("analyzer found %d Hz hum in speech and pink noise", p.Hum.Base)
 	}

@@ -21,7 +21,7 @@ const (
 	// safe on any material.
 	Classic Method = iota
 	// Static is speech-preserving reduction of stationary noise: the noise
-	// profile is learnt from the file's quiet passages by the Analyzer, and
+	// profile is learnt from the file's quiet passages by the Profiler, and
 	// an MMSE log-spectral amplitude gain weighted by the probability of
 	// speech presence keeps the voice while the pauses go quiet.
 	Static
@@ -117,7 +117,7 @@ type DenoiserOptions struct {
 	// Crossfade is the length of a switch between segments in seconds;
 	// 0 means 0.03.
 	Crossfade float64
-	// Profile is the result of the Analyzer's first pass: the noise
+	// Profile is the result of the Profiler's first pass: the noise
 	// spectrum for Classic, Static and Music, the SNR for automatic
 	// amounts and the hum for an automatic Dehum. Without it the noise is
 	// tracked as Dynamic does.

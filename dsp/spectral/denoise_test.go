@@ -21,7 +21,7 @@ func afftdnSISDR(t *testing.T, clean, mix []float64, args string) float64 {
 }
 
 // Stationary noise under speech: the Static denoiser (profile from the
-// Analyzer's pass) must gain 5 dB SI-SDR on pink noise at 14 dB SNR and
+// Profiler's pass) must gain 5 dB SI-SDR on pink noise at 14 dB SNR and
 // 9 dB on white noise at 9 dB SNR; afftdn is measured beside it.
 func TestStationaryNoise(t *testing.T) {
 	clean, _ := speech(t, 5, 0.8)
@@ -57,7 +57,7 @@ func TestStationaryNoise(t *testing.T) {
 					ff := afftdnSISDR(t, clean, mix, "") - in
 					t.Logf("%-16s SI-SDR %.2f -> %.2f dB (%+.2f)", "afftdn defaults", in, in+ff, ff)
 					// afftdn told the measured noise floor and tracking it.
-					nf := min(-20, max(-80, math.Round(analyse(t, audio.Buffer{mix}, AnalyzerOptions{}).NoiseDB)))
+					nf := min(-20, max(-80, math.Round(analyse(t, audio.Buffer{mix}, ProfilerOptions{}).NoiseDB)))
 					args := fmt.Sprintf("nf=%.0f:tn=1", nf)
 					ff = afftdnSISDR(t, clean, mix, args) - in
 					t.Logf("%-16s SI-SDR %.2f -> %.2f dB (%+.2f)", "afftdn "+args, in, in+ff, ff)
@@ -79,19 +79,19 @@ func TestCleanSpeechKept(t *testing.T) {
 	for _, m := range []Method{Classic, Static, Dynamic, SpeechIsolation, Music, Off} {
 		y, _ := denoise(t, x, DenoiserOptions{Settings: Settings{Method: m}}) // deverb at its default, full
 		got := sisdr(clean, y)
-		t.Logf("%-16s SI-SDR %.1f dB (RT60 est %.2f)", m, got, analyse(t, audio.Buffer{x}, AnalyzerOptions{}).RT60)
+		t.Logf("%-16s SI-SDR %.1f dB (RT60 est %.2f)", m, got, analyse(t, audio.Buffer{x}, ProfilerOptions{}).RT60)
 		if got < 25 {
 			t.Errorf("%s: clean speech SI-SDR %.1f dB, want 25 or more", m, got)
 		}
 	}
 }
 
-// The noise estimate of the Analyzer matches the noise that was added.
-func TestAnalyzerNoiseAndSNR(t *testing.T) {
+// The noise estimate of the Profiler matches the noise that was added.
+func TestProfilerNoiseAndSNR(t *testing.T) {
 	clean, spans := speech(t, 4, 0.8)
 	noise := testaudio.PinkNoise(len(clean), 0.1, 11)
 	mix, scaled := testaudio.MixAtSNR(clean, noise, 15)
-	p := analyse(t, audio.Buffer{mix}, AnalyzerOptions{})
+	p := analyse(t, audio.Buffer{mix}, ProfilerOptions{})
 	want := testaudio.DB(scaled)
 	t.Logf("noise %.1f dBFS (true %.1f), speech %.1f, SNR %.1f dB", p.NoiseDB, want, p.SpeechDB, p.SNRDB)
 	if math.Abs(p.NoiseDB-want) > 1.5 {
@@ -104,11 +104,11 @@ func TestAnalyzerNoiseAndSNR(t *testing.T) {
 	blk := BlockFrames(fs)
 	vad := make([]bool, (len(mix)+blk-1)/blk)
 	for _, sp := range spans {
-		for b := sp.Start / blk; b <= (sp.End-1)/blk; b++ {
+		for b := int(sp.Start) / blk; b <= int(sp.End-1)/blk; b++ {
 			vad[b] = true
 		}
 	}
-	q := analyse(t, audio.Buffer{mix}, AnalyzerOptions{VAD: vad})
+	q := analyse(t, audio.Buffer{mix}, ProfilerOptions{VAD: vad})
 	t.Logf("with VAD: noise %.1f dBFS, SNR %.1f dB, from VAD %v", q.NoiseDB, q.SNRDB, q.FromVAD)
 	if !q.FromVAD || math.Abs(q.NoiseDB-want) > 1.5 {
 		t.Errorf("with VAD: noise %.1f dBFS (from VAD %v), want %.1f", q.NoiseDB, q.FromVAD, want)

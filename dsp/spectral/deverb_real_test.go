@@ -106,12 +106,12 @@ func deverbCases(t testing.TB, c *realaudio.Corpus, all bool, extra int) []rever
 // set after the measurement so that a change that loses ground fails:
 // the plain run measures image-source +1.08 dB and sox +0.02 and -0.00;
 // -realfull, on 30 rooms, image-source +0.81 to +0.84 and sox -0.32 to
-// -0.47 (the Analyzer takes most of sox's rooms for dry, RT60 0.12 to
+// -0.47 (the Profiler takes most of sox's rooms for dry, RT60 0.12 to
 // 0.18 s, and the image-source rooms for smaller than they are).
 var deverbFloorDB = map[string]float64{"image-source": 0.6, "sox": -0.7}
 
 // Real speech in rooms of RT60 0.5 to 1.0 s (image-source and sox's
-// reverb) through the real node, as the engine runs it (the Analyzer with
+// reverb) through the real node, as the engine runs it (the Profiler with
 // the classifier's voice activity, then the Denoiser at full reverb
 // reduction), with noise reduction automatic and off (ReductionDB -1):
 // the mean SI-SDR gain against the dry speech lined up with the direct
@@ -131,7 +131,7 @@ func TestRealDeverb(t *testing.T) {
 	var tab table
 	parallel(len(cases), func(i int) {
 		rc := cases[i]
-		p := analyse(t, audio.Buffer{rc.input}, AnalyzerOptions{VAD: classifyVAD(t, audio.Buffer{rc.input})})
+		p := analyse(t, audio.Buffer{rc.input}, ProfilerOptions{VAD: classifyVAD(t, audio.Buffer{rc.input})})
 		in := testaudio.SISDR(rc.dry, rc.input)
 		line := fmt.Sprintf("%-34s RT60 %.1f s, estimated %.2f; input %5.1f dB;", rc.id, rc.rt60, p.RT60, in)
 		for _, m := range methods {
@@ -171,7 +171,7 @@ var deverbDryUnder = [2]int{2, 24}
 
 // Real speech recorded dry (the corpus's clean clips, floor noiseFreeDB
 // under the speech, close to the microphone) comes through the reverb
-// reduction at its default (full) at 25 dB SI-SDR or more: the Analyzer
+// reduction at its default (full) at 25 dB SI-SDR or more: the Profiler
 // must find no room to remove. The plain run measures one clip per
 // speaker under static (the methods share the reverb reduction);
 // -realfull every clip under static, dynamic and speech_isolation.
@@ -197,7 +197,7 @@ func TestRealDeverbDry(t *testing.T) {
 	got := make([]result, len(clips))
 	parallel(len(clips), func(i int) {
 		x := clips[i].Samples
-		p := analyse(t, audio.Buffer{x}, AnalyzerOptions{VAD: classifyVAD(t, audio.Buffer{x})})
+		p := analyse(t, audio.Buffer{x}, ProfilerOptions{VAD: classifyVAD(t, audio.Buffer{x})})
 		got[i].rt60 = p.RT60
 		for _, m := range methods {
 			y, _ := denoise(t, x, DenoiserOptions{Settings: Settings{Method: m}, Profile: p})

@@ -26,7 +26,7 @@ func TestDeverb(t *testing.T) {
 		}
 		h := testaudio.RoomImpulse(fs, 0.7, tc.drr, 5)
 		wet := testaudio.Add(convolve(dry, h), testaudio.WhiteNoise(len(dry), 1e-4, 9))
-		p := analyse(t, audio.Buffer{wet}, AnalyzerOptions{})
+		p := analyse(t, audio.Buffer{wet}, ProfilerOptions{})
 		if tc.drr <= 0 && math.Abs(p.RT60-0.7) > 0.15 {
 			t.Errorf("estimated RT60 %.2f s, want 0.7", p.RT60)
 		}
@@ -48,7 +48,7 @@ func TestDeverb(t *testing.T) {
 		}
 	}
 	// A dry recording measures no reverberation to speak of.
-	p := analyse(t, audio.Buffer{testaudio.Add(dry, testaudio.WhiteNoise(len(dry), 1e-4, 9))}, AnalyzerOptions{})
+	p := analyse(t, audio.Buffer{testaudio.Add(dry, testaudio.WhiteNoise(len(dry), 1e-4, 9))}, ProfilerOptions{})
 	if p.RT60 > 0.2 {
 		t.Errorf("dry speech: RT60 %.2f s", p.RT60)
 	}

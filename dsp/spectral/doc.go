@@ -8,7 +8,7 @@
 // Restoration needs to know the recording before it changes it, so it
 // runs in two passes:
 //
-//	an, _ := spectral.NewAnalyzer(src.Format(), spectral.AnalyzerOptions{VAD: vad})
+//	an, _ := spectral.NewProfiler(src.Format(), spectral.ProfilerOptions{VAD: vad})
 //	audio.Copy(ctx, an, src)                  // pass 1: noise, SNR, hum, RT60
 //	p := an.Finish()
 //	d, _ := spectral.NewDenoiser(src2, spectral.DenoiserOptions{

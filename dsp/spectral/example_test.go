@@ -19,7 +19,7 @@ func level(x []float64, from, to int) float64 {
 	return 10 * math.Log10(s/float64(to-from))
 }
 
-// A tone that comes and goes over steady hiss: the Analyzer learns the
+// A tone that comes and goes over steady hiss: the Profiler learns the
 // hiss in a first pass, and the Static denoiser removes it from the pauses
 // while the tone passes.
 func ExampleNewDenoiser() {
@@ -31,7 +31,7 @@ func ExampleNewDenoiser() {
 			x[0][i] += tone[0][i]
 		}
 	}
-	an, _ := spectral.NewAnalyzer(audio.Format{SampleRate: fs, Channels: 1}, spectral.AnalyzerOptions{})
+	an, _ := spectral.NewProfiler(audio.Format{SampleRate: fs, Channels: 1}, spectral.ProfilerOptions{})
 	audio.Copy(context.Background(), an, audio.NewBufferSource(x, fs))
 	p := an.Finish()
 	fmt.Printf("noise %.0f dBFS, SNR %.0f dB, hum %d Hz\n", p.NoiseDB, p.SNRDB, p.Hum.Base)

@@ -18,7 +18,7 @@ const fs = 48000
 
 // speech returns about seconds of multi-voice phrases at 48 kHz with
 // pauses, and the spans of the phrases.
-func speech(t testing.TB, nPhrases int, pause float64) ([]float64, []testaudio.Span) {
+func speech(t testing.TB, nPhrases int, pause float64) ([]float64, []audio.Span) {
 	t.Helper()
 	texts := make([]string, nPhrases)
 	for i := range texts {
@@ -28,9 +28,9 @@ func speech(t testing.TB, nPhrases int, pause float64) ([]float64, []testaudio.S
 }
 
 // analyse runs the first pass over x.
-func analyse(t testing.TB, x audio.Buffer, opts AnalyzerOptions) *Profile {
+func analyse(t testing.TB, x audio.Buffer, opts ProfilerOptions) *Profile {
 	t.Helper()
-	a, err := NewAnalyzer(audio.Format{SampleRate: fs, Channels: len(x)}, opts)
+	a, err := NewProfiler(audio.Format{SampleRate: fs, Channels: len(x)}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,10 +41,10 @@ func analyse(t testing.TB, x audio.Buffer, opts AnalyzerOptions) *Profile {
 }
 
 // classifyVAD is the voice activity mask the product passes to the
-// Analyzer: dsp/classify's, run on the (noisy) input itself.
+// Profiler: dsp/classify's, run on the (noisy) input itself.
 func classifyVAD(t testing.TB, x audio.Buffer) []bool {
 	t.Helper()
-	a, err := classify.NewAnalyzer(audio.Format{SampleRate: fs, Channels: len(x)}, classify.Auto)
+	a, err := classify.NewClassifier(audio.Format{SampleRate: fs, Channels: len(x)}, classify.Auto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,12 +57,12 @@ func classifyVAD(t testing.TB, x audio.Buffer) []bool {
 	return a.Finish().Voiced
 }
 
-// denoise runs the two passes (Analyzer, Denoiser) over mono x.
+// denoise runs the two passes (Profiler, Denoiser) over mono x.
 func denoise(t testing.TB, x []float64, opts DenoiserOptions) ([]float64, *Denoiser) {
 	t.Helper()
 	b := audio.Buffer{x}
 	if opts.Profile == nil {
-		opts.Profile = analyse(t, b, AnalyzerOptions{})
+		opts.Profile = analyse(t, b, ProfilerOptions{})
 	}
 	d, err := NewDenoiser(audio.NewBufferSource(b, fs), opts)
 	if err != nil {

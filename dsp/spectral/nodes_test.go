@@ -78,7 +78,7 @@ func nodeCases() []nodeCase {
 // every block size and exactly as many frames as it reads.
 func TestNodesContract(t *testing.T) {
 	in := stereoTest(fs, 3.3)
-	p := analyse(t, in, AnalyzerOptions{})
+	p := analyse(t, in, ProfilerOptions{})
 	for i, nc := range nodeCases() {
 		if testing.Short() && i%2 == 1 {
 			continue // half the cases; each node still runs in one of them
@@ -114,7 +114,7 @@ func TestNodesAllocs(t *testing.T) {
 		t.Skip("allocation counts are meaningless under the race detector's -short runs")
 	}
 	in := stereoTest(fs, 8)
-	p := analyse(t, in, AnalyzerOptions{})
+	p := analyse(t, in, ProfilerOptions{})
 	for _, nc := range nodeCases() {
 		s, err := nc.open(audio.NewBufferSource(in, fs), p)
 		if err != nil {
@@ -146,7 +146,7 @@ func TestRates(t *testing.T) {
 	}
 	for _, rate := range rates {
 		in := stereoTest(rate, 1.5)
-		p, err := NewAnalyzer(audio.Format{SampleRate: rate, Channels: 2}, AnalyzerOptions{})
+		p, err := NewProfiler(audio.Format{SampleRate: rate, Channels: 2}, ProfilerOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -55,7 +55,7 @@ func traffic(length int, seed uint64) []float64 {
 // whose level swells under the voice while its spectrum keeps its shape.
 // Babble changes its spectrum with every syllable and is only logged.
 // With the classifier's voice activity, which finds no pause here, the
-// Analyzer's profile takes in the cars' swells (its reach above the
+// Profiler's profile takes in the cars' swells (its reach above the
 // quietest frames, noiseSpreadDB) and the profile's shape is no longer
 // the road's alone: 5.0 dB, 4.5 asked; the same profile gained
 // speech_isolation 1.6 dB on the tuning half's real nonstationary noise,
@@ -82,7 +82,7 @@ func TestNonStationaryNoise(t *testing.T) {
 			name string
 			vad  []bool
 		}{{"classifier VAD", classifyVAD(t, audio.Buffer{mix})}, {"true VAD", truthVAD(spans, len(mix), BlockFrames(fs))}} {
-			p := analyse(t, audio.Buffer{mix}, AnalyzerOptions{VAD: v.vad})
+			p := analyse(t, audio.Buffer{mix}, ProfilerOptions{VAD: v.vad})
 			free := 0
 			for _, b := range v.vad {
 				if !b {
@@ -107,10 +107,10 @@ func TestNonStationaryNoise(t *testing.T) {
 }
 
 // truthVAD marks the blocks of the spans, widened by a block either side.
-func truthVAD(spans []testaudio.Span, n, blk int) []bool {
+func truthVAD(spans []audio.Span, n, blk int) []bool {
 	vad := make([]bool, (n+blk-1)/blk)
 	for _, sp := range spans {
-		for b := max(0, sp.Start-blk) / blk; b <= min(n-1, sp.End+blk)/blk; b++ {
+		for b := max(0, int(sp.Start)-blk) / blk; b <= min(n-1, int(sp.End)+blk)/blk; b++ {
 			vad[b] = true
 		}
 	}

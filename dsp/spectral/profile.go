@@ -14,13 +14,13 @@ func BlockFrames(sampleRate int) int {
 	return max(1, int(math.Round(float64(sampleRate)*0.1)))
 }
 
-// AnalyzerOptions configure the first pass.
-type AnalyzerOptions struct {
+// ProfilerOptions configure the first pass.
+type ProfilerOptions struct {
 	// VAD optionally marks, per BlockFrames block, whether a voice is
 	// active (true). Given a mask, the noise profile is learnt from the
 	// blocks it marks as free of voice, which is more reliable than any
 	// guess from levels; without one (or with too few free blocks) the
-	// Analyzer falls back to the quietest stretches of the file. Blocks
+	// Profiler falls back to the quietest stretches of the file. Blocks
 	// past the end of the mask count as unknown.
 	VAD []bool
 }
@@ -31,13 +31,13 @@ const (
 	rows   = 120
 )
 
-// Analyzer is the first pass of the restoration chain, an audio.Sink: it
+// Profiler is the first pass of the restoration chain, an audio.Sink: it
 // learns what the noise of a recording sounds like (its spectrum, from the
 // passages without voice), how loud it is next to the speech, and whether
 // mains hum is present, so that the Static denoiser, the automatic amounts
 // and the Dehum node know the whole file before processing it. Memory is
 // fixed histograms (1 to 2 MB at 48 kHz) whatever the duration.
-type Analyzer struct {
+type Profiler struct {
 	format audio.Format
 	n      int
 	bins   int
@@ -128,13 +128,13 @@ func (h *histogram) add(row int, pow float64, psd []float64) {
 	h.n++
 }
 
-// NewAnalyzer returns an Analyzer for a stream of format f.
-func NewAnalyzer(f audio.Format, opts AnalyzerOptions) (*Analyzer, error) {
+// NewProfiler returns an Profiler for a stream of format f.
+func NewProfiler(f audio.Format, opts ProfilerOptions) (*Profiler, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
 	n := FFTSize(f.SampleRate)
-	a := &Analyzer{format: f, n: n, bins: n/2 + 1, fft: newRFFT(n), win: sqrtHann(n),
+	a := &Profiler{format: f, n: n, bins: n/2 + 1, fft: newRFFT(n), win: sqrtHann(n),
 		spec: make([]complex128, n/2+1), pow: make([]float64, n/2+1),
 		vad: opts.VAD, block: BlockFrames(f.SampleRate), mono: make([]float64, audio.DefaultBlock)}
 	a.buf = make([][]float64, f.Channels)
@@ -151,7 +151,7 @@ func NewAnalyzer(f audio.Format, opts AnalyzerOptions) (*Analyzer, error) {
 }
 
 // Write implements audio.Sink.
-func (a *Analyzer) Write(b audio.Buffer) error {
+func (a *Profiler) Write(b audio.Buffer) error {
 	if len(b) != a.format.Channels {
 		return fmt.Errorf("%w: %d channels for a %d-channel stream", audio.ErrFormatMismatch, len(b), a.format.Channels)
 	}
@@ -188,7 +188,7 @@ func (a *Analyzer) Write(b audio.Buffer) error {
 }
 
 // frame analyses one full frame of n samples.
-func (a *Analyzer) frame() {
+func (a *Profiler) frame() {
 	clear(a.pow)
 	var ms float64
 	for c := range a.buf {
@@ -213,7 +213,7 @@ func (a *Analyzer) frame() {
 
 // push takes the newest analysed frame f (its pow is copied) and places
 // the frame before it, whose neighbours are now both known.
-func (a *Analyzer) push(f heldFrame) {
+func (a *Profiler) push(f heldFrame) {
 	prev, cur := &a.held[0], &a.held[1]
 	if cur.ok {
 		a.place(cur, prev, &f)
@@ -237,7 +237,7 @@ func (a *Analyzer) push(f heldFrame) {
 // whose neighbours are quiet is noise drawn nearly afresh (the analysed
 // frames do not overlap), and a syllable between two quiet frames is
 // placed by its own level, among the speech.
-func (a *Analyzer) place(f, p, q *heldFrame) {
+func (a *Profiler) place(f, p, q *heldFrame) {
 	if f.silent { // below -120 dBFS: digital silence, not noise
 		a.silent++
 		return
@@ -277,7 +277,7 @@ const (
 // countBins counts each bin's power in a.pow, averaged with its two
 // neighbours (which narrows the spread of a noise's periodogram), in its
 // row of binHist.
-func (a *Analyzer) countBins() {
+func (a *Profiler) countBins() {
 	scale := 4 / float64(a.n) / float64(a.n)
 	last := a.bins - 1
 	for k := range a.bins {
@@ -301,7 +301,7 @@ func (a *Analyzer) countBins() {
 // bin for a part of the frames only (between its harmonics, above its
 // formants, in the gaps between syllables), so the low part of each bin's
 // distribution is noise even where the voice never pauses.
-func (a *Analyzer) binFloor(noise []float64) {
+func (a *Profiler) binFloor(noise []float64) {
 	scale := 4 / float64(a.n) / float64(a.n)
 	target := binQuantile * float64(a.binN)
 	for k := range noise {
@@ -332,7 +332,7 @@ const (
 	binBias     = 1.73
 )
 
-// Profile is what the Analyzer learnt about a recording.
+// Profile is what the Profiler learnt about a recording.
 type Profile struct {
 	// SampleRate and FFTSize say which STFT Noise belongs to.
 	SampleRate, FFTSize int
@@ -357,7 +357,7 @@ type Profile struct {
 	// one level).
 	SNRDB float64
 	// FromVAD reports that the noise came from the blocks the VAD mask
-	// marks as free of voice, not from the Analyzer's own estimate.
+	// marks as free of voice, not from the Profiler's own estimate.
 	FromVAD bool
 	// Hum is the detected mains hum.
 	Hum Hum
@@ -369,9 +369,9 @@ type Profile struct {
 	Frames int64
 }
 
-// Finish ends the pass and returns the profile. The Analyzer must not be
+// Finish ends the pass and returns the profile. The Profiler must not be
 // written to afterwards.
-func (a *Analyzer) Finish() *Profile {
+func (a *Profiler) Finish() *Profile {
 	if a.fill > 0 {
 		// A partial last frame: analyse it padded with zeros, weighted as it is.
 		for c := range a.buf {

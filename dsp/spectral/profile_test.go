@@ -20,7 +20,7 @@ func TestBinFloorWhite(t *testing.T) {
 		for i := range x {
 			x[i] = sigma * r.NormFloat64()
 		}
-		a, err := NewAnalyzer(audio.Format{SampleRate: fs, Channels: 1}, AnalyzerOptions{})
+		a, err := NewProfiler(audio.Format{SampleRate: fs, Channels: 1}, ProfilerOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

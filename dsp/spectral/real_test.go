@@ -34,12 +34,12 @@ func realCorpus(t *testing.T) *realaudio.Corpus {
 	return realaudio.Load(t, h)
 }
 
-// restore runs the product's two passes over mono x: the Analyzer with
+// restore runs the product's two passes over mono x: the Profiler with
 // the classifier's voice activity, then the Denoiser.
 func restore(t testing.TB, x []float64, opts DenoiserOptions) ([]float64, *Denoiser) {
 	t.Helper()
 	if opts.Profile == nil {
-		opts.Profile = analyse(t, audio.Buffer{x}, AnalyzerOptions{VAD: classifyVAD(t, audio.Buffer{x})})
+		opts.Profile = analyse(t, audio.Buffer{x}, ProfilerOptions{VAD: classifyVAD(t, audio.Buffer{x})})
 	}
 	return denoise(t, x, opts)
 }
@@ -175,7 +175,7 @@ func fromF64le(b []byte) []float64 {
 // floorBelowDB is how far under its active level (realaudio.ActiveLevel)
 // the noise floor of x lies: the mean power of its quietest tenth of
 // 50 ms frames that are not digital silence, +Inf when a tenth or more of
-// them are. It is the test's own measure, apart from the Analyzer's.
+// them are. It is the test's own measure, apart from the Profiler's.
 func floorBelowDB(x []float64) float64 {
 	w := fs / 20
 	var pows []float64
@@ -225,7 +225,7 @@ func TestRealAutoAmountClean(t *testing.T) {
 	recs = append(recs, rec{"espeak-ng dry", dry}, rec{"espeak-ng in a room", convolve(dry, testaudio.RoomImpulse(fs, 0.6, 0, 5))})
 	amounts := make([]float64, len(recs))
 	parallel(len(recs), func(i int) {
-		p := analyse(t, audio.Buffer{recs[i].x}, AnalyzerOptions{VAD: classifyVAD(t, audio.Buffer{recs[i].x})})
+		p := analyse(t, audio.Buffer{recs[i].x}, ProfilerOptions{VAD: classifyVAD(t, audio.Buffer{recs[i].x})})
 		amounts[i] = AutoReductionDB(p.SNRDB)
 	})
 	worst, over := 0.0, 0
@@ -240,7 +240,7 @@ func TestRealAutoAmountClean(t *testing.T) {
 			t.Errorf("%s: automatic amount %.0f dB, want 6 or less", r.id, amounts[i])
 		}
 	}
-	// The Analyzer's speech level is the mean power of the voiced frames,
+	// The Profiler's speech level is the mean power of the voiced frames,
 	// the test's the active level: on a recording whose soft syllables
 	// are many, the two part by several dB, and one held-out clip in 91
 	// (floor 43 dB under, measured 31 dB SNR) gets 9 dB. The tolerance of
@@ -260,7 +260,7 @@ func TestRealAutoAmountClean(t *testing.T) {
 // reverb reduction at its default (full) it does not yet everywhere: on
 // the held-out half 8 of 70 clips (klettres's cs, lt, nl and ru voices;
 // 7 of 91 before the corpus took in the French and Italian prompts),
-// recorded close to the microphone in small rooms the Analyzer measures
+// recorded close to the microphone in small rooms the Profiler measures
 // at RT60 0.28 to 0.43 s, come out at 8.7 to 13.2 dB under every method,
 // the WPE stage and the late-reverb gain each taking their part (on the
 // tuning half's like clips, WPE off gives 16 dB, both off 39 dB): the
@@ -282,7 +282,7 @@ func TestRealCleanSpeech(t *testing.T) {
 	got := make([]result, len(clips))
 	parallel(len(clips), func(i int) {
 		x := clips[i].Samples
-		p := analyse(t, audio.Buffer{x}, AnalyzerOptions{VAD: classifyVAD(t, audio.Buffer{x})})
+		p := analyse(t, audio.Buffer{x}, ProfilerOptions{VAD: classifyVAD(t, audio.Buffer{x})})
 		for _, m := range methods {
 			y, _ := denoise(t, x, DenoiserOptions{Settings: Settings{Method: m, DeverbDB: -1}, Profile: p})
 			got[i].noDeverb = append(got[i].noDeverb, testaudio.SISDR(x, y))
@@ -357,7 +357,7 @@ type noisyResult struct {
 // deverb tests' business).
 var ours = []Method{Static, Dynamic, SpeechIsolation}
 
-// runNoisy measures our methods, as the product runs them (the Analyzer
+// runNoisy measures our methods, as the product runs them (the Profiler
 // with the classifier's voice activity on the noisy input, then the
 // Denoiser), and the peers (peers_test.go) on mixes.
 func runNoisy(t *testing.T, mixes []realaudio.Mix, withPeers func(realaudio.Mix) bool) []noisyResult {
@@ -366,7 +366,7 @@ func runNoisy(t *testing.T, mixes []realaudio.Mix, withPeers func(realaudio.Mix)
 		m := mixes[i]
 		r := noisyResult{mix: m, in: testaudio.SISDR(m.Clean, m.Input), gains: map[string]float64{}}
 		vad := classifyVAD(t, audio.Buffer{m.Input})
-		p := analyse(t, audio.Buffer{m.Input}, AnalyzerOptions{VAD: vad})
+		p := analyse(t, audio.Buffer{m.Input}, ProfilerOptions{VAD: vad})
 		for _, meth := range ours {
 			y, _ := denoise(t, m.Input, DenoiserOptions{Settings: Settings{Method: meth, DeverbDB: -1}, Profile: p})
 			r.gains[meth.String()] = testaudio.SISDR(m.Clean, y) - r.in

@@ -18,8 +18,8 @@ import (
 type breathCase struct {
 	id      string
 	input   []float64
-	breaths []testaudio.Span
-	words   []testaudio.Span
+	breaths []audio.Span
+	words   []audio.Span
 }
 
 // debreathFigures runs Debreath at amount over every case and returns the
@@ -39,17 +39,17 @@ func debreathFigures(t testing.TB, cases []breathCase, amount float64) (mean, lo
 		y := testaudio.ReadAll(t, d)[0]
 		found += len(d.Breaths())
 		for i, br := range c.breaths {
-			sp := []testaudio.Span{br}
+			sp := []audio.Span{br}
 			red := testaudio.SpanDB(c.input, sp) - testaudio.SpanDB(y, sp)
 			mean += red
 			lo, hi = min(lo, red), max(hi, red)
-			w := []testaudio.Span{c.words[i]}
+			w := []audio.Span{c.words[i]}
 			word = max(word, math.Abs(testaudio.SpanDB(c.input, w)-testaudio.SpanDB(y, w)))
 			n++
 		}
-		var near []testaudio.Span
+		var near []audio.Span
 		for _, br := range c.breaths {
-			near = append(near, testaudio.Span{Start: max(0, br.Start-fs/10), End: min(len(y), br.End+fs/10)})
+			near = append(near, audio.Span{Start: max(0, br.Start-fs/10), End: min(int64(len(y)), br.End+fs/10)})
 		}
 		others := testaudio.Complement(near, len(y), 0)
 		rest = max(rest, math.Abs(testaudio.SpanDB(c.input, others)-testaudio.SpanDB(y, others)))
@@ -78,8 +78,8 @@ func TestRealDebreath(t *testing.T) {
 		for _, b := range bs {
 			bc := breathCase{id: b.ID, input: b.Input}
 			for i, br := range b.Breaths {
-				bc.breaths = append(bc.breaths, testaudio.Span{Start: br.Start, End: br.End})
-				bc.words = append(bc.words, testaudio.Span{Start: b.Words[i].Start, End: b.Words[i].End})
+				bc.breaths = append(bc.breaths, audio.Span{Start: br.Start, End: br.End})
+				bc.words = append(bc.words, audio.Span{Start: b.Words[i].Start, End: b.Words[i].End})
 			}
 			cases = append(cases, bc)
 		}
@@ -145,12 +145,12 @@ func tuningBreaths(t testing.TB, c *realaudio.Corpus) []breathCase {
 	for gi, g := range groups {
 		bc := breathCase{id: fmt.Sprintf("%s/breaths%d", c.Half, gi)}
 		var x []float64
-		var phrases []testaudio.Span
+		var phrases []audio.Span
 		for i, u := range g {
 			if i > 0 {
 				x = append(x, make([]float64, int((0.5+0.7*r.Uniform())*fs))...)
 			}
-			phrases = append(phrases, testaudio.Span{Start: len(x), End: len(x) + len(u)})
+			phrases = append(phrases, audio.Span{Start: int64(len(x)), End: int64(len(x) + len(u))})
 			x = append(x, u...)
 		}
 		var said []float64
@@ -167,7 +167,7 @@ func tuningBreaths(t testing.TB, c *realaudio.Corpus) []breathCase {
 			// Half the breaths follow the phrase before at once (its last
 			// frame within 40 dB of its loudest), as in conversation.
 			prev := x[phrases[i-1].Start:phrases[i-1].End]
-			last := phrases[i-1].Start + lastActive(prev)
+			last := int(phrases[i-1].Start) + lastActive(prev)
 			gap := int((0.08 + 0.22*r.Uniform()) * fs)
 			if i%3 == 0 {
 				// The phrase follows closely: its first sounds, a
@@ -175,8 +175,8 @@ func tuningBreaths(t testing.TB, c *realaudio.Corpus) []breathCase {
 				gap = int((0.02 + 0.06*r.Uniform()) * fs)
 			}
 			n := int((0.2 + 0.6*r.Uniform()) * fs)
-			end := phrases[i].Start - gap
-			start := max(end-n, phrases[i-1].End+fs/20)
+			end := int(phrases[i].Start) - gap
+			start := max(end-n, int(phrases[i-1].End)+fs/20)
 			if i%2 == 0 {
 				start = last + int(0.05*r.Uniform()*fs)
 				end = min(end, start+n)
@@ -190,17 +190,17 @@ func tuningBreaths(t testing.TB, c *realaudio.Corpus) []breathCase {
 			for j, v := range b {
 				x[start+j] += v
 			}
-			bc.breaths = append(bc.breaths, testaudio.Span{Start: start, End: end})
+			bc.breaths = append(bc.breaths, audio.Span{Start: int64(start), End: int64(end)})
 			ph := x[phrases[i].Start:phrases[i].End]
 			top := percentileDB(ph, 1)
-			w := phrases[i].Start
+			w := int(phrases[i].Start)
 			for j := 0; j+fs/100 <= len(ph); j += fs / 100 {
 				if testaudio.DB(ph[j:j+fs/100]) > top-25 {
 					w += j
 					break
 				}
 			}
-			bc.words = append(bc.words, testaudio.Span{Start: w, End: w + fs/5})
+			bc.words = append(bc.words, audio.Span{Start: int64(w), End: int64(w + fs/5)})
 		}
 		bc.input = x
 		if len(bc.breaths) > 0 {

@@ -15,7 +15,7 @@ func TestSegments(t *testing.T) {
 	clean, _ := speech(t, 5, 0.6)
 	mix, _ := testaudio.MixAtSNR(clean, testaudio.PinkNoise(len(clean), 0.1, 7), 14)
 	a, b := int64(len(mix)/3), int64(2*len(mix)/3)
-	p := analyse(t, audio.Buffer{mix}, AnalyzerOptions{})
+	p := analyse(t, audio.Buffer{mix}, ProfilerOptions{})
 	opts := DenoiserOptions{
 		Settings: Settings{Method: Static, DeverbDB: -1},
 		Segments: []Segment{
@@ -94,14 +94,14 @@ func TestSegments(t *testing.T) {
 	}
 }
 
-// The Analyzer run over the output measures the same noise reduction the
+// The Profiler run over the output measures the same noise reduction the
 // Denoiser reports: the measurement helper for statistics after the chain.
-func TestStatsMatchAnalyzer(t *testing.T) {
+func TestStatsMatchProfiler(t *testing.T) {
 	clean, _ := speech(t, 4, 0.8)
 	mix, _ := testaudio.MixAtSNR(clean, testaudio.WhiteNoise(len(clean), 0.1, 2), 12)
 	y, d := denoise(t, mix, DenoiserOptions{Settings: Settings{Method: Static, ReductionDB: 24}})
-	before := analyse(t, audio.Buffer{mix}, AnalyzerOptions{})
-	after := analyse(t, audio.Buffer{y}, AnalyzerOptions{})
+	before := analyse(t, audio.Buffer{mix}, ProfilerOptions{})
+	after := analyse(t, audio.Buffer{y}, ProfilerOptions{})
 	s := d.Stats()[0]
 	t.Logf("node: noise %.1f -> %.1f dBFS, SNR %.1f -> %.1f; analyzer: noise %.1f -> %.1f dBFS, SNR %.1f -> %.1f",
 		s.NoiseBeforeDB, s.NoiseAfterDB, s.SNRBeforeDB, s.SNRAfterDB, before.NoiseDB, after.NoiseDB, before.SNRDB, after.SNRDB)

@@ -10,7 +10,7 @@ import (
 // FFTSize returns the STFT frame length used at sampleRate: the power of
 // two nearest above 32 ms, about 43 ms at 44.1 and 48 kHz. Long enough to
 // resolve the harmonics of a low voice, short enough that speech onsets do
-// not smear; the profile of an Analyzer and the Denoiser must agree on it,
+// not smear; the profile of an Profiler and the Denoiser must agree on it,
 // so both take it from here.
 func FFTSize(sampleRate int) int {
 	n := 64

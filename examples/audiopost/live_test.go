@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/audiopost/audiopost/internal/need"
 	"math"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/audiopost/audiopost/internal/need"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/ffmpeg"
@@ -182,8 +183,8 @@ func TestLiveThroughIcecast(t *testing.T) {
 	lead := make([]float64, preroll*rate)
 	prog = append(lead, prog...)
 	for i := range spans {
-		spans[i].Start += len(lead)
-		spans[i].End += len(lead)
+		spans[i].Start += int64(len(lead))
+		spans[i].End += int64(len(lead))
 	}
 	for i := range turns {
 		turns[i].Start += len(lead)
@@ -257,7 +258,7 @@ func TestLiveThroughIcecast(t *testing.T) {
 			t.Fatalf("%s: the recording starts %.1f s into the programme, after its pre-roll", name, float64(off)/rate)
 		}
 		end := min(len(prog), off+len(r.x))
-		f := conversation.Measure(t, in[len(lead):end], out[len(lead):end], rate, shift(spans, len(lead), end), shiftTurns(turns, len(lead), end), target, true)
+		f := conversation.Measure(t, in[len(lead):end], out[len(lead):end], rate, shift(spans, int64(len(lead)), int64(end)), shiftTurns(turns, len(lead), end), target, true)
 		delay := lateness(r, off) - inLate
 		t.Logf("%s: short-term 5 s after a jump at most %.2f LU off, integrated %.2f LUFS, true peak %.2f dBTP, speech-to-pause ratio %+.2f dB, short-term spread %.2f LU; %.2f s later than the input mount's listener",
 			name, f.WorstJump, f.Integrated, f.TruePeak, f.RatioChange, f.ShortTermSpread, delay)
@@ -286,11 +287,11 @@ func TestLiveThroughIcecast(t *testing.T) {
 }
 
 // shift moves spans by -by frames and keeps those inside [0, end-by).
-func shift(spans []testaudio.Span, by, end int) []testaudio.Span {
-	var out []testaudio.Span
+func shift(spans []audio.Span, by, end int64) []audio.Span {
+	var out []audio.Span
 	for _, s := range spans {
 		if s.End <= end {
-			out = append(out, testaudio.Span{Start: s.Start - by, End: s.End - by})
+			out = append(out, audio.Span{Start: s.Start - by, End: s.End - by})
 		}
 	}
 	return out

@@ -30,13 +30,9 @@ func microphone(own, other []float64, noiseDB float64, seed uint64) []float64 {
 	return out
 }
 
-func dialog(t *testing.T, b audio.Buffer, spans []testaudio.Span) float64 {
+func dialog(t *testing.T, b audio.Buffer, spans []audio.Span) float64 {
 	t.Helper()
-	var sp []loudness.Span
-	for _, s := range spans {
-		sp = append(sp, loudness.Span{Start: time.Duration(s.Start) * time.Second / rate, End: time.Duration(s.End) * time.Second / rate})
-	}
-	r, err := loudness.MeasureBuffer(b, rate, loudness.Options{Mode: loudness.ModeI, Speech: sp})
+	r, err := loudness.MeasureBuffer(b, rate, loudness.Options{Mode: loudness.ModeI, Speech: spans})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,14 +51,14 @@ func TestMultitrack(t *testing.T) {
 	guestVoice, guestSpans := testaudio.Phrases(t, rate, testaudio.Sentences[3:6], 3.5, testaudio.Voices[2])
 	// The guest answers in the host's pauses (guest offset 0: its track
 	// starts with the host's) and is recorded 15 dB lower.
-	shift := hostSpans[0].End + rate/2
+	shift := int(hostSpans[0].End) + rate/2
 	n := max(len(hostClean), shift+len(guestVoice))
 	hostClean = append(hostClean, make([]float64, n-len(hostClean))...)
 	guestClean := make([]float64, n)
 	copy(guestClean[shift:], guestVoice)
 	for i := range guestSpans {
-		guestSpans[i].Start += shift
-		guestSpans[i].End += shift
+		guestSpans[i].Start += int64(shift)
+		guestSpans[i].End += int64(shift)
 	}
 	testaudio.Scale(guestClean, math.Pow(10, -15.0/20))
 	host := microphone(hostClean, guestClean, -65, 1)
@@ -116,9 +112,9 @@ func TestMultitrack(t *testing.T) {
 	// The bed: at the end of the master, after the last phrase, only the
 	// looped bed plays, at full level; under the speech it is 18 dB
 	// lower. Its level relative to the speech tells both.
-	pauses := testaudio.Complement(append(append([]testaudio.Span(nil), hostSpans...), guestSpans...), b.Frames(), rate)
+	pauses := testaudio.Complement(append(append([]audio.Span(nil), hostSpans...), guestSpans...), b.Frames(), rate)
 	last := pauses[len(pauses)-1]
-	bedLevel := testaudio.SpanDB(mono, []testaudio.Span{last})
+	bedLevel := testaudio.SpanDB(mono, []audio.Span{last})
 	t.Logf("bed alone at the end: %.1f dBFS", bedLevel)
 	if math.IsInf(bedLevel, -1) || bedLevel < -60 {
 		t.Errorf("no bed at the end of the master (%.1f dBFS): not looped", bedLevel)

@@ -45,7 +45,7 @@ type Figures struct {
 // be aligned and equally long. With dualMono, out is one channel of a
 // stereo stream whose channels are the same, and is measured as such
 // (+3 LU).
-func Measure(t testing.TB, in, out []float64, rate int, spans []testaudio.Span, turns []testaudio.Turn, target float64, dualMono bool) Figures {
+func Measure(t testing.TB, in, out []float64, rate int, spans []audio.Span, turns []testaudio.Turn, target float64, dualMono bool) Figures {
 	t.Helper()
 	return measure(t, in, out, rate, spans, turns, nil, target, dualMono)
 }
@@ -56,9 +56,9 @@ func Measure(t testing.TB, in, out []float64, rate int, spans []testaudio.Span, 
 func MeasureProgramme(t testing.TB, p Programme, out []float64, target float64, dualMono bool) Figures {
 	t.Helper()
 	n := min(len(p.Input), len(out))
-	var spans []testaudio.Span
+	var spans []audio.Span
 	for _, s := range p.Phrases {
-		if s.End <= n {
+		if s.End <= int64(n) {
 			spans = append(spans, s)
 		}
 	}
@@ -71,7 +71,7 @@ func MeasureProgramme(t testing.TB, p Programme, out []float64, target float64, 
 	return measure(t, p.Input[:n], out[:n], realaudio.Rate, spans, turns, p.Music, target, dualMono)
 }
 
-func measure(t testing.TB, in, out []float64, rate int, spans []testaudio.Span, turns []testaudio.Turn, music []testaudio.Span, target float64, dualMono bool) Figures {
+func measure(t testing.TB, in, out []float64, rate int, spans []audio.Span, turns []testaudio.Turn, music []audio.Span, target float64, dualMono bool) Figures {
 	t.Helper()
 	var f Figures
 	r, err := loudness.MeasureBuffer(audio.Buffer{out}, rate, loudness.Options{DualMono: dualMono})
@@ -100,7 +100,7 @@ func measure(t testing.TB, in, out []float64, rate int, spans []testaudio.Span, 
 	speech := make([]float64, len(steps))
 	for _, sp := range spans {
 		for i := sp.Start; i < sp.End; i++ {
-			if k := i / sf; k < len(speech) {
+			if k := int(i) / sf; k < len(speech) {
 				speech[k] += 1 / float64(sf)
 			}
 		}
@@ -131,12 +131,12 @@ func measure(t testing.TB, in, out []float64, rate int, spans []testaudio.Span, 
 	var change float64
 	pauses := 0
 	for k := 0; k+1 < len(spans); k++ {
-		p := testaudio.Span{Start: spans[k].End + rate/20, End: spans[k+1].Start - rate/20}
-		if p.End-p.Start < rate/10 || overlaps(p, music) {
+		p := audio.Span{Start: spans[k].End + int64(rate/20), End: spans[k+1].Start - int64(rate/20)}
+		if p.Len() < int64(rate/10) || overlaps(p, music) {
 			continue
 		}
 		near := spans[k : k+2]
-		ratio := func(x []float64) float64 { return testaudio.SpanDB(x, near) - testaudio.SpanDB(x, []testaudio.Span{p}) }
+		ratio := func(x []float64) float64 { return testaudio.SpanDB(x, near) - testaudio.SpanDB(x, []audio.Span{p}) }
 		change += ratio(hout) - ratio(hin)
 		pauses++
 	}
@@ -146,7 +146,7 @@ func measure(t testing.TB, in, out []float64, rate int, spans []testaudio.Span, 
 	return f
 }
 
-func overlaps(s testaudio.Span, spans []testaudio.Span) bool {
+func overlaps(s audio.Span, spans []audio.Span) bool {
 	for _, o := range spans {
 		if s.Start < o.End && o.Start < s.End {
 			return true

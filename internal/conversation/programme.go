@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/internal/realaudio"
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
@@ -20,9 +21,9 @@ type Programme struct {
 	// stretches, 10 ms frames within phraseDB of their active level,
 	// gaps under 250 ms bridged), Turns where each turn starts and the
 	// level it was set to, Music where music plays alone.
-	Phrases []testaudio.Span
+	Phrases []audio.Span
 	Turns   []testaudio.Turn
-	Music   []testaudio.Span
+	Music   []audio.Span
 	// Speakers names each turn's speaker.
 	Speakers []string
 	Origins  []realaudio.Origin
@@ -56,9 +57,9 @@ const minDensity = 0.75
 
 // density is the share of x its phrases cover.
 func density(x []float64) float64 {
-	n := 0
+	var n int64
 	for _, s := range phrases(x) {
-		n += s.End - s.Start
+		n += s.Len()
 	}
 	return float64(n) / float64(max(len(x), 1))
 }
@@ -134,7 +135,7 @@ func RealProgramme(c *realaudio.Corpus, seconds float64, o ProgrammeOptions) Pro
 		for len(turn) < turnSeconds*rate {
 			cl := next(speaker)
 			for _, sp := range phrases(cl.Samples) {
-				p.Phrases = append(p.Phrases, testaudio.Span{Start: start + len(turn) + sp.Start, End: start + len(turn) + sp.End})
+				p.Phrases = append(p.Phrases, audio.Span{Start: int64(start+len(turn)) + sp.Start, End: int64(start+len(turn)) + sp.End})
 			}
 			turn = append(turn, cl.Samples...)
 			p.Origins = append(p.Origins, cl.Origins...)
@@ -166,15 +167,15 @@ func RealProgramme(c *realaudio.Corpus, seconds float64, o ProgrammeOptions) Pro
 			// Music as loud as the speech around it, give or take 3 dB.
 			lv := realaudio.SpeechDB + db + float64(k%7-3)
 			scale(x, math.Sqrt(math.Pow(10, lv/10)/realaudio.ActiveLevel(x)))
-			p.Music = append(p.Music, testaudio.Span{Start: len(p.Input), End: len(p.Input) + len(x)})
+			p.Music = append(p.Music, audio.Span{Start: int64(len(p.Input)), End: int64(len(p.Input) + len(x))})
 			p.Input = append(p.Input, x...)
 			p.Origins = append(p.Origins, m.Origins...)
 		}
 	}
 	p.Input = p.Input[:n]
-	var phr []testaudio.Span
+	var phr []audio.Span
 	for _, sp := range p.Phrases {
-		if sp.End <= n {
+		if sp.End <= int64(n) {
 			phr = append(phr, sp)
 		}
 	}
@@ -228,23 +229,23 @@ func hasDigitalSilence(x []float64) bool {
 // phrases finds the speech of a clean clip: 10 ms frames within phraseDB
 // of its active level, gaps under 250 ms bridged, stretches under 100 ms
 // dropped.
-func phrases(x []float64) []testaudio.Span {
+func phrases(x []float64) []audio.Span {
 	const w = realaudio.Rate / 100
 	thr := realaudio.ActiveLevel(x) * math.Pow(10, -phraseDB/10)
-	var out []testaudio.Span
+	var out []audio.Span
 	for i := 0; i+w <= len(x); i += w {
 		if meanPow(x[i:i+w]) < thr {
 			continue
 		}
-		if k := len(out) - 1; k >= 0 && i-out[k].End < realaudio.Rate/4 {
-			out[k].End = i + w
+		if k := len(out) - 1; k >= 0 && int64(i)-out[k].End < realaudio.Rate/4 {
+			out[k].End = int64(i + w)
 			continue
 		}
-		out = append(out, testaudio.Span{Start: i, End: i + w})
+		out = append(out, audio.Span{Start: int64(i), End: int64(i + w)})
 	}
 	keep := out[:0]
 	for _, sp := range out {
-		if sp.End-sp.Start >= realaudio.Rate/10 {
+		if sp.Len() >= realaudio.Rate/10 {
 			keep = append(keep, sp)
 		}
 	}

@@ -34,7 +34,7 @@ func TestRealProgramme(t *testing.T) {
 		t.Errorf("peak %.2f dBFS, want -1 or under", db)
 	}
 	for _, s := range p.Phrases {
-		if s.Start < 0 || s.End > len(p.Input) || s.End <= s.Start {
+		if s.Start < 0 || s.End > int64(len(p.Input)) || s.End <= s.Start {
 			t.Fatalf("phrase %v outside the programme", s)
 		}
 		for _, m := range p.Music {
@@ -51,7 +51,7 @@ func TestRealProgramme(t *testing.T) {
 		}
 		var x []float64
 		for _, s := range p.Phrases {
-			if s.Start >= p.Turns[k].Start && s.End <= end {
+			if s.Start >= int64(p.Turns[k].Start) && s.End <= int64(end) {
 				x = append(x, p.Input[s.Start:s.End]...)
 			}
 		}

@@ -1,6 +1,10 @@
 package realaudio
 
-import "math"
+import (
+	"math"
+
+	"github.com/audiopost/audiopost/audio"
+)
 
 // frameFeat are the features of a 10 ms frame that tell breaths from
 // speech and silence.
@@ -75,9 +79,6 @@ func features(x []float64) []frameFeat {
 	return out
 }
 
-// Span is a range of samples, [Start, End).
-type Span struct{ Start, End int }
-
 // Breath-finding thresholds ("listening by numbers"): an inhalation
 // before a phrase is a run of 10 ms frames with no pitch (voicing under
 // 0.45) lasting 200 to 800 ms, peaking 8 to 35 dB under the speech (the
@@ -102,7 +103,7 @@ const (
 // Breath is a breath found in a recording, with the numbers that made it
 // one.
 type Breath struct {
-	Span
+	audio.Span
 	// Onset is the first voiced frame of the phrase after it.
 	Onset int
 	// UnderDB is how far its loudest frame lies under the speech level.
@@ -153,9 +154,12 @@ func findBreaths(x []float64) []Breath {
 			}
 		}
 		if n*10 >= brMinMs && n*10 <= brMaxMs && speech-top <= brUnderMax && speech-top >= brUnderMin && zc < brMaxZCR && onset-j >= brOnsetMin {
-			out = append(out, Breath{Span: Span{i * featFrame, j * featFrame}, Onset: onset * featFrame, UnderDB: speech - top, ZCR: zc})
+			out = append(out, Breath{Span: frames(i*featFrame, j*featFrame), Onset: onset * featFrame, UnderDB: speech - top, ZCR: zc})
 		}
 		i = j + 1
 	}
 	return out
 }
+
+// frames is the span [a, b) of sample indices.
+func frames(a, b int) audio.Span { return audio.Span{Start: int64(a), End: int64(b)} }

@@ -356,7 +356,7 @@ func TestBreathLabels(t *testing.T) {
 					break
 				}
 			}
-			if w := b.Words[i]; w.Start <= br.End || w.End > len(b.Input) {
+			if w := b.Words[i]; w.Start <= br.End || w.End > int64(len(b.Input)) {
 				t.Errorf("%s: word onset %+v after breath %+v", b.ID, w, br.Span)
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/audiopost/audiopost/audio"
 )
 
 // Breathy is speech with labelled real breaths.
@@ -15,7 +17,7 @@ type Breathy struct {
 	Breaths []Breath
 	// Words are the first 200 ms of the phrase after each breath: the word
 	// onsets breath removal must leave alone.
-	Words   []Span
+	Words   []audio.Span
 	Origins []Origin
 }
 
@@ -58,12 +60,12 @@ func (c *Corpus) naturalBreaths() ([]Breathy, error) {
 	for i, piece := range cutLong(u.Samples) {
 		b := Breathy{ID: fmt.Sprintf("%s#breaths%d", breathSource, i), Input: setActive(append([]float64(nil), piece...), SpeechDB), Origins: []Origin{u.Origin}}
 		for _, br := range all {
-			if br.Start >= at && br.Onset+Rate/5 <= at+len(piece) {
-				br.Start -= at
-				br.End -= at
+			if br.Start >= int64(at) && br.Onset+Rate/5 <= at+len(piece) {
+				br.Start -= int64(at)
+				br.End -= int64(at)
 				br.Onset -= at
 				b.Breaths = append(b.Breaths, br)
-				b.Words = append(b.Words, Span{br.Onset, br.Onset + Rate/5})
+				b.Words = append(b.Words, frames(br.Onset, br.Onset+Rate/5))
 			}
 		}
 		at += len(piece)
@@ -143,7 +145,7 @@ type Paused struct {
 	Transcript string
 	// Phrases are where the recordings lie, Pauses the pauses of more
 	// than a second between them.
-	Phrases, Pauses []Span
+	Phrases, Pauses []audio.Span
 	Origins         []Origin
 }
 
@@ -199,11 +201,11 @@ func (c *Corpus) Paused() []Paused {
 				n := int(pausesOf[(gi+i)%len(pausesOf)] * Rate)
 				pause := loopTo(tone, n, gi*Rate/7)
 				if n > Rate {
-					p.Pauses = append(p.Pauses, Span{len(p.Input), len(p.Input) + n})
+					p.Pauses = append(p.Pauses, frames(len(p.Input), len(p.Input)+n))
 				}
 				p.Input = append(p.Input, pause...)
 			}
-			p.Phrases = append(p.Phrases, Span{len(p.Input), len(p.Input) + len(u.Samples)})
+			p.Phrases = append(p.Phrases, frames(len(p.Input), len(p.Input)+len(u.Samples)))
 			p.Input = append(p.Input, u.Samples...)
 			texts = append(texts, u.Transcript)
 			p.Origins = append(p.Origins, u.Origin)

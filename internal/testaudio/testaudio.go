@@ -141,24 +141,21 @@ func decodeF64(b []byte) []float64 {
 	return x
 }
 
-// Span is a time range in frames, [Start, End).
-type Span struct{ Start, End int }
-
 // Phrases joins spoken phrases with pause seconds of digital silence
 // between them (and half a pause before the first and after the last), and
 // returns the signal and where each phrase is. Phrases rotate through
 // voices when several are given.
-func Phrases(t testing.TB, sampleRate int, texts []string, pause float64, voices ...Voice) ([]float64, []Span) {
+func Phrases(t testing.TB, sampleRate int, texts []string, pause float64, voices ...Voice) ([]float64, []audio.Span) {
 	t.Helper()
 	if len(voices) == 0 {
 		voices = []Voice{{}}
 	}
 	gap := int(pause * float64(sampleRate))
 	out := make([]float64, gap/2)
-	var spans []Span
+	var spans []audio.Span
 	for i, text := range texts {
 		s := TrimSilence(Speech(t, sampleRate, text, voices[i%len(voices)]), 1e-4)
-		spans = append(spans, Span{len(out), len(out) + len(s)})
+		spans = append(spans, frames(len(out), len(out)+len(s)))
 		out = append(out, s...)
 		if i < len(texts)-1 {
 			out = append(out, make([]float64, gap)...)
@@ -324,11 +321,11 @@ func RMS(x []float64) float64 {
 func DB(x []float64) float64 { return 20 * math.Log10(RMS(x)) }
 
 // SpanDB returns the RMS level in dBFS of the frames of x inside spans.
-func SpanDB(x []float64, spans []Span) float64 {
+func SpanDB(x []float64, spans []audio.Span) float64 {
 	var s float64
 	n := 0
 	for _, sp := range spans {
-		for i := max(sp.Start, 0); i < min(sp.End, len(x)); i++ {
+		for i := max(int(sp.Start), 0); i < min(int(sp.End), len(x)); i++ {
 			s += x[i] * x[i]
 			n++
 		}
@@ -336,19 +333,22 @@ func SpanDB(x []float64, spans []Span) float64 {
 	return 10 * math.Log10(s/float64(max(n, 1)))
 }
 
+// frames is the span [a, b) of slice indices.
+func frames(a, b int) audio.Span { return audio.Span{Start: int64(a), End: int64(b)} }
+
 // Complement returns the ranges of [0, n) that no span covers, each shrunk
 // by margin frames at both ends (so transitions do not count).
-func Complement(spans []Span, n, margin int) []Span {
-	var out []Span
+func Complement(spans []audio.Span, n, margin int) []audio.Span {
+	var out []audio.Span
 	at := 0
 	for _, sp := range spans {
-		if sp.Start-margin > at+margin {
-			out = append(out, Span{at + margin, sp.Start - margin})
+		if int(sp.Start)-margin > at+margin {
+			out = append(out, frames(at+margin, int(sp.Start)-margin))
 		}
-		at = max(at, sp.End)
+		at = max(at, int(sp.End))
 	}
 	if n-margin > at+margin {
-		out = append(out, Span{at + margin, n - margin})
+		out = append(out, frames(at+margin, n-margin))
 	}
 	return out
 }
@@ -716,11 +716,11 @@ type Turn struct {
 // speech under everything, scaled with its turn as a microphone's own
 // noise is. The unscaled speech sits near -26 dBFS RMS. It returns the
 // mono signal, the phrases and the turns.
-func Conversation(t testing.TB, sampleRate int, seconds float64, phrasesPerTurn int, pause float64, gainsDB []float64, noiseDB float64) ([]float64, []Span, []Turn) {
+func Conversation(t testing.TB, sampleRate int, seconds float64, phrasesPerTurn int, pause float64, gainsDB []float64, noiseDB float64) ([]float64, []audio.Span, []Turn) {
 	t.Helper()
 	n := int(seconds * float64(sampleRate))
 	x := make([]float64, 0, n)
-	var spans []Span
+	var spans []audio.Span
 	var turns []Turn
 	gap := int(pause * float64(sampleRate))
 	for k := 0; len(x) < n; k++ {
@@ -731,7 +731,7 @@ func Conversation(t testing.TB, sampleRate int, seconds float64, phrasesPerTurn 
 		for p := 0; p < phrasesPerTurn && len(x) < n; p++ {
 			s := TrimSilence(Speech(t, sampleRate, Sentences[(k*phrasesPerTurn+p)%len(Sentences)], v), 1e-4)
 			s = Scale(s, 0.05/RMS(s)*g)
-			spans = append(spans, Span{len(x), min(n, len(x)+len(s))})
+			spans = append(spans, frames(len(x), min(n, len(x)+len(s))))
 			x = append(x, s...)
 			x = append(x, make([]float64, gap)...)
 		}

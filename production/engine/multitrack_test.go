@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/internal/need"
@@ -39,11 +38,11 @@ func TestEngineMultitrack(t *testing.T) {
 	const guestOffset = 2.0
 	// The conversation on the production's timeline.
 	var host, guest []float64
-	var hostSpans, guestSpans []testaudio.Span
+	var hostSpans, guestSpans []audio.Span
 	pos := rate // one second of lead-in
 	for k := range 4 {
 		x := testaudio.TrimSilence(testaudio.Speech(t, rate, testaudio.Sentences[k], testaudio.Voices[k%2]), 1e-4)
-		sp := testaudio.Span{Start: pos, End: pos + len(x)}
+		sp := audio.Span{Start: int64(pos), End: int64(pos + len(x))}
 		if k%2 == 0 {
 			hostSpans = append(hostSpans, sp)
 		} else {
@@ -145,7 +144,7 @@ func TestEngineMultitrack(t *testing.T) {
 	}
 	for k, c := range []struct {
 		id    string
-		spans []testaudio.Span
+		spans []audio.Span
 	}{{"host", hostSpans}, {"guest", guestSpans}} {
 		ts := st.Tracks[k]
 		if ts.Identifier != c.id || len(ts.Activity) == 0 {
@@ -180,13 +179,9 @@ func TestEngineMultitrack(t *testing.T) {
 }
 
 // dialogLevel is the loudness of b over the spans.
-func dialogLevel(t *testing.T, b audio.Buffer, spans []testaudio.Span, rate int) float64 {
+func dialogLevel(t *testing.T, b audio.Buffer, spans []audio.Span, rate int) float64 {
 	t.Helper()
-	var sp []loudness.Span
-	for _, s := range spans {
-		sp = append(sp, loudness.Span{Start: time.Duration(s.Start) * time.Second / time.Duration(rate), End: time.Duration(s.End) * time.Second / time.Duration(rate)})
-	}
-	r, err := loudness.MeasureBuffer(b, rate, loudness.Options{Mode: loudness.ModeI, Speech: sp})
+	r, err := loudness.MeasureBuffer(b, rate, loudness.Options{Mode: loudness.ModeI, Speech: spans})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func runEngine(t *testing.T, x []float64, request string) (*production.Productio
 
 // bandLevel is the power in dB of x around the frequencies fs (±2 Hz),
 // measured with a long DFT over [from, to).
-func bandLevel(x []float64, rate int, freqs []float64, from, to int) float64 {
+func bandLevel(x []float64, rate int, freqs []float64, from, to int64) float64 {
 	var p float64
 	n := to - from
 	for _, f := range freqs {
@@ -200,15 +200,15 @@ func TestEngineDeverbDebreathWithoutNoiseReduction(t *testing.T) {
 	// middle of each pause of the dry speech.
 	x := append([]float64(nil), dry...)
 	level := math.Pow(10, (testaudio.SpanDB(dry, spans)-25)/20)
-	var breaths []testaudio.Span
+	var breaths []audio.Span
 	for i := 0; i+1 < len(spans); i++ {
-		mid, n := (spans[i].End+spans[i+1].Start)/2, 3*rate/10
+		mid, n := int((spans[i].End+spans[i+1].Start)/2), 3*rate/10
 		b := testaudio.WhiteNoise(n, level, uint64(i+1))
 		for j := range b {
 			e := math.Sin(math.Pi * float64(j) / float64(n))
 			x[mid-n/2+j] += b[j] * e * e * 1.6
 		}
-		breaths = append(breaths, testaudio.Span{Start: mid - n/4, End: mid + n/4})
+		breaths = append(breaths, audio.Span{Start: int64(mid - n/4), End: int64(mid + n/4)})
 	}
 	x = testaudio.Add(x, testaudio.WhiteNoise(len(x), 1e-4, 3))
 	wet = x

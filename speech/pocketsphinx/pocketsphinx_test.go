@@ -215,7 +215,7 @@ func TestEspeakSubtitles(t *testing.T) {
 	if err := speech.Write(&vtt, "subtitle", "webvtt", tr, speech.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	sec := func(f int) time.Duration { return time.Duration(float64(f) / rate * float64(time.Second)) }
+	sec := func(f int64) time.Duration { return time.Duration(float64(f) / rate * float64(time.Second)) }
 	const tol = 500 * time.Millisecond
 	for _, f := range []struct {
 		name string

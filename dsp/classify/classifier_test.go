@@ -10,9 +10,9 @@ import (
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
-// TestAnalyzerBlockSizes: what the Analyzer finds does not depend on how
+// TestClassifierBlockSizes: what the Classifier finds does not depend on how
 // the stream is cut into Writes, and channels are mixed, not picked.
-func TestAnalyzerBlockSizes(t *testing.T) {
+func TestClassifierBlockSizes(t *testing.T) {
 	p := makeProgramme(t, "speech:8", "music-testaudio:6")
 	x := p.x
 	y := testaudio.Scale(append([]float64(nil), x...), -1) // a polarity flip must not cancel
@@ -20,7 +20,7 @@ func TestAnalyzerBlockSizes(t *testing.T) {
 	f := audio.Format{SampleRate: testFS, Channels: 2}
 	var ref *Result
 	for i, bs := range []int{1, 17, 4096, len(x), 17, 4096, len(x)} {
-		a, err := NewAnalyzer(f, Auto)
+		a, err := NewClassifier(f, Auto)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,11 +50,11 @@ func TestAnalyzerBlockSizes(t *testing.T) {
 	}
 }
 
-// TestAnalyzerGrid: labels follow the dsp analysis grid at every sample
+// TestClassifierGrid: labels follow the dsp analysis grid at every sample
 // rate (complete blocks, and a trailing partial block of at least a
 // quarter block), sub-blocks cover every frame, and speech is found at
 // every rate.
-func TestAnalyzerGrid(t *testing.T) {
+func TestClassifierGrid(t *testing.T) {
 	rates := []int{8000, 11025, 22050, 44100, 48000, 96000}
 	if testing.Short() {
 		rates = []int{11025, 48000}
@@ -64,7 +64,7 @@ func TestAnalyzerGrid(t *testing.T) {
 		for _, extra := range []int{0, bl/4 - 1, bl / 4, bl - 1} {
 			n := 3*fs + extra
 			x := testaudio.WhiteNoise(n, 0.01, 1)
-			a, err := NewAnalyzer(audio.Format{SampleRate: fs, Channels: 1}, Auto)
+			a, err := NewClassifier(audio.Format{SampleRate: fs, Channels: 1}, Auto)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,10 +96,10 @@ func TestAnalyzerGrid(t *testing.T) {
 			}
 		}
 		for i := range spans {
-			spans[i].Start = int(float64(spans[i].Start) * float64(fs) / testFS)
-			spans[i].End = int(float64(spans[i].End) * float64(fs) / testFS)
+			spans[i].Start = int64(float64(spans[i].Start) * float64(fs) / testFS)
+			spans[i].End = int64(float64(spans[i].End) * float64(fs) / testFS)
 		}
-		a, _ := NewAnalyzer(audio.Format{SampleRate: fs, Channels: 1}, Auto)
+		a, _ := NewClassifier(audio.Format{SampleRate: fs, Channels: 1}, Auto)
 		a.Write(audio.Buffer{x})
 		r := a.Finish()
 		acc, _, _ := vadAccuracy(r, spans)
@@ -116,10 +116,10 @@ func TestAnalyzerGrid(t *testing.T) {
 	}
 }
 
-// TestAnalyzerRates: every rate audio accepts works, down to the least.
-func TestAnalyzerRates(t *testing.T) {
+// TestClassifierRates: every rate audio accepts works, down to the least.
+func TestClassifierRates(t *testing.T) {
 	for _, fs := range []int{audio.MinSampleRate, 2000, 4000, 12000, 16000, 24000, 32000, 192000, audio.MaxSampleRate} {
-		a, err := NewAnalyzer(audio.Format{SampleRate: fs, Channels: 1}, Auto)
+		a, err := NewClassifier(audio.Format{SampleRate: fs, Channels: 1}, Auto)
 		if err != nil {
 			t.Fatalf("%d Hz: %v", fs, err)
 		}
@@ -138,14 +138,14 @@ func TestAnalyzerRates(t *testing.T) {
 	}
 }
 
-func TestAnalyzerRejects(t *testing.T) {
-	if _, err := NewAnalyzer(audio.Format{SampleRate: 10, Channels: 1}, Auto); err == nil {
+func TestClassifierRejects(t *testing.T) {
+	if _, err := NewClassifier(audio.Format{SampleRate: 10, Channels: 1}, Auto); err == nil {
 		t.Error("10 Hz accepted")
 	}
-	if _, err := NewAnalyzer(audio.Format{SampleRate: testFS, Channels: 1}, Mode(9)); err == nil {
+	if _, err := NewClassifier(audio.Format{SampleRate: testFS, Channels: 1}, Mode(9)); err == nil {
 		t.Error("mode 9 accepted")
 	}
-	a, _ := NewAnalyzer(audio.Format{SampleRate: testFS, Channels: 2}, Auto)
+	a, _ := NewClassifier(audio.Format{SampleRate: testFS, Channels: 2}, Auto)
 	if err := a.Write(audio.NewBuffer(1, 10)); err == nil {
 		t.Error("mono buffer written to a stereo analyzer")
 	}
@@ -174,9 +174,9 @@ func TestHumIsBackground(t *testing.T) {
 
 // Close stops a Concurrent analyzer's goroutine without Finish, and
 // Write reports that it was closed.
-func TestAnalyzerClose(t *testing.T) {
+func TestClassifierClose(t *testing.T) {
 	f := audio.Format{SampleRate: testFS, Channels: 1}
-	a, err := NewAnalyzer(f, Auto)
+	a, err := NewClassifier(f, Auto)
 	if err != nil {
 		t.Fatal(err)
 	}

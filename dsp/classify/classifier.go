@@ -62,7 +62,7 @@ func ParseMode(s string) (Mode, error) {
 	return Auto, fmt.Errorf("classify: unknown msclassifier %q", s)
 }
 
-// Analyzer is an audio.Sink that measures, in one pass over a recording,
+// Classifier is an audio.Sink that measures, in one pass over a recording,
 // what voice activity, the speech/music classifier and the cut detectors
 // need: a few numbers per 10 ms sub-block (14 bytes, 5 MB per hour of
 // audio, whatever the sample rate and channel count). Finish turns them
@@ -74,7 +74,7 @@ func ParseMode(s string) (Mode, error) {
 // far faster than real time. The spectral analysis of the decimated
 // signal, most of the work, may run in a goroutine of its own
 // (Concurrent).
-type Analyzer struct {
+type Classifier struct {
 	format   audio.Format
 	mode     Mode
 	blockLen int
@@ -152,16 +152,16 @@ func (q *levelQueue) pop() float32 {
 	return v
 }
 
-// NewAnalyzer returns an Analyzer for a stream of format f classified in
+// NewClassifier returns an Classifier for a stream of format f classified in
 // mode m.
-func NewAnalyzer(f audio.Format, m Mode) (*Analyzer, error) {
+func NewClassifier(f audio.Format, m Mode) (*Classifier, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
 	if m < Auto || m > MusicOnly {
 		return nil, fmt.Errorf("classify: invalid mode %d", int(m))
 	}
-	a := &Analyzer{format: f, mode: m, blockLen: BlockLen(f.SampleRate)}
+	a := &Classifier{format: f, mode: m, blockLen: BlockLen(f.SampleRate)}
 	a.dec = max(1, int(math.Round(float64(f.SampleRate)/16000)))
 	fs := float64(f.SampleRate)
 	fsd := fs / float64(a.dec)
@@ -189,7 +189,7 @@ func NewAnalyzer(f audio.Format, m Mode) (*Analyzer, error) {
 // time in Write. The result is the same to the last bit. Call it before
 // the first Write; Finish waits for the goroutine, and Close stops it
 // when Finish is not reached.
-func (a *Analyzer) Concurrent() {
+func (a *Classifier) Concurrent() {
 	if a.work != nil || a.inPos > 0 || a.done {
 		return
 	}
@@ -228,7 +228,7 @@ func (a *Analyzer) Concurrent() {
 // largest moment): for a caller that will not look for fillers or coughs,
 // which then find nothing, as after Result.DropFeatures. Everything else
 // in the Result is the same. Call it before the first Write.
-func (a *Analyzer) ClassifyOnly() {
+func (a *Classifier) ClassifyOnly() {
 	if a.inPos == 0 && !a.done {
 		a.win.feats.classifyOnly = true
 	}
@@ -236,7 +236,7 @@ func (a *Analyzer) ClassifyOnly() {
 
 // Close stops the goroutine of a Concurrent analyzer that will not be
 // finished (Finish after Close is not allowed). It is harmless otherwise.
-func (a *Analyzer) Close() error {
+func (a *Classifier) Close() error {
 	if a.work == nil {
 		return nil
 	}
@@ -249,7 +249,7 @@ func (a *Analyzer) Close() error {
 }
 
 // subStart returns the first input frame of sub-block j.
-func (a *Analyzer) subStart(j int) int64 { return subStart(a.blockLen, j) }
+func (a *Classifier) subStart(j int) int64 { return subStart(a.blockLen, j) }
 
 // subStart returns the first frame of sub-block j with blocks of
 // blockLen frames: SubBlocks per block, as equal as whole frames allow.
@@ -259,7 +259,7 @@ func subStart(blockLen, j int) int64 {
 }
 
 // Write implements audio.Sink.
-func (a *Analyzer) Write(b audio.Buffer) error {
+func (a *Classifier) Write(b audio.Buffer) error {
 	if a.done {
 		return fmt.Errorf("classify: Write after Finish")
 	}
@@ -315,7 +315,7 @@ const chunkSamples = 8192
 // consume takes mono input frames: the sub-block levels, the decimation
 // and the analysis of every window that completes. Levels may run ahead
 // of the samples: a window is analysed when both are in.
-func (a *Analyzer) consume(mono []float64) {
+func (a *Classifier) consume(mono []float64) {
 	w := a.win
 	a.subLevels(mono, func(l float32) { w.levels.push(l) })
 	a.antiAlias(mono)
@@ -337,7 +337,7 @@ func (a *Analyzer) consume(mono []float64) {
 // consumeApart is consume for a Concurrent analyzer: the decimated
 // samples and the levels go into the chunk for the goroutine. The level
 // of a sub-block always comes before the last sample of its window.
-func (a *Analyzer) consumeApart(mono []float64) {
+func (a *Classifier) consumeApart(mono []float64) {
 	c := a.cur
 	a.subLevels(mono, func(l float32) { c.levels = append(c.levels, l) })
 	a.antiAlias(mono)
@@ -350,7 +350,7 @@ func (a *Analyzer) consumeApart(mono []float64) {
 
 // subLevels adds mono to the sub-block levels, giving each one that ends
 // to end.
-func (a *Analyzer) subLevels(mono []float64, end func(float32)) {
+func (a *Classifier) subLevels(mono []float64, end func(float32)) {
 	subAcc, subN, inPos, subEnd := a.subAcc, a.subN, a.inPos, a.subEnd
 	for _, x := range mono {
 		subAcc += x * x
@@ -370,7 +370,7 @@ func (a *Analyzer) subLevels(mono []float64, end func(float32)) {
 // through pointers: with all eighteen values in locals the compiler
 // spilled states to the stack, and the store and reload on the
 // recurrence made the loop twice as slow.
-func (a *Analyzer) antiAlias(x []float64) {
+func (a *Classifier) antiAlias(x []float64) {
 	if a.dec <= 1 {
 		return
 	}
@@ -394,7 +394,7 @@ func (a *Analyzer) antiAlias(x []float64) {
 }
 
 // endSub closes the current sub-block and returns its level.
-func (a *Analyzer) endSub() float32 {
+func (a *Classifier) endSub() float32 {
 	ms := 0.0
 	if a.subN > 0 {
 		ms = a.subAcc / float64(a.subN)
@@ -449,8 +449,8 @@ func (w *windows) analyseDue() {
 }
 
 // Finish completes the analysis and classifies the recording. The
-// Analyzer must not be written to afterwards.
-func (a *Analyzer) Finish() *Result {
+// Classifier must not be written to afterwards.
+func (a *Classifier) Finish() *Result {
 	w := a.win
 	if !a.done {
 		a.done = true
