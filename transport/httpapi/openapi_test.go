@@ -21,10 +21,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/preset"
 	"github.com/audiopost/audiopost/production"
+	"github.com/audiopost/audiopost/production/livestream"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/transport/httpapi"
 )
@@ -674,6 +676,39 @@ func fillLevels(v reflect.Value, l production.Level) {
 	}
 }
 
+// fillFields sets every exported field of the struct v, recursively, to a
+// value other than its zero (strings "x", numbers 1, true, now, a slice
+// of one element, pointers to such values), so that JSON written from it
+// carries every property, omitempty ones included.
+func fillFields(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[time.Time]() {
+			v.Set(reflect.ValueOf(time.Date(2026, 11, 28, 3, 0, 0, 0, time.UTC)))
+			return
+		}
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				fillFields(v.Field(i))
+			}
+		}
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fillFields(v.Elem())
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fillFields(v.Index(0))
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(1)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(1)
+	}
+}
+
 // TestOpenAPISchemasMatchTypes validates JSON of the domain types with
 // every optional part set against their schemas, and the golden
 // responses of the API tests against the response schemas.
@@ -750,6 +785,20 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		Algorithms: p.Algorithms, MultiInputFiles: p.MultiInputFiles, SpeechRecognition: p.SpeechRecognition, Image: &page, CreationTime: production.Now()}
 	check("Preset", pr)
 	check("Preset", &preset.Preset{})
+
+	// Live streams: every field of the resource and of the status report
+	// set, the worker's figures included, so that a field the status
+	// gains without the document fails here (the API tests' streams have
+	// no worker and report no figures).
+	ls := &livestream.LiveStream{}
+	fillFields(reflect.ValueOf(ls).Elem())
+	ls.State, ls.Algorithms = livestream.Running, production.AlgorithmValues{"leveler": true, "loudnesstarget": -16}
+	ls.Destinations[0].Format = "mp3"
+	check("LiveStream", ls)
+	figures := &livestream.Figures{}
+	fillFields(reflect.ValueOf(figures).Elem())
+	check("LiveStreamStatus", &livestream.Report{LiveStream: ls, Figures: figures})
+	check("LiveStreamStatus", &livestream.Report{LiveStream: ls})
 
 	for file, schema := range map[string]string{"testdata/production.golden.json": "ProductionResponse", "testdata/preset.golden.json": "PresetResponse"} {
 		raw, err := os.ReadFile(file)
