@@ -184,11 +184,11 @@ func turnTaking(t testing.TB, rate int, seconds float64) ([]float64, []audio.Spa
 // short-term loudness is within 2 LU of the target, the integrated
 // loudness within 1 LU, the true peak under maxpeak, and the pauses are
 // not raised (the speech-to-pause ratio changes by less than 1 dB). The
-// plain run plays 120 s; AUDIOPOST_LIVE_SECONDS=600 the ten
-// minutes.
+// plain run plays 60 s (four jumps, both ways); AUDIOPOST_LIVE_SECONDS=600
+// or AUDIOPOST_LONG=1 the ten minutes.
 func TestLevelJumps(t *testing.T) {
 	const rate = 48000
-	seconds := liveSeconds(120)
+	seconds := liveSeconds(60)
 	in, spans, turns := turnTaking(t, rate, seconds)
 	c := live.DefaultConfig()
 	c.TargetLUFS, c.MaxTruePeak = -16, -1

@@ -12,22 +12,28 @@ import (
 	"github.com/audiopost/audiopost/internal/conversation"
 	"github.com/audiopost/audiopost/internal/realaudio"
 	"github.com/audiopost/audiopost/internal/testaudio"
+	"github.com/audiopost/audiopost/internal/testsize"
 	"github.com/audiopost/audiopost/loudness"
 )
 
 // liveSeconds is how long the acceptance programmes last: short in the
-// plain run, AUDIOPOST_LIVE_SECONDS (600 for the ten minutes)
-// when set.
+// plain run, which CI runs (a few jumps each), AUDIOPOST_LIVE_SECONDS when
+// set (600 for the ten minutes), and 600 with AUDIOPOST_LONG=1
+// (internal/testsize).
 func liveSeconds(short float64) float64 {
 	if s, err := strconv.Atoi(os.Getenv("AUDIOPOST_LIVE_SECONDS")); err == nil && s > 0 {
 		return float64(s)
 	}
+	if testsize.Long() {
+		return 600
+	}
 	return short
 }
 
-// fullRun reports whether AUDIOPOST_LIVE_SECONDS asks for the full
-// figures (and the peers that take tens of seconds to start).
-func fullRun() bool { return os.Getenv("AUDIOPOST_LIVE_SECONDS") != "" }
+// fullRun reports whether AUDIOPOST_LIVE_SECONDS or AUDIOPOST_LONG asks
+// for the full figures (and the peers that take tens of seconds to
+// start).
+func fullRun() bool { return os.Getenv("AUDIOPOST_LIVE_SECONDS") != "" || testsize.Long() }
 
 // TestLevelJumpsReal is the acceptance test of the live graph on real
 // recordings (internal/realaudio): speakers of the held-out half taking
@@ -39,28 +45,33 @@ func fullRun() bool { return os.Getenv("AUDIOPOST_LIVE_SECONDS") != "" }
 // output under maxpeak, and pauses are not raised against the speech
 // around them (the denoiser lowers them, by design).
 //
-// The plain run plays 90 s of programme; AUDIOPOST_LIVE_SECONDS=600 plays
+// The plain run plays 60 s of programme (three jumps), 45 s with the
+// denoiser (two); AUDIOPOST_LIVE_SECONDS=600 (or AUDIOPOST_LONG=1) plays
 // the ten minutes and runs Liquidsoap (normalize() and limit(),
 // 20 s to start) on the same input beside the default graph: ours must
 // show the smaller spread of short-term loudness and no true-peak over.
-// AUDIOPOST_LIVE_HALF=tuning runs the tuning half instead, for tuning.
+// AUDIOPOST_LIVE_HALF=tuning runs the tuning half instead, for tuning;
+// AUDIOPOST_LIVE_DENSITY=0.6 lets in the speakers who pause between short
+// sentences (conversation.ProgrammeOptions.MinDensity), which the tuning
+// half's programme otherwise lacks.
 func TestLevelJumpsReal(t *testing.T) {
-	seconds := liveSeconds(90)
 	h := realaudio.HeldOut
 	if os.Getenv("AUDIOPOST_LIVE_HALF") == "tuning" {
 		h = realaudio.Tuning
 	}
+	density, _ := strconv.ParseFloat(os.Getenv("AUDIOPOST_LIVE_DENSITY"), 64)
 	c := realaudio.Load(t, h)
 	for _, tc := range []struct {
 		name    string
+		seconds float64
 		noise   float64
 		denoise bool
 	}{
-		{"default", 0, false},
-		{"denoise", 20, true},
+		{"default", liveSeconds(60), 0, false},
+		{"denoise", liveSeconds(45), 20, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := conversation.RealProgramme(c, seconds, conversation.ProgrammeOptions{Music: true, NoiseBelowDB: tc.noise})
+			p := conversation.RealProgramme(c, tc.seconds, conversation.ProgrammeOptions{Music: true, NoiseBelowDB: tc.noise, MinDensity: density})
 			cfg := live.DefaultConfig()
 			cfg.TargetLUFS, cfg.MaxTruePeak = -16, -1
 			if tc.denoise {
@@ -102,7 +113,7 @@ func runReal(t *testing.T, h realaudio.Half, p conversation.Programme, cfg live.
 	if fi := conversation.MeasureProgramme(t, p, plain, cfg.TargetLUFS, false); fi.WorstJump < 5 {
 		t.Fatalf("the unleveled input is only %.2f LU off 5 s after a jump: the test measures nothing", fi.WorstJump)
 	}
-	t.Logf("%v half: %v", h, p)
+	t.Logf("%v half: %v; the worst turn is %s's (turn %d)", h, p, p.Speakers[f.WorstTurn], f.WorstTurn)
 	t.Logf("audiopost: short-term 5 s after a jump at most %.2f LU off the target, integrated %.2f LUFS (target %.0f), true peak %.2f dBTP (max %.0f), speech-to-pause ratio changed by %+.2f dB, short-term spread %.2f LU",
 		f.WorstJump, f.Integrated, cfg.TargetLUFS, f.TruePeak, cfg.MaxTruePeak, f.RatioChange, f.ShortTermSpread)
 	if f.WorstJump > 2 {

@@ -25,6 +25,8 @@ type Figures struct {
 	// short-term loudness 5 s after a turn's start (the window ending
 	// there), over every turn after the first.
 	WorstJump float64
+	// WorstTurn is the index of that turn (0 when there is none).
+	WorstTurn int
 	// Integrated loudness (LUFS) and true peak (dBTP) of the output.
 	Integrated, TruePeak float64
 	// RatioChange is how much the ratio of the speech level to the pause
@@ -89,12 +91,14 @@ func measure(t testing.TB, in, out []float64, rate int, spans []audio.Span, turn
 	}
 	st := loudness.WindowLoudness(steps, loudness.ShortTermSteps)
 	sf := loudness.StepFrames(rate)
-	for _, tr := range turns[1:] {
+	for i, tr := range turns[1:] {
 		k := (tr.Start+5*rate)/sf - loudness.ShortTermSteps // the window ending 5 s in
 		if k >= len(st) {
 			break
 		}
-		f.WorstJump = max(f.WorstJump, math.Abs(st[k]-target))
+		if d := math.Abs(st[k] - target); d > f.WorstJump {
+			f.WorstJump, f.WorstTurn = d, i+1
+		}
 	}
 	// Speech share of each window, for the spread.
 	speech := make([]float64, len(steps))

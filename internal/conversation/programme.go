@@ -38,6 +38,11 @@ type ProgrammeOptions struct {
 	// recordings this far under each turn's speech, scaled with the turn
 	// as a microphone's own noise is.
 	NoiseBelowDB float64
+	// MinDensity, when above 0, replaces minDensity: the least share of a
+	// clip its phrases must cover. Lower, it lets in speakers who pause
+	// between short sentences (0.6 takes the tuning half's codec2/cross
+	// and hts1, 2.5 s sentences with 0.4 to 0.8 s of room around them).
+	MinDensity float64
 }
 
 // turnLevels are the turns' levels in dB, cycling: every other turn is
@@ -81,8 +86,12 @@ func RealProgramme(c *realaudio.Corpus, seconds float64, o ProgrammeOptions) Pro
 	const rate = realaudio.Rate
 	bySpeaker := map[string][]realaudio.Clip{}
 	var order []string
+	least := minDensity
+	if o.MinDensity > 0 {
+		least = o.MinDensity
+	}
 	for _, cl := range c.Clips() {
-		if hasDigitalSilence(cl.Samples) || density(cl.Samples) < minDensity {
+		if hasDigitalSilence(cl.Samples) || density(cl.Samples) < least {
 			continue
 		}
 		if bySpeaker[cl.Speaker] == nil {
