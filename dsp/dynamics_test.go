@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
@@ -79,8 +80,25 @@ func TestCompressorPresetsOrdered(t *testing.T) {
 
 // truePeakRef measures the true peak with a 16x long windowed-sinc
 // interpolation, independent of the limiter's 4x interpolator.
+// truePeakRefKernel holds truePeakRef's interpolation coefficients,
+// computed once: each is the same product for every sample, and the
+// Kaiser window's Bessel series made them most of the reference's cost.
+var truePeakRefKernel = sync.OnceValue(func() (k [truePeakRefOver][2 * truePeakRefHalf]float64) {
+	for p := 1; p < truePeakRefOver; p++ {
+		mu := float64(p) / truePeakRefOver
+		for j := -truePeakRefHalf + 1; j <= truePeakRefHalf; j++ {
+			d := float64(j) - mu
+			k[p][j+truePeakRefHalf-1] = sinc(d) * kaiser(d/truePeakRefHalf, 8)
+		}
+	}
+	return k
+})
+
+const truePeakRefOver, truePeakRefHalf = 16, 24
+
 func truePeakRef(x []float64) float64 {
-	const over, half = 16, 24
+	const over, half = truePeakRefOver, truePeakRefHalf
+	kernel := truePeakRefKernel()
 	peak := 0.0
 	for _, v := range x {
 		peak = math.Max(peak, math.Abs(v))
@@ -93,15 +111,13 @@ func truePeakRef(x []float64) float64 {
 			continue
 		}
 		for p := 1; p < over; p++ {
-			mu := float64(p) / over
 			var s float64
 			for j := -half + 1; j <= half; j++ {
 				k := i + j
 				if k < 0 || k >= len(x) {
 					continue
 				}
-				d := float64(j) - mu
-				s += x[k] * sinc(d) * kaiser(d/half, 8)
+				s += x[k] * kernel[p][j+half-1]
 			}
 			peak = math.Max(peak, math.Abs(s))
 		}
