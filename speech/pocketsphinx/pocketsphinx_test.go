@@ -18,6 +18,7 @@ import (
 	"github.com/audiopost/audiopost/audio/procpool"
 	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
+	"github.com/audiopost/audiopost/internal/testsize"
 	"github.com/audiopost/audiopost/speech"
 	"github.com/audiopost/audiopost/speech/pocketsphinx"
 )
@@ -185,9 +186,12 @@ func TestEspeakSubtitles(t *testing.T) {
 	need.Program(t, pocketsphinx.Program)
 	need.Path(t, pocketsphinx.DefaultModelDir)
 	const rate = 48000
-	sentences := testaudio.Sentences
+	// The recognizer costs about 0.6 s of CPU per second of speech: the
+	// plain run recognizes 5 of the 10 phrases (about 20 s of speech),
+	// -short 3, AUDIOPOST_LONG=1 all.
+	sentences := testsize.Spread(testaudio.Sentences, 5)
 	if testing.Short() {
-		sentences = sentences[:4]
+		sentences = testaudio.Sentences[:3]
 	}
 	x, spans := testaudio.Phrases(t, rate, sentences, 1.5)
 	src := audio.NewBufferSource(audio.Buffer{x}, rate)
