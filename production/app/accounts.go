@@ -66,7 +66,7 @@ func (a *App) CreateUser(ctx context.Context, username, email, password string) 
 	if err := validatePassword(password); err != nil {
 		return storage.User{}, err
 	}
-	hash, err := storage.HashPassword(password)
+	hash, err := storage.HashPasswordIterations(password, a.hashIter)
 	if err != nil {
 		return storage.User{}, err
 	}
@@ -88,7 +88,7 @@ func (a *App) SetPassword(ctx context.Context, username, password string) error 
 	if err != nil {
 		return err
 	}
-	if u.PasswordHash, err = storage.HashPassword(password); err != nil {
+	if u.PasswordHash, err = storage.HashPasswordIterations(password, a.hashIter); err != nil {
 		return err
 	}
 	return a.store.UpdateUser(ctx, u)

@@ -87,6 +87,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
+	// PasswordIterations is the PBKDF2 iteration count of the passwords
+	// CreateUser and SetPassword hash; 0 means storage.PasswordIterations,
+	// else at least 1000. Tests lower it: the race detector makes a hash
+	// at the default count cost seconds.
+	PasswordIterations int
 }
 
 // DefaultMaxUploadBytes is the default of Config.MaxUploadBytes.
@@ -105,6 +110,7 @@ type App struct {
 	limits   production.Limits
 	log      *slog.Logger
 	now      func() time.Time
+	hashIter int
 }
 
 // New returns the operations over cfg's stores.
@@ -127,7 +133,13 @@ func New(cfg Config) (*App, error) {
 	}
 	a := &App{store: cfg.Store, blobs: cfg.Blobs, links: links, fetch: cfg.Fetcher, transfer: cfg.Transfer,
 		policy: cfg.AddressPolicy, liveURL: cfg.LiveURLCheck, maxUp: cfg.MaxUploadBytes, limits: cfg.Limits,
-		log: cfg.Logger, now: cfg.Now}
+		log: cfg.Logger, now: cfg.Now, hashIter: cfg.PasswordIterations}
+	if a.hashIter == 0 {
+		a.hashIter = storage.PasswordIterations
+	}
+	if a.hashIter < 1000 {
+		return nil, errors.New("app: Config.PasswordIterations is below 1000")
+	}
 	if a.maxUp <= 0 {
 		a.maxUp = DefaultMaxUploadBytes
 	}
@@ -142,6 +154,10 @@ func New(cfg Config) (*App, error) {
 	}
 	return a, nil
 }
+
+// PasswordIterations returns the PBKDF2 iteration count of the passwords
+// it hashes (Config.PasswordIterations).
+func (a *App) PasswordIterations() int { return a.hashIter }
 
 // Links returns the URLs of the service's files.
 func (a *App) Links() Links { return a.links }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -284,5 +285,32 @@ func TestLogOutEverywhere(t *testing.T) {
 	}
 	if _, err := e.store.LookupAPIKey(ctx, storage.HashToken(key), now); err != nil {
 		t.Errorf("ann's API key no longer opens the API: %v", err)
+	}
+}
+
+// TestPasswordIterations: newEnv's users are hashed at the default count;
+// Config.PasswordIterations lowers it (not below 1000), and such a hash
+// verifies like any other.
+func TestPasswordIterations(t *testing.T) {
+	e := newEnv(t)
+	if want := "$" + strconv.Itoa(storage.PasswordIterations) + "$"; !strings.Contains(e.ann.PasswordHash, want) {
+		t.Errorf("default hash %q lacks %q", e.ann.PasswordHash, want)
+	}
+	if _, err := app.New(app.Config{Store: e.store, PasswordIterations: 999}); err == nil {
+		t.Error("999 iterations accepted")
+	}
+	a, err := app.New(app.Config{Store: e.store, PasswordIterations: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SetPassword(t.Context(), "bob", "bob's new password"); err != nil {
+		t.Fatal(err)
+	}
+	bob, err := a.UserByName(t.Context(), "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(bob.PasswordHash, "$1000$") || !storage.CheckPassword(bob.PasswordHash, "bob's new password") {
+		t.Errorf("hash at 1000 iterations %q does not verify", bob.PasswordHash)
 	}
 }

@@ -86,6 +86,8 @@ type Server struct {
 	secure   bool
 	log      *slog.Logger
 	basic    *credCache
+	// dummyHash is checked for a login that names no user (see dummyHash).
+	dummyHash string
 	// Throttle counters are in the store; purging old ones is due once
 	// an hour per process.
 	purgeMu   sync.Mutex
@@ -140,6 +142,8 @@ func New(store storage.Store, cfg Config) *Server {
 		secure:   base.Scheme == "https",
 		log:      cfg.Logger,
 		basic:    newCredCache(cfg.BasicCacheSize, cfg.BasicCacheTTL),
+
+		dummyHash: dummyHash(accounts.PasswordIterations()),
 	}
 	return s
 }

@@ -68,6 +68,13 @@ func newEnvOn(t testing.TB, st storage.Store, c *clock, mod func(*auth.Config)) 
 	e.srv = httptest.NewServer(mux)
 	t.Cleanup(e.srv.Close)
 	cfg := auth.Config{BaseURL: e.srv.URL, Now: e.clock.Now}
+	// Passwords hashed, and the hash an unknown user's login is checked
+	// against, at 1000 iterations (see accounts).
+	a, err := app.New(app.Config{Store: st, Now: e.clock.Now, PasswordIterations: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Accounts = a
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -104,10 +111,12 @@ func (e *env) user(name, password string) storage.User {
 	return u
 }
 
-// accounts are the account operations over st.
+// accounts are the account operations over st. They hash passwords at
+// 1000 iterations: the default count costs seconds a hash under the race
+// detector (production/app's own tests hash at the default).
 func accounts(t testing.TB, st storage.Store) *app.App {
 	t.Helper()
-	a, err := app.New(app.Config{Store: st})
+	a, err := app.New(app.Config{Store: st, PasswordIterations: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

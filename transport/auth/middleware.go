@@ -42,17 +42,18 @@ func (e *RetryError) Is(target error) bool { return target == ErrTooManyAttempts
 // characters.
 const maxSecretLen = 512
 
-// dummyHash is checked when a login names no user, so that an unknown
-// username takes as long as a wrong password and does not reveal which
-// usernames exist. Its random salt and key match no password.
-var dummyHash = func() string {
+// dummyHash returns the hash checked when a login names no user, so that
+// an unknown username takes as long as a wrong password and does not
+// reveal which usernames exist: at the iteration count the accounts hash
+// new passwords with. Its random salt and key match no password.
+func dummyHash(iterations int) string {
 	var salt [16]byte
 	var key [32]byte
 	rand.Read(salt[:])
 	rand.Read(key[:])
-	return "pbkdf2-sha256$" + strconv.Itoa(storage.PasswordIterations) + "$" +
+	return "pbkdf2-sha256$" + strconv.Itoa(iterations) + "$" +
 		base64.RawStdEncoding.EncodeToString(salt[:]) + "$" + base64.RawStdEncoding.EncodeToString(key[:])
-}()
+}
 
 // Middleware authenticates every request before next. It accepts
 // "Authorization: Bearer <API key or access token>" (scheme in any case),
@@ -209,7 +210,7 @@ func (s *Server) PasswordUser(ctx context.Context, login, password, ip string) (
 	}
 	hash := u.PasswordHash
 	if err != nil || hash == "" {
-		hash = dummyHash
+		hash = s.dummyHash
 	}
 	if !storage.CheckPassword(hash, password) || err != nil || u.PasswordHash == "" {
 		if terr := s.throttleFailed(ctx, keys, ip, now); terr != nil {

@@ -313,10 +313,12 @@ func get(m map[string]any, path string) any {
 	return cur
 }
 
-// accountsOf are the account operations over st.
+// accountsOf are the account operations over st. They hash passwords at
+// 1000 iterations: the default count costs seconds a hash under the race
+// detector (production/app's own tests hash at the default).
 func accountsOf(t testing.TB, st storage.Store) *app.App {
 	t.Helper()
-	a, err := app.New(app.Config{Store: st})
+	a, err := app.New(app.Config{Store: st, PasswordIterations: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
