@@ -323,6 +323,12 @@ func defaultBaseURL(a *net.TCPAddr) string {
 // too when it exists in the working directory.
 const defaultData = "./audiopost-data"
 
+// passwordIterations is the PBKDF2 iteration count of the passwords serve's
+// admin account and the user command hash. The tests lower it (TestMain):
+// they start serve dozens of times, and under the race detector a hash at
+// the default count costs seconds.
+var passwordIterations = storage.PasswordIterations
+
 // ensureAdmin creates the admin account when the store has no user yet.
 // Without a password one is generated and printed, once.
 func ensureAdmin(ctx context.Context, st storage.Store, username, password string, credits time.Duration, stdout io.Writer) error {
@@ -340,7 +346,7 @@ func ensureAdmin(ctx context.Context, st storage.Store, username, password strin
 	if generated {
 		password = storage.NewToken()[:24]
 	}
-	accounts, err := app.New(app.Config{Store: st})
+	accounts, err := app.New(app.Config{Store: st, PasswordIterations: passwordIterations})
 	if err != nil {
 		return err
 	}

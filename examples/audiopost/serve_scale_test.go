@@ -37,6 +37,11 @@ import (
 const mainEnv = "AUDIOPOST_TEST_RUN_MAIN"
 
 func TestMain(m *testing.M) {
+	// Serve's admin and the user command hash passwords at 1000
+	// iterations here, in the serve processes started too: the default
+	// count costs 0.15 s of CPU a hash, and 2 s under the race detector
+	// (production/app's tests hash at the default).
+	passwordIterations = 1000
 	if os.Getenv(mainEnv) != "" {
 		main()
 		os.Exit(0)

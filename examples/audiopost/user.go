@@ -122,7 +122,7 @@ func acctApp(ctx context.Context, fs *flag.FlagSet, loc acctLoc) (*app.App, *sql
 	if err != nil {
 		return nil, nil, err
 	}
-	a, err := app.New(app.Config{Store: st})
+	a, err := app.New(app.Config{Store: st, PasswordIterations: passwordIterations})
 	if err != nil {
 		st.Close()
 		return nil, nil, err
