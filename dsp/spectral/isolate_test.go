@@ -63,9 +63,12 @@ func TestRealSpeechIsolation(t *testing.T) {
 // isolateWant and isolatePlainWant are the mean gains TestRealSpeechIsolation
 // asks of the held-out half with -realfull and in the plain run: the
 // figures measured there, rounded down (the issue's +6 is not reached).
+// Measured: -realfull babble +1.31 dB (5 mixes), music +2.08 (6); plain
+// babble +1.73 (2), music +2.71 (2). Before isolate.go speech_isolation
+// gained +0.76 on the two together (TestRealNoisySpeech -realfull).
 var (
-	isolateWant      = map[string]float64{"babble": 0, "music": 0}
-	isolatePlainWant = map[string]float64{"babble": 0, "music": 0}
+	isolateWant      = map[string]float64{"babble": 1.2, "music": 2.0}
+	isolatePlainWant = map[string]float64{"babble": 1.6, "music": 2.6}
 )
 
 // The isolator's output lines up with its input, whatever the block size

@@ -472,8 +472,9 @@ const noisyPlainWant = 3.0
 // issue's figure in the message. None is met yet: on the held-out half's
 // 22 mixes (11 of real noise) static gained +4.18 dB, dynamic +4.55,
 // +1.06 and +1.43 ahead of the best peer (RNNoise, +3.12; afftdn nf tn
-// +3.11), and speech_isolation +0.76 on babble or music.
+// +3.11), and speech_isolation +0.76 on babble or music, +1.73 since its
+// background mask (isolate.go; TestRealSpeechIsolation has each apart).
 var (
-	noisyWant = map[Method]float64{Static: 4.1, Dynamic: 4.5, SpeechIsolation: 0.7}
+	noisyWant = map[Method]float64{Static: 4.1, Dynamic: 4.5, SpeechIsolation: 1.6}
 	noisyLead = map[Method]float64{Static: 1.0, Dynamic: 1.4}
 )
