@@ -168,7 +168,7 @@ func New(src audio.Source, c Config) (*Processor, error) {
 		s = dh
 	}
 	if c.Denoise != nil {
-		d, err := spectral.NewDenoiser(s, spectral.DenoiserOptions{Settings: *c.Denoise})
+		d, err := spectral.NewDenoiser(s, spectral.DenoiserOptions{Settings: *c.Denoise, Causal: true})
 		if err != nil {
 			return nil, err
 		}

@@ -36,7 +36,8 @@ const (
 	// percentile of each bin's power over a second around the frame,
 	// isolate.go), then Dynamic's gain against noise tracked four times
 	// faster (0.1 s of memory per hop). Without a reduction to make (the
-	// automatic amount on a clean recording) the mask is off. It has no
+	// automatic amount on a clean recording) the mask is off, and so it is
+	// in a causal Denoiser (live), which subtracts twice the noise. It has no
 	// harmonic model of the voice: a pitch comb was tried twice and lost,
 	// on the low espeak voices (harmonics too close for a 43 ms window)
 	// and on real music (sung vocals and guitar carry the strongest pitch).
@@ -129,6 +130,11 @@ type DenoiserOptions struct {
 	RT60 float64
 	// Dehum, when not nil, removes mains hum before denoising.
 	Dehum *DehumOptions
+	// Causal keeps the look-ahead to the STFT's own, as a live stream
+	// needs: SpeechIsolation then goes without its background mask, whose
+	// percentile looks 0.6 s ahead (isolate.go), and subtracts twice its
+	// fast-tracked noise instead.
+	Causal bool
 }
 
 // Constants of the estimators (tuned on speech in pink and white noise).
@@ -430,7 +436,7 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 		up = d.wrun
 	}
 	for _, r := range d.segs {
-		if r.s.Method == SpeechIsolation && r.applied > 0 {
+		if r.s.Method == SpeechIsolation && r.applied > 0 && !opts.Causal {
 			d.iso = newIsolator(f.Channels, f.SampleRate, d.isoAmount)
 			d.lamL, d.ratio = nil, nil // the level follower serves the gain without the mask
 			d.irun = newHopRunner(up, d.iso.hop, d.iso.latency(), d.iso.process)

@@ -108,3 +108,23 @@ func TestIsolatorPassesAndAligns(t *testing.T) {
 		t.Errorf("steady pink noise through the mask: %+.1f dB, want -6 or less", r)
 	}
 }
+
+// The isolator's look-ahead is in the Denoiser's latency, and a causal
+// Denoiser (a live stream) goes without it.
+func TestIsolatorLatency(t *testing.T) {
+	x := audio.Buffer{testaudio.PinkNoise(fs, 0.1, 6)}
+	lat := func(m Method, causal bool) int {
+		d, err := NewDenoiser(audio.NewBufferSource(x, fs), DenoiserOptions{Settings: Settings{Method: m, DeverbDB: -1}, Causal: causal})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Latency()
+	}
+	dyn, iso, causal := lat(Dynamic, false), lat(SpeechIsolation, false), lat(SpeechIsolation, true)
+	if causal != dyn {
+		t.Errorf("causal speech_isolation: latency %d frames, Dynamic's %d", causal, dyn)
+	}
+	if iso < dyn+fs/2 {
+		t.Errorf("speech_isolation: latency %d frames, want Dynamic's %d and half a second of look-ahead", iso, dyn)
+	}
+}
