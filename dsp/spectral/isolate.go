@@ -34,7 +34,19 @@ import (
 // A harmonic comb on the dominant pitch (harmonic sum with continuity by
 // Viterbi, a Gaussian tooth per harmonic below 4 kHz, 0.3 or 0.6 between
 // them) gained 0.2 dB on babble and lost 0.4 to 1.7 on music, whose
-// sung vocals and guitar carry the strongest pitch: it is not used.
+// sung vocals and guitar carry the strongest pitch: it is not used, nor
+// is it to keep the harmonics of a strong pitch above the mask (+0.1 on
+// babble, -1.0 on music). A decision-directed Wiener gain instead of the
+// power subtraction, a wider smoothing or the percentile smoothed over
+// frequency changed the figures by 0.1 dB or lost.
+//
+// What limits it: the same gain against the true interferer's mean power
+// over the same second gains +2.7/+3.9 dB (+3.5/+5.8 with twice it), and
+// against its mean over a tenth of a second +5.8/+7.7. A background known
+// only from what outlasts a talker's syllables, which is all a blind
+// stationarity cue can know, stays well under the issue's +6 on babble;
+// the rest of the gap to it is the estimate's own error, the talker in
+// front filling a bin more than a fifth of the time.
 const (
 	isoSpanSec = 0.5
 	isoPct     = 0.2
