@@ -453,8 +453,18 @@ func (r *report) denoise(t *testing.T, c *realaudio.Corpus) {
 	for _, n := range []string{"static", "dynamic"} {
 		r.add(summaryRow{"denoise " + n, "SI-SDR gain, 5-15 dB SNR", fmt.Sprintf("%+.1f dB", all[n]), fmt.Sprintf("%+.1f dB (%s)", bestPeer, bestName), "≥ +5 dB and ≥ best peer + 2 dB", all[n] >= 5 && all[n] >= bestPeer+2})
 	}
-	iso := mean(append(append([]float64{}, res["speech_isolation"]["babble"]...), res["speech_isolation"]["music"]...))
-	r.add(summaryRow{"denoise speech_isolation", "SI-SDR gain on babble and music", fmt.Sprintf("%+.1f dB", iso), "", "≥ +6 dB", iso >= 6})
+	// Babble and music apart: the issue's "babble or music" is read as
+	// each kind reported, beside the best peer on that kind.
+	for _, kind := range []string{"babble", "music"} {
+		iso := mean(res["speech_isolation"][kind])
+		peer, peerName := math.Inf(-1), ""
+		for _, p := range denoisePeers {
+			if g := mean(res[p.name][kind]); g > peer {
+				peer, peerName = g, p.name
+			}
+		}
+		r.add(summaryRow{"denoise speech_isolation, " + kind, "SI-SDR gain on " + kind + ", 5-15 dB SNR", fmt.Sprintf("%+.1f dB", iso), fmt.Sprintf("%+.1f dB (%s)", peer, peerName), "≥ +6 dB", iso >= 6})
+	}
 	r.section("Denoise", fmt.Sprintf("%d held-out mixes: real speech plus a real noise (stationary or not), six-talker babble or music at 5, 10 and 15 dB SNR, 8 s each. Our methods run the product's two passes (Profiler with the classifier's VAD, automatic amount); the peers run as `"+afftdn+"`, `"+anlmdn+"`, `"+afwtdn+"`, sox noisered 0.21 with a profile of the noise alone, RNNoise ("+rnnoisePackage+", node). Mean SI-SDR gain in dB:\n\n", len(mixes))+b.String())
 }
 
