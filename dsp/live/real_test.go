@@ -118,6 +118,9 @@ func runReal(t *testing.T, h realaudio.Half, p conversation.Programme, cfg live.
 		f.WorstJump, f.Integrated, cfg.TargetLUFS, f.TruePeak, cfg.MaxTruePeak, f.RatioChange, f.ShortTermSpread)
 	if f.WorstJump > 2 {
 		t.Errorf("short-term loudness 5 s after a jump %.2f LU off the target, want at most 2", f.WorstJump)
+		for i, v := range f.AfterJump {
+			t.Logf("turn %d, %s at %+.0f dB: %.2f LUFS 5 s in", i+1, p.Speakers[i+1], p.Turns[i+1].GainDB, v)
+		}
 	}
 	if math.Abs(f.Integrated-cfg.TargetLUFS) > 1 {
 		t.Errorf("integrated %.2f LUFS, want within 1 LU of %v", f.Integrated, cfg.TargetLUFS)

@@ -25,8 +25,11 @@ type Figures struct {
 	// short-term loudness 5 s after a turn's start (the window ending
 	// there), over every turn after the first.
 	WorstJump float64
-	// WorstTurn is the index of that turn (0 when there is none).
+	// WorstTurn is the index of that turn (0 when there is none), and
+	// AfterJump holds the short-term loudness 5 s into every turn after
+	// the first that the output covers, in LUFS, in order.
 	WorstTurn int
+	AfterJump []float64
 	// Integrated loudness (LUFS) and true peak (dBTP) of the output.
 	Integrated, TruePeak float64
 	// RatioChange is how much the ratio of the speech level to the pause
@@ -96,6 +99,7 @@ func measure(t testing.TB, in, out []float64, rate int, spans []audio.Span, turn
 		if k >= len(st) {
 			break
 		}
+		f.AfterJump = append(f.AfterJump, st[k])
 		if d := math.Abs(st[k] - target); d > f.WorstJump {
 			f.WorstJump, f.WorstTurn = d, i+1
 		}
