@@ -61,10 +61,14 @@ const (
 	// refTau is the time constant, in seconds of programme, of the
 	// programme's common level that the leveler evens toward.
 	refTau = 15.0
-	// The applied gain follows the computed one with these time constants:
-	// cuts quicker than boosts.
+	// The applied gain follows the computed one with these time constants.
+	// Boosts wait for programme (a pause keeps its gain), and so can be
+	// as quick as cuts: with 0.25 s, a host 12 dB under the guest before
+	// was still coming up 5 s into the turn (tuning half: worst 1.57 LU
+	// off the target 5 s after a jump, short-term spread 1.41 LU; with
+	// 0.12 s, 1.27 and 1.32).
 	cutTau   = 0.15
-	boostTau = 0.25
+	boostTau = 0.12
 	pauseTau = 0.03
 	maxDip   = 2.0
 	// The loudness control measures the output's gated loudness over the
