@@ -2,6 +2,8 @@ package classify
 
 import (
 	"math"
+
+	"github.com/audiopost/audiopost/internal/quickselect"
 )
 
 // Speech/music classification.
@@ -380,7 +382,68 @@ func (r *Result) snapSwitch(j0, reach int, toMusic bool) int64 {
 	if !moved {
 		bestP = r.nearPause(bestP, toMusic)
 	}
-	return r.SubBlockStart(bestP)
+	return r.SubBlockStart(r.bedEdge(bestP, toMusic))
+}
+
+// Bed edge parameters, in sub-blocks and dB.
+const (
+	bedReach = 200 // how far the music's edge may lie from the switch
+	bedRef   = 100 // the stretch of music whose level the bed is held to
+	bedMin   = 10  // the shortest bed
+	bedStep  = 9.0 // how far the bed's loud parts lie under the music's
+	// bedHeld is the share of a bed's sub-blocks that hold sound: a bed
+	// goes on under the speech, where the hits of sparse music fall
+	// silent between them.
+	bedHeld = 0.9
+)
+
+// held reports whether bedHeld of the sub-blocks [a, b) hold sound.
+func (r *Result) held(a, b int) bool {
+	n := 0
+	for k := a; k < b; k++ {
+		if r.feat(k).band > absoluteGate {
+			n++
+		}
+	}
+	return float64(n) >= bedHeld*float64(b-a)
+}
+
+// bedEdge returns the music's edge of a quiet stretch next to switch j: a
+// bed of music under speech starts where the music drops well under its
+// level before (or ends where the music rises from it), and a speech
+// clip's lead-in or tail often holds the bed alone. With the bed at least
+// bedStep under the music, the bed belongs to the speech it carries, as a
+// pause does; otherwise j stays.
+func (r *Result) bedEdge(j int, toMusic bool) int {
+	ns := r.feats.len()
+	level := func(k int) float64 { return float64(r.feat(k).band) }
+	// The bed's loud level, that of the 90th percentile, over [a, b).
+	var buf []float64
+	top := func(a, b int) float64 {
+		buf = buf[:0]
+		for k := a; k < b; k++ {
+			buf = append(buf, level(k))
+		}
+		return quickselect.Nth(buf, int(0.9*float64(len(buf)-1)))
+	}
+	best := j
+	for d := bedMin; d <= bedReach; d++ {
+		var q, bedLo, bedHi, refLo, refHi int
+		if toMusic { // bed [j, q), then the music
+			q = j + d
+			bedLo, bedHi, refLo, refHi = j, q, q, q+bedRef
+		} else { // the music, then the bed [q, j)
+			q = j - d
+			bedLo, bedHi, refLo, refHi = q, j, q-bedRef, q
+		}
+		if refLo < 0 || refHi > ns {
+			break
+		}
+		if top(bedLo, bedHi) <= top(refLo, refHi)-bedStep && r.held(bedLo, bedHi) {
+			best = q
+		}
+	}
+	return best
 }
 
 // nearPause returns the music's edge of the pause of gapMin sub-blocks or
