@@ -108,6 +108,10 @@ type Dehum struct {
 	mwin          [][]float64       // the measurement window of each channel
 	hanns         map[int][]float64 // Hann windows by length, the sum last
 	tabR, tabI    [][]float64       // each harmonic's phasor over a window, from phase 0
+	// midR, midI are the phasors half way between the harmonics, (j+0.5)
+	// times the fundamental for j = 0..k, over the tracker's window.
+	midR, midI [][]float64
+	mid        []float64 // the tracker's power at each of them in a block
 }
 
 // NewDehum returns src with mains hum removed as opts say.
@@ -252,6 +256,16 @@ func (h *Dehum) allocate() {
 			h.tabR[k][n], h.tabI[k][n] = real(z), imag(z)
 		}
 	}
+	tm := dehumTrackWin * (h.nd/h.nsub + 1)
+	h.midR, h.midI = make([][]float64, K+1), make([][]float64, K+1)
+	for j := range K + 1 {
+		h.midR[j], h.midI[j] = make([]float64, tm), make([]float64, tm)
+		for n := range tm {
+			z := phasor(-(float64(j)+0.5)*h.f0, float64(n*h.dfac), h.fs)
+			h.midR[j][n], h.midI[j][n] = real(z), imag(z)
+		}
+	}
+	h.mid = make([]float64, K+1)
 	h.boxG = make([]float64, K)
 	for k := range K {
 		f := float64(k+1) * h.f0
@@ -452,7 +466,17 @@ func (h *Dehum) track(s, j int64, b int) {
 	for k := range h.k {
 		zk *= z1
 		h.ym[k] = dotTab(x, h.tabR[k], h.tabI[k]) * zk * g
-		h.bp[int(p%int64(len(h.bp)))][k] = real(h.ym[k])*real(h.ym[k]) + imag(h.ym[k])*imag(h.ym[k])
+	}
+	// The power half way between the harmonics: the voice's near each
+	// harmonic, with the hum itself 15 dB down (the window's response
+	// half a harmonic off), so that the weights follow the voice and not
+	// the hum plus the voice.
+	for j := range h.mid {
+		m := dotTab(x, h.midR[j], h.midI[j]) * g
+		h.mid[j] = real(m)*real(m) + imag(m)*imag(m)
+	}
+	for k := range h.k {
+		h.bp[int(p%int64(len(h.bp)))][k] = (h.mid[k] + h.mid[k+1]) / 2
 	}
 	h.bpLast = p
 	_, end := h.blockFrames(s)
@@ -584,8 +608,12 @@ func (h *Dehum) measure(s int64) {
 		for k := range K {
 			i := c*K + k
 			// ... and within the block, each harmonic weighs the inverse of
-			// its own band's power too, so a harmonic under a partial of the
-			// voice counts for little while the others still count.
+			// the power half way to its neighbours too, so a harmonic next
+			// to a partial of the voice counts for little while the others
+			// still count. The power at the harmonic itself would hold the
+			// hum as well: the weights would then depend on how the hum
+			// adds to the voice, and the estimate lean toward the blocks
+			// where they cancel.
 			var ek float64
 			cnt := 0
 			for q := max(0, s-2); q <= min(h.bpLast, s+2); q++ {
