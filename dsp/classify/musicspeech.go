@@ -368,11 +368,12 @@ func (r *Result) snapSwitch(j0, reach int, toMusic bool) int64 {
 	}
 	// A pause at the switch belongs to the speech: the switch goes to
 	// the music's edge of it.
+	pause := r.pauses(j0)
 	moved := false
 	for k := 0; k < pauseReach; k++ {
-		if toMusic && bestP < len(act) && !act[bestP] {
+		if toMusic && bestP < len(act) && pause(bestP) {
 			bestP++
-		} else if !toMusic && bestP > 0 && !act[bestP-1] {
+		} else if !toMusic && bestP > 0 && pause(bestP-1) {
 			bestP--
 		} else {
 			break
@@ -380,7 +381,7 @@ func (r *Result) snapSwitch(j0, reach int, toMusic bool) int64 {
 		moved = true
 	}
 	if !moved {
-		bestP = r.nearPause(bestP, toMusic)
+		bestP = r.nearPause(bestP, toMusic, pause)
 	}
 	return r.SubBlockStart(r.bedEdge(bestP, toMusic))
 }
@@ -446,23 +447,54 @@ func (r *Result) bedEdge(j int, toMusic bool) int {
 	return best
 }
 
+// pauseDB is how far under the loud level around a switch a sub-block
+// without voice activity must lie to be a pause: a held note of music
+// dies away without activity too, and a switch must not move across it.
+const pauseDB = 30.0
+
+// pauseNoiseDB: in a noisy recording a pause lies on the noise floor,
+// less than pauseDB under the loud level: a sub-block this close to the
+// quietest twentieth around the switch is a pause too.
+const pauseNoiseDB = 3.0
+
+// pauses returns whether a sub-block is a pause, near the switch at
+// sub-block j: without voice activity and pauseDB under the 90th
+// percentile of the levels within sideLen of j, or within pauseNoiseDB of
+// their 5th percentile.
+func (r *Result) pauses(j int) func(int) bool {
+	lo, hi := max(0, j-sideLen), min(r.feats.len(), j+sideLen)
+	var lv []float64
+	for k := lo; k < hi; k++ {
+		lv = append(lv, float64(r.feat(k).band))
+	}
+	floor := math.Inf(1)
+	if n := float64(len(lv) - 1); n >= 0 {
+		top := quickselect.Nth(lv, int(0.9*n))
+		bottom := quickselect.Nth(lv, int(0.05*n))
+		floor = max(top-pauseDB, bottom+pauseNoiseDB)
+	}
+	return func(k int) bool {
+		return !r.Activity[k] && float64(r.feat(k).band) < floor
+	}
+}
+
 // nearPause returns the music's edge of the pause of gapMin sub-blocks or
 // more nearest to sub-block j, when the pause lies within gapReach of it,
 // and j otherwise. The side windows judge a window that holds a pause and a
 // little of what follows it poorly (the pause alone looks like neither),
 // so their switch can land a few tenths of a second inside the speech next
 // to the pause that truly separates speech and music.
-func (r *Result) nearPause(j int, toMusic bool) int {
+func (r *Result) nearPause(j int, toMusic bool, pause func(int) bool) int {
 	act := r.Activity
 	lo, hi := max(0, j-gapReach-gapMin), min(len(act), j+gapReach+gapMin)
 	best, at := gapReach+1, j
 	for k := lo; k < hi; {
-		if act[k] {
+		if !pause(k) {
 			k++
 			continue
 		}
 		e := k
-		for e < len(act) && !act[e] {
+		for e < len(act) && pause(e) {
 			e++
 		}
 		if e-k >= gapMin {
