@@ -31,6 +31,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/audiopost/audiopost/internal/wasmsimd"
 	"github.com/audiopost/audiopost/transport/browser/local"
 	"github.com/audiopost/audiopost/transport/internal/webstyle"
 )
@@ -46,6 +47,10 @@ const (
 	WasmFile     = "audiopost.wasm"
 	SettingsFile = "settings.json"
 	wasmExecFile = "wasm_exec.js"
+	// KernelsFile is the engine's SIMD kernels (internal/wasmsimd), which
+	// the worker instantiates over the engine's memory with simd.js.
+	KernelsFile = "kernels.wasm"
+	simdJSFile  = "simd.js"
 )
 
 // CSP is the Content Security Policy of the pages: scripts and workers
@@ -140,7 +145,9 @@ func Build(ctx context.Context, dir string, opts Options) (*Report, error) {
 	rep.GoVersion = lines[1]
 
 	tmpWasm := filepath.Join(dir, "."+WasmFile+".tmp")
-	args := []string{"build", "-trimpath", "-o", tmpWasm}
+	// The tag wasmsimd links the engine's hottest loops to the SIMD
+	// kernels of kernels.wasm (internal/wasmsimd).
+	args := []string{"build", "-trimpath", "-tags", "wasmsimd", "-o", tmpWasm}
 	if !opts.Debug {
 		args = append(args, "-ldflags=-s -w")
 	}
@@ -186,6 +193,13 @@ func Build(ctx context.Context, dir string, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("browser: no wasm_exec.js in %s: %w", goroot, err)
 	}
 	if err := write(wasmExecFile, exec); err != nil {
+		return nil, err
+	}
+
+	if err := write(KernelsFile, wasmsimd.Module()); err != nil {
+		return nil, err
+	}
+	if err := write(simdJSFile, wasmsimd.LinkJS); err != nil {
 		return nil, err
 	}
 

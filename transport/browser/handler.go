@@ -50,7 +50,7 @@ func Handler(dir string) http.Handler {
 				}
 			}
 		}
-		if name == "/"+WasmFile {
+		if strings.HasSuffix(name, ".wasm") {
 			h.Set("Content-Type", "application/wasm")
 			h.Add("Vary", "Accept-Encoding")
 		}

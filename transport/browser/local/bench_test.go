@@ -17,13 +17,17 @@ import (
 //
 //	GOMAXPROCS=1 go test ./transport/browser/local -run '^$' -bench Process -benchtime 3x
 //	GOMAXPROCS=1 go test -tags purego ./transport/browser/local -run '^$' -bench Process -benchtime 3x
-//	GOOS=js GOARCH=wasm go test -exec "$(go env GOROOT)/lib/wasm/go_js_wasm_exec" ./transport/browser/local -run '^$' -bench Process -benchtime 3x
+//	go build -o /tmp/nodeexec ./internal/wasmsimd/nodeexec
+//	GOOS=js GOARCH=wasm go test -tags wasmsimd -exec /tmp/nodeexec ./transport/browser/local -run '^$' -bench Process -benchtime 3x
 //
-// and V8's profile of the WebAssembly (functions by self time in the
-// .cpuprofile, which Chromium's DevTools open):
+// (the tag wasmsimd, as the browser build, links the SIMD kernels of
+// internal/wasmsimd, which nodeexec gives the engine; without it and
+// with GOROOT's go_js_wasm_exec, the Go loops), and V8's profile of the
+// WebAssembly (functions by self time in the .cpuprofile, which
+// Chromium's DevTools open):
 //
-//	GOOS=js GOARCH=wasm go test -c -o local.wasm ./transport/browser/local
-//	node --cpu-prof "$(go env GOROOT)/lib/wasm/wasm_exec_node.js" local.wasm -test.run '^$' -test.bench Process -test.benchtime 3x
+//	GOOS=js GOARCH=wasm go test -c -tags wasmsimd -o local.wasm ./transport/browser/local
+//	NODE_OPTIONS=--cpu-prof /tmp/nodeexec local.wasm -test.run '^$' -test.bench Process -test.benchtime 3x
 func BenchmarkProcess(b *testing.B) {
 	const seconds = 60
 	data := speech(b, seconds)

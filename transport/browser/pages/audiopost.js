@@ -12,17 +12,22 @@
 const base = new URL(".", import.meta.url);
 let compiled;
 
-// engine compiles audiopost.wasm once per page; each worker instantiates
-// the compiled module.
+// compile compiles the WebAssembly module in the file name.
+function compile(name) {
+  const url = new URL(name, base);
+  return WebAssembly.compileStreaming(fetch(url))
+    // A host that serves .wasm with another type than application/wasm.
+    .catch(() => fetch(url).then((r) => {
+      if (!r.ok) { throw new Error(name + ": " + r.status + " " + r.statusText); }
+      return r.arrayBuffer();
+    }).then((b) => WebAssembly.compile(b)));
+}
+
+// engine compiles audiopost.wasm and its SIMD kernels (kernels.wasm)
+// once per page; each worker instantiates the compiled modules.
 function engine() {
   if (!compiled) {
-    const url = new URL("audiopost.wasm", base);
-    compiled = WebAssembly.compileStreaming(fetch(url))
-      // A host that serves .wasm with another type than application/wasm.
-      .catch(() => fetch(url).then((r) => {
-        if (!r.ok) { throw new Error("audiopost.wasm: " + r.status + " " + r.statusText); }
-        return r.arrayBuffer();
-      }).then((b) => WebAssembly.compile(b)));
+    compiled = Promise.all([compile("audiopost.wasm"), compile("kernels.wasm")]);
     compiled.catch(() => { compiled = undefined; });
   }
   return compiled;
@@ -40,7 +45,7 @@ export class AudiopostError extends Error {
 }
 
 function run(message, onProgress, signal) {
-  return engine().then((module) => new Promise((resolve, reject) => {
+  return engine().then(([module, kernels]) => new Promise((resolve, reject) => {
     if (signal && signal.aborted) { reject(signal.reason); return; }
     const worker = new Worker(new URL("worker.js", base));
     const stop = () => { worker.terminate(); reject(signal.reason); };
@@ -60,6 +65,7 @@ function run(message, onProgress, signal) {
     };
     worker.onerror = (ev) => { end(); reject(new AudiopostError({ message: ev.message || "the audio engine failed to start" })); };
     message.module = module;
+    message.kernels = kernels;
     worker.postMessage(message);
   }));
 }

@@ -4,7 +4,7 @@
 // and posts progress and the result to the page. The page ends the
 // worker when the call is done, which gives its memory back.
 "use strict";
-importScripts("wasm_exec.js");
+importScripts("wasm_exec.js", "simd.js");
 
 var memory = null;
 
@@ -144,8 +144,10 @@ var ready = new Promise(function (resolve) { self.audiopostReady = resolve; });
 self.onmessage = function (ev) {
   var m = ev.data;
   var go = new Go();
+  var link = audiopostSIMD(go.importObject, m.kernels);
   WebAssembly.instantiate(m.module, go.importObject).then(function (instance) {
     memory = instance.exports.mem;
+    link(instance);
     go.run(instance).then(function () {
       fail(new Error("the audio engine stopped unexpectedly: " + lastLines.join("\n")));
     });

@@ -1,0 +1,174 @@
+package wasmsimd
+
+// A small WebAssembly assembler: just what the kernels use, so that the
+// module is written from the Go source in this package rather than kept
+// as a binary in the repository.
+
+// Value types.
+const (
+	i32  = 0x7f
+	f64  = 0x7c
+	v128 = 0x7b
+)
+
+func uleb(b []byte, v uint64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v != 0 {
+			b = append(b, c|0x80)
+			continue
+		}
+		return append(b, c)
+	}
+}
+
+func sleb(b []byte, v int64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
+// fn is one function of the module: its parameters (all i32, the
+// addresses and counts the Go side passes), its locals and its code.
+type fn struct {
+	name   string
+	params int
+	locals []byte // value type of each local after the parameters
+	code   []byte
+}
+
+// local adds a local of type t and returns its index.
+func (f *fn) local(t byte) uint32 {
+	f.locals = append(f.locals, t)
+	return uint32(f.params + len(f.locals) - 1)
+}
+
+func (f *fn) op(b ...byte) { f.code = append(f.code, b...) }
+
+func (f *fn) get(i uint32)   { f.op(0x20); f.code = uleb(f.code, uint64(i)) }
+func (f *fn) set(i uint32)   { f.op(0x21); f.code = uleb(f.code, uint64(i)) }
+func (f *fn) tee(i uint32)   { f.op(0x22); f.code = uleb(f.code, uint64(i)) }
+func (f *fn) i32c(v int32)   { f.op(0x41); f.code = sleb(f.code, int64(v)) }
+func (f *fn) block()         { f.op(0x02, 0x40) }
+func (f *fn) loop()          { f.op(0x03, 0x40) }
+func (f *fn) end()           { f.op(0x0b) }
+func (f *fn) brIf(depth int) { f.op(0x0d); f.code = uleb(f.code, uint64(depth)) }
+
+// memarg appends an alignment (log2) and an offset.
+func (f *fn) memarg(align, off uint32) {
+	f.code = uleb(f.code, uint64(align))
+	f.code = uleb(f.code, uint64(off))
+}
+
+// simd appends a SIMD instruction (prefix 0xfd, LEB128 opcode).
+func (f *fn) simd(op uint32) { f.op(0xfd); f.code = uleb(f.code, uint64(op)) }
+
+func (f *fn) f64load(off uint32)  { f.op(0x2b); f.memarg(3, off) }
+func (f *fn) f64store(off uint32) { f.op(0x39); f.memarg(3, off) }
+func (f *fn) f32load(off uint32)  { f.op(0x2a); f.memarg(2, off) }
+func (f *fn) f32store(off uint32) { f.op(0x38); f.memarg(2, off) }
+func (f *fn) i64load(off uint32)  { f.op(0x29); f.memarg(3, off) }
+func (f *fn) i64store(off uint32) { f.op(0x37); f.memarg(3, off) }
+
+// v128 memory instructions; the alignment is a hint only.
+func (f *fn) vload(off uint32)      { f.simd(0x00); f.memarg(3, off) }
+func (f *fn) vstore(off uint32)     { f.simd(0x0b); f.memarg(3, off) }
+func (f *fn) load64zero(off uint32) { f.simd(0x5d); f.memarg(3, off) }
+func (f *fn) load64lane(off uint32, lane byte) {
+	f.simd(0x57)
+	f.memarg(3, off)
+	f.op(lane)
+}
+func (f *fn) store64lane(off uint32, lane byte) {
+	f.simd(0x5b)
+	f.memarg(3, off)
+	f.op(lane)
+}
+
+// f64x2 arithmetic: each lane is the scalar IEEE operation.
+func (f *fn) f64x2add() { f.simd(0xf0) }
+func (f *fn) f64x2sub() { f.simd(0xf1) }
+func (f *fn) f64x2mul() { f.simd(0xf2) }
+
+// i32 arithmetic.
+func (f *fn) i32add() { f.op(0x6a) }
+func (f *fn) i32sub() { f.op(0x6b) }
+func (f *fn) i32leS() { f.op(0x4c) }
+func (f *fn) i32gtS() { f.op(0x4a) }
+
+// addTo adds v to the i32 local i.
+func (f *fn) addTo(i uint32, v int32) {
+	f.get(i)
+	f.i32c(v)
+	f.i32add()
+	f.set(i)
+}
+
+// module returns the binary module of fns, which imports its memory as
+// env.mem and exports every function under its name.
+func module(fns []*fn) []byte {
+	b := []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
+	section := func(id byte, body []byte) {
+		b = append(b, id)
+		b = uleb(b, uint64(len(body)))
+		b = append(b, body...)
+	}
+	str := func(b []byte, s string) []byte {
+		b = uleb(b, uint64(len(s)))
+		return append(b, s...)
+	}
+	// Types: one per function (functions differ only in their count of
+	// i32 parameters; none returns a value).
+	var types []byte
+	types = uleb(types, uint64(len(fns)))
+	for _, f := range fns {
+		types = append(types, 0x60)
+		types = uleb(types, uint64(f.params))
+		for range f.params {
+			types = append(types, i32)
+		}
+		types = append(types, 0)
+	}
+	section(1, types)
+	var imports []byte
+	imports = uleb(imports, 1)
+	imports = str(imports, "env")
+	imports = str(imports, "mem")
+	imports = append(imports, 0x02, 0x00, 0x00) // memory, min 0 pages, no max
+	section(2, imports)
+	var funcs []byte
+	funcs = uleb(funcs, uint64(len(fns)))
+	for i := range fns {
+		funcs = uleb(funcs, uint64(i))
+	}
+	section(3, funcs)
+	var exports []byte
+	exports = uleb(exports, uint64(len(fns)))
+	for i, f := range fns {
+		exports = str(exports, f.name)
+		exports = append(exports, 0x00)
+		exports = uleb(exports, uint64(i))
+	}
+	section(7, exports)
+	var code []byte
+	code = uleb(code, uint64(len(fns)))
+	for _, f := range fns {
+		var body []byte
+		body = uleb(body, uint64(len(f.locals)))
+		for _, t := range f.locals {
+			body = append(body, 1, t)
+		}
+		body = append(body, f.code...)
+		body = append(body, 0x0b)
+		code = uleb(code, uint64(len(body)))
+		code = append(code, body...)
+	}
+	section(10, code)
+	return b
+}
