@@ -32,6 +32,10 @@ func encodeStereo16Fast(dst []byte, l, r []float64) int {
 // src into l and r and returns how many.
 func decodeStereo16Fast(l, r []float64, src []byte) int {
 	n := min(len(l), len(r), len(src)/4)
+	if hasDecode16 && n > 0 {
+		decode16(&l[0], &r[0], &src[0], int32(n))
+		return n
+	}
 	l, r = l[:n], r[:n]
 	for i := range l {
 		w := *(*uint32)(unsafe.Pointer(&src[4*i]))

@@ -430,6 +430,32 @@ func scale(d, x, g []float64) {
 	}
 }
 
+// peakFramesGo sets need[f] to the gain-limiting peak of frame f: |in[f]|
+// (merged with need[f] when merge: the largest over the channels), and
+// where the frame may reach the ceiling (always with noSkip), the three
+// interpolated values of its window ext[f : f+tpTaps]. sp bounds the
+// rest of the window. peakFrames is peakFramesGo, or a kernel that
+// computes the same values.
+func peakFramesGo(in, ext, need []float64, sp, ceiling float64, noSkip, merge bool) {
+	for f := range need {
+		p := math.Abs(in[f])
+		if merge {
+			p = maxPos(need[f], p)
+		}
+		win := (*[tpTaps]float64)(ext[f : f+tpTaps])
+		if noSkip || tpCentre[0]*math.Abs(win[tpTaps/2-1])+tpCentre[1]*math.Abs(win[tpTaps/2])+sp >= ceiling {
+			var s0, s1, s2 float64
+			for j := 0; j < tpTaps; j++ {
+				s0 += tpPhases[0][j] * win[j]
+				s1 += tpPhases[1][j] * win[j]
+				s2 += tpPhases[2][j] * win[j]
+			}
+			p = maxPos(maxPos(maxPos(p, math.Abs(s0)), math.Abs(s1)), math.Abs(s2))
+		}
+		need[f] = p
+	}
+}
+
 // steady is push followed by emit for cnt frames (at most the scratch
 // buffer) from the scratch buffer into dst[.][n:]. It computes exactly
 // what push and emit compute, frame by frame, but in three loops over the
@@ -468,23 +494,7 @@ func (l *Limiter) steady(dst audio.Buffer, n, cnt int) {
 				continue
 			}
 			sp := tpCentre[2] * l.spanPeak[span]
-			for f := f0; f < f1; f++ {
-				p := math.Abs(in[f])
-				if c > 0 {
-					p = maxPos(need[f], p)
-				}
-				win := (*[tpTaps]float64)(ext[f : f+tpTaps])
-				if l.noSkip || tpCentre[0]*math.Abs(win[tpTaps/2-1])+tpCentre[1]*math.Abs(win[tpTaps/2])+sp >= ceiling {
-					var s0, s1, s2 float64
-					for j := 0; j < tpTaps; j++ {
-						s0 += tpPhases[0][j] * win[j]
-						s1 += tpPhases[1][j] * win[j]
-						s2 += tpPhases[2][j] * win[j]
-					}
-					p = maxPos(maxPos(maxPos(p, math.Abs(s0)), math.Abs(s1)), math.Abs(s2))
-				}
-				need[f] = p
-			}
+			peakFrames(in[f0:f1], ext[f0:f1+tpTaps-1], need[f0:f1], sp, ceiling, l.noSkip, c > 0)
 			f0 = f1
 		}
 		// The delay line and the history as push leaves them.

@@ -88,16 +88,22 @@ func (p *PlanGain) Read(dst audio.Buffer) (int, error) {
 			step := (g1 - g0) / float64(p.block)
 			off := p.pos + int64(i) - segStart
 			for c := range dst {
-				x := dst[c][i:end]
-				for j := range x {
-					x[j] *= g0 + step*float64(off+int64(j))
-				}
+				ramp(dst[c][i:end], g0, step, off)
 			}
 		}
 		i = end
 	}
 	p.pos += int64(n)
 	return n, err
+}
+
+// rampGo multiplies x[j] by g0 + step*(off+j): the gain between two
+// block centres, off frames past the first. ramp is rampGo, or a kernel
+// that computes the same values.
+func rampGo(x []float64, g0, step float64, off int64) {
+	for j := range x {
+		x[j] *= g0 + step*float64(off+int64(j))
+	}
 }
 
 func (p *PlanGain) at(k int64) float64 {

@@ -1,5 +1,10 @@
 package wasmsimd
 
+import (
+	"encoding/binary"
+	"math"
+)
+
 // A small WebAssembly assembler: just what the kernels use, so that the
 // module is written from the Go source in this package rather than kept
 // as a binary in the repository.
@@ -34,13 +39,27 @@ func sleb(b []byte, v int64) []byte {
 	}
 }
 
-// fn is one function of the module: its parameters (all i32, the
-// addresses and counts the Go side passes), its locals and its code.
+// fn is one function of the module: its parameters (the addresses and
+// counts the Go side passes, and a few floats), its locals and its code.
 type fn struct {
 	name   string
 	params int
+	// types are the parameters' value types where not all are i32.
+	types  []byte
 	locals []byte // value type of each local after the parameters
 	code   []byte
+}
+
+// paramTypes returns the value types of f's parameters.
+func (f *fn) paramTypes() []byte {
+	if f.types != nil {
+		return f.types
+	}
+	t := make([]byte, f.params)
+	for i := range t {
+		t[i] = i32
+	}
+	return t
 }
 
 // local adds a local of type t and returns its index.
@@ -91,6 +110,55 @@ func (f *fn) store64lane(off uint32, lane byte) {
 	f.op(lane)
 }
 
+// f32x4 arithmetic: each lane is the scalar IEEE operation. pmax(a, b)
+// is b if a < b else a, pmin(a, b) b if b < a else a: Go's "if y > hi {
+// hi = y }" and "if y < lo { lo = y }", NaN and signed zeros included.
+func (f *fn) f32x4add()  { f.simd(0xe4) }
+func (f *fn) f32x4mul()  { f.simd(0xe6) }
+func (f *fn) f32x4pmin() { f.simd(0xea) }
+func (f *fn) f32x4pmax() { f.simd(0xeb) }
+
+// f64x2abs clears the sign bits (a bit operation, NaNs included);
+// i64x2gtS compares the lanes as signed integers; bitselect takes the
+// bits of its first operand where its third's are set, else its
+// second's.
+func (f *fn) f64x2abs()  { f.simd(0xec) }
+func (f *fn) i64x2gtS()  { f.simd(0xd9) }
+func (f *fn) bitselect() { f.simd(0x52) }
+
+// Conversions: load32zero loads 32 bits into lane 0 (the rest zero),
+// extend16 sign-extends the low four i16 lanes to i32x4, convertLow
+// converts the low two i32 lanes to f64x2 (exactly).
+func (f *fn) load32zero(off uint32) { f.simd(0x5c); f.memarg(2, off) }
+func (f *fn) extend16()             { f.simd(0xa7) }
+func (f *fn) convertLow()           { f.simd(0xfe) }
+
+// splatF64 pushes v in both f64x2 lanes.
+func (f *fn) splatF64(v float64) {
+	f.f64c(v)
+	f.f64x2splat()
+}
+
+// f64x2splat, f64x2replace (lane) and the scalar f64 add and constant.
+func (f *fn) f64x2splat()            { f.simd(0x14) }
+func (f *fn) f64x2replace(lane byte) { f.simd(0x22); f.op(lane) }
+func (f *fn) f64add()                { f.op(0xa0) }
+func (f *fn) f64c(v float64) {
+	f.op(0x44)
+	f.code = binary.LittleEndian.AppendUint64(f.code, math.Float64bits(v))
+}
+
+// f64x2 comparisons (all-ones lanes where true) and v128.or.
+func (f *fn) f64x2ne() { f.simd(0x48) }
+func (f *fn) f64x2gt() { f.simd(0x4a) }
+func (f *fn) f64x2ge() { f.simd(0x4c) }
+func (f *fn) vor()     { f.simd(0x50) }
+
+// i32 bit test: pushes flags&bit != 0.
+func (f *fn) i32and() { f.op(0x71) }
+func (f *fn) ifThen() { f.op(0x04, 0x40) }
+func (f *fn) elseDo() { f.op(0x05) }
+
 // f64x2 arithmetic: each lane is the scalar IEEE operation.
 func (f *fn) f64x2add() { f.simd(0xf0) }
 func (f *fn) f64x2sub() { f.simd(0xf1) }
@@ -123,16 +191,14 @@ func module(fns []*fn) []byte {
 		b = uleb(b, uint64(len(s)))
 		return append(b, s...)
 	}
-	// Types: one per function (functions differ only in their count of
-	// i32 parameters; none returns a value).
+	// Types: one per function (none returns a value).
 	var types []byte
 	types = uleb(types, uint64(len(fns)))
 	for _, f := range fns {
 		types = append(types, 0x60)
-		types = uleb(types, uint64(f.params))
-		for range f.params {
-			types = append(types, i32)
-		}
+		p := f.paramTypes()
+		types = uleb(types, uint64(len(p)))
+		types = append(types, p...)
 		types = append(types, 0)
 	}
 	section(1, types)

@@ -4,11 +4,12 @@
 // Go compiles no SIMD for WebAssembly, and its WebAssembly runs the
 // recursive filters' loops several times slower than its amd64 code. The
 // kernels here are those of the amd64 assembly (dsp's stereo biquad
-// cascade, loudness's K-weighting), written for WebAssembly's 128-bit
-// SIMD: the left and right samples of a frame share the two f64x2 lanes,
-// and every lane performs the Go loop's IEEE operations in its order, so
-// the results are bit-identical to the Go loops, as the amd64 kernels'
-// are.
+// cascade, loudness's K-weighting and true-peak interpolator and largest
+// |sample|), written for WebAssembly's 128-bit SIMD: the left and right
+// samples of a frame share the two f64x2 lanes of the filters, four
+// outputs the f32x4 lanes of the interpolator, and every lane performs
+// the Go loop's IEEE operations in its order, so the results are
+// bit-identical to the Go loops, as the amd64 kernels' are.
 //
 // The engine declares the kernels with //go:wasmimport under the module
 // name [Import] when built with the build tag wasmsimd (the browser
@@ -30,13 +31,13 @@ func Module() []byte {
 	for k := 1; k <= 4; k++ {
 		fns = append(fns, stereoBiquad(k))
 	}
-	fns = append(fns, kweight(false), kweight(true))
+	fns = append(fns, kweight(false), kweight(true), peaks3(), absMax(), decode16(), ramp(), limPeaks())
 	return module(fns)
 }
 
 // Names returns the exported kernels' names.
 func Names() []string {
-	return []string{"stereo1", "stereo2", "stereo3", "stereo4", "kstereo", "kstereoSq"}
+	return []string{"stereo1", "stereo2", "stereo3", "stereo4", "kstereo", "kstereoSq", "peaks3", "absMax", "decode16", "ramp", "limPeaks"}
 }
 
 // stereoBiquad is dsp's stereoK(l, r *float64, n int, coef, z *float64):
@@ -312,3 +313,368 @@ func kweight(sq bool) *fn {
 //
 //go:embed link.js
 var LinkJS []byte
+
+// peaks3 is loudness's peaks3(wide *[3][12][8]float32, buf *float32, n
+// int, hilo *[8]float32): the three branches of the 4x true-peak
+// interpolator over n outputs (a multiple of four), four outputs per
+// f32x4, each the twelve-tap sum of branchPeak in its tree order; hilo
+// receives the lanes' largest (0..3) and smallest (4..7) outputs over
+// the three branches, from +0, by branchPeak's comparisons. wide holds
+// each tap eight times (for the amd64 kernel's eight lanes); four are
+// loaded.
+func peaks3() *fn {
+	const taps = 12
+	f := &fn{name: "peaks3", params: 4}
+	const wide, buf, n, hilo = 0, 1, 2, 3
+	var t [3][taps]uint32
+	for p := range t {
+		for k := range t[p] {
+			t[p][k] = f.local(v128)
+			f.get(wide)
+			f.vload(uint32(32 * (p*taps + k)))
+			f.set(t[p][k])
+		}
+	}
+	hi, lo, y := f.local(v128), f.local(v128), f.local(v128) // +0
+	var w [taps]uint32
+	for k := range w {
+		w[k] = f.local(v128)
+	}
+	f.block()
+	f.get(n)
+	f.i32c(0)
+	f.i32leS()
+	f.brIf(0)
+	f.loop()
+	// w[k] holds the samples at buf[i+k .. i+k+4): tap k of outputs i..i+3.
+	for k := range w {
+		f.get(buf)
+		f.vload(uint32(4 * k))
+		f.set(w[k])
+	}
+	for p := range t {
+		pair := func(k int) { // t[k]*w[k] + t[k+1]*w[k+1]
+			for _, j := range []int{k, k + 1} {
+				f.get(t[p][j])
+				f.get(w[j])
+				f.f32x4mul()
+			}
+			f.f32x4add()
+		}
+		quad := func(k int) {
+			pair(k)
+			pair(k + 2)
+			f.f32x4add()
+		}
+		// y = (quad(0) + quad(4)) + quad(8)
+		quad(0)
+		quad(4)
+		f.f32x4add()
+		quad(8)
+		f.f32x4add()
+		f.set(y)
+		f.get(hi)
+		f.get(y)
+		f.f32x4pmax()
+		f.set(hi)
+		f.get(lo)
+		f.get(y)
+		f.f32x4pmin()
+		f.set(lo)
+	}
+	f.addTo(buf, 16)
+	f.get(n)
+	f.i32c(4)
+	f.i32sub()
+	f.tee(n)
+	f.i32c(0)
+	f.i32gtS()
+	f.brIf(0)
+	f.end()
+	f.end()
+	f.get(hilo)
+	f.get(hi)
+	f.vstore(0)
+	f.get(hilo)
+	f.get(lo)
+	f.vstore(16)
+	return f
+}
+
+// absMax is loudness's absMax(x *float64, n int, out *uint64): the
+// largest of the n values' bit patterns with the sign bit cleared (n
+// even), absMaxGoBits's integer maximum, into *out. Cleared of their
+// sign, the patterns order the same as signed integers.
+func absMax() *fn {
+	f := &fn{name: "absMax", params: 3}
+	const x, n, out = 0, 1, 2
+	m, a := f.local(v128), f.local(v128) // zero
+	f.block()
+	f.get(n)
+	f.i32c(0)
+	f.i32leS()
+	f.brIf(0)
+	f.loop()
+	f.get(x)
+	f.vload(0)
+	f.f64x2abs()
+	f.set(a)
+	// m = a > m ? a : m, lane by lane
+	f.get(a)
+	f.get(m)
+	f.get(a)
+	f.get(m)
+	f.i64x2gtS()
+	f.bitselect()
+	f.set(m)
+	f.addTo(x, 16)
+	f.get(n)
+	f.i32c(2)
+	f.i32sub()
+	f.tee(n)
+	f.i32c(0)
+	f.i32gtS()
+	f.brIf(0)
+	f.end()
+	f.end()
+	f.get(out)
+	f.get(m)
+	f.vstore(0)
+	return f
+}
+
+// decode16 is audio's decodeStereo16(l, r *float64, src *byte, n int):
+// n frames of 16-bit little-endian interleaved stereo into l and r, each
+// sample float64(int16) * 2^-15, as the Go loop (exact: the conversion
+// and the power of two).
+func decode16() *fn {
+	f := &fn{name: "decode16", params: 4}
+	const l, r, src, n = 0, 1, 2, 3
+	scale, v := f.local(v128), f.local(v128)
+	f.splatF64(1.0 / 32768)
+	f.set(scale)
+	f.block()
+	f.get(n)
+	f.i32c(0)
+	f.i32leS()
+	f.brIf(0)
+	f.loop()
+	f.get(src)
+	f.load32zero(0)
+	f.extend16()
+	f.convertLow()
+	f.get(scale)
+	f.f64x2mul()
+	f.set(v)
+	f.get(l)
+	f.get(v)
+	f.store64lane(0, 0)
+	f.get(r)
+	f.get(v)
+	f.store64lane(0, 1)
+	f.addTo(l, 8)
+	f.addTo(r, 8)
+	f.addTo(src, 4)
+	f.get(n)
+	f.i32c(1)
+	f.i32sub()
+	f.tee(n)
+	f.i32c(0)
+	f.i32gtS()
+	f.brIf(0)
+	f.end()
+	f.end()
+	return f
+}
+
+// ramp is dsp's gain ramp, rampKernel(x *float64, n int, g0, step, off
+// float64): x[j] *= g0 + step*(off+j) for the n values (n even), as
+// PlanGain's loop computes it; off+j, an integer below 2^53, is exact in
+// a float64, counted in the lanes from off and off+1 by twos.
+func ramp() *fn {
+	f := &fn{name: "ramp", params: 5, types: []byte{i32, i32, f64, f64, f64}}
+	const x, n, g0, step, off = 0, 1, 2, 3, 4
+	gv, sv, idx, two := f.local(v128), f.local(v128), f.local(v128), f.local(v128)
+	f.get(g0)
+	f.f64x2splat()
+	f.set(gv)
+	f.get(step)
+	f.f64x2splat()
+	f.set(sv)
+	f.get(off)
+	f.f64x2splat()
+	f.get(off)
+	f.f64c(1)
+	f.f64add()
+	f.f64x2replace(1)
+	f.set(idx)
+	f.splatF64(2)
+	f.set(two)
+	f.block()
+	f.get(n)
+	f.i32c(0)
+	f.i32leS()
+	f.brIf(0)
+	f.loop()
+	// x = x * (g0 + step*idx)
+	f.get(x)
+	f.get(x)
+	f.vload(0)
+	f.get(gv)
+	f.get(sv)
+	f.get(idx)
+	f.f64x2mul()
+	f.f64x2add()
+	f.f64x2mul()
+	f.vstore(0)
+	f.get(idx)
+	f.get(two)
+	f.f64x2add()
+	f.set(idx)
+	f.addTo(x, 16)
+	f.get(n)
+	f.i32c(2)
+	f.i32sub()
+	f.tee(n)
+	f.i32c(0)
+	f.i32gtS()
+	f.brIf(0)
+	f.end()
+	f.end()
+	return f
+}
+
+// limPeaks is dsp's limiter peak loop, limPeaksKernel(in, ext, need
+// *float64, n int, phases *[3][12]float64, flags int, consts
+// *[4]float64{c0, c1, sp, ceiling}), for n frames (n even), two per f64x2: frame f requires
+// p = |in[f]| (with flags&2, maxPos(need[f], p)), and where flags&1 or
+// c0*|ext[f+5]| + c1*|ext[f+6]| + sp >= ceiling, the largest of p and the
+// three interpolated values |sum_j phases[b][j]*ext[f+j]|, summed in j's
+// order from +0; need[f] = p. maxPos(a, b) is a if a > b or a is NaN,
+// else b, as maxpos_wasm.go.
+func limPeaks() *fn {
+	const taps = 12
+	f := &fn{name: "limPeaks", params: 7}
+	const in, ext, need, n, phases, flags, consts = 0, 1, 2, 3, 4, 5, 6
+	var t [3][taps]uint32
+	for b := range t {
+		for j := range t[b] {
+			t[b][j] = f.local(v128)
+			f.get(phases)
+			f.op(0xfd, 0x0a) // v128.load64_splat
+			f.memarg(3, uint32(8*(b*taps+j)))
+			f.set(t[b][j])
+		}
+	}
+	vc0, vc1, vsp, vceil := f.local(v128), f.local(v128), f.local(v128), f.local(v128)
+	for i, v := range []uint32{vc0, vc1, vsp, vceil} {
+		f.get(consts)
+		f.op(0xfd, 0x0a) // v128.load64_splat
+		f.memarg(3, uint32(8*i))
+		f.set(v)
+	}
+	p, a, s, mask, zero := f.local(v128), f.local(v128), f.local(v128), f.local(v128), f.local(v128)
+	// maxPos: p = p > a || p != p ? p : a
+	maxPos := func() {
+		f.get(p)
+		f.get(a)
+		f.get(p)
+		f.get(a)
+		f.f64x2gt()
+		f.get(p)
+		f.get(p)
+		f.f64x2ne()
+		f.vor()
+		f.bitselect()
+		f.set(p)
+	}
+	f.block()
+	f.get(n)
+	f.i32c(0)
+	f.i32leS()
+	f.brIf(0)
+	f.loop()
+	f.get(in)
+	f.vload(0)
+	f.f64x2abs()
+	f.set(p)
+	f.get(flags)
+	f.i32c(2)
+	f.i32and()
+	f.ifThen()
+	// p = maxPos(need[f], p): operands swapped into p, a
+	f.get(p)
+	f.set(a)
+	f.get(need)
+	f.vload(0)
+	f.set(p)
+	maxPos()
+	f.end()
+	// mask: the frames that interpolate
+	f.get(flags)
+	f.i32c(1)
+	f.i32and()
+	f.ifThen()
+	f.i32c(-1)
+	f.op(0xfd, 0x11) // i32x4.splat
+	f.set(mask)
+	f.elseDo()
+	f.get(vc0)
+	f.get(ext)
+	f.vload(8 * (taps/2 - 1))
+	f.f64x2abs()
+	f.f64x2mul()
+	f.get(vc1)
+	f.get(ext)
+	f.vload(8 * (taps / 2))
+	f.f64x2abs()
+	f.f64x2mul()
+	f.f64x2add()
+	f.get(vsp)
+	f.f64x2add()
+	f.get(vceil)
+	f.f64x2ge()
+	f.set(mask)
+	f.end()
+	// q: p with the interpolated values where mask
+	q := f.local(v128)
+	f.get(p)
+	f.set(q)
+	for b := range t {
+		f.get(zero)
+		f.set(s)
+		for j := range taps {
+			f.get(s)
+			f.get(t[b][j])
+			f.get(ext)
+			f.vload(uint32(8 * j))
+			f.f64x2mul()
+			f.f64x2add()
+			f.set(s)
+		}
+		f.get(s)
+		f.f64x2abs()
+		f.set(a)
+		maxPos()
+	}
+	// need[f] = mask ? p : q
+	f.get(need)
+	f.get(p)
+	f.get(q)
+	f.get(mask)
+	f.bitselect()
+	f.vstore(0)
+	f.addTo(in, 16)
+	f.addTo(ext, 16)
+	f.addTo(need, 16)
+	f.get(n)
+	f.i32c(2)
+	f.i32sub()
+	f.tee(n)
+	f.i32c(0)
+	f.i32gtS()
+	f.brIf(0)
+	f.end()
+	f.end()
+	return f
+}

@@ -4,6 +4,9 @@
 //
 //	go build -o /tmp/nodeexec ./internal/wasmsimd/nodeexec
 //	GOOS=js GOARCH=wasm go test -tags wasmsimd -exec /tmp/nodeexec ./dsp ./loudness
+//
+// NODEEXEC_FLAGS adds flags of node's own, which NODE_OPTIONS does not
+// take all of (NODEEXEC_FLAGS=--cpu-prof writes V8's profile).
 package main
 
 import (
@@ -48,8 +51,10 @@ func run(args []string) int {
 			return 1
 		}
 	}
-	cmd := exec.Command("node", append([]string{"--stack-size=8192", filepath.Join(dir, "run.js"), wasmExec,
-		filepath.Join(dir, "link.js"), filepath.Join(dir, "kernels.wasm")}, args...)...)
+	flags := append([]string{"--stack-size=8192"}, strings.Fields(os.Getenv("NODEEXEC_FLAGS"))...)
+	cmd := exec.Command("node", append(flags, filepath.Join(dir, "run.js"), wasmExec,
+		filepath.Join(dir, "link.js"), filepath.Join(dir, "kernels.wasm"))...)
+	cmd.Args = append(cmd.Args, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {

@@ -27,20 +27,23 @@ import (
 // Chromium's DevTools open):
 //
 //	GOOS=js GOARCH=wasm go test -c -tags wasmsimd -o local.wasm ./transport/browser/local
-//	NODE_OPTIONS=--cpu-prof /tmp/nodeexec local.wasm -test.run '^$' -test.bench Process -test.benchtime 3x
+//	NODEEXEC_FLAGS=--cpu-prof /tmp/nodeexec local.wasm -test.run '^$' -test.bench Process -test.benchtime 3x
 func BenchmarkProcess(b *testing.B) {
 	const seconds = 60
 	data := speech(b, seconds)
 	ctx := context.Background()
 	settings := []byte(`{"output_files": [{"format": "wav"}]}`)
-	c0 := cpuTime()
+	c0, t0 := cpuTime(), threadTime()
 	for b.Loop() {
 		in, _ := input("talk.wav", data)
 		if _, err := local.Process(ctx, in, settings, files{}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
-	cpu := cpuTime() - c0
+	cpu, thread := cpuTime()-c0, threadTime()-t0
 	b.ReportMetric(seconds*float64(b.N)/b.Elapsed().Seconds(), "x_realtime")
 	b.ReportMetric(seconds*float64(b.N)/cpu.Seconds(), "x_realtime_cpu")
+	if thread > 0 {
+		b.ReportMetric(seconds*float64(b.N)/thread.Seconds(), "x_realtime_thread")
+	}
 }

@@ -1,0 +1,34 @@
+//go:build wasmsimd && !purego
+
+package dsp
+
+// limPeaksKernel is internal/wasmsimd's limPeaks, the browser build's
+// SIMD kernel: peakFramesGo's arithmetic on two frames at a time, for
+// even n (flags: 1 noSkip, 2 merge; consts: tpCentre[0], tpCentre[1],
+// sp, ceiling). The floats go through memory: passed as f64 parameters
+// after the i32 ones, they arrived wrong from Go 1.26's wasmimport calls.
+//
+//go:wasmimport audiopost_simd limPeaks
+//go:noescape
+func limPeaksKernel(in, ext, need *float64, n int32, phases *float64, flags int32, consts *float64)
+
+// peakFrames is peakFramesGo, the leading even number of frames by the
+// kernel.
+func peakFrames(in, ext, need []float64, sp, ceiling float64, noSkip, merge bool) {
+	m := len(need) &^ 1
+	if m > 0 {
+		_, _ = in[m-1], ext[m-1+tpTaps-1]
+		var flags int32
+		if noSkip {
+			flags |= 1
+		}
+		if merge {
+			flags |= 2
+		}
+		consts := [4]float64{tpCentre[0], tpCentre[1], sp, ceiling}
+		limPeaksKernel(&in[0], &ext[0], &need[0], int32(m), &tpPhases[0][0], flags, &consts[0])
+	}
+	if m < len(need) {
+		peakFramesGo(in[m:], ext[m:], need[m:], sp, ceiling, noSkip, merge)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !(wasm && wasmsimd) || purego
+
+package dsp
+
+func ramp(x []float64, g0, step float64, off int64) { rampGo(x, g0, step, off) }
