@@ -159,6 +159,23 @@ func (f *fn) i32and() { f.op(0x71) }
 func (f *fn) ifThen() { f.op(0x04, 0x40) }
 func (f *fn) elseDo() { f.op(0x05) }
 
+// vconst2 pushes the f64x2 constant (a, b); shuffle64 the lanes (i, j)
+// of the concatenation of its two operands (0, 1 the first's, 2, 3 the
+// second's).
+func (f *fn) vconst2(a, b float64) {
+	f.simd(0x0c)
+	f.code = binary.LittleEndian.AppendUint64(f.code, math.Float64bits(a))
+	f.code = binary.LittleEndian.AppendUint64(f.code, math.Float64bits(b))
+}
+func (f *fn) shuffle64(i, j byte) {
+	f.simd(0x0d)
+	for _, l := range []byte{i, j} {
+		for b := range byte(8) {
+			f.op(8*l + b)
+		}
+	}
+}
+
 // f64x2 arithmetic: each lane is the scalar IEEE operation.
 func (f *fn) f64x2add() { f.simd(0xf0) }
 func (f *fn) f64x2sub() { f.simd(0xf1) }

@@ -4,12 +4,14 @@
 // Go compiles no SIMD for WebAssembly, and its WebAssembly runs the
 // recursive filters' loops several times slower than its amd64 code. The
 // kernels here are those of the amd64 assembly (dsp's stereo biquad
-// cascade, loudness's K-weighting and true-peak interpolator and largest
-// |sample|), written for WebAssembly's 128-bit SIMD: the left and right
-// samples of a frame share the two f64x2 lanes of the filters, four
-// outputs the f32x4 lanes of the interpolator, and every lane performs
-// the Go loop's IEEE operations in its order, so the results are
-// bit-identical to the Go loops, as the amd64 kernels' are.
+// cascade, loudness's K-weighting, true-peak interpolator and largest
+// |sample|, the FFT's radix-4 pass, 16-bit decoding) and two more hot
+// loops of dsp (the gain plans' ramp, the limiter's per-frame peak),
+// written for WebAssembly's 128-bit SIMD: the left and right samples of a
+// frame share the two f64x2 lanes of the filters, four outputs the f32x4
+// lanes of the interpolator, a complex128 the two lanes of the FFT, and
+// every lane performs the Go loop's IEEE operations in its order, so the
+// results are bit-identical to the Go loops, as the amd64 kernels' are.
 //
 // The engine declares the kernels with //go:wasmimport under the module
 // name [Import] when built with the build tag wasmsimd (the browser
@@ -31,13 +33,13 @@ func Module() []byte {
 	for k := 1; k <= 4; k++ {
 		fns = append(fns, stereoBiquad(k))
 	}
-	fns = append(fns, kweight(false), kweight(true), peaks3(), absMax(), decode16(), ramp(), limPeaks())
+	fns = append(fns, kweight(false), kweight(true), peaks3(), absMax(), decode16(), ramp(), limPeaks(), radix4())
 	return module(fns)
 }
 
 // Names returns the exported kernels' names.
 func Names() []string {
-	return []string{"stereo1", "stereo2", "stereo3", "stereo4", "kstereo", "kstereoSq", "peaks3", "absMax", "decode16", "ramp", "limPeaks"}
+	return []string{"stereo1", "stereo2", "stereo3", "stereo4", "kstereo", "kstereoSq", "peaks3", "absMax", "decode16", "ramp", "limPeaks", "radix4"}
 }
 
 // stereoBiquad is dsp's stereoK(l, r *float64, n int, coef, z *float64):
@@ -675,6 +677,163 @@ func limPeaks() *fn {
 	f.i32gtS()
 	f.brIf(0)
 	f.end()
+	f.end()
+	return f
+}
+
+// radix4 is internal/fft's radix4(z, h, tw, inverse), one radix-4 pass
+// of span h over nb blocks of 4h complex128 at z, with the twiddles w1,
+// w2, w3 at tw, tw+h, tw+2h: a complex128 is one f64x2 (re, im), and a
+// product z*w is computed as Go computes it, re = zr*wr - zi*wi (here
+// zr*wr + zi*(-wi), the same to the bit), im = zr*wi + zi*wr; times -i
+// (+i with inverse) swaps the lanes and negates one (a product by -1,
+// exact).
+func radix4() *fn {
+	f := &fn{name: "radix4", params: 5}
+	const z, nb, h, tw, inverse = 0, 1, 2, 3, 4
+	p0, p1, p2, p3 := f.local(i32), f.local(i32), f.local(i32), f.local(i32)
+	t1, t2, t3, k := f.local(i32), f.local(i32), f.local(i32), f.local(i32)
+	hb := f.local(i32)
+	neg, rot := f.local(v128), f.local(v128)
+	x0, b1, b2, b3, w := f.local(v128), f.local(v128), f.local(v128), f.local(v128), f.local(v128)
+	a0, a1, a2, a3 := f.local(v128), f.local(v128), f.local(v128), f.local(v128)
+	f.vconst2(-1, 1)
+	f.set(neg)
+	// rot: the factor of the swapped lanes of a3 for -i (forward) or +i.
+	f.get(inverse)
+	f.ifThen()
+	f.vconst2(-1, 1)
+	f.set(rot)
+	f.elseDo()
+	f.vconst2(1, -1)
+	f.set(rot)
+	f.end()
+	f.get(h)
+	f.i32c(4)
+	f.op(0x74) // i32.shl: 16 bytes per complex128
+	f.set(hb)
+	// cmul leaves g*w on the stack, g and w addresses in locals.
+	cmul := func(g, wp uint32) {
+		f.get(wp)
+		f.vload(0)
+		f.set(w)
+		// g * (wr, wr)
+		f.get(g)
+		f.vload(0)
+		f.tee(x0) // scratch: x0 is loaded after the products
+		f.get(w)
+		f.get(w)
+		f.shuffle64(0, 0)
+		f.f64x2mul()
+		// + (gi, gr) * (-wi, wi)
+		f.get(x0)
+		f.get(x0)
+		f.shuffle64(1, 0)
+		f.get(w)
+		f.get(w)
+		f.shuffle64(1, 1)
+		f.get(neg)
+		f.f64x2mul()
+		f.f64x2mul()
+		f.f64x2add()
+	}
+	f.block()
+	f.get(nb)
+	f.i32c(0)
+	f.i32leS()
+	f.brIf(0)
+	f.get(z)
+	f.set(p0)
+	f.loop() // blocks
+	f.get(p0)
+	f.get(hb)
+	f.i32add()
+	f.tee(p1)
+	f.get(hb)
+	f.i32add()
+	f.tee(p2)
+	f.get(hb)
+	f.i32add()
+	f.set(p3)
+	f.get(tw)
+	f.tee(t1)
+	f.get(hb)
+	f.i32add()
+	f.tee(t2)
+	f.get(hb)
+	f.i32add()
+	f.set(t3)
+	f.get(h)
+	f.set(k)
+	f.loop() // k
+	cmul(p1, t2)
+	f.set(b1)
+	cmul(p2, t1)
+	f.set(b2)
+	cmul(p3, t3)
+	f.set(b3)
+	f.get(p0)
+	f.vload(0)
+	f.set(x0)
+	f.get(x0)
+	f.get(b1)
+	f.f64x2add()
+	f.set(a0)
+	f.get(x0)
+	f.get(b1)
+	f.f64x2sub()
+	f.set(a1)
+	f.get(b2)
+	f.get(b3)
+	f.f64x2add()
+	f.set(a2)
+	// a3 = rot * swap(b2 - b3): r3
+	f.get(b2)
+	f.get(b3)
+	f.f64x2sub()
+	f.tee(a3)
+	f.get(a3)
+	f.shuffle64(1, 0)
+	f.get(rot)
+	f.f64x2mul()
+	f.set(a3)
+	for _, st := range []struct {
+		p    uint32
+		x, y uint32
+		add  bool
+	}{{p0, a0, a2, true}, {p1, a1, a3, true}, {p2, a0, a2, false}, {p3, a1, a3, false}} {
+		f.get(st.p)
+		f.get(st.x)
+		f.get(st.y)
+		if st.add {
+			f.f64x2add()
+		} else {
+			f.f64x2sub()
+		}
+		f.vstore(0)
+	}
+	for _, q := range []uint32{p0, p1, p2, p3, t1, t2, t3} {
+		f.addTo(q, 16)
+	}
+	f.get(k)
+	f.i32c(1)
+	f.i32sub()
+	f.tee(k)
+	f.i32c(0)
+	f.i32gtS()
+	f.brIf(0)
+	f.end() // k
+	// p0 has moved by h: on to the next block, 3h further.
+	f.get(p3)
+	f.set(p0)
+	f.get(nb)
+	f.i32c(1)
+	f.i32sub()
+	f.tee(nb)
+	f.i32c(0)
+	f.i32gtS()
+	f.brIf(0)
+	f.end() // blocks
 	f.end()
 	return f
 }
