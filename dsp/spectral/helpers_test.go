@@ -2,15 +2,13 @@ package spectral
 
 import (
 	"context"
-	"math"
-	"os/exec"
 	"testing"
 
 	"gonum.org/v1/gonum/dsp/fourier"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/dsp/classify"
-	"github.com/audiopost/audiopost/internal/need"
+	"github.com/audiopost/audiopost/internal/peers"
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
@@ -81,37 +79,14 @@ func sisdr(ref, est []float64) float64 {
 	return testaudio.SISDR(ref, testaudio.Shift(est, d))
 }
 
-// afftdn runs ffmpeg's afftdn with default settings over mono x.
+// afftdn runs ffmpeg's afftdn over mono x, at its defaults or with args.
 func afftdn(t testing.TB, x []float64, args string) []float64 {
 	t.Helper()
-	ff := need.Program(t, "ffmpeg")
-	in := make([]byte, 8*len(x))
-	for i, v := range x {
-		u := math.Float64bits(v)
-		for j := 0; j < 8; j++ {
-			in[8*i+j] = byte(u >> (8 * j))
-		}
-	}
 	af := "afftdn"
 	if args != "" {
 		af += "=" + args
 	}
-	cmd := exec.Command(ff, "-nostdin", "-hide_banner", "-loglevel", "error", "-f", "f64le", "-ar", "48000", "-ac", "1", "-i", "pipe:0",
-		"-af", af, "-f", "f64le", "pipe:1")
-	cmd.Stdin = bytesReader(in)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("ffmpeg afftdn: %v", err)
-	}
-	y := make([]float64, len(out)/8)
-	for i := range y {
-		var u uint64
-		for j := 0; j < 8; j++ {
-			u |= uint64(out[8*i+j]) << (8 * j)
-		}
-		y[i] = math.Float64frombits(u)
-	}
-	return y
+	return peers.FFmpegRaw(t, x, fs, af)
 }
 
 // convolve is testaudio.Convolve by FFT (the direct form takes a minute

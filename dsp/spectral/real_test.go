@@ -1,7 +1,6 @@
 package spectral
 
 import (
-	"encoding/binary"
 	"flag"
 	"fmt"
 	"math"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/peers"
 	"github.com/audiopost/audiopost/internal/realaudio"
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
@@ -136,40 +136,6 @@ func (tb *table) String() string {
 		b.WriteString("\n")
 	}
 	return b.String()
-}
-
-// align returns y shifted to line up with x (a lag of up to 100 ms found
-// on the most energetic second of x), as long as x.
-func align(x, y []float64) []float64 {
-	best, at := -1.0, 0
-	for i := 0; i+fs <= len(x); i += fs / 4 {
-		if e := sumSquares(x[i : i+fs]); e > best {
-			best, at = e, i
-		}
-	}
-	end := min(at+fs, len(x), len(y))
-	d := testaudio.Lag(x[at:end], y[at:end], fs/10)
-	out := testaudio.Shift(y, d)
-	if len(out) < len(x) {
-		out = append(out, make([]float64, len(x)-len(out))...)
-	}
-	return out[:len(x)]
-}
-
-func f64le(x []float64) []byte {
-	b := make([]byte, 8*len(x))
-	for i, v := range x {
-		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(v))
-	}
-	return b
-}
-
-func fromF64le(b []byte) []float64 {
-	y := make([]float64, len(b)/8)
-	for i := range y {
-		y[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
-	}
-	return y
 }
 
 // floorBelowDB is how far under its active level (realaudio.ActiveLevel)
@@ -359,7 +325,7 @@ var ours = []Method{Static, Dynamic, SpeechIsolation}
 
 // runNoisy measures our methods, as the product runs them (the Profiler
 // with the classifier's voice activity on the noisy input, then the
-// Denoiser), and the peers (peers_test.go) on mixes.
+// Denoiser), and the peers (internal/peers) on mixes.
 func runNoisy(t *testing.T, mixes []realaudio.Mix, withPeers func(realaudio.Mix) bool) []noisyResult {
 	res := make([]noisyResult, len(mixes))
 	parallel(len(mixes), func(i int) {
@@ -372,12 +338,12 @@ func runNoisy(t *testing.T, mixes []realaudio.Mix, withPeers func(realaudio.Mix)
 			r.gains[meth.String()] = testaudio.SISDR(m.Clean, y) - r.in
 		}
 		if withPeers(m) {
-			pauses := pausesOf(m.Input, vad)
-			for _, pr := range peers {
-				if pr.name == "anlmdn" && !*realFull {
-					continue // a minute a mix, and it gains 0.0 dB at its defaults
+			rec := peerRecording(m.Input, vad)
+			for _, pr := range peers.Denoisers {
+				if pr.Slow && !*realFull {
+					continue // anlmdn: a minute a mix
 				}
-				r.gains[pr.name] = testaudio.SISDR(m.Clean, pr.run(t, m.Input, pauses)) - r.in
+				r.gains[pr.Name] = testaudio.SISDR(m.Clean, pr.Run(t, rec)) - r.in
 			}
 		}
 		res[i] = r
@@ -395,7 +361,7 @@ func isNoise(m realaudio.Mix) bool {
 // NoisySpeech whose clean speech is clean, cleanRefDB), SI-SDR gain over
 // the input. The issue asks static and dynamic for +5 dB or more on the
 // real noises and 2 dB ahead of the best peer on the same files
-// (peers_test.go says how each is configured), and speech_isolation for
+// (internal/peers says how each is configured), and speech_isolation for
 // +6 dB on babble or music. The plain run measures a third of the mixes
 // (anlmdn, a minute a mix, only with -realfull) and asks the mean on the
 // noises for noisyPlainWant and no noise mix to lose more than 0.5 dB;
@@ -427,9 +393,9 @@ func TestRealNoisySpeech(t *testing.T) {
 	}
 	t.Logf("%s half, %d mixes, SI-SDR gain in dB (mean, count):\n%s", c.Half, len(res), tb.String())
 	best, bestName := math.Inf(-1), ""
-	for _, pr := range peers {
-		if g := tb.mean("noise (both)", pr.name); g > best {
-			best, bestName = g, pr.name
+	for _, pr := range peers.Denoisers {
+		if g := tb.mean("noise (both)", pr.Name); g > best {
+			best, bestName = g, pr.Name
 		}
 	}
 	for _, m := range []Method{Static, Dynamic} {
