@@ -291,6 +291,7 @@ type Denoiser struct {
 	msSub              []float64 // minimum tracker: msSubs minima of msSubLen frames each, per bin
 	msCur              []float64 // the minimum of the sub-window being filled
 	msSubMax, msCurMax []float64 // the same for the maxima
+	msOld, msOldMax    []float64 // the minima and maxima over the complete sub-windows
 	msFloor            []float64 // msBias times the minimum over the window
 	lamP               []float64 // Static's noise: the profile raised to msFloor; nil without Static
 	msN                int       // frames in the sub-window being filled
@@ -413,11 +414,13 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 		}
 		d.msSub = make([]float64, msSubs*b)
 		d.msSubMax, d.msCurMax = make([]float64, msSubs*b), mk()
+		d.msOld, d.msOldMax = mk(), mk()
 		for k := range d.msSub {
 			d.msSub[k] = math.Inf(1)
 		}
 		for k := range d.msCur {
 			d.msCur[k] = math.Inf(1)
+			d.msOld[k] = math.Inf(1)
 		}
 	}
 	d.lamR, d.G, d.Gb, d.Gs, d.pS = mk(), mk(), mk(), mk(), mk()
@@ -792,39 +795,49 @@ const (
 // trackMin updates msFloor with this frame's power, and lamP with it.
 func (d *Denoiser) trackMin() {
 	b := d.bins
-	for k, v := range d.P {
-		d.msCur[k] = min(d.msCur[k], v)
-		d.msCurMax[k] = max(d.msCurMax[k], v)
-	}
-	d.msN++
-	for k, c := range d.msCur {
-		m, M := c, d.msCurMax[k]
-		for j := 0; j < msSubs; j++ {
-			m = min(m, d.msSub[j*b+k])
-			M = max(M, d.msSubMax[j*b+k])
-		}
+	cur, curMax := d.msCur[:b], d.msCurMax[:b]
+	old, oldMax := d.msOld[:b], d.msOldMax[:b]
+	floor := d.msFloor[:b]
+	for k, v := range d.P[:b] {
+		c, cm := min(cur[k], v), max(curMax[k], v)
+		cur[k], curMax[k] = c, cm
+		m, M := min(c, old[k]), max(cm, oldMax[k])
 		f := msBias * m
 		if M < msSteady*m {
 			f = 0 // a steady tone, not noise
 		}
-		d.msFloor[k] = f
+		floor[k] = f
 	}
 	if d.lamP != nil {
-		for k, v := range d.profile {
-			d.lamP[k] = max(v, d.msFloor[k])
+		lp := d.lamP[:b]
+		for k, v := range d.profile[:b] {
+			lp[k] = max(v, floor[k])
 		}
 	}
-	if d.msN == msSubLen {
-		// The sub-window is complete: it replaces the oldest.
-		copy(d.msSub[d.msAt*b:(d.msAt+1)*b], d.msCur)
-		copy(d.msSubMax[d.msAt*b:(d.msAt+1)*b], d.msCurMax)
-		d.msAt = (d.msAt + 1) % msSubs
-		for k := range d.msCur {
-			d.msCur[k] = math.Inf(1)
-			d.msCurMax[k] = 0
-		}
-		d.msN = 0
+	d.msN++
+	if d.msN < msSubLen {
+		return
 	}
+	// The sub-window is complete: it replaces the oldest, and the extremes
+	// of the complete ones are taken again (once every msSubLen frames
+	// instead of every frame).
+	copy(d.msSub[d.msAt*b:(d.msAt+1)*b], cur)
+	copy(d.msSubMax[d.msAt*b:(d.msAt+1)*b], curMax)
+	d.msAt = (d.msAt + 1) % msSubs
+	copy(old, d.msSub[:b])
+	copy(oldMax, d.msSubMax[:b])
+	for j := 1; j < msSubs; j++ {
+		sub, subMax := d.msSub[j*b:(j+1)*b], d.msSubMax[j*b:(j+1)*b]
+		for k := range old {
+			old[k] = min(old[k], sub[k])
+			oldMax[k] = max(oldMax[k], subMax[k])
+		}
+	}
+	for k := range cur {
+		cur[k] = math.Inf(1)
+		curMax[k] = 0
+	}
+	d.msN = 0
 }
 
 // levelMinFrames is how many frames (about 130 ms at 48 kHz) the noise
