@@ -361,10 +361,16 @@ type Profile struct {
 	FromVAD bool
 	// Hum is the detected mains hum.
 	Hum Hum
-	// RT60 is the reverberation time estimated from the free decays of
-	// the recording, in seconds; 0 when too few decays were found. Below
-	// 0.25 s the Denoiser takes the room as dry and reduces no reverb.
+	// RT60 is the reverberation time of the room model that fits the
+	// recording best (rt60Estimator), in seconds; 0 for a dry recording.
+	// Below 0.25 s the Denoiser takes the room as dry and reduces no
+	// reverb.
 	RT60 float64
+	// DRRDB is how far the reverberation lies under the direct sound, in
+	// dB, as the room model fits the recording (rt60Estimator): +Inf for a
+	// dry recording. The Denoiser removes less of a room that holds
+	// little.
+	DRRDB float64
 	// Frames is the number of frames analysed.
 	Frames int64
 }
@@ -387,7 +393,8 @@ func (a *Profiler) Finish() *Profile {
 	p := &Profile{SampleRate: a.format.SampleRate, FFTSize: a.n, Noise: make([]float64, a.bins),
 		NoiseDB: math.Inf(-1), SpeechDB: math.Inf(-1), Frames: a.pos}
 	p.Hum = a.hum.result()
-	p.RT60 = a.rt.result()
+	// The room is fitted last, against the noise floor found below.
+	defer a.rt.fit(p, a.format.SampleRate)
 	h, fl := &a.hist[0], &a.own[0]
 	// About a second of noise: every other frame is analysed.
 	minFrames := max(10, int(float64(a.format.SampleRate)/float64(2*a.n)))
