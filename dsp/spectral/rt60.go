@@ -39,9 +39,10 @@ type rt60Estimator struct {
 	spec         []complex128
 	pow          []float64
 	lo, hi       [rtBands]int // bins of each band
-	// bands holds each frame's power per band, rtBands a frame: the fit
-	// waits for the Profile's noise floor (2 KB a second of audio).
-	bands []float32
+	// levels holds each frame's level per band, rtBands a frame, in
+	// hundredths of a dB over rtLevelLow: the fit waits for the Profile's
+	// noise floor (1 KB a second of audio, 3.6 MB an hour).
+	levels []uint16
 
 	fac, kap []float64 // per model: F, kappa
 	lam      []float64 // per model: predicted reverberation of the band
@@ -88,6 +89,8 @@ const (
 	// frames lie: in a reverberant recording without noise the quietest
 	// frames the Profile takes for noise are the room's tails.
 	rtFloorQuantile = 0.05
+	// rtLevelLow is the lowest level a band frame keeps, in dB.
+	rtLevelLow = -400.0
 )
 
 // rtGridRT60 and rtGridDRR are the models tried.
@@ -150,7 +153,11 @@ func (r *rt60Estimator) frame() {
 		for _, v := range r.pow[r.lo[b]:r.hi[b]] {
 			p += v
 		}
-		r.bands = append(r.bands, float32(p))
+		l := 0
+		if p > 0 {
+			l = min(math.MaxUint16, max(0, int(math.Round(100*(10*math.Log10(p)-rtLevelLow)))))
+		}
+		r.levels = append(r.levels, uint16(l))
 	}
 }
 
@@ -158,7 +165,7 @@ func (r *rt60Estimator) frame() {
 // as a frame of the estimator measures it: Noise is |X|^2 of a
 // square-root-Hann frame of FFTSize (the window's squares sum to half
 // its length), the estimator's frames are Hann windowed (3/8 of theirs).
-func (r *rt60Estimator) bandNoise(p *Profile, sampleRate int) [rtBands]float64 {
+func (r *rt60Estimator) bandNoise(p *Profile) [rtBands]float64 {
 	var nb [rtBands]float64
 	if len(p.Noise) < 2 || p.FFTSize == 0 {
 		return nb
@@ -176,21 +183,16 @@ func (r *rt60Estimator) bandNoise(p *Profile, sampleRate int) [rtBands]float64 {
 // bandQuantile returns the power under which share q of band b's frames
 // lie, to half a dB.
 func (r *rt60Estimator) bandQuantile(b, frames int, q float64) float64 {
-	const lo, step, n = -300.0, 0.5, 640 // dB
-	var h [n]int
+	const step = 50 // hundredths of a dB
+	var h [math.MaxUint16/step + 1]int
 	for t := range frames {
-		v := float64(r.bands[t*rtBands+b])
-		i := 0
-		if v > 0 {
-			i = min(n-1, max(0, int((10*math.Log10(v)-lo)/step)))
-		}
-		h[i]++
+		h[r.levels[t*rtBands+b]/step]++
 	}
 	target, acc := int(q*float64(frames)), 0
 	for i, c := range h {
 		acc += c
 		if acc > target {
-			return math.Pow(10, (lo+float64(i+1)*step)/10)
+			return math.Pow(10, (rtLevelLow+float64((i+1)*step)/100)/10)
 		}
 	}
 	return math.Inf(1)
@@ -203,16 +205,17 @@ func (r *rt60Estimator) bandQuantile(b, frames int, q float64) float64 {
 // the floor too (a word that falls into the noise faster than the room
 // would is no room's), and a model explains only the power of frames it
 // was checked on: a tail the noise hides is no evidence of a room.
-func (r *rt60Estimator) fit(p *Profile, sampleRate int) {
+func (r *rt60Estimator) fit(p *Profile) {
 	p.RT60, p.DRRDB = 0, math.Inf(1)
-	frames := len(r.bands) / rtBands
-	noise := r.bandNoise(p, sampleRate)
+	frames := len(r.levels) / rtBands
+	pw := make([]float64, frames)
+	noise := r.bandNoise(p)
 	for b := range rtBands {
 		noise[b] = min(noise[b], r.bandQuantile(b, frames, rtFloorQuantile))
 	}
-	var peak float64
-	for _, v := range r.bands {
-		peak = max(peak, float64(v))
+	var peak uint16
+	for _, l := range r.levels {
+		peak = max(peak, l)
 	}
 	m := len(r.fac)
 	clear(r.viol)
@@ -222,16 +225,18 @@ func (r *rt60Estimator) fit(p *Profile, sampleRate int) {
 	fac, kap := r.fac[:m], r.kap[:m]
 	for b := range rtBands {
 		// Digital silence has no noise: a floor 150 dB under the peak.
-		nb := max(noise[b], peak*1e-15, 1e-30)
+		nb := max(noise[b], math.Pow(10, (rtLevelLow+float64(peak)/100)/10-15), 1e-30)
+		for t := range pw {
+			pw[t] = math.Pow(10, (rtLevelLow+float64(r.levels[t*rtBands+b])/100)/10)
+		}
 		sub, sigAt, check := rtNoiseOver*nb, rtSignal*nb, rtCheck*nb
 		clear(r.lam)
 		lam := r.lam[:m]
 		var prev, prev2 float64
-		for t := range frames {
-			pw := float64(r.bands[t*rtBands+b])
-			v := max(pw-sub, 0)
+		for _, x := range pw {
+			v := max(x-sub, 0)
 			vs := (v + prev + prev2) / 3
-			signal := pw > sigAt
+			signal := x > sigAt
 			if signal {
 				r.sig++
 			}
