@@ -169,7 +169,7 @@ func deverbColumn(m Method, red float64) string {
 // under three methods: 18, six klettres clips at 12.4 to 19.3 dB; 24
 // before the room model, worst 8.7 dB), set
 // after the measurement so that the count can only fall.
-var deverbDryUnder = [2]int{2, 18}
+var deverbDryUnder = [2]int{1, 18}
 
 // Real speech recorded dry (the corpus's clean clips, floor noiseFreeDB
 // under the speech, close to the microphone) comes through the reverb
