@@ -96,10 +96,10 @@ func BenchmarkDenoise(b *testing.B) {
 		b.ReportMetric(denoiseSeconds*float64(b.N)/b.Elapsed().Seconds(), "x_realtime")
 		b.ReportMetric(denoiseSeconds*float64(b.N)/cpu.Seconds(), "x_realtime_cpu")
 	}
-	analyse := func(b *testing.B, buf audio.Buffer) *spectral.Profile {
+	analyse := func(b *testing.B, buf audio.Buffer, room bool) *spectral.Profile {
 		dec, f := openWAV(b, path)
 		defer f.Close()
-		an, err := spectral.NewProfiler(dec.Format(), spectral.ProfilerOptions{})
+		an, err := spectral.NewProfiler(dec.Format(), spectral.ProfilerOptions{NoRoom: !room})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -118,16 +118,19 @@ func BenchmarkDenoise(b *testing.B) {
 	ours := func(m spectral.Method, deverb float64, passes int) func(b *testing.B) {
 		return func(b *testing.B) {
 			buf := audio.NewBuffer(2, audio.DefaultBlock)
+			// The room model only when the reverb reduction is on, as the
+			// product runs the Profiler.
+			room := (&spectral.Restoration{Settings: spectral.Settings{Method: m, DeverbDB: deverb}}).ReducesReverb()
 			var pre *spectral.Profile
 			if passes == 2 {
-				pre = analyse(b, buf)
+				pre = analyse(b, buf, room)
 			}
 			before := selfCPU()
 			for b.Loop() {
 				// Pass 1: the profile.
 				p := pre
 				if passes&1 != 0 {
-					p = analyse(b, buf)
+					p = analyse(b, buf, room)
 				}
 				if passes == 1 {
 					continue

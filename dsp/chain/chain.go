@@ -340,7 +340,7 @@ func (p *Pipeline) learnNoise(ctx context.Context, open audio.Opener) (*spectral
 		if spectral.BlockFrames(f.SampleRate) != p.in.BlockLen {
 			vad = nil // another grid: the analyzer estimates activity itself
 		}
-		a, err := spectral.NewProfiler(f, spectral.ProfilerOptions{VAD: vad})
+		a, err := spectral.NewProfiler(f, spectral.ProfilerOptions{VAD: vad, NoRoom: !p.cfg.Restoration.ReducesReverb()})
 		if err != nil {
 			return nil, err
 		}

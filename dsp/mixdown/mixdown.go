@@ -247,7 +247,7 @@ func (m *Mixdown) learnNoise(ctx context.Context, i int) (*spectral.Profile, err
 	if spectral.BlockFrames(f.SampleRate) == m.an.Tracks[i].Block.BlockLen {
 		vad = m.an.Tracks[i].Block.Voiced
 	}
-	a, err := spectral.NewProfiler(f, spectral.ProfilerOptions{VAD: vad})
+	a, err := spectral.NewProfiler(f, spectral.ProfilerOptions{VAD: vad, NoRoom: !m.s.Tracks[i].Restoration.ReducesReverb()})
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/internal/testaudio"
+	"github.com/google/go-cmp/cmp"
 )
 
 // Speech in testaudio's synthetic room at RT60 0.7 s, SI-SDR against the
@@ -51,5 +52,33 @@ func TestDeverb(t *testing.T) {
 	p := analyse(t, audio.Buffer{testaudio.Add(dry, testaudio.WhiteNoise(len(dry), 1e-4, 9))}, ProfilerOptions{})
 	if p.RT60 > 0.2 {
 		t.Errorf("dry speech: RT60 %.2f s", p.RT60)
+	}
+}
+
+// Without the room model (NoRoom, for a restoration without reverb
+// reduction) the Profile says dry and learns the same noise as with it,
+// in the room of 0.7 s where the model finds its RT60.
+func TestProfilerNoRoom(t *testing.T) {
+	dry, _ := speech(t, 2, 0.6)
+	h := testaudio.RoomImpulse(fs, 0.7, 0, 5)
+	wet := audio.Buffer{testaudio.Add(convolve(dry, h), testaudio.WhiteNoise(len(dry), 1e-4, 9))}
+	with := analyse(t, wet, ProfilerOptions{})
+	without := analyse(t, wet, ProfilerOptions{NoRoom: true})
+	if with.RT60 < 0.35 {
+		t.Errorf("with the room model: RT60 %.2f s, want the room's 0.7", with.RT60)
+	}
+	if without.RT60 != 0 || !math.IsInf(without.DRRDB, 1) {
+		t.Errorf("NoRoom: RT60 %.2f s, DRR %.1f dB; want 0 and +Inf (dry)", without.RT60, without.DRRDB)
+	}
+	if diff := cmp.Diff(with.Noise, without.Noise) + cmp.Diff(with.Hum, without.Hum); diff != "" || with.NoiseDB != without.NoiseDB {
+		t.Errorf("NoRoom changed the noise profile: noise %.2f/%.2f dBFS, hum %+v/%+v %s", with.NoiseDB, without.NoiseDB, with.Hum, without.Hum, diff)
+	}
+	r := &Restoration{Settings: Settings{Method: Classic}, Segments: []RestorationSegment{{Start: 5, Settings: Settings{Method: Dynamic, DeverbDB: -1}}}}
+	if r.ReducesReverb() {
+		t.Error("classic, and dynamic with deverb off, reduce reverb")
+	}
+	r.Segments = append(r.Segments, RestorationSegment{Start: 9, Settings: Settings{Method: SpeechIsolation}})
+	if !r.ReducesReverb() || (*Restoration)(nil).ReducesReverb() {
+		t.Error("a speech_isolation segment at full reverb reduction does not count, or a nil restoration does")
 	}
 }

@@ -21,3 +21,26 @@ type RestorationSegment struct {
 	Start float64
 	Settings
 }
+
+// ReducesReverb reports whether any stretch of r asks for reverb
+// reduction (a method with one, Static, Dynamic or SpeechIsolation, and
+// DeverbDB not negative): only then does the analysis pass need the
+// Profiler's room model (ProfilerOptions.NoRoom).
+func (r *Restoration) ReducesReverb() bool {
+	if r == nil {
+		return false
+	}
+	if r.Settings.reducesReverb() {
+		return true
+	}
+	for _, s := range r.Segments {
+		if s.Settings.reducesReverb() {
+			return true
+		}
+	}
+	return false
+}
+
+func (s Settings) reducesReverb() bool {
+	return s.DeverbDB >= 0 && (s.Method == Static || s.Method == Dynamic || s.Method == SpeechIsolation)
+}
