@@ -55,7 +55,7 @@ func newOpsEnv(t *testing.T) *opsEnv {
 	srv := httptest.NewUnstartedServer(nil)
 	e := &opsEnv{t: t, dir: dir, base: "http://" + srv.Listener.Addr().String()}
 	ob := outbound.New(outbound.Config{AllowLoopback: true, AllowPrivate: true, Timeout: -1})
-	h, err := httpapi.NewHandler(httpapi.Config{Store: d.Store, Blobs: d.Blobs, BaseURL: e.base,
+	h, err := httpapi.NewHandler(httpapi.Config{Store: d.Store, Blobs: d.Blobs, BaseURL: e.base, PasswordIterations: passwordIterations,
 		Transfer: &transfer.Options{Dial: ob.DialContext, HTTPClient: ob.HTTPClient()},
 		Fetcher:  outbound.New(outbound.Config{AllowLoopback: true, AllowPrivate: true})})
 	if err != nil {

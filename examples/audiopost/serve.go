@@ -185,7 +185,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			MaxBytes: httpapi.DefaultMaxUploadBytes, Timeout: 10 * time.Minute})
 		api, err := httpapi.NewHandler(httpapi.Config{Store: st, Blobs: blobs, BaseURL: base,
 			Fetcher: fetch, RateLimit: *rateLimit, Logger: log, Transfer: &xfer, Limits: limits(), Processes: pool,
-			Metrics: metrics, MetricsToken: os.Getenv("AUDIOPOST_METRICS_TOKEN")})
+			Metrics: metrics, MetricsToken: os.Getenv("AUDIOPOST_METRICS_TOKEN"), PasswordIterations: passwordIterations})
 		if err != nil {
 			return err
 		}

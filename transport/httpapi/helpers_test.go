@@ -65,7 +65,7 @@ func newEnv(t *testing.T, mod ...func(*httpapi.Config)) *env {
 	e.userB, e.keyB = e.newUser("bob")
 	e.srv = httptest.NewUnstartedServer(nil)
 	e.base = "http://" + e.srv.Listener.Addr().String()
-	cfg := httpapi.Config{Store: st, Blobs: bl, BaseURL: e.base}
+	cfg := httpapi.Config{Store: st, Blobs: bl, BaseURL: e.base, PasswordIterations: 1000} // see accountsOf
 	for _, m := range mod {
 		m(&cfg)
 	}

@@ -92,6 +92,10 @@ type Config struct {
 	Processes *procpool.Pool
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
+	// PasswordIterations is the PBKDF2 iteration count of the passwords
+	// the accounts hash, which a login naming no user is checked at too;
+	// 0 means storage.PasswordIterations (see app.Config).
+	PasswordIterations int
 }
 
 // Defaults of Config.
@@ -167,7 +171,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	}
 	s.app, err = app.New(app.Config{Store: cfg.Store, Blobs: cfg.Blobs, BaseURL: cfg.BaseURL, Fetcher: fetch,
 		Transfer: *xfer, AddressPolicy: policy.Check, LiveURLCheck: cfg.LiveURLCheck, MaxUploadBytes: s.maxUp,
-		Limits: cfg.Limits, Logger: s.log, Now: s.now})
+		Limits: cfg.Limits, Logger: s.log, Now: s.now, PasswordIterations: cfg.PasswordIterations})
 	if err != nil {
 		return nil, err
 	}
