@@ -156,7 +156,11 @@ loop:
 	}
 	t.Logf("%d slow-body connections closed after at most %v (body timeout %v); %d normal requests meanwhile, slowest %v (alone before: %v)",
 		n, last.Round(time.Millisecond), bodyTimeout, reqs, worst.Round(time.Millisecond), before.Round(time.Millisecond))
-	if last > bodyTimeout+500*time.Millisecond {
+	// Within twice the body timeout: a connection the timeout missed stays
+	// open until its 10 s read deadline, and on a two-core machine at a
+	// load of 25 the last of the 200 closings was read 1.54 s after its
+	// connection opened (the bound was the timeout + 0.5 s).
+	if last > 2*bodyTimeout {
 		t.Errorf("a slow connection stayed open %v, body timeout %v", last, bodyTimeout)
 	}
 	// A starved request waits for the slow connections' body timeout:
