@@ -151,18 +151,22 @@ var errDraining = fmt.Errorf("shutting down: %w", storage.ErrNoJob)
 
 // Claim implements storage.Jobs. A worker goroutine calls it when it is
 // done with its previous job, if any.
+// A claim in flight counts as busy: a drain that began while the store
+// was claiming would otherwise find no job held, cancel the runner, and
+// leave the job it had just been given running in the store, neither
+// processed nor handed back (TestServeWorkerShutdown caught one).
 func (d *drainingStore) Claim(ctx context.Context, worker string, lease time.Duration) (storage.Job, error) {
 	d.mu.Lock()
-	d.setBusy(worker, false)
 	draining := d.draining
+	d.setBusy(worker, !draining)
 	d.mu.Unlock()
 	if draining {
 		return storage.Job{}, errDraining
 	}
 	j, err := d.Store.Claim(ctx, worker, lease)
-	if err == nil {
+	if err != nil {
 		d.mu.Lock()
-		d.setBusy(worker, true)
+		d.setBusy(worker, false)
 		d.mu.Unlock()
 	}
 	return j, err
