@@ -141,6 +141,13 @@ func (r *Result) words() []bool {
 			}
 		}
 	}
+	// Speech's pauses on the recording's own floor are pauses, though
+	// activity found sound there (floorPauses).
+	for j, p := range r.floorPauses() {
+		if p && speech[j] {
+			out[j] = false
+		}
+	}
 	for j := 0; j < len(out); {
 		if !out[j] || !speech[j] {
 			j++

@@ -93,7 +93,9 @@
 //     recordings' own room tone, for the silence cutter: Allison's prompts
 //     with their transcripts (held out); the tuning half's English has no
 //     transcripts, so there the recognizer's words on the uncut input are
-//     the reference.
+//     the reference. PausedUnder lays a real steady noise of the half (a
+//     machine, a crowd) under the whole of each file, 30, 40 or 50 dB
+//     under the speech (NoiseUnderDBs), as a room or a home recording has.
 //
 // # Cache
 //

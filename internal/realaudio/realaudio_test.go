@@ -395,3 +395,33 @@ func TestPausedSpans(t *testing.T) {
 		}
 	}
 }
+
+func TestPausedUnder(t *testing.T) {
+	for _, h := range []Half{Tuning, HeldOut} {
+		c := Load(t, h)
+		clean := c.Paused()
+		for _, under := range NoiseUnderDBs {
+			ps := c.PausedUnder(under)
+			if len(ps) != len(clean) {
+				t.Fatalf("%s %g dB: %d files, Paused has %d", h, under, len(ps), len(clean))
+			}
+			for i, p := range ps {
+				// the pauses hold the noise: its level within 1 dB of
+				// under dB below the phrases' active level
+				var speech, noise []float64
+				for _, s := range p.Phrases {
+					speech = append(speech, clean[i].Input[s.Start:s.End]...)
+				}
+				for k := range p.Input {
+					noise = append(noise, p.Input[k]-clean[i].Input[k])
+				}
+				if lv := dbPow(ActiveLevel(speech) / meanPow(noise)); math.Abs(lv-under) > 1 {
+					t.Errorf("%s: noise %.1f dB under the speech, want %g", p.ID, lv, under)
+				}
+				if p.Transcript != clean[i].Transcript || len(p.Pauses) != len(clean[i].Pauses) {
+					t.Errorf("%s: transcript or pauses differ from Paused's", p.ID)
+				}
+			}
+		}
+	}
+}

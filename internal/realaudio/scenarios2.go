@@ -268,3 +268,46 @@ func clean(x []float64) bool {
 
 // cleanDB is how far under the speech a reference recording's floor lies.
 const cleanDB = 35.0
+
+// NoiseUnderDBs are how far under the speech's active level the steady
+// noise of PausedUnder lies: a home recording 30-40 dB, a podcaster's room
+// 40-60 dB.
+var NoiseUnderDBs = []float64{30, 40, 50}
+
+// PausedUnder returns Paused with a real steady noise under the whole of
+// each file, speech and pauses alike, as a room or a noisy home recording
+// has it: the half's stationary noises in turn (looped from a point of
+// their own), at a mean power under dB below the file's active speech
+// level (ActiveLevel of the phrases). Pauses, Phrases and Transcript are
+// Paused's; the ID and Origins name the noise.
+func (c *Corpus) PausedUnder(under float64) []Paused {
+	var stat []Noise
+	for _, n := range c.Noises {
+		if n.Stationary {
+			stat = append(stat, n)
+		}
+	}
+	ps := c.Paused()
+	if len(stat) == 0 {
+		return nil
+	}
+	r := newRand(uint64(c.Half)*1000 + 77)
+	for i := range ps {
+		p := &ps[i]
+		nz := stat[i%len(stat)]
+		noise := loopTo(nz.Samples, len(p.Input), r.intn(len(nz.Samples)))
+		var speech []float64
+		for _, s := range p.Phrases {
+			speech = append(speech, p.Input[s.Start:s.End]...)
+		}
+		g := math.Sqrt(ActiveLevel(speech) / (math.Pow(10, under/10) * meanPow(noise)))
+		x := make([]float64, len(p.Input))
+		for k := range x {
+			x[k] = p.Input[k] + g*noise[k]
+		}
+		p.Input = x
+		p.ID = fmt.Sprintf("%s/%s/%gdB", p.ID, nz.ID, under)
+		p.Origins = append(append([]Origin(nil), p.Origins...), nz.Origins...)
+	}
+	return ps
+}
