@@ -152,21 +152,28 @@ func fitProgrammes(m fitMaterial, n int, seed uint64, augment bool) []fitProgram
 		for b := 0; b*bl < len(x); b++ {
 			p.music = append(p.music, labelAt(spans, b*bl+bl/2) == "music")
 		}
-		for s := 0; (s+1)*fs <= len(x); s++ {
-			mus := 0
-			for _, g := range spans {
-				if g.label == "music" {
-					mus += max(0, min(g.end, (s+1)*fs)-max(g.start, s*fs))
-				}
-			}
-			p.seconds = append(p.seconds, 2*mus >= fs)
-		}
-		for _, g := range spans[1:] {
-			p.switches = append(p.switches, int64(g.start))
-		}
+		p.setTruth(spans)
 		out = append(out, p)
 	}
 	return out
+}
+
+// setTruth marks each whole second of p music when music plays over half
+// of it, and the switches at the starts of all spans but the first.
+func (p *fitProgramme) setTruth(spans []span) {
+	const fs = realaudio.Rate
+	for s := 0; (s+1)*fs <= len(p.x); s++ {
+		mus := 0
+		for _, g := range spans {
+			if g.label == "music" {
+				mus += max(0, min(g.end, (s+1)*fs)-max(g.start, s*fs))
+			}
+		}
+		p.seconds = append(p.seconds, 2*mus >= fs)
+	}
+	for _, g := range spans[1:] {
+		p.switches = append(p.switches, int64(g.start))
+	}
 }
 
 func labelAt(spans []span, i int) string {

@@ -130,18 +130,7 @@ func bedProgrammes(c *realaudio.Corpus, n int, seed uint64) []fitProgramme {
 			add(part, "music")
 		}
 		p := fitProgramme{x: x}
-		for s := 0; (s+1)*fs <= len(x); s++ {
-			mus := 0
-			for _, g := range spans {
-				if g.label == "music" {
-					mus += max(0, min(g.end, (s+1)*fs)-max(g.start, s*fs))
-				}
-			}
-			p.seconds = append(p.seconds, 2*mus >= fs)
-		}
-		for _, g := range spans[1:] {
-			p.switches = append(p.switches, int64(g.start))
-		}
+		p.setTruth(spans)
 		out = append(out, p)
 	}
 	return out

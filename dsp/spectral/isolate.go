@@ -90,14 +90,7 @@ func newIsolator(channels, sampleRate int, amount func(int64) (float64, float64)
 	s.L = s.W + isoStep
 	s.R = 2*s.W + 2
 	s.win = sqrtHann(n)
-	norm := make([]float64, hop)
-	for i := 0; i < n; i++ {
-		norm[i%hop] += s.win[i] * s.win[i]
-	}
-	s.swin = make([]float64, n)
-	for i := range s.swin {
-		s.swin[i] = s.win[i] / norm[i%hop] / float64(n)
-	}
+	s.swin = synthesisWindow(s.win, hop)
 	s.rfft = newRFFT(n)
 	s.frame = make([][]float64, channels)
 	s.acc = make([][]float64, channels)

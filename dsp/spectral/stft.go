@@ -51,15 +51,7 @@ type stft struct {
 func newSTFT(channels, n, hop int, gain func(pow, g []float64)) *stft {
 	s := &stft{n: n, hop: hop, bins: n/2 + 1, gain: gain}
 	s.win = sqrtHann(n)
-	// Sum of analysis*synthesis over the overlapping frames at each phase.
-	norm := make([]float64, hop)
-	for i := 0; i < n; i++ {
-		norm[i%hop] += s.win[i] * s.win[i]
-	}
-	s.swin = make([]float64, n)
-	for i := range s.swin {
-		s.swin[i] = s.win[i] / norm[i%hop] / float64(n)
-	}
+	s.swin = synthesisWindow(s.win, hop)
 	s.frame = make([][]float64, channels)
 	s.acc = make([][]float64, channels)
 	s.spec = make([][]complex128, channels)
@@ -249,4 +241,21 @@ func (s *stft) process(in, out audio.Buffer) {
 		copy(a, a[hop:])
 		clear(a[n-hop:])
 	}
+}
+
+// synthesisWindow is the window that, after the analysis window win and an
+// inverse FFT without its 1/n, overlap-adds frames hop apart back to the
+// input: win divided by the sum of win² over the frames overlapping at
+// each phase.
+func synthesisWindow(win []float64, hop int) []float64 {
+	n := len(win)
+	norm := make([]float64, hop)
+	for i := 0; i < n; i++ {
+		norm[i%hop] += win[i] * win[i]
+	}
+	swin := make([]float64, n)
+	for i := range swin {
+		swin[i] = win[i] / norm[i%hop] / float64(n)
+	}
+	return swin
 }
