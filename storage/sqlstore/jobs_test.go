@@ -476,6 +476,11 @@ func testCrashedWorkerJobsAreReclaimed(t *testing.T, e engine) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
+	// A child that never reports its claims is killed, so that the scan
+	// below ends and the test fails saying how many it reported, instead
+	// of hanging until go test's timeout (seen once in CI's race run).
+	watchdog := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
+	defer watchdog.Stop()
 	// The child claims half the jobs and reports each one.
 	childJobs := map[int64]bool{}
 	sc := bufio.NewScanner(out)
@@ -486,8 +491,9 @@ func testCrashedWorkerJobsAreReclaimed(t *testing.T, e engine) {
 		}
 	}
 	if len(childJobs) != m/2 {
-		t.Fatalf("child claimed %d jobs before exiting: %v", len(childJobs), sc.Err())
+		t.Fatalf("child claimed %d jobs before exiting (or being killed after 2 minutes): %v", len(childJobs), sc.Err())
 	}
+	watchdog.Stop()
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
