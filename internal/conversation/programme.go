@@ -151,7 +151,7 @@ func RealProgramme(c *realaudio.Corpus, seconds float64, o ProgrammeOptions) Pro
 		}
 		if o.Music && k%4 == 3 {
 			m := music[(k/4)%len(music)]
-			bed := loop(m.Samples, len(turn), k*rate/3)
+			bed := realaudio.Loop(m.Samples, len(turn), k*rate/3)
 			scale(bed, math.Sqrt(realaudio.ActiveLevel(turn)*math.Pow(10, -realaudio.BedBelowDB/10)/meanPow(bed)))
 			for i := range turn {
 				turn[i] += bed[i]
@@ -160,7 +160,7 @@ func RealProgramme(c *realaudio.Corpus, seconds float64, o ProgrammeOptions) Pro
 		}
 		if o.NoiseBelowDB > 0 && len(stationary) > 0 {
 			nz := stationary[k%len(stationary)]
-			noise := loop(nz.Samples, len(turn), k*rate/7)
+			noise := realaudio.Loop(nz.Samples, len(turn), k*rate/7)
 			scale(noise, math.Sqrt(realaudio.ActiveLevel(turn)*math.Pow(10, -o.NoiseBelowDB/10)/meanPow(noise)))
 			for i := range turn {
 				turn[i] += noise[i]
@@ -171,7 +171,7 @@ func RealProgramme(c *realaudio.Corpus, seconds float64, o ProgrammeOptions) Pro
 		p.Input = append(p.Input, turn...)
 		if o.Music && k%3 == 2 && len(p.Input) < n {
 			m := music[(k/3+1)%len(music)]
-			x := loop(m.Samples, 12*rate, k*rate/5)
+			x := realaudio.Loop(m.Samples, 12*rate, k*rate/5)
 			fade(x, rate/50)
 			// Music as loud as the speech around it, give or take 3 dB.
 			lv := realaudio.SpeechDB + db + float64(k%7-3)
@@ -259,27 +259,6 @@ func phrases(x []float64) []audio.Span {
 		}
 	}
 	return keep
-}
-
-// loop returns n samples of x from offset on, repeated as often as needed
-// (each wrap crossfaded over 50 ms).
-func loop(x []float64, n, offset int) []float64 {
-	out := make([]float64, n)
-	fadeN := min(realaudio.Rate/20, len(x)/4)
-	period := len(x) - fadeN
-	pos := offset % period
-	for i := range out {
-		v := x[pos]
-		if pos >= period {
-			k := float64(pos-period) / float64(fadeN)
-			v = x[pos]*math.Cos(k*math.Pi/2) + x[pos-period]*math.Sin(k*math.Pi/2)
-		}
-		out[i] = v
-		if pos++; pos >= len(x) {
-			pos = fadeN
-		}
-	}
-	return out
 }
 
 func meanPow(x []float64) float64 {

@@ -202,11 +202,11 @@ func cutLong(x []float64) [][]float64 {
 	return out
 }
 
-// loopTo returns n samples of x played from offset on and looped, each
+// Loop returns n samples of x played from offset on and looped, each
 // wrap crossfaded over 50 ms (equal power, as the two ends are
 // uncorrelated), so that a short recording of a noise can lie under a
 // longer clip.
-func loopTo(x []float64, n int, offset int) []float64 {
+func Loop(x []float64, n int, offset int) []float64 {
 	out := make([]float64, n)
 	if len(x) == 0 {
 		return out

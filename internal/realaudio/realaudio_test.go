@@ -302,7 +302,7 @@ func TestLoopToIsSeamless(t *testing.T) {
 	for i := range x {
 		x[i] = r.gauss()
 	}
-	y := loopTo(x, 5*Rate, 1234)
+	y := Loop(x, 5*Rate, 1234)
 	// The level of 10 ms frames never dips or jumps by more than a noise
 	// frame's spread: no hole or double at a wrap.
 	lv := frameDB(y, Rate/100)

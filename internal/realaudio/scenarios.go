@@ -87,7 +87,7 @@ func (c *Corpus) babble(n int, exclude string, seed uint64) ([]float64, []Origin
 		if len(x) < 2*Rate {
 			continue
 		}
-		x = setActive(loopTo(x, n, r.intn(len(x))), -30)
+		x = setActive(Loop(x, n, r.intn(len(x))), -30)
 		for i := range out {
 			out[i] += x[i]
 		}
@@ -129,13 +129,13 @@ func (c *Corpus) NoisySpeech() []Mix {
 						set = nonstat
 					}
 					nz := set[k%len(set)]
-					noise, class, origins = loopTo(nz.Samples, n, r.intn(len(nz.Samples))), nz.Class, nz.Origins
+					noise, class, origins = Loop(nz.Samples, n, r.intn(len(nz.Samples))), nz.Class, nz.Origins
 				case "babble":
 					noise, origins = c.babble(n, cl.Speaker, r.next())
 					class = "babble"
 				case "music":
 					m := c.Music[k%len(c.Music)]
-					noise, class, origins = loopTo(m.Samples, n, r.intn(len(m.Samples))), m.Kind, m.Origins
+					noise, class, origins = Loop(m.Samples, n, r.intn(len(m.Samples))), m.Kind, m.Origins
 				}
 				m := mixAt(fmt.Sprintf("%s/%s/%s/%gdB", cl.ID, kind, class, snr), cl.Samples, noise, snr)
 				m.Interferer, m.Class = kind, class
@@ -339,7 +339,7 @@ func (c *Corpus) Programmes() []Programme {
 			if (i+p)%2 == 1 { // speech over a bed of the previous kind
 				ms := byKind[MusicKinds[(i+4)%5]]
 				m := ms[(p+i)%len(ms)]
-				bed := loopTo(m.Samples, len(sp), r.intn(len(m.Samples)))
+				bed := Loop(m.Samples, len(sp), r.intn(len(m.Samples)))
 				g := math.Sqrt(ActiveLevel(sp) * math.Pow(10, -BedBelowDB/10) / meanPow(bed))
 				for j := range sp {
 					sp[j] += g * bed[j]
@@ -351,7 +351,7 @@ func (c *Corpus) Programmes() []Programme {
 			ms := byKind[kind]
 			m := ms[(p+i/2)%len(ms)]
 			n := int((10 + 5*r.float()) * Rate)
-			x := loopTo(m.Samples, n, r.intn(len(m.Samples)))
+			x := Loop(m.Samples, n, r.intn(len(m.Samples)))
 			setActive(x, SpeechDB+2*(r.float()-0.5)*3)
 			add(x, "music", kind, m.ID, m.Origins)
 		}

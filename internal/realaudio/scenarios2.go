@@ -199,7 +199,7 @@ func (c *Corpus) Paused() []Paused {
 		for i, u := range g {
 			if i > 0 {
 				n := int(pausesOf[(gi+i)%len(pausesOf)] * Rate)
-				pause := loopTo(tone, n, gi*Rate/7)
+				pause := Loop(tone, n, gi*Rate/7)
 				if n > Rate {
 					p.Pauses = append(p.Pauses, frames(len(p.Input), len(p.Input)+n))
 				}
@@ -295,7 +295,7 @@ func (c *Corpus) PausedUnder(under float64) []Paused {
 	for i := range ps {
 		p := &ps[i]
 		nz := stat[i%len(stat)]
-		noise := loopTo(nz.Samples, len(p.Input), r.intn(len(nz.Samples)))
+		noise := Loop(nz.Samples, len(p.Input), r.intn(len(nz.Samples)))
 		var speech []float64
 		for _, s := range p.Phrases {
 			speech = append(speech, p.Input[s.Start:s.End]...)
