@@ -82,3 +82,38 @@ func TestProfilerNoRoom(t *testing.T) {
 		t.Error("a speech_isolation segment at full reverb reduction does not count, or a nil restoration does")
 	}
 }
+
+// Speech cut into pieces as an editor leaves them (klettres's French
+// letters): each piece fades a hiss in over 0.3 s, holds it under the
+// phrase, fades it out over a second, and ends in digital silence. The
+// fades are the recording's quietest frames but no floor of it: taken for
+// one, the hiss (at the level of the speech above 2 kHz) is read as the
+// tail of a room of 0.4 to 0.5 s, whose reduction took the held-out
+// half's four such clips to 10 to 17 dB SI-SDR.
+func TestProfilerFadedPieces(t *testing.T) {
+	dry, spans := speech(t, 4, 0.6)
+	hiss := testaudio.WhiteNoise(len(dry)+10*fs, 0.03, 3)
+	var x []float64
+	k := 0
+	fade := func(n int, from, to float64) {
+		for i := range n {
+			db := from + (to-from)*float64(i)/float64(n)
+			x = append(x, hiss[k]*math.Pow(10, db/20))
+			k++
+		}
+	}
+	for _, s := range spans {
+		fade(int(0.3*fs), -60, 0)
+		for _, v := range dry[s.Start:s.End] {
+			x = append(x, v+hiss[k])
+			k++
+		}
+		fade(int(0.8*fs), 0, -20)
+		fade(int(0.2*fs), -20, -70)
+		x = append(x, make([]float64, fs/50)...)
+	}
+	p := analyse(t, audio.Buffer{x}, ProfilerOptions{})
+	if p.RT60 != 0 {
+		t.Errorf("speech in faded pieces: RT60 %.2f s, DRR %.0f dB; want dry", p.RT60, p.DRRDB)
+	}
+}

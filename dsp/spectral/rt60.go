@@ -99,6 +99,11 @@ const (
 	// frames lie: in a reverberant recording without noise the quietest
 	// frames the Profile takes for noise are the room's tails.
 	rtFloorQuantile = 0.05
+	// rtSilentDB, rtEditGuard, rtFadeMax, rtFadeFrames: see edits.
+	rtSilentDB   = 100
+	rtEditGuard  = 0.1
+	rtFadeMax    = 1.5
+	rtFadeFrames = 9
 	// rtLevelLow is the lowest level a band frame keeps, in dB.
 	rtLevelLow = -400.0
 )
@@ -192,13 +197,17 @@ func (r *rt60Estimator) bandNoise(p *Profile) [rtBands]float64 {
 
 // bandQuantile returns the power under which share q of band b's frames
 // lie, to half a dB.
-func (r *rt60Estimator) bandQuantile(b, frames int, q float64) float64 {
+func (r *rt60Estimator) bandQuantile(b, frames int, q float64, skip []bool) float64 {
 	const step = 50 // hundredths of a dB
 	var h [math.MaxUint16/step + 1]int
+	n := 0
 	for t := range frames {
-		h[r.levels[t*rtBands+b]/step]++
+		if skip == nil || !skip[t] {
+			h[r.levels[t*rtBands+b]/step]++
+			n++
+		}
 	}
-	target, acc := int(q*float64(frames)), 0
+	target, acc := int(q*float64(n)), 0
 	for i, c := range h {
 		acc += c
 		if acc > target {
@@ -206,6 +215,77 @@ func (r *rt60Estimator) bandQuantile(b, frames int, q float64) float64 {
 		}
 	}
 	return math.Inf(1)
+}
+
+// edits marks the frames an editor's fade leads into or out of near
+// digital silence (every band rtSilentDB under the recording's peak):
+// from each silent frame, back while the level falls towards it and on
+// while it rises from it (the mean level of rtFadeFrames frames, at most
+// rtFadeMax seconds), and rtEditGuard seconds beside it in any case. The
+// quietest frames of a fade are no floor of the recording: taking them
+// for one made a noise bed at the speech's own level a room's tail
+// (klettres's French letters, each of whose files fades its hiss in over
+// 0.3 s and out over 1 s). It returns nil where nothing is marked, or
+// where the marks would leave under a fifth of the recording.
+func (r *rt60Estimator) edits(frames int, peak uint16) []bool {
+	const silent = rtSilentDB * 100
+	if int(peak) < silent || frames == 0 {
+		return nil
+	}
+	top := make([]uint16, frames) // the loudest band's level
+	any := false
+	for t := range frames {
+		for _, l := range r.levels[t*rtBands : (t+1)*rtBands] {
+			top[t] = max(top[t], l)
+		}
+		any = any || int(top[t]) <= int(peak)-silent
+	}
+	if !any {
+		return nil
+	}
+	quiet := func(t int) bool { return int(top[t]) <= int(peak)-silent }
+	// The level summed over rtFadeFrames frames, so that the noise's own
+	// fluctuation does not end a fade.
+	sm := func(t int) int {
+		s := 0
+		for _, v := range top[max(0, t-rtFadeFrames/2):min(frames, t+rtFadeFrames/2+1)] {
+			s += int(v)
+		}
+		return s
+	}
+	guard := int(math.Round(rtEditGuard / rtFrameSec))
+	limit := int(math.Round(rtFadeMax / rtFrameSec))
+	skip := make([]bool, frames)
+	for t := range frames {
+		if !quiet(t) {
+			continue
+		}
+		skip[t] = true
+		if t+1 < frames && !quiet(t+1) { // a fade in?
+			u := t + 1
+			for u < frames && u-t <= limit && (u-t <= guard || sm(u) >= sm(u-1)) && !quiet(u) {
+				skip[u] = true
+				u++
+			}
+		}
+		if t > 0 && !quiet(t-1) { // a fade out?
+			u := t - 1
+			for u >= 0 && t-u <= limit && (t-u <= guard || sm(u) >= sm(u+1)) && !quiet(u) {
+				skip[u] = true
+				u--
+			}
+		}
+	}
+	n := 0
+	for _, s := range skip {
+		if !s {
+			n++
+		}
+	}
+	if n < frames/5 {
+		return nil
+	}
+	return skip
 }
 
 // fit sets p.RT60 and p.DRRDB to the model that stands and explains
@@ -219,13 +299,21 @@ func (r *rt60Estimator) fit(p *Profile) {
 	p.RT60, p.DRRDB = 0, math.Inf(1)
 	frames := len(r.levels) / rtBands
 	pw := make([]float64, frames)
-	noise := r.bandNoise(p)
-	for b := range rtBands {
-		noise[b] = min(noise[b], r.bandQuantile(b, frames, rtFloorQuantile))
-	}
 	var peak uint16
 	for _, l := range r.levels {
 		peak = max(peak, l)
+	}
+	// The Profile learned its noise in the recording's pauses, the
+	// fades of an edited one too: there the quantile of the frames
+	// outside the fades alone is the floor.
+	noise := r.bandNoise(p)
+	skip := r.edits(frames, peak)
+	for b := range rtBands {
+		q := r.bandQuantile(b, frames, rtFloorQuantile, skip)
+		if skip == nil {
+			q = min(q, noise[b])
+		}
+		noise[b] = q
 	}
 	m := len(r.fac)
 	clear(r.viol)
