@@ -33,16 +33,17 @@ const (
 	// does not warble (musical noise).
 	Dynamic
 	// SpeechIsolation keeps speech only, the strongest setting, for
-	// traffic, crowds or music behind a voice: first a mask against the
-	// background that goes on while the voice comes and goes (a low
-	// percentile of each bin's power over a second around the frame,
-	// isolate.go), then Dynamic's gain against noise tracked four times
+	// traffic, crowds or music behind a voice: first a mask from a small
+	// network fitted on real speech over real babble, music and noise
+	// (isolate.go, isonet.go), which looks half a second either side of
+	// the frame, then Dynamic's gain against noise tracked four times
 	// faster (0.1 s of memory per hop). Without a reduction to make (the
 	// automatic amount on a clean recording) the mask is off, and so it is
-	// in a causal Denoiser (live), which subtracts twice the noise. It has no
-	// harmonic model of the voice: a pitch comb was tried twice and lost,
-	// on the low espeak voices (harmonics too close for a 43 ms window)
-	// and on real music (sung vocals and guitar carry the strongest pitch).
+	// in a causal Denoiser (live), which subtracts twice the noise. A
+	// pitch comb was tried twice and lost, on the low espeak voices
+	// (harmonics too close for a 43 ms window) and on real music (sung
+	// vocals and guitar carry the strongest pitch); the network sees the
+	// harmonicity among its other inputs instead.
 	SpeechIsolation
 	// Music is a gentle stationary reduction for music passages (the
 	// segments' "music" method): a Wiener gain against the profile with a
@@ -133,8 +134,8 @@ type DenoiserOptions struct {
 	// Dehum, when not nil, removes mains hum before denoising.
 	Dehum *DehumOptions
 	// Causal keeps the look-ahead to the STFT's own, as a live stream
-	// needs: SpeechIsolation then goes without its background mask, whose
-	// percentile looks 0.6 s ahead (isolate.go), and subtracts twice its
+	// needs: SpeechIsolation then goes without its network's mask, which
+	// looks 0.55 s ahead (isolate.go), and subtracts twice its
 	// fast-tracked noise instead.
 	Causal bool
 }
@@ -269,7 +270,7 @@ type Denoiser struct {
 	dehum *Dehum
 	wpe   *wpe       // dereverberation before the gains; nil when off
 	wrun  *hopRunner // drives wpe
-	iso   *isolator  // speech isolation's background mask; nil without
+	iso   *isolator  // speech isolation's mask (its network); nil without
 	irun  *hopRunner // drives iso
 	brth  *Debreath
 	run   *hopRunner
@@ -646,7 +647,7 @@ func (d *Denoiser) wpeAmount(c int64) float64 {
 	return a * d.revStrength
 }
 
-// isoAmount is the weight of speech isolation's background mask at the
+// isoAmount is the weight of speech isolation's mask at the
 // frame centred at c (1 in its segments, 0 elsewhere, crossfaded as the
 // gains are) and its floor gain (the segment's noise floor).
 func (d *Denoiser) isoAmount(c int64) (w, floor float64) {

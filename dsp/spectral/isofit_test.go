@@ -1,0 +1,479 @@
+package spectral
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"go/format"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/audiopost/audiopost/internal/realaudio"
+)
+
+// TestFitIsolation fits speech isolation's network (isonet.go) and
+// writes isomodel.go:
+//
+//	go test ./dsp/spectral -run TestFitIsolation -fit
+//
+// from the tuning half of the real-recording corpus only. Its speakers
+// are split in two, every fourth (sorted) for validation (their voices
+// are in the babble of both parts), and every piece
+// of music and noise by time, its last quarter for validation. Each mix
+// is a clip of one speaker under babble (four to eight other speakers of
+// the same part, looped from random points), a piece of music or a real
+// noise (two in five, two in five, one in five) at an SNR drawn from 0 to
+// 20 dB (one mix in twelve from 30 to 45 dB, so that the mask learns to
+// open on clean speech), the whole at a level drawn from -18 to +6 dB
+// around the corpus's. Of every isoFitEvery-th frame, isoFitBands bands drawn at random are
+// examples whose target is each band's Wiener gain S/(S+N) from the clean speech and the
+// interferer as mixed, and whose loss is the squared error of the gains
+// weighted by the band's energy (over the mix's mean band energy, at most
+// isoFitMaxWeight): the error of the output, which SI-SDR counts. The network is fitted by Adam on
+// mini-batches of isoFitBatch (AdamW, isoFitDecay), with the seed isoFitSeed, for isoFitEpochs
+// epochs; the weights of the epoch with the lowest validation loss are
+// kept.
+var fitIsolation = flag.Bool("fit", false, "TestFitIsolation: fit speech isolation's network on the tuning half and write isomodel.go")
+
+const (
+	isoFitSeed   = 30
+	isoFitEvery  = 4
+	isoFitBatch  = 128
+	isoFitEpochs = 16
+	isoFitDecay  = 0.02 // AdamW's decoupled weight decay
+	isoFitTrain  = 300  // mixes
+	isoFitVal    = 60
+	isoFitRate   = 1e-3
+	// isoFitMaxWeight caps the weight of a band in the loss, its energy
+	// over the mix's mean band energy.
+	isoFitMaxWeight = 10
+	isoFitBands     = 12 // bands drawn from each frame
+)
+
+// isoMaterial is the speech and interferers a set of mixes is made from.
+type isoMaterial struct {
+	clips  []realaudio.Clip
+	talker map[string][]float64 // each speaker's clips end to end
+	names  []string
+	music  [][]float64
+	noise  [][]float64
+}
+
+// isoSplit splits the tuning half's material into a part to fit on and
+// a part to validate on.
+func isoSplit(c *realaudio.Corpus) (fit, val isoMaterial) {
+	var speakers []string
+	for _, cl := range c.Clips() {
+		if !slices.Contains(speakers, cl.Speaker) {
+			speakers = append(speakers, cl.Speaker)
+		}
+	}
+	sort.Strings(speakers)
+	// The babble of both parts is of all the other speakers: a part of
+	// three speakers would make its babble of two.
+	talker := map[string][]float64{}
+	for _, cl := range c.Clips() {
+		m := &fit
+		if slices.Index(speakers, cl.Speaker)%4 == 3 {
+			m = &val
+		}
+		m.clips = append(m.clips, cl)
+		talker[cl.Speaker] = append(talker[cl.Speaker], cl.Samples...)
+	}
+	fit.talker, val.talker = talker, talker
+	fit.names, val.names = speakers, speakers
+	cut := func(x []float64) ([]float64, []float64) { h := len(x) * 3 / 4; return x[:h], x[h:] }
+	for _, m := range c.Music {
+		a, b := cut(m.Samples)
+		fit.music, val.music = append(fit.music, a), append(val.music, b)
+	}
+	for _, n := range c.Noises {
+		a, b := cut(n.Samples)
+		fit.noise, val.noise = append(fit.noise, a), append(val.noise, b)
+	}
+	return fit, val
+}
+
+// isoMix is one training mix: input = clean + noise.
+type isoMix struct {
+	kind                string
+	input, clean, noise []float64
+}
+
+func meanPower(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v * v
+	}
+	return s / float64(max(1, len(x)))
+}
+
+// isoMixes makes n mixes of m with r.
+func isoMixes(m isoMaterial, n int, r *rand.Rand) []isoMix {
+	out := make([]isoMix, n)
+	for i := range out {
+		cl := m.clips[r.IntN(len(m.clips))]
+		clean := cl.Samples
+		ln := len(clean)
+		var noise []float64
+		var kind string
+		switch u := r.Float64(); {
+		case u < 0.4:
+			kind = "babble"
+			noise = make([]float64, ln)
+			var others []string
+			for _, s := range m.names {
+				if s != cl.Speaker {
+					others = append(others, s)
+				}
+			}
+			r.Shuffle(len(others), func(i, j int) { others[i], others[j] = others[j], others[i] })
+			for _, s := range others[:min(len(others), 4+r.IntN(5))] {
+				x := m.talker[s]
+				v := realaudio.Loop(x, ln, r.IntN(len(x)))
+				g := 1 / math.Sqrt(max(realaudio.ActiveLevel(v), 1e-12))
+				for j := range noise {
+					noise[j] += g * v[j]
+				}
+			}
+		case u < 0.8:
+			kind = "music"
+			x := m.music[r.IntN(len(m.music))]
+			noise = realaudio.Loop(x, ln, r.IntN(len(x)))
+		default:
+			kind = "noise"
+			x := m.noise[r.IntN(len(m.noise))]
+			noise = realaudio.Loop(x, ln, r.IntN(len(x)))
+		}
+		snr := 20 * r.Float64()
+		if r.IntN(12) == 0 {
+			snr = 30 + 15*r.Float64()
+		}
+		g := math.Sqrt(realaudio.ActiveLevel(clean) / (math.Pow(10, snr/10) * max(meanPower(noise), 1e-20)))
+		level := math.Pow(10, (-18+24*r.Float64())/20)
+		mx := isoMix{kind: kind, input: make([]float64, ln), clean: make([]float64, ln), noise: make([]float64, ln)}
+		for j := range mx.input {
+			mx.clean[j] = level * clean[j]
+			mx.noise[j] = level * g * noise[j]
+			mx.input[j] = mx.clean[j] + mx.noise[j]
+		}
+		out[i] = mx
+	}
+	return out
+}
+
+// isoSet is a set of examples: features and target band gains, flat.
+type isoSet struct {
+	x, y, w []float32
+	kind    []string
+}
+
+func (s *isoSet) len() int { return len(s.y) }
+
+// isoExamples frames mix as the isolator does (isoFront on the input,
+// the same STFT on the clean speech and the interferer for the target)
+// and adds every every-th frame, from phase on, to set.
+func isoExamples(mix isoMix, every, phase int, set *isoSet) {
+	n := FFTSize(fs)
+	hop := n / 4
+	win := sqrtHann(n)
+	front := newIsoFront(fs, n, hop, win)
+	ft := newRFFT(n)
+	spec := make([]complex128, n/2+1)
+	frame := make([]float64, n)
+	pow := make([]float64, n/2+1)
+	// frame f holds the samples [(f+1)hop-n, (f+1)hop), zeros outside.
+	powOf := func(x []float64, f int) []float64 {
+		clear(frame)
+		start := (f+1)*hop - n
+		for i := range frame {
+			if j := start + i; j >= 0 && j < len(x) {
+				frame[i] = x[j]
+			}
+		}
+		clear(pow)
+		ft.forwardPow(spec, pow, frame, win)
+		return pow
+	}
+	frames := (len(mix.input) + hop - 1) / hop
+	es, en := make([]float64, frames*isoBands), make([]float64, frames*isoBands)
+	var mean float64
+	for f := range frames {
+		front.bands.energies(powOf(mix.clean, f), es[f*isoBands:])
+		front.bands.energies(powOf(mix.noise, f), en[f*isoBands:])
+	}
+	for i := range es {
+		mean += es[i] + en[i]
+	}
+	mean /= float64(len(es))
+	if mean <= 0 {
+		return
+	}
+	feat := make([]float32, isoBands*isoIn)
+	r := rand.New(rand.NewPCG(isoFitSeed, uint64(len(mix.input))^uint64(phase)))
+	for f := 0; f < frames+front.W; f++ {
+		front.push(powOf(mix.input, f))
+		q := f - front.W
+		if q < 0 || q >= frames || q%every != phase {
+			continue
+		}
+		front.features(int64(q), feat)
+		for range isoFitBands {
+			b := r.IntN(isoBands)
+			s, n := es[q*isoBands+b], en[q*isoBands+b]
+			y := 1.0
+			if s+n > 0 {
+				y = s / (s + n)
+			}
+			set.x = append(set.x, feat[b*isoIn:(b+1)*isoIn]...)
+			set.y = append(set.y, float32(y))
+			set.w = append(set.w, float32(min(isoFitMaxWeight, (s+n)/mean)))
+			set.kind = append(set.kind, mix.kind)
+		}
+	}
+}
+
+func isoExamplesOf(mixes []isoMix, every int) isoSet {
+	parts := make([]isoSet, len(mixes))
+	parallel(len(mixes), func(i int) { isoExamples(mixes[i], every, i%every, &parts[i]) })
+	var s isoSet
+	for _, p := range parts {
+		s.x = append(s.x, p.x...)
+		s.y = append(s.y, p.y...)
+		s.w = append(s.w, p.w...)
+		s.kind = append(s.kind, p.kind...)
+	}
+	return s
+}
+
+// isoGrad is the gradient of the loss by every weight, laid out as the
+// network.
+type isoGrad = isoNet
+
+// isoLoss is the mean squared error of the band gains over the set, by
+// kind of interferer and overall.
+func isoLoss(m *isoNet, s isoSet) (all float64, byKind map[string]float64) {
+	var sc isoScratch
+	sum := map[string]float64{}
+	cnt := map[string]int{}
+	for i := range s.len() {
+		d := float64(m.band(s.x[i*isoIn:(i+1)*isoIn], &sc) - s.y[i])
+		e := float64(s.w[i]) * d * d
+		all += e
+		sum[s.kind[i]] += e
+		cnt[s.kind[i]]++
+	}
+	byKind = map[string]float64{}
+	for k, v := range sum {
+		byKind[k] = v / float64(cnt[k])
+	}
+	return all / float64(max(1, s.len())), byKind
+}
+
+// isoFit fits a network on train, keeping the weights of the epoch that
+// did best on val; it logs the losses.
+func isoFit(t *testing.T, train, val isoSet) (isoNet, float64, int) {
+	r := rand.New(rand.NewPCG(isoFitSeed, 0x150))
+	m := new(isoNet)
+	// Standardise each input over the examples.
+	N := train.len()
+	for i := range isoIn {
+		var s, s2 float64
+		for e := range N {
+			v := float64(train.x[e*isoIn+i])
+			s += v
+			s2 += v * v
+		}
+		mu := s / float64(N)
+		sd := math.Sqrt(max(s2/float64(N)-mu*mu, 1e-8))
+		m.mean[i], m.scale[i] = float32(mu), float32(1/sd)
+	}
+	initW := func(w []float32, fanIn int) {
+		a := math.Sqrt(1 / float64(fanIn))
+		for i := range w {
+			w[i] = float32(a * r.NormFloat64())
+		}
+	}
+	for j := range m.w1 {
+		initW(m.w1[j][:], isoIn)
+	}
+	for j := range m.w2 {
+		initW(m.w2[j][:], isoH1)
+	}
+	initW(m.w3[:], isoH2)
+	params := func(n *isoNet) [][]float32 {
+		p := [][]float32{n.b1[:], n.b2[:], n.b3[:], n.w3[:]}
+		for j := range n.w1 {
+			p = append(p, n.w1[j][:])
+		}
+		for j := range n.w2 {
+			p = append(p, n.w2[j][:])
+		}
+		return p
+	}
+	g, mom, vel := new(isoGrad), new(isoNet), new(isoNet)
+	pm, pg, p1, p2 := params(m), params(g), params(mom), params(vel)
+	best, bestLoss, bestEpoch := *m, math.Inf(1), 0
+	order := make([]int, N)
+	for i := range order {
+		order[i] = i
+	}
+	var sc isoScratch
+	var d2 [isoH2]float32
+	var d1 [isoH1]float32
+	step := 0
+	b1, b2 := 0.9, 0.999
+	for epoch := 1; epoch <= isoFitEpochs; epoch++ {
+		r.Shuffle(N, func(i, j int) { order[i], order[j] = order[j], order[i] })
+		lr := isoFitRate
+		if epoch > isoFitEpochs*2/3 {
+			lr /= 4
+		}
+		var trainLoss float64
+		for at := 0; at < N; at += isoFitBatch {
+			batch := order[at:min(N, at+isoFitBatch)]
+			for _, p := range pg {
+				clear(p)
+			}
+			for _, e := range batch {
+				gb := m.band(train.x[e*isoIn:(e+1)*isoIn], &sc)
+				d := gb - train.y[e]
+				wt := train.w[e]
+				trainLoss += float64(wt * d * d)
+				d3 := 2 * wt * d * gb * (1 - gb)
+				g.b3[0] += d3
+				for j, h := range sc.h2 {
+					g.w3[j] += d3 * h
+					d2[j] = d3 * m.w3[j] * (1 - h*h)
+				}
+				clear(d1[:])
+				for j, d := range d2 {
+					g.b2[j] += d
+					w, gw := &m.w2[j], &g.w2[j]
+					for i, h := range sc.h1 {
+						gw[i] += d * h
+						d1[i] += d * w[i]
+					}
+				}
+				for j := range d1 {
+					d := d1[j] * (1 - sc.h1[j]*sc.h1[j])
+					g.b1[j] += d
+					gw := &g.w1[j]
+					for i, x := range sc.x {
+						gw[i] += d * x
+					}
+				}
+			}
+			step++
+			inv := 1 / float64(len(batch))
+			c1, c2 := 1-math.Pow(b1, float64(step)), 1-math.Pow(b2, float64(step))
+			for k, p := range pm {
+				gk, mk, vk := pg[k], p1[k], p2[k]
+				decay := float32(1 - lr*isoFitDecay)
+				if k < 3 {
+					decay = 1 // biases
+				}
+				for i := range p {
+					p[i] *= decay
+					gr := float64(gk[i]) * inv
+					mv := b1*float64(mk[i]) + (1-b1)*gr
+					vv := b2*float64(vk[i]) + (1-b2)*gr*gr
+					mk[i], vk[i] = float32(mv), float32(vv)
+					p[i] -= float32(lr * (mv / c1) / (math.Sqrt(vv/c2) + 1e-8))
+				}
+			}
+		}
+		vl, byKind := isoLoss(m, val)
+		t.Logf("epoch %2d: train loss %.4f, validation %.4f (babble %.4f, music %.4f, noise %.4f)", epoch, trainLoss/float64(N), vl, byKind["babble"], byKind["music"], byKind["noise"])
+		if vl < bestLoss {
+			best, bestLoss, bestEpoch = *m, vl, epoch
+		}
+	}
+	return best, bestLoss, bestEpoch
+}
+
+func TestFitIsolation(t *testing.T) {
+	if !*fitIsolation {
+		t.Skip("fits speech isolation's network and writes isomodel.go with -fit")
+	}
+	c := realaudio.Load(t, realaudio.Tuning)
+	fitM, valM := isoSplit(c)
+	r := rand.New(rand.NewPCG(isoFitSeed, 0x5eed))
+	train := isoExamplesOf(isoMixes(fitM, isoFitTrain, r), isoFitEvery)
+	val := isoExamplesOf(isoMixes(valM, isoFitVal, r), isoFitEvery)
+	speakersOf := func(cs []realaudio.Clip) []string {
+		var s []string
+		for _, c := range cs {
+			if !slices.Contains(s, c.Speaker) {
+				s = append(s, c.Speaker)
+			}
+		}
+		return s
+	}
+	fitS, valS := speakersOf(fitM.clips), speakersOf(valM.clips)
+	t.Logf("%d clips of %d speakers to fit on, %d of %v to validate on; %d and %d examples", len(fitM.clips), len(fitS), len(valM.clips), valS, train.len(), val.len())
+	var unit isoNet // a mask open everywhere: the loss to beat
+	unit.b3[0] = 20
+	open, openBy := isoLoss(&unit, val)
+	t.Logf("a mask open everywhere: validation loss %.4f %v", open, openBy)
+	m, loss, epoch := isoFit(t, train, val)
+	t.Logf("validation loss %.4f at epoch %d (a mask open everywhere: %.4f)", loss, epoch, open)
+	header := fmt.Sprintf("isoModel was fitted on %d bands of frames (12 of every %d-th) of %d mixes made from the\n"+
+		"tuning half of the real-recording corpus (internal/realaudio): %d clips of %d\n"+
+		"speakers under babble of 4 to 8 of the others, music or a real noise (2:2:1) at\n"+
+		"0 to 20 dB SNR (1 in 12 at 30 to 45 dB), levels -18 to +6 dB around the corpus's,\n"+
+		"the last quarter of each piece and noise and a quarter of the speakers kept for\n"+
+		"validation (%d bands). AdamW (decay %g), batches of %d, seed %d, %d epochs; kept epoch %d:\n"+
+		"validation loss %.4f (squared error of the band gains weighted by the band's\n"+
+		"energy; a mask open everywhere %.4f). The held-out half's speakers, music\n"+
+		"and noises are others than these (internal/realaudio splits by source): what\n"+
+		"the network gains there is in isolate_test.go (TestRealSpeechIsolation).",
+		train.len(), isoFitEvery, isoFitTrain, len(fitM.clips), len(fitS), val.len(), isoFitDecay, isoFitBatch, isoFitSeed, isoFitEpochs, epoch, loss, open)
+	src := isoModelSource(&m, header)
+	t.Logf("isomodel.go: %d bytes", len(src))
+	if err := os.WriteFile("isomodel.go", src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// isoModelSource returns isomodel.go for m.
+func isoModelSource(m *isoNet, header string) []byte {
+	var b bytes.Buffer
+	list := func(xs []float32) string {
+		s := make([]string, len(xs))
+		for i, v := range xs {
+			s[i] = strconv.FormatFloat(float64(v), 'g', 6, 32)
+		}
+		return strings.Join(s, ",")
+	}
+	fmt.Fprintf(&b, "// Code generated by go test ./dsp/spectral -run TestFitIsolation -fit; DO NOT EDIT.\n\npackage spectral\n\n")
+	for _, l := range strings.Split(header, "\n") {
+		fmt.Fprintf(&b, "// %s\n", l)
+	}
+	fmt.Fprintf(&b, "var isoModel = isoNet{\n")
+	fmt.Fprintf(&b, "mean: [isoIn]float32{%s},\n", list(m.mean[:]))
+	fmt.Fprintf(&b, "scale: [isoIn]float32{%s},\n", list(m.scale[:]))
+	fmt.Fprintf(&b, "w1: [isoH1][isoIn]float32{\n")
+	for _, row := range m.w1 {
+		fmt.Fprintf(&b, "{%s},\n", list(row[:]))
+	}
+	fmt.Fprintf(&b, "},\nb1: [isoH1]float32{%s},\n", list(m.b1[:]))
+	fmt.Fprintf(&b, "w2: [isoH2][isoH1]float32{\n")
+	for _, row := range m.w2 {
+		fmt.Fprintf(&b, "{%s},\n", list(row[:]))
+	}
+	fmt.Fprintf(&b, "},\nb2: [isoH2]float32{%s},\n", list(m.b2[:]))
+	fmt.Fprintf(&b, "w3: [isoH2]float32{%s},\n", list(m.w3[:]))
+	fmt.Fprintf(&b, "b3: [1]float32{%s},\n}\n", list(m.b3[:]))
+	src, err := format.Source(b.Bytes())
+	if err != nil {
+		panic(err)
+	}
+	return src
+}

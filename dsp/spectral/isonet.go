@@ -1,0 +1,345 @@
+package spectral
+
+import (
+	"math"
+
+	"github.com/audiopost/audiopost/internal/quickselect"
+)
+
+// Speech isolation's learned mask: a small network, fitted on the tuning
+// half of the real-recording corpus (isofit_test.go writes isomodel.go),
+// that gives each of isoBands perceptual bands of a frame the Wiener gain
+// S/(S+N) it predicts from the mixture alone. One network serves every
+// band, told which band it is: it sees a band and its two neighbours, so
+// that it learns how a voice stands out of what goes on behind it rather
+// than the spectra of the few speakers it is fitted on (a network of all
+// the bands at once, 534 inputs, fitted its eleven speakers and lost on
+// three others: validation loss above a mask open everywhere). Its
+// inputs, for band b of frame o:
+//
+//   - the log energies of bands b-1, b and b+1 in the frames o+j, j in
+//     isoCtx (+-85 ms at 48 kHz): the syllable around the frame, its
+//     onsets and decays (the deltas are differences of these, which the
+//     first layer makes), each over the band's high percentile
+//     (isoHiPct) over isoSpanSec either side;
+//   - the low percentile (isoLoPct) of the three bands over their high
+//     one: what goes on behind a voice that comes and goes (the previous,
+//     hand-made mask's only cue, isolate.go's history); the band's high
+//     percentile over the mean of all bands', and that mean;
+//   - the harmonicity of the frames o+j, j in isoHarmCtx: the peak of the
+//     normalised autocorrelation between 60 and 400 Hz of the frame's
+//     spectrum under 4 kHz;
+//   - the band's place, 0 to 1.
+//
+// The band gains are interpolated to bins over the same triangles the
+// band energies are summed over, as RNNoise does.
+const (
+	isoBands  = 48
+	isoTopHz  = 20000 // centre of the highest band (the Nyquist frequency if lower)
+	isoLoPct  = 0.2
+	isoHiPct  = 0.8
+	isoLogMin = -10 // log10 of the energy of a band of digital silence
+	isoH1     = 32  // hidden units
+	isoH2     = 32
+)
+
+var (
+	isoCtx     = [...]int{-8, -4, -2, -1, 0, 1, 2, 4, 8}
+	isoHarmCtx = [...]int{-4, -2, 0, 2, 4}
+)
+
+// isoIn is the length of the network's input for one band.
+const isoIn = 3*len(isoCtx) + 3 + 2 + len(isoHarmCtx) + 1
+
+// isoNet is the network: input standardised by mean and scale, two
+// hidden layers of tanh, a sigmoid.
+type isoNet struct {
+	mean, scale [isoIn]float32
+	w1          [isoH1][isoIn]float32
+	b1          [isoH1]float32
+	w2          [isoH2][isoH1]float32
+	b2          [isoH2]float32
+	w3          [isoH2]float32
+	b3          [1]float32
+}
+
+// isoScratch holds the activations of one band's forward pass.
+type isoScratch struct {
+	x  [isoIn]float32
+	h1 [isoH1]float32
+	h2 [isoH2]float32
+}
+
+// band returns the gain of one band from its raw features in, through
+// standardised s.x.
+func (m *isoNet) band(in []float32, s *isoScratch) float32 {
+	for i, v := range in[:isoIn] {
+		s.x[i] = (v - m.mean[i]) * m.scale[i]
+	}
+	for j := range s.h1 {
+		w := &m.w1[j]
+		a := m.b1[j]
+		for i, v := range s.x {
+			a += w[i] * v
+		}
+		s.h1[j] = float32(math.Tanh(float64(a)))
+	}
+	for j := range s.h2 {
+		w := &m.w2[j]
+		a := m.b2[j]
+		for i, v := range s.h1 {
+			a += w[i] * v
+		}
+		s.h2[j] = float32(math.Tanh(float64(a)))
+	}
+	a := m.b3[0]
+	for i, v := range s.h2 {
+		a += m.w3[i] * v
+	}
+	return float32(1 / (1 + math.Exp(-float64(a))))
+}
+
+// forward sets gain (isoBands) from the features of a frame (isoBands
+// rows of isoIn).
+func (m *isoNet) forward(in []float32, s *isoScratch, gain []float64) {
+	for b := range isoBands {
+		gain[b] = float64(m.band(in[b*isoIn:(b+1)*isoIn], s))
+	}
+}
+
+// isoBandMap sums bins into triangular bands and spreads band gains
+// back over the bins: bin k belongs to band lo[k] with weight 1-up[k]
+// and to band lo[k]+1 with weight up[k].
+type isoBandMap struct {
+	lo   []int
+	up   []float64
+	norm [isoBands]float64 // 1 / (the weights summed into each band * the window's energy)
+}
+
+func newIsoBandMap(sampleRate, n int, win []float64) isoBandMap {
+	bins := n/2 + 1
+	mel := func(f float64) float64 { return 2595 * math.Log10(1+f/700) }
+	top := min(isoTopHz, float64(sampleRate)/2)
+	var centres [isoBands]float64 // in bins
+	for b := range centres {
+		m := mel(top) * float64(b) / float64(isoBands-1)
+		f := 700 * (math.Pow(10, m/2595) - 1)
+		centres[b] = f * float64(n) / float64(sampleRate)
+	}
+	bm := isoBandMap{lo: make([]int, bins), up: make([]float64, bins)}
+	var sum [isoBands]float64
+	b := 0
+	for k := range bins {
+		for b+2 < isoBands && float64(k) >= centres[b+1] {
+			b++
+		}
+		u := min(1, max(0, (float64(k)-centres[b])/(centres[b+1]-centres[b])))
+		bm.lo[k], bm.up[k] = b, u
+		sum[b] += 1 - u
+		sum[b+1] += u
+	}
+	var we float64
+	for _, v := range win {
+		we += v * v
+	}
+	for b := range bm.norm {
+		bm.norm[b] = 1 / (max(sum[b], 1e-9) * we)
+	}
+	return bm
+}
+
+// energies sets e to the mean power per bin of each band of pow.
+func (bm *isoBandMap) energies(pow []float64, e []float64) {
+	clear(e[:isoBands])
+	for k, p := range pow {
+		b, u := bm.lo[k], bm.up[k]
+		e[b] += (1 - u) * p
+		e[b+1] += u * p
+	}
+	for b := range isoBands {
+		e[b] *= bm.norm[b]
+	}
+}
+
+// spread sets g per bin from the band gains.
+func (bm *isoBandMap) spread(band []float64, g []float64) {
+	for k := range g {
+		b, u := bm.lo[k], bm.up[k]
+		g[k] = (1-u)*band[b] + u*band[b+1]
+	}
+}
+
+// isoFront turns the frames of a stream, one power spectrum a hop, into
+// the network's features: it keeps a ring of the last R frames' band log
+// energies and harmonicities. The isolator and the fit both use it, so
+// that the network sees in the product what it was fitted on.
+type isoFront struct {
+	W, R  int // span in hops either side; ring length
+	bands isoBandMap
+	rfft
+	spec     []complex128
+	acf      []float64 // the autocorrelation of the last frame
+	wacf     []float64 // the window's, normalised at lag 0
+	lagLo    int
+	lagHi    int
+	kLo, kHi int // bins of 60 Hz and 4 kHz
+	e        []float64
+	le       [][]float64 // ring
+	harm     []float64   // ring
+	live     []bool      // ring
+	cols     []float64
+	slots    []int
+	lo, hi   []float64
+	unit     []float64 // ones: the inverse FFT's raw output
+	next     int64     // index of the next frame
+}
+
+func newIsoFront(sampleRate, n, hop int, win []float64) *isoFront {
+	f := &isoFront{bands: newIsoBandMap(sampleRate, n, win), rfft: newRFFT(n)}
+	f.W = max(isoCtx[len(isoCtx)-1], int(math.Round(isoSpanSec*float64(sampleRate)/float64(hop))))
+	f.R = 2*f.W + 4
+	f.spec = make([]complex128, n/2+1)
+	f.acf = make([]float64, n)
+	f.lagLo = sampleRate / 400
+	f.lagHi = min(n/2, sampleRate/60)
+	f.kLo = int(math.Ceil(60 * float64(n) / float64(sampleRate)))
+	f.kHi = min(n/2, int(4000*float64(n)/float64(sampleRate)))
+	f.e = make([]float64, isoBands)
+	f.le = make([][]float64, f.R)
+	for i := range f.le {
+		f.le[i] = make([]float64, isoBands)
+	}
+	f.harm = make([]float64, f.R)
+	f.live = make([]bool, f.R)
+	f.cols = make([]float64, 2*f.W+1)
+	f.slots = make([]int, 0, 2*f.W+1)
+	f.lo, f.hi = make([]float64, isoBands), make([]float64, isoBands)
+	f.unit = make([]float64, n)
+	for i := range f.unit {
+		f.unit[i] = 1
+	}
+	// The autocorrelation of the analysis window, by which a frame's is
+	// divided so that a periodic signal scores near 1 at every lag.
+	f.wacf = make([]float64, f.lagHi+1)
+	for l := range f.wacf {
+		var s float64
+		for i := 0; i+l < n; i++ {
+			s += win[i] * win[i] * win[i+l] * win[i+l]
+		}
+		f.wacf[l] = s
+	}
+	for l := len(f.wacf) - 1; l >= 0; l-- {
+		f.wacf[l] /= f.wacf[0]
+	}
+	return f
+}
+
+// push enters the next frame's power spectrum (mean of the channels).
+func (f *isoFront) push(pow []float64) {
+	slot := int(f.next % int64(f.R))
+	f.next++
+	var tot float64
+	for _, p := range pow {
+		tot += p
+	}
+	f.live[slot] = tot > 0
+	f.bands.energies(pow, f.e)
+	le := f.le[slot]
+	for b, v := range f.e {
+		le[b] = max(isoLogMin, math.Log10(v+1e-12))
+	}
+	f.harm[slot] = f.harmonicity(pow)
+}
+
+// harmonicity is the peak of the frame's normalised autocorrelation
+// between lags of 400 and 60 Hz, from its power spectrum between 60 Hz
+// and 4 kHz.
+func (f *isoFront) harmonicity(pow []float64) float64 {
+	spec := f.spec
+	clear(spec)
+	var e float64
+	for k := f.kLo; k <= f.kHi; k++ {
+		spec[k] = complex(pow[k], 0)
+		e += pow[k]
+	}
+	if e <= 0 {
+		return 0
+	}
+	clear(f.acf)
+	f.inverseGain(f.acf, spec, nil, f.unit)
+	r0 := f.acf[0]
+	if r0 <= 0 {
+		return 0
+	}
+	best := 0.0
+	for l := f.lagLo; l <= f.lagHi; l++ {
+		best = max(best, f.acf[l]/(r0*f.wacf[l]))
+	}
+	return min(best, 1.5)
+}
+
+// features sets dst (isoBands rows of isoIn) to the features of frame o; the frames up
+// to o+W must have been pushed. Frames before the first are digital
+// silence.
+func (f *isoFront) features(o int64, dst []float32) {
+	R := int64(f.R)
+	at := func(t int64) int {
+		if t < 0 {
+			return -1
+		}
+		return int(t % R)
+	}
+	// The percentiles over the span, of the frames that hold signal.
+	slots := f.slots[:0]
+	for t := max(0, o-int64(f.W)); t <= o+int64(f.W); t++ {
+		if s := at(t); f.live[s] {
+			slots = append(slots, s)
+		}
+	}
+	m := len(slots)
+	lo, hi := f.lo, f.hi
+	var ref float64
+	for b := range isoBands {
+		lo[b], hi[b] = isoLogMin, isoLogMin
+		if m > 0 {
+			c := f.cols[:m]
+			for k, s := range slots {
+				c[k] = f.le[s][b]
+			}
+			lo[b] = quickselect.Nth(c, int(isoLoPct*float64(m-1)))
+			hi[b] = quickselect.Nth(c, int(isoHiPct*float64(m-1)))
+		}
+		ref += hi[b] / isoBands
+	}
+	// Every level is taken relative to the band's loud level over the
+	// span, and that to the mean over the bands.
+	for b := range isoBands {
+		row := dst[b*isoIn : (b+1)*isoIn]
+		i := 0
+		for d := -1; d <= 1; d++ {
+			nb := min(isoBands-1, max(0, b+d))
+			for _, j := range isoCtx {
+				v := float64(isoLogMin)
+				if s := at(o + int64(j)); s >= 0 {
+					v = f.le[s][nb]
+				}
+				row[i] = float32(v - hi[nb])
+				i++
+			}
+			row[i] = float32(lo[nb] - hi[nb])
+			i++
+		}
+		row[i] = float32(hi[b] - ref)
+		row[i+1] = float32(ref)
+		i += 2
+		for _, j := range isoHarmCtx {
+			v := 0.0
+			if s := at(o + int64(j)); s >= 0 {
+				v = f.harm[s]
+			}
+			row[i] = float32(v)
+			i++
+		}
+		row[i] = float32(b) / (isoBands - 1)
+	}
+}
