@@ -129,3 +129,15 @@ func TestIsolatorLatency(t *testing.T) {
 		t.Errorf("speech_isolation: latency %d frames, want Dynamic's %d and half a second of look-ahead", iso, dyn)
 	}
 }
+
+// The network's tanh stays within 1e-4 of math.Tanh, which it was fitted
+// with.
+func TestTanh32(t *testing.T) {
+	worst := 0.0
+	for x := -8.0; x < 8; x += 1e-3 {
+		worst = max(worst, math.Abs(float64(tanh32(float32(x)))-math.Tanh(x)))
+	}
+	if worst > 1e-4 {
+		t.Errorf("tanh32 within %.2g of math.Tanh, want 1e-4", worst)
+	}
+}

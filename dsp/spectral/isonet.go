@@ -82,7 +82,7 @@ func (m *isoNet) band(in []float32, s *isoScratch) float32 {
 		for i, v := range s.x {
 			a += w[i] * v
 		}
-		s.h1[j] = float32(math.Tanh(float64(a)))
+		s.h1[j] = tanh32(a)
 	}
 	for j := range s.h2 {
 		w := &m.w2[j]
@@ -90,13 +90,26 @@ func (m *isoNet) band(in []float32, s *isoScratch) float32 {
 		for i, v := range s.h1 {
 			a += w[i] * v
 		}
-		s.h2[j] = float32(math.Tanh(float64(a)))
+		s.h2[j] = tanh32(a)
 	}
 	a := m.b3[0]
 	for i, v := range s.h2 {
 		a += m.w3[i] * v
 	}
 	return float32(1 / (1 + math.Exp(-float64(a))))
+}
+
+// tanh32 is tanh within 1e-4 (Lambert's continued fraction to x^7,
+// held at +-1 from 4.97 on): math.Tanh took a fifth of the stage's time.
+func tanh32(x float32) float32 {
+	if x > 4.97 {
+		return 1
+	}
+	if x < -4.97 {
+		return -1
+	}
+	x2 := x * x
+	return x * (135135 + x2*(17325+x2*(378+x2))) / (135135 + x2*(62370+x2*(3150+28*x2)))
 }
 
 // forward sets gain (isoBands) from the features of a frame (isoBands
