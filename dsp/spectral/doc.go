@@ -23,9 +23,9 @@
 // kept. Its methods range from Classic (Wiener-like against a fixed
 // profile) through Static (speech-preserving OM-LSA against the profile)
 // and Dynamic (the same with a noise tracker) to SpeechIsolation (a mask
-// against the background that outlasts a talker's syllables, babble or a
-// music bed, from a low percentile of each bin over a second, with 0.6 s
-// of look-ahead; then Dynamic's gain). Reverb reduction (DeverbDB) first removes the
+// against babble, a music bed or noise from a small network fitted on
+// real recordings, per perceptual band, with 0.55 s of look-ahead; then
+// Dynamic's gain). Reverb reduction (DeverbDB) first removes the
 // reverberation that weighted prediction error (WPE) predicts from the
 // past frames of each bin, phase and all, then applies a late-reverb
 // gain; it runs only in a room the Profile (or RT60) says is not dry.
