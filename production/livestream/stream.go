@@ -32,12 +32,35 @@ import (
 type Clock interface {
 	Now() time.Time
 	After(d time.Duration) <-chan time.Time
+	// NewTimer returns a timer that fires once, d from now, and can be
+	// reset: the waits made every 10 ms block reuse one.
+	NewTimer(d time.Duration) Timer
+}
+
+// Timer is a Clock's reusable timer, with the semantics of time.Timer
+// since Go 1.23: after Reset or Stop returns, C delivers no time from
+// before.
+type Timer interface {
+	C() <-chan time.Time
+	// Reset makes the timer fire d from now, whether or not it had
+	// fired or been stopped.
+	Reset(d time.Duration)
+	// Stop keeps the timer from firing; it reports whether it would
+	// still have.
+	Stop() bool
 }
 
 type realClock struct{}
 
 func (realClock) Now() time.Time                         { return time.Now() }
 func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+func (realClock) NewTimer(d time.Duration) Timer         { return realTimer{time.NewTimer(d)} }
+
+type realTimer struct{ t *time.Timer }
+
+func (r realTimer) C() <-chan time.Time   { return r.t.C }
+func (r realTimer) Reset(d time.Duration) { r.t.Reset(d) }
+func (r realTimer) Stop() bool            { return r.t.Stop() }
 
 // Destination is one live output.
 type Destination struct {
@@ -491,6 +514,22 @@ type feed struct {
 	// by dropped backlog.
 	ahead, debt int64
 	skipping    bool // frames were dropped since the last stall
+
+	// timer is the one timer of the feed's waits (a stall, the next
+	// block of fallback), reset for each: a timer made for every 10 ms
+	// block was the stream's garbage.
+	timer Timer
+}
+
+// after returns a channel that delivers the clock's time d from now,
+// reusing the feed's timer.
+func (f *feed) after(d time.Duration) <-chan time.Time {
+	if f.timer == nil {
+		f.timer = f.s.clock.NewTimer(d)
+	} else {
+		f.timer.Reset(d)
+	}
+	return f.timer.C()
 }
 
 // catchUpSlack is how much of a backlog after a stall still plays: the
@@ -553,7 +592,7 @@ func (f *feed) Read(dst audio.Buffer) (int, error) {
 					continue
 				}
 				f.cur, f.pos, f.last = b, 0, s.clock.Now()
-			case <-s.clock.After(s.opts.Stall):
+			case <-f.after(s.opts.Stall):
 				f.down("source sent nothing for " + s.opts.Stall.String())
 			case <-f.ctx.Done():
 				return 0, io.EOF
@@ -576,7 +615,7 @@ func (f *feed) Read(dst audio.Buffer) (int, error) {
 		select {
 		case b := <-s.data:
 			f.source(b)
-		case <-s.clock.After(10 * time.Millisecond):
+		case <-f.after(10 * time.Millisecond):
 		case <-f.ctx.Done():
 			return 0, io.EOF
 		}

@@ -220,17 +220,36 @@ func TestStallBacklogDropped(t *testing.T) {
 		}
 	}
 	// Audio at the clock's pace plays whole (but for the graph's
-	// read-ahead at the bound).
+	// read-ahead at the bound), for longer than a Stall: the feed's one
+	// stall timer starts again at every block.
 	before := s.Status()
-	for range 10 {
+	for range 30 {
 		clock.Run(100 * time.Millisecond)
 		w.write(t, 0.1)
+		// The block is read before the clock moves on.
+		played("a block at the clock's pace", s.Status(), 0.1)
 	}
-	st := played("live again", before, 1)
+	st := played("live again", before, 3)
 	if d := st.Source.SkippedFrames - before.Source.SkippedFrames; d > 2048 {
 		t.Errorf("%.3f s of audio at the clock's pace dropped", float64(d)/rate)
 	}
-	t.Logf("then 1 s at the clock's pace: %.2f s out, %.3f s dropped", float64(st.Stats.Frames-before.Stats.Frames)/rate, float64(st.Source.SkippedFrames-before.Source.SkippedFrames)/rate)
+	if !st.Source.Connected || st.Source.Drops != 2 {
+		t.Errorf("3 s at the clock's pace: source status %+v, want connected after 2 drops", st.Source)
+	}
+	t.Logf("then 3 s at the clock's pace: %.2f s out, %.3f s dropped", float64(st.Stats.Frames-before.Stats.Frames)/rate, float64(st.Source.SkippedFrames-before.Source.SkippedFrames)/rate)
+	// And the stall still fires, Stall after the last block.
+	last := elapsed()
+	deadline := time.Now().Add(20 * time.Second)
+	for !s.Status().Source.OnFallback {
+		if time.Now().After(deadline) {
+			t.Fatalf("no stall within 20 s after the last block (%.2f s of the clock)", elapsed()-last)
+		}
+		clock.Run(10 * time.Millisecond)
+		time.Sleep(time.Millisecond)
+	}
+	if d := elapsed() - last; d < 2 || d > 2.1 {
+		t.Errorf("the stall fired %.2f s of the clock after the last block, want 2 (Stall)", d)
+	}
 }
 
 // TestStreamReservesItsPrograms: a stream takes the process-pool slots of
