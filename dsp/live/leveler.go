@@ -85,6 +85,23 @@ const (
 	// for.
 	trimHeard = 10.0
 	trimGate  = -70.0
+	// A speaker who pauses between sentences is quieter in every 3 s
+	// window than in the speech the level is measured on, and the
+	// short-term loudness of a live show is what its listeners follow.
+	// The gain therefore makes up for the share of the last pauseWindow
+	// hops (the short-term window) that lay in pauses of pauseRun hops
+	// or more (between sentences, not words), by what that share takes
+	// from the window's loudness, up to maxPauseMakeup dB, following it
+	// with pauseMakeupTau seconds of programme. The pauses keep their
+	// ratio to the speech: they get the speech's gain. Tuning half's
+	// programme with its pausing codec2 voices (AUDIOPOST_LIVE_DENSITY
+	// 0.6): worst 4.15 -> 3.66 LU off the target 5 s after a jump,
+	// short-term spread 1.68 -> 1.59 LU; with runs of 200 or 300 ms
+	// 3.80 and 3.67, up to 1.5 or 3 dB 3.75 and 3.67.
+	pauseWindow    = loudness.ShortTermSteps * loudness.StepHops
+	pauseRun       = 40
+	maxPauseMakeup = 2.0
+	pauseMakeupTau = 0.33
 )
 
 // Leveler is the causal leveler and loudness control of a live stream: a
@@ -163,6 +180,12 @@ type Leveler struct {
 
 	active bool
 	frozen int64 // hops frozen (pause) so far
+
+	// The programme flags of the last pauseWindow hops, a ring by hop,
+	// and the gain that makes up for their pauses (dB).
+	recent      [pauseWindow]bool
+	pauseMakeup float64
+	makeupA     float64
 
 	// What the nodes after the leveler (compressor, limiter) take from
 	// the speech: per hop, the energy the leveler sent (pred) and whether
@@ -243,6 +266,7 @@ func NewLeveler(src audio.Source, o LevelerOptions) (*Leveler, error) {
 	l.cutA = 1 - math.Exp(-hopSec/cutTau)
 	l.pauseA = 1 - math.Exp(-hopSec/pauseTau)
 	l.boost = 1 - math.Exp(-hopSec/boostTau)
+	l.makeupA = 1 - math.Exp(-hopSec/pauseMakeupTau)
 	l.maxBoost, l.maxCut = o.MaxGainDB, o.MaxGainDB
 	if o.Normalize {
 		// The distance to the target comes on top of the leveling, up
@@ -471,6 +495,10 @@ func (l *Leveler) onHop(sum float64) {
 	} else {
 		l.frozen++
 	}
+	l.recent[(l.hops-1)%pauseWindow] = l.active
+	if l.active && l.hops >= pauseWindow {
+		l.pauseMakeup += (l.pauseShareMakeup() - l.pauseMakeup) * l.makeupA
+	}
 	for len(l.pending) > 0 && l.pending[0].at <= l.hops {
 		l.trim = l.pending[0].trim
 		l.pending = append(l.pending[:0], l.pending[1:]...)
@@ -481,7 +509,7 @@ func (l *Leveler) onHop(sum float64) {
 		lv = max(-l.o.MaxGainDB, min(l.o.MaxGainDB, lv))
 		want = lv
 		if l.o.Normalize {
-			want += l.o.TargetLUFS - l.ref + l.trim
+			want += l.o.TargetLUFS - l.ref + l.trim + l.pauseMakeup
 		}
 		want = max(-l.maxCut, min(l.maxBoost, want))
 	}
@@ -515,6 +543,28 @@ func (l *Leveler) onHop(sum float64) {
 	l.gHead++
 	h := (l.hops - 1) & 511
 	l.pred[h], l.predAct[h] = sum*l.gLin[slot]*l.gLin[slot], l.active
+}
+
+// pauseShareMakeup returns what the pauses of pauseRun hops or more
+// within the last pauseWindow hops take from the window's loudness, in
+// dB (at most maxPauseMakeup): the gain that makes up for them.
+func (l *Leveler) pauseShareMakeup() float64 {
+	run, paused := 0, 0
+	at := int(l.hops % pauseWindow) // the oldest hop
+	for j := range pauseWindow {
+		if !l.recent[(at+j)%pauseWindow] {
+			run++
+			continue
+		}
+		if run >= pauseRun {
+			paused += run
+		}
+		run = 0
+	}
+	if run >= pauseRun {
+		paused += run
+	}
+	return min(maxPauseMakeup, -10*math.Log10(1-float64(paused)/pauseWindow))
 }
 
 // Observe gives the leveler the K-weighted sum of squares of the next
