@@ -39,6 +39,6 @@ func Example() {
 	fmt.Printf("look-ahead %.1f ms\n", 1000*float64(p.Latency())/rate)
 	fmt.Printf("short-term at the end %.0f LUFS, true peak under -1 dBTP: %v\n", st.ShortTerm, p.Result().TruePeak <= -1)
 	// Output:
-	// look-ahead 22.2 ms
+	// look-ahead 23.2 ms
 	// short-term at the end -16 LUFS, true peak under -1 dBTP: true
 }

@@ -4,15 +4,17 @@
 // the past and a short look-ahead, and the whole graph delays the audio
 // by less than 100 ms:
 //
-//	high-pass -> dehum -> denoise -> leveler and loudness control -> compressor -> true-peak limiter
+//	high-pass -> dehum -> denoise -> leveler and loudness control -> compressor -> peak stage -> true-peak limiter
 //
 // The high-pass filter has a fixed corner (there is no analysis to adapt
 // it to), Dehum follows each mains harmonic from the past two seconds,
 // the denoiser (package spectral) tracks the noise from the past, the
 // Leveler
 // measures the gated K-weighted loudness of the last seconds of speech
-// and moves toward the loudness target, freezing in pauses, and the
-// limiter (dsp.Limiter) holds the true peak under the ceiling.
+// and moves toward the loudness target, freezing in pauses, the
+// PeakStage lowers the short peaks of peaky voices to the ceiling with a
+// release quick enough to leave their level alone, and the limiter
+// (dsp.Limiter) holds the true peak under the ceiling.
 //
 // A Processor is an audio.Source over its input: read it as fast as the
 // input delivers. It measures its output with a loudness.Meter (momentary,
@@ -207,6 +209,12 @@ func New(src audio.Source, c Config) (*Processor, error) {
 		}
 		s = cp
 	}
+	ps, err := NewPeakStage(s, c.MaxTruePeak-c.Headroom)
+	if err != nil {
+		return nil, err
+	}
+	p.latency += ps.Latency()
+	s = ps
 	lim, err := dsp.NewLimiter(s, c.MaxTruePeak-c.Headroom)
 	if err != nil {
 		return nil, err
@@ -231,7 +239,7 @@ func (p *Processor) Format() audio.Format { return p.src.Format() }
 
 // Latency is the look-ahead of the graph in frames: how far the input
 // must be ahead of an output frame (the denoiser's STFT, the leveler's
-// look-ahead and the limiter's). Nodes that work in hops (the denoiser)
+// look-ahead, the peak stage's and the limiter's). Nodes that work in hops (the denoiser)
 // add up to one hop of waiting on top.
 func (p *Processor) Latency() int { return p.latency }
 
