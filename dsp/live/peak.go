@@ -146,8 +146,18 @@ func (p *PeakStage) Read(dst audio.Buffer) (int, error) {
 		}
 		return 0, nil
 	}
-	for i := range n {
+	for i := 0; i < n; i++ {
 		j := p.out + int64(i)
+		if p.qLen == 0 && p.below == 0 && p.g == 1 {
+			// No frame read so far needs lowering and the gain is back
+			// at unity: the rest passes as it is.
+			for c := range dst {
+				at := int(j) & p.mask
+				k := copy(dst[c][i:n], p.ring[c][at:])
+				copy(dst[c][i+k:n], p.ring[c])
+			}
+			break
+		}
 		g := p.gain(j)
 		for c := range dst {
 			dst[c][i] = p.ring[c][int(j)&p.mask] * g
@@ -171,18 +181,18 @@ func (p *PeakStage) fill() {
 				p.ring[c][at] = v
 				pk = max(pk, math.Abs(v))
 			}
-			req := 1.0
 			if pk > p.ceil {
-				req = p.ceil / pk
+				// Drop the queue's tail that is no lower than req: it
+				// can no longer be a window's least. Frames under the
+				// ceiling are not queued (an empty window allows 1).
+				req := p.ceil / pk
+				for p.qLen > 0 && p.qG[(p.qHead+p.qLen-1)&p.mask] >= req {
+					p.qLen--
+				}
+				k := (p.qHead + p.qLen) & p.mask
+				p.qAt[k], p.qG[k] = p.in, req
+				p.qLen++
 			}
-			// Drop the queue's tail that is no lower than req: it can
-			// no longer be a window's least.
-			for p.qLen > 0 && p.qG[(p.qHead+p.qLen-1)&p.mask] >= req {
-				p.qLen--
-			}
-			k := (p.qHead + p.qLen) & p.mask
-			p.qAt[k], p.qG[k] = p.in, req
-			p.qLen++
 			p.in++
 		}
 		return
