@@ -35,7 +35,7 @@ func readAll(t testing.TB, src audio.Source, block int) audio.Buffer {
 }
 
 func TestProcessorContract(t *testing.T) {
-	in := audio.Buffer(testaudio.SpeechLike(48000, 8, 0.3))
+	in := audio.Buffer(testaudio.SpeechLike(48000, 4, 0.3))
 	// A jump of 12 dB half way, so the gains move.
 	for c := range in {
 		for i := len(in[c]) / 2; i < len(in[c]); i++ {
@@ -233,7 +233,7 @@ func TestLevelJumps(t *testing.T) {
 // keep their ratio to the speech, and speech-shaped noise without pauses
 // is brought to the target, not above.
 func TestLevelerPauseMakeup(t *testing.T) {
-	const rate, seconds, target = 48000, 40, -16.0
+	const rate, seconds, target = 48000, 26, -16.0
 	voice := testaudio.SynthVoice(rate, seconds, 120, 1)
 	// The pauses are digital silence in SynthVoice; cut out, the voice
 	// talks on.
