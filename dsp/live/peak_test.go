@@ -22,11 +22,11 @@ import (
 // stays under the ceiling; a plain voice is all but untouched.
 func TestPeakStage(t *testing.T) {
 	const rate, target, ceiling = realaudio.Rate, -16.0, -1.0
-	voices := map[string][]float64{"synthetic": testaudio.SynthVoice(rate, 8, 110, 3)}
+	voices := map[string][]float64{"synthetic": testaudio.SynthVoice(rate, 4, 110, 3)}
 	c := realaudio.Load(t, realaudio.HeldOut)
 	for _, cl := range c.Clips() {
 		for _, who := range []string{"codec2/big_dog", "codec2/hts2", "asterisk/allison"} {
-			if cl.Speaker == who && len(voices[who]) < 8*rate {
+			if cl.Speaker == who && len(voices[who]) < 4*rate {
 				voices[who] = append(voices[who], cl.Samples...)
 			}
 		}
