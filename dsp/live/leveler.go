@@ -92,7 +92,8 @@ const (
 	// hops (the short-term window) that lay in pauses of pauseRun hops
 	// or more (between sentences, not words), by what that share takes
 	// from the window's loudness, up to maxPauseMakeup dB, following it
-	// with pauseMakeupTau seconds of programme. The pauses keep their
+	// with pauseMakeupTau seconds of programme (and the loudness trim
+	// leaves it alone: see Feedback). The pauses keep their
 	// ratio to the speech: they get the speech's gain. Tuning half's
 	// programme with its pausing codec2 voices (AUDIOPOST_LIVE_DENSITY
 	// 0.6): worst 4.15 -> 3.66 LU off the target 5 s after a jump,
@@ -186,6 +187,9 @@ type Leveler struct {
 	recent      [pauseWindow]bool
 	pauseMakeup float64
 	makeupA     float64
+	// makeupPow is the pause makeup of each hop as a power ratio, a ring
+	// by hop, which the trim's feedback takes back out of the output.
+	makeupPow [512]float64
 
 	// What the nodes after the leveler (compressor, limiter) take from
 	// the speech: per hop, the energy the leveler sent (pred) and whether
@@ -499,6 +503,7 @@ func (l *Leveler) onHop(sum float64) {
 	if l.active && l.hops >= pauseWindow {
 		l.pauseMakeup += (l.pauseShareMakeup() - l.pauseMakeup) * l.makeupA
 	}
+	l.makeupPow[(l.hops-1)&511] = math.Pow(10, l.pauseMakeup/10)
 	for len(l.pending) > 0 && l.pending[0].at <= l.hops {
 		l.trim = l.pending[0].trim
 		l.pending = append(l.pending[:0], l.pending[1:]...)
@@ -606,6 +611,17 @@ func (l *Leveler) Observe(sum float64) {
 func (l *Leveler) Feedback(energy float64) {
 	if !l.o.Normalize {
 		return
+	}
+	// The trim corrects what the nodes after the leveler take, not the
+	// leveler's own makeup for pauses: seen, that makeup lowered every
+	// speaker by the pausing ones' share (real and synthetic turns: the
+	// speakers 5 s into their turns up to 0.4 LU lower).
+	var mk float64
+	for h := l.outCount * loudness.StepHops; h < (l.outCount+1)*loudness.StepHops; h++ {
+		mk += l.makeupPow[h&511]
+	}
+	if mk > 0 {
+		energy /= mk / loudness.StepHops
 	}
 	l.outSteps[l.outAt] = energy
 	l.outAt = (l.outAt + 1) % len(l.outSteps)
