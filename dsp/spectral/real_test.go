@@ -139,38 +139,13 @@ func (tb *table) String() string {
 	return b.String()
 }
 
-// floorBelowDB is how far under its active level (realaudio.ActiveLevel)
-// the noise floor of x lies: the mean power of its quietest tenth of
-// 50 ms frames that are not digital silence, +Inf when a tenth or more of
-// them are. It is the test's own measure, apart from the Profiler's.
-func floorBelowDB(x []float64) float64 {
-	w := fs / 20
-	var pows []float64
-	silent := 0
-	for i := 0; i+w <= len(x); i += w {
-		p := sumSquares(x[i:i+w]) / float64(w)
-		if p < 1e-12 {
-			silent++
-			continue
-		}
-		pows = append(pows, p)
-	}
-	if len(pows) == 0 || silent*10 >= silent+len(pows) {
-		return math.Inf(1)
-	}
-	sort.Float64s(pows)
-	q := pows[:max(1, len(pows)/10)]
-	var s float64
-	for _, p := range q {
-		s += p
-	}
-	return 10 * math.Log10(realaudio.ActiveLevel(x)/(s/float64(len(q))))
-}
+// floorBelowDB and noiseFreeDB are the corpus's measure of a recording's
+// noise floor under its speech and the floor under which it counts as
+// free of noise (realaudio.FloorBelowDB, realaudio.NoiseFreeDB), which the
+// quality report's clean-speech rows use too.
+var floorBelowDB = realaudio.FloorBelowDB
 
-// noiseFreeDB is the floor under which a recording counts as free of
-// noise: 40 dB under the speech, where a listener hears no hiss once the
-// programme is at its loudness target.
-const noiseFreeDB = 40
+const noiseFreeDB = realaudio.NoiseFreeDB
 
 // On recordings without noise the automatic amount takes at most 6 dB:
 // the real clips of the corpus whose floor lies noiseFreeDB under their
