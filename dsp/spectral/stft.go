@@ -46,6 +46,32 @@ type stft struct {
 	spec   [][]complex128 // per channel, n/2+1 bins
 	pow, g []float64
 	gain   func(pow, g []float64)
+
+	// With look-ahead (lookAhead), each frame's power goes to look as it
+	// comes, and gain and the synthesis work on the frame ahead frames
+	// back, whose spectra and power wait in the rings.
+	ahead    int
+	look     func(pow []float64)
+	specRing [][][]complex128 // [slot][channel]
+	powRing  [][]float64      // [slot]
+	seen     int64
+}
+
+// lookAhead makes the engine hand every frame's power to look as soon as
+// it is analysed and compute the gain and the output of each frame only
+// frames hops later, so that gain may use what look learnt of the frames
+// after it. The latency grows by frames hops.
+func (s *stft) lookAhead(frames int, look func(pow []float64)) {
+	s.ahead, s.look = frames, look
+	s.specRing = make([][][]complex128, frames+1)
+	s.powRing = make([][]float64, frames+1)
+	for i := range s.specRing {
+		s.specRing[i] = make([][]complex128, len(s.frame))
+		for c := range s.frame {
+			s.specRing[i][c] = make([]complex128, s.bins)
+		}
+		s.powRing[i] = make([]float64, s.bins)
+	}
 }
 
 func newSTFT(channels, n, hop int, gain func(pow, g []float64)) *stft {
@@ -75,7 +101,7 @@ func sqrtHann(n int) []float64 {
 }
 
 // latency is the delay of the output behind the input, in frames.
-func (s *stft) latency() int { return s.n - s.hop }
+func (s *stft) latency() int { return s.n - s.hop + s.ahead*s.hop }
 
 // rfft is the real FFT of n samples made of a complex FFT of n/2.
 type rfft struct {
@@ -222,21 +248,40 @@ func (s *rfft) inverseScaled(spec []complex128, g []float64, tw []complex128) {
 // process consumes hop input frames and produces hop output frames.
 func (s *stft) process(in, out audio.Buffer) {
 	n, hop := s.n, s.hop
-	pow := s.pow
+	pow, spec := s.pow, s.spec
+	if s.ahead > 0 {
+		slot := int(s.seen % int64(s.ahead+1))
+		pow, spec = s.powRing[slot], s.specRing[slot]
+	}
 	clear(pow)
 	for c, f := range s.frame {
 		copy(f, f[hop:])
 		copy(f[n-hop:], in[c])
-		s.forwardPow(s.spec[c], pow, f, s.win)
+		s.forwardPow(spec[c], pow, f, s.win)
 	}
 	inv := 1 / float64(len(s.frame))
 	for k := range pow {
 		pow[k] *= inv
 	}
 	g := s.g
+	if s.ahead > 0 {
+		s.look(pow)
+		s.seen++
+		if s.seen <= int64(s.ahead) {
+			// No frame is due yet: the output is the silence before the
+			// stream, which the latency skips.
+			for c := range out {
+				clear(out[c][:hop])
+			}
+			return
+		}
+		// The oldest slot holds the frame ahead hops back.
+		slot := int(s.seen % int64(s.ahead+1))
+		pow, spec = s.powRing[slot], s.specRing[slot]
+	}
 	s.gain(pow, g)
 	for c, a := range s.acc {
-		s.inverseGain(a, s.spec[c], g, s.swin)
+		s.inverseGain(a, spec[c], g, s.swin)
 		copy(out[c], a[:hop])
 		copy(a, a[hop:])
 		clear(a[n-hop:])
