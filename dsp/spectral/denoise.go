@@ -296,7 +296,6 @@ type Denoiser struct {
 	msFloor            []float64 // msBias times the minimum over the window
 	lamP               []float64 // Static's noise: the profile raised to msFloor; nil without Static
 	msN                int       // frames in the sub-window being filled
-	msBias             float64   // msBias, or msBiasAhead with the look-ahead
 	msAt               int       // the oldest complete sub-window's slot
 	lamL               []float64 // SpeechIsolation's noise: the profile's shape at the frame's level; nil without
 	lvlHist            [levelMinFrames]float64
@@ -500,10 +499,8 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 	}
 	d.st = newSTFT(f.Channels, d.n, d.hop, d.spectral)
 	d.P, d.G = d.st.pow, d.st.g
-	d.msBias = msBias
 	if d.needTrack && !opts.Causal {
 		d.st.lookAhead(msAhead, d.lookMin)
-		d.msBias = msBiasAhead
 	}
 	d.run = newHopRunner(up, d.hop, d.st.latency(), d.st.process)
 	d.out = d.run
@@ -837,17 +834,6 @@ const (
 // per further channel.
 const msAhead = 12
 
-// msBiasAhead replaces msBias under the centred window: a floor that no
-// longer lags a swell can stand higher without holding the noise up after
-// it. On the tuning half's real noise dynamic gained +4.53/+4.59/+4.64/
-// +4.68/+4.71/+4.75/+4.74/+4.69 dB SI-SDR at 4/5/6/7/8/10/13/16
-// (nonstationary +2.84 to +3.59 rising, stationary +6.55 to +6.01
-// falling). A higher floor also stands over continuous clean speech: told
-// to take 24 dB, a clean tuning-half clip with silent pauses (no profile,
-// so tracked) kept 24.2 dB SI-SDR under dynamic at 5, 22.6 at 7, 21.4 at
-// 10 (its worst clip of the half was 21.1 dB before, and 22.6 at 7).
-const msBiasAhead = 7.0
-
 // lookMin is the STFT's look-ahead: it runs the minimum statistics on
 // each frame as it is analysed, msAhead hops before its gain.
 func (d *Denoiser) lookMin(pow []float64) {
@@ -865,7 +851,7 @@ func (d *Denoiser) trackMin() {
 		c, cm := min(cur[k], v), max(curMax[k], v)
 		cur[k], curMax[k] = c, cm
 		m, M := min(c, old[k]), max(cm, oldMax[k])
-		f := d.msBias * m
+		f := msBias * m
 		if M < msSteady*m {
 			f = 0 // a steady tone, not noise
 		}
