@@ -429,23 +429,25 @@ func TestRealNoisySpeech(t *testing.T) {
 }
 
 // noisyPlainWant is the mean gain on real noise that static and dynamic
-// must reach on the plain run's third of the held-out mixes: +3.7 and
-// +4.0 dB were measured there (4 noise mixes; the threshold set after
-// that measurement, under the issue's +5).
-const noisyPlainWant = 3.0
+// must reach on the plain run's four held-out noise mixes (two stationary,
+// two not): +3.95 and +4.24 dB were measured there (the threshold set
+// after that measurement, under the issue's +5).
+const noisyPlainWant = 3.5
 
 // noisyWant and noisyLead are what TestRealNoisySpeech -realfull asks of
 // the held-out half: the figures where they are met, else the
 // figure measured (rounded down) so that it cannot slip back, with the
 // issue's figure in the message. None is met yet: on the held-out half's
 // 22 mixes (11 of real noise) static gained +4.37 dB (stationary +7.27,
-// nonstationary +1.96), dynamic +4.63 (+7.50, +2.24), +1.25 and +1.51
+// nonstationary +1.96), dynamic +4.66 (+7.51, +2.29), +1.25 and +1.54
 // ahead of the best peer (RNNoise +3.12; afftdn nf tn +3.11, sox
 // noisered with a profile of the pauses +2.09, anlmdn +1.55, afwtdn
-// +0.72, afftdn +0.15), and speech_isolation +1.79 on babble or music
-// (its background mask, isolate.go; TestRealSpeechIsolation has each
-// apart). Before the minimum-statistics floor (denoise.go, trackMin)
-// static had +4.18 and dynamic +4.55 there.
+// +0.72, afftdn +0.15: the peers as measured before the centred floor,
+// which does not change them), and speech_isolation +1.77 on babble or
+// music (its background mask, isolate.go; TestRealSpeechIsolation has
+// each apart). Before the centred minimum-statistics floor (msAhead)
+// dynamic had +4.63 (+7.50, +2.24) there, and before the floor itself
+// static +4.18 and dynamic +4.55.
 var (
 	noisyWant = map[Method]float64{Static: 4.3, Dynamic: 4.6, SpeechIsolation: 1.6}
 	noisyLead = map[Method]float64{Static: 1.2, Dynamic: 1.5}
