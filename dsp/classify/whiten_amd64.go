@@ -4,9 +4,9 @@ package classify
 
 import "golang.org/x/sys/cpu"
 
-// useAVX selects the kernels of whiten_amd64.s where the CPU and the
+// useKernel selects the kernels of whiten_amd64.s where the CPU and the
 // operating system support AVX.
-var useAVX = cpu.X86.HasAVX
+var useKernel = cpu.X86.HasAVX
 
 //go:noescape
 func whitenAVX(hiP, loP, pow, taper *float64, w float64, out *complex128, n int)
@@ -19,7 +19,7 @@ func normaliseAVX(ac, rw, nac *float64, r0 float64, n int)
 // returns the first bin it left to the caller.
 func (s *spectral) whitenInterior(k0, k1, wk int) int {
 	n := (k1 - k0) &^ 3
-	if !useAVX || n == 0 {
+	if !useKernel || n == 0 {
 		return k0
 	}
 	_ = s.prefix[k0+n-1+wk+1]
@@ -34,7 +34,7 @@ func (s *spectral) whitenInterior(k0, k1, wk int) int {
 // AVX kernel in groups of four, then the rest in Go.
 func normalise(nac, ac, rw []float64, r0 float64, l0, l1 int) {
 	l := l0
-	if n := (l1 - l0) &^ 3; useAVX && n > 0 {
+	if n := (l1 - l0) &^ 3; useKernel && n > 0 {
 		_, _, _ = nac[l0+n-1], ac[l0+n-1], rw[l0+n-1]
 		normaliseAVX(&ac[l0], &rw[l0], &nac[l0], r0, n)
 		l += n

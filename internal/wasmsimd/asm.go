@@ -153,6 +153,7 @@ func (f *fn) f64x2ne() { f.simd(0x48) }
 func (f *fn) f64x2gt() { f.simd(0x4a) }
 func (f *fn) f64x2ge() { f.simd(0x4c) }
 func (f *fn) vor()     { f.simd(0x50) }
+func (f *fn) vand()    { f.simd(0x4e) }
 
 // i32 bit test: pushes flags&bit != 0.
 func (f *fn) i32and() { f.op(0x71) }
@@ -180,6 +181,7 @@ func (f *fn) shuffle64(i, j byte) {
 func (f *fn) f64x2add() { f.simd(0xf0) }
 func (f *fn) f64x2sub() { f.simd(0xf1) }
 func (f *fn) f64x2mul() { f.simd(0xf2) }
+func (f *fn) f64x2div() { f.simd(0xf3) }
 
 // i32 arithmetic.
 func (f *fn) i32add() { f.op(0x6a) }

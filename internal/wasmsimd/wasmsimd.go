@@ -33,13 +33,13 @@ func Module() []byte {
 	for k := 1; k <= 4; k++ {
 		fns = append(fns, stereoBiquad(k))
 	}
-	fns = append(fns, kweight(false), kweight(true), peaks3(), absMax(), decode16(), ramp(), limPeaks(), radix4())
+	fns = append(fns, kweight(false), kweight(true), peaks3(), absMax(), decode16(), ramp(), limPeaks(), radix4(), whiten(), normalise())
 	return module(fns)
 }
 
 // Names returns the exported kernels' names.
 func Names() []string {
-	return []string{"stereo1", "stereo2", "stereo3", "stereo4", "kstereo", "kstereoSq", "peaks3", "absMax", "decode16", "ramp", "limPeaks", "radix4"}
+	return []string{"stereo1", "stereo2", "stereo3", "stereo4", "kstereo", "kstereoSq", "peaks3", "absMax", "decode16", "ramp", "limPeaks", "radix4", "whiten", "normalise"}
 }
 
 // stereoBiquad is dsp's stereoK(l, r *float64, n int, coef, z *float64):
@@ -834,6 +834,117 @@ func radix4() *fn {
 	f.i32gtS()
 	f.brIf(0)
 	f.end() // blocks
+	f.end()
+	return f
+}
+
+// whiten is the interior of dsp/classify's periodicity whitening,
+// whitenKernel(hiP, loP, pow, taper *float64, w int, out *complex128, n
+// int), two bins per f64x2: for bin i, m = (hiP[i] - loP[i]) / w and,
+// where m > 0, v = pow[i] / m * taper[i] (else +0), stored as complex(v,
+// 0), each lane the Go loop's IEEE operations in its order, as
+// whiten_amd64.s does four at a time. n is even.
+func whiten() *fn {
+	f := &fn{name: "whiten", params: 7}
+	const hiP, loP, pow, taper, w, out, n = 0, 1, 2, 3, 4, 5, 6
+	wv, m, v, zero := f.local(v128), f.local(v128), f.local(v128), f.local(v128)
+	f.get(w)
+	f.op(0xb7) // f64.convert_i32_s: exact
+	f.f64x2splat()
+	f.set(wv)
+	f.block()
+	f.get(n)
+	f.i32c(0)
+	f.i32leS()
+	f.brIf(0)
+	f.loop()
+	// m = (hi - lo) / w
+	f.get(hiP)
+	f.vload(0)
+	f.get(loP)
+	f.vload(0)
+	f.f64x2sub()
+	f.get(wv)
+	f.f64x2div()
+	f.set(m)
+	// v = pow / m * taper, +0 where not m > 0 (NaN included)
+	f.get(pow)
+	f.vload(0)
+	f.get(m)
+	f.f64x2div()
+	f.get(taper)
+	f.vload(0)
+	f.f64x2mul()
+	f.get(m)
+	f.get(zero)
+	f.f64x2gt()
+	f.vand()
+	f.set(v)
+	// out[0] = (v0, 0), out[1] = (v1, 0)
+	f.get(out)
+	f.get(v)
+	f.get(zero)
+	f.shuffle64(0, 2)
+	f.vstore(0)
+	f.get(out)
+	f.get(v)
+	f.get(zero)
+	f.shuffle64(1, 3)
+	f.vstore(16)
+	f.addTo(hiP, 16)
+	f.addTo(loP, 16)
+	f.addTo(pow, 16)
+	f.addTo(taper, 16)
+	f.addTo(out, 32)
+	f.get(n)
+	f.i32c(2)
+	f.i32sub()
+	f.tee(n)
+	f.i32c(0)
+	f.i32gtS()
+	f.brIf(0)
+	f.end()
+	f.end()
+	return f
+}
+
+// normalise is dsp/classify's normalise, normaliseKernel(ac, rw, nac,
+// r0 *float64, n int): nac[i] = ac[i] / (r0 * rw[i]), two per f64x2; n
+// is even. r0 goes through memory, as limPeaks's floats do.
+func normalise() *fn {
+	f := &fn{name: "normalise", params: 5}
+	const ac, rw, nac, r0, n = 0, 1, 2, 3, 4
+	rv := f.local(v128)
+	f.get(r0)
+	f.f64load(0)
+	f.f64x2splat()
+	f.set(rv)
+	f.block()
+	f.get(n)
+	f.i32c(0)
+	f.i32leS()
+	f.brIf(0)
+	f.loop()
+	f.get(nac)
+	f.get(ac)
+	f.vload(0)
+	f.get(rv)
+	f.get(rw)
+	f.vload(0)
+	f.f64x2mul()
+	f.f64x2div()
+	f.vstore(0)
+	f.addTo(ac, 16)
+	f.addTo(rw, 16)
+	f.addTo(nac, 16)
+	f.get(n)
+	f.i32c(2)
+	f.i32sub()
+	f.tee(n)
+	f.i32c(0)
+	f.i32gtS()
+	f.brIf(0)
+	f.end()
 	f.end()
 	return f
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/audiopost/audiopost/internal/wasmsimd"
 )
 
-var engine = flag.Bool("engine", false, "also run the kernel tests of audio, dsp, loudness and internal/fft as WebAssembly under Node.js with the kernels linked (compiles them for GOOS=js: about a minute)")
+var engine = flag.Bool("engine", false, "also run the kernel tests of audio, dsp, dsp/classify, loudness and internal/fft as WebAssembly under Node.js with the kernels linked (compiles them for GOOS=js: about a minute)")
 
 // The module is valid WebAssembly, exports every kernel the engine
 // imports, and links to a Go build's memory through link.js.
@@ -56,13 +56,12 @@ console.log(Object.keys(imports.audiopost_simd).sort().join(" ") + "|" + f[100] 
 	}
 }
 
-// With -engine: the tests of audio, dsp, loudness and internal/fft that
-// hold their
-// kernels to the Go loops bit for bit run as WebAssembly under Node.js
-// with these kernels linked (command nodeexec), as the browser build runs
-// them. The plain run leaves this to transport/browser's
-// TestProcessLikeNative, which compares the whole chain in Chromium with
-// the native binary's output to the bit.
+// With -engine: the tests of audio, dsp, dsp/classify, loudness and
+// internal/fft that hold their kernels to the Go loops bit for bit run
+// as WebAssembly under Node.js with these kernels linked (command
+// nodeexec), as the browser build runs them. The plain run leaves this
+// to transport/browser's TestProcessLikeNative, which compares the whole
+// chain in Chromium with the native binary's output to the bit.
 func TestEngineKernels(t *testing.T) {
 	if !*engine {
 		t.Skip("with -engine")
@@ -73,15 +72,15 @@ func TestEngineKernels(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	cmd := exec.Command("go", "test", "-count=1", "-tags", "wasmsimd", "-exec", exe,
-		"-run", "TestCascadeFusedLoopsExact|TestCascadeStereoChannelsIndependent|TestEnergy2IsEnergy|TestEnergy2SqIsEnergy2|TestPeaks3IsBranchPeak|TestAbsMaxIsGo|TestStereo16IsMono|TestRampIsGo|TestLimiterSteadyIsExact|TestRadix4KernelIsGo", "-v",
-		"github.com/audiopost/audiopost/audio", "github.com/audiopost/audiopost/dsp", "github.com/audiopost/audiopost/loudness", "github.com/audiopost/audiopost/internal/fft")
+		"-run", "TestCascadeFusedLoopsExact|TestCascadeStereoChannelsIndependent|TestEnergy2IsEnergy|TestEnergy2SqIsEnergy2|TestPeaks3IsBranchPeak|TestAbsMaxIsGo|TestStereo16IsMono|TestRampIsGo|TestLimiterSteadyIsExact|TestRadix4KernelIsGo|TestWhitenKernelIsGo", "-v",
+		"github.com/audiopost/audiopost/audio", "github.com/audiopost/audiopost/dsp", "github.com/audiopost/audiopost/loudness", "github.com/audiopost/audiopost/internal/fft", "github.com/audiopost/audiopost/dsp/classify")
 	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s", out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(out), "--- PASS"); n != 10 {
-		t.Errorf("%d tests passed, want 10", n)
+	if n := strings.Count(string(out), "--- PASS"); n != 11 {
+		t.Errorf("%d tests passed, want 11", n)
 	}
 }

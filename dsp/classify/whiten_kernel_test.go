@@ -1,4 +1,4 @@
-//go:build !purego
+//go:build (amd64 || (wasm && wasmsimd)) && !purego
 
 package classify
 
@@ -10,18 +10,19 @@ import (
 	"testing"
 )
 
-// The AVX whitening and normalisation are the Go loops to the last bit:
+// The kernels' whitening and normalisation (whiten_amd64.s's AVX, or in
+// the browser build internal/wasmsimd's) are the Go loops to the last bit:
 // the whitened spectrum, the normalised autocorrelation and the features
 // of noise, harmonic combs, near-silence and frames with a NaN.
-func TestWhitenAVXIsGo(t *testing.T) {
-	if !useAVX {
+func TestWhitenKernelIsGo(t *testing.T) {
+	if !useKernel {
 		t.Skip("no AVX")
 	}
 	r := rand.New(rand.NewPCG(13, 14))
 	for _, fsd := range []float64{8000, 12000, 16000, 23999} {
 		run := func(avx bool, x []float64) (feature, []complex128, []float64) {
-			defer func(v bool) { useAVX = v }(useAVX)
-			useAVX = avx
+			defer func(v bool) { useKernel = v }(useKernel)
+			useKernel = avx
 			s := newSpectral(fsd)
 			var f feature
 			s.analyse(x, &f)
@@ -51,16 +52,16 @@ func TestWhitenAVXIsGo(t *testing.T) {
 			fa, ca, na := run(true, x)
 			fg, cg, ng := run(false, x)
 			if fmt.Sprint(fa) != fmt.Sprint(fg) { // NaN features print alike
-				t.Fatalf("fsd %v trial %d: features %+v with AVX, %+v in Go", fsd, trial, fa, fg)
+				t.Fatalf("fsd %v trial %d: features %+v with the kernel, %+v in Go", fsd, trial, fa, fg)
 			}
 			for k := range cg {
 				if math.Float64bits(real(ca[k])) != math.Float64bits(real(cg[k])) || math.Float64bits(imag(ca[k])) != math.Float64bits(imag(cg[k])) {
-					t.Fatalf("fsd %v trial %d: bin %d %v with AVX, %v in Go", fsd, trial, k, ca[k], cg[k])
+					t.Fatalf("fsd %v trial %d: bin %d %v with the kernel, %v in Go", fsd, trial, k, ca[k], cg[k])
 				}
 			}
 			for l := range ng {
 				if math.Float64bits(na[l]) != math.Float64bits(ng[l]) {
-					t.Fatalf("fsd %v trial %d: lag %d %v with AVX, %v in Go", fsd, trial, l, na[l], ng[l])
+					t.Fatalf("fsd %v trial %d: lag %d %v with the kernel, %v in Go", fsd, trial, l, na[l], ng[l])
 				}
 			}
 		}
