@@ -6,9 +6,14 @@ import "unsafe"
 
 // The radix-4 pass of the browser build: internal/wasmsimd's radix4
 // kernel, one complex128 per f64x2, the Go loop's products and sums in
-// their order. The first pass and the real split stay Go loops.
+// their order; so are the gathered first pass and the real split
+// (internal/wasmsimd's first2, first4 and split).
 
 const useAVX = false
+
+// useKernels selects the kernels of the first pass and the split; the
+// kernel test switches it off to compare with the Go loops.
+var useKernels = true
 
 //go:wasmimport audiopost_simd radix4
 //go:noescape
@@ -28,8 +33,46 @@ func radix4Pass(z []complex128, h int, tw []complex128, inverse bool) {
 	radix4Kernel(unsafe.Pointer(&z[0]), int32(nb), int32(h), unsafe.Pointer(&tw[0]), inv)
 }
 
-// splitPairs leaves every k to split's Go loop.
-func splitPairs(dst, z, tw []complex128, m int) int { return 1 }
+//go:wasmimport audiopost_simd split
+//go:noescape
+func splitKernel(dst, z, tw unsafe.Pointer, m int32)
 
-// firstPass leaves permutedFirst's loop to Go.
-func firstPass(z, src []complex128, rev []int32, radix2, inverse bool) bool { return false }
+// splitPairs runs split's whole loop, k from 1 to m/2, by the kernel,
+// and returns the first k it left to the Go loop.
+func splitPairs(dst, z, tw []complex128, m int) int {
+	if !useKernels {
+		return 1
+	}
+	_, _, _ = dst[m-1], z[m-1], tw[m/2]
+	splitKernel(unsafe.Pointer(&dst[0]), unsafe.Pointer(&z[0]), unsafe.Pointer(&tw[0]), int32(m))
+	return m/2 + 1
+}
+
+//go:wasmimport audiopost_simd first2
+//go:noescape
+func first2Kernel(z, src unsafe.Pointer, rev *int32, h int32)
+
+//go:wasmimport audiopost_simd first4
+//go:noescape
+func first4Kernel(z, src unsafe.Pointer, rev *int32, q, inverse int32)
+
+// firstPass runs permutedFirst's loop by the kernels: z (length n) from
+// src (length n) by rev, the radix-2 pass (radix2) or the trivial
+// radix-4 pass.
+func firstPass(z, src []complex128, rev []int32, radix2, inverse bool) bool {
+	n := len(z)
+	if !useKernels || n < 4 {
+		return false
+	}
+	_, _ = src[n-1], rev[n-1]
+	if radix2 {
+		first2Kernel(unsafe.Pointer(&z[0]), unsafe.Pointer(&src[0]), &rev[0], int32(n/2))
+		return true
+	}
+	var inv int32
+	if inverse {
+		inv = 1
+	}
+	first4Kernel(unsafe.Pointer(&z[0]), unsafe.Pointer(&src[0]), &rev[0], int32(n/4), inv)
+	return true
+}

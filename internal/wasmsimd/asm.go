@@ -154,6 +154,7 @@ func (f *fn) f64x2gt() { f.simd(0x4a) }
 func (f *fn) f64x2ge() { f.simd(0x4c) }
 func (f *fn) vor()     { f.simd(0x50) }
 func (f *fn) vand()    { f.simd(0x4e) }
+func (f *fn) vxor()    { f.simd(0x51) }
 
 // i32 bit test: pushes flags&bit != 0.
 func (f *fn) i32and() { f.op(0x71) }
@@ -188,6 +189,10 @@ func (f *fn) i32add() { f.op(0x6a) }
 func (f *fn) i32sub() { f.op(0x6b) }
 func (f *fn) i32leS() { f.op(0x4c) }
 func (f *fn) i32gtS() { f.op(0x4a) }
+func (f *fn) i32shl() { f.op(0x74) }
+
+// i32load loads an i32 (alignment 4).
+func (f *fn) i32load(off uint32) { f.op(0x28); f.memarg(2, off) }
 
 // addTo adds v to the i32 local i.
 func (f *fn) addTo(i uint32, v int32) {

@@ -20,7 +20,10 @@
 // call its exports. Without the tag the engine runs its Go loops.
 package wasmsimd
 
-import _ "embed"
+import (
+	_ "embed"
+	"math"
+)
 
 // Import is the module name under which the engine imports the kernels.
 const Import = "audiopost_simd"
@@ -33,13 +36,13 @@ func Module() []byte {
 	for k := 1; k <= 4; k++ {
 		fns = append(fns, stereoBiquad(k))
 	}
-	fns = append(fns, kweight(false), kweight(true), peaks3(), absMax(), decode16(), ramp(), limPeaks(), radix4(), whiten(), normalise())
+	fns = append(fns, kweight(false), kweight(true), peaks3(), absMax(), decode16(), ramp(), limPeaks(), radix4(), whiten(), normalise(), first2(), first4(), split())
 	return module(fns)
 }
 
 // Names returns the exported kernels' names.
 func Names() []string {
-	return []string{"stereo1", "stereo2", "stereo3", "stereo4", "kstereo", "kstereoSq", "peaks3", "absMax", "decode16", "ramp", "limPeaks", "radix4", "whiten", "normalise"}
+	return []string{"stereo1", "stereo2", "stereo3", "stereo4", "kstereo", "kstereoSq", "peaks3", "absMax", "decode16", "ramp", "limPeaks", "radix4", "whiten", "normalise", "first2", "first4", "split"}
 }
 
 // stereoBiquad is dsp's stereoK(l, r *float64, n int, coef, z *float64):
@@ -941,6 +944,310 @@ func normalise() *fn {
 	f.i32c(2)
 	f.i32sub()
 	f.tee(n)
+	f.i32c(0)
+	f.i32gtS()
+	f.brIf(0)
+	f.end()
+	f.end()
+	return f
+}
+
+// signBits pushes the v128 whose lanes are -0.0 where neg says, else
+// +0.0: xor with it negates those lanes as Go's unary minus does (the
+// sign bit flipped, NaNs included).
+func (f *fn) signBits(neg0, neg1 bool) {
+	v := [2]float64{}
+	for i, n := range []bool{neg0, neg1} {
+		if n {
+			v[i] = math.Copysign(0, -1)
+		}
+	}
+	f.vconst2(v[0], v[1])
+}
+
+// first2 is internal/fft's first radix-2 pass, gathered,
+// first2Kernel(z, src *complex128, rev *int32, h int): for i below h,
+// with a = src[i], b = src[i+h] and j = rev[i], z[j] = a+b and z[j+1] =
+// a-b, a complex128 per f64x2.
+func first2() *fn {
+	f := &fn{name: "first2", params: 4}
+	const z, src, rev, h = 0, 1, 2, 3
+	hi, g, a, b := f.local(i32), f.local(i32), f.local(v128), f.local(v128)
+	f.get(src)
+	f.get(h)
+	f.i32c(4)
+	f.i32shl()
+	f.i32add()
+	f.set(hi)
+	f.block()
+	f.get(h)
+	f.i32c(0)
+	f.i32leS()
+	f.brIf(0)
+	f.loop()
+	f.get(src)
+	f.vload(0)
+	f.set(a)
+	f.get(hi)
+	f.vload(0)
+	f.set(b)
+	f.get(z)
+	f.get(rev)
+	f.i32load(0)
+	f.i32c(4)
+	f.i32shl()
+	f.i32add()
+	f.tee(g)
+	f.get(a)
+	f.get(b)
+	f.f64x2add()
+	f.vstore(0)
+	f.get(g)
+	f.get(a)
+	f.get(b)
+	f.f64x2sub()
+	f.vstore(16)
+	f.addTo(src, 16)
+	f.addTo(hi, 16)
+	f.addTo(rev, 4)
+	f.get(h)
+	f.i32c(1)
+	f.i32sub()
+	f.tee(h)
+	f.i32c(0)
+	f.i32gtS()
+	f.brIf(0)
+	f.end()
+	f.end()
+	return f
+}
+
+// first4 is internal/fft's first radix-4 pass, gathered,
+// first4Kernel(z, src *complex128, rev *int32, q int, inverse int): for
+// i below q, with x0..x3 = src[i], src[i+2q], src[i+q], src[i+3q],
+// a0, a1 = x0+x1, x0-x1, a2, a3 = x2+x3, x2-x3, r3 = -i*a3 (forward,
+// (imag, -real)) or +i*a3 (inverse, (-imag, real)) and g = z[rev[i]:],
+// g[0..3] = a0+a2, a1+r3, a0-a2, a1-r3.
+func first4() *fn {
+	f := &fn{name: "first4", params: 5}
+	const z, src, rev, q, inverse = 0, 1, 2, 3, 4
+	s1, s2, s3, g := f.local(i32), f.local(i32), f.local(i32), f.local(i32)
+	sign := f.local(v128)
+	a0, a1, a2, a3, x0, x2 := f.local(v128), f.local(v128), f.local(v128), f.local(v128), f.local(v128), f.local(v128)
+	f.get(inverse)
+	f.ifThen()
+	f.signBits(true, false)
+	f.set(sign)
+	f.elseDo()
+	f.signBits(false, true)
+	f.set(sign)
+	f.end()
+	f.get(q)
+	f.i32c(4)
+	f.i32shl()
+	f.set(s3) // scratch: q in bytes
+	f.get(src)
+	f.get(s3)
+	f.i32add()
+	f.tee(s1)
+	f.get(s3)
+	f.i32add()
+	f.tee(s2)
+	f.get(s3)
+	f.i32add()
+	f.set(s3)
+	f.block()
+	f.get(q)
+	f.i32c(0)
+	f.i32leS()
+	f.brIf(0)
+	f.loop()
+	// a0, a1 from x0 = src[i], x1 = src[i+2q]
+	f.get(src)
+	f.vload(0)
+	f.tee(x0)
+	f.get(s2)
+	f.vload(0)
+	f.f64x2add()
+	f.set(a0)
+	f.get(x0)
+	f.get(s2)
+	f.vload(0)
+	f.f64x2sub()
+	f.set(a1)
+	// a2, a3 from x2 = src[i+q], x3 = src[i+3q]
+	f.get(s1)
+	f.vload(0)
+	f.tee(x2)
+	f.get(s3)
+	f.vload(0)
+	f.f64x2add()
+	f.set(a2)
+	f.get(x2)
+	f.get(s3)
+	f.vload(0)
+	f.f64x2sub()
+	f.set(a3)
+	// r3 in a3: its lanes swapped, one negated
+	f.get(a3)
+	f.get(a3)
+	f.shuffle64(1, 0)
+	f.get(sign)
+	f.vxor()
+	f.set(a3)
+	f.get(z)
+	f.get(rev)
+	f.i32load(0)
+	f.i32c(4)
+	f.i32shl()
+	f.i32add()
+	f.tee(g)
+	f.get(a0)
+	f.get(a2)
+	f.f64x2add()
+	f.vstore(0)
+	f.get(g)
+	f.get(a1)
+	f.get(a3)
+	f.f64x2add()
+	f.vstore(16)
+	f.get(g)
+	f.get(a0)
+	f.get(a2)
+	f.f64x2sub()
+	f.vstore(32)
+	f.get(g)
+	f.get(a1)
+	f.get(a3)
+	f.f64x2sub()
+	f.vstore(48)
+	f.addTo(src, 16)
+	f.addTo(s1, 16)
+	f.addTo(s2, 16)
+	f.addTo(s3, 16)
+	f.addTo(rev, 4)
+	f.get(q)
+	f.i32c(1)
+	f.i32sub()
+	f.tee(q)
+	f.i32c(0)
+	f.i32gtS()
+	f.brIf(0)
+	f.end()
+	f.end()
+	return f
+}
+
+// split is internal/fft's real split, splitKernel(dst, z, tw
+// *complex128, m int), for k from 1 to m/2 in order, a complex128 per
+// f64x2: with a = z[k], b = z[m-k], (er, ei) = 0.5*(a.re+b.re,
+// a.im-b.im), (or, oi) = (0.5*(a.im+b.im), -0.5*(a.re-b.re)), (wr, wi) =
+// tw[k], tr = wr*or - wi*oi, ti = wr*oi + wi*or, dst[k] = (er+tr, ei+ti)
+// and dst[m-k] = (er-tr, ti-ei). x - y is x + (-y) in IEEE arithmetic,
+// so the negated lanes add where Go subtracts.
+func split() *fn {
+	f := &fn{name: "split", params: 4}
+	const dst, z, tw, m = 0, 1, 2, 3
+	zb, db, k := f.local(i32), f.local(i32), f.local(i32)
+	a, b, u, d, e, o, w, t := f.local(v128), f.local(v128), f.local(v128), f.local(v128), f.local(v128), f.local(v128), f.local(v128), f.local(v128)
+	// zb, db: the addresses of z[m-k] and dst[m-k], from k = 1
+	f.get(m)
+	f.i32c(1)
+	f.i32sub()
+	f.i32c(4)
+	f.i32shl()
+	f.tee(k) // scratch: (m-1)*16
+	f.get(z)
+	f.i32add()
+	f.set(zb)
+	f.get(k)
+	f.get(dst)
+	f.i32add()
+	f.set(db)
+	f.addTo(z, 16)
+	f.addTo(dst, 16)
+	f.addTo(tw, 16)
+	f.get(m)
+	f.i32c(1)
+	f.op(0x75) // i32.shr_s: m/2 values of k
+	f.set(k)
+	f.block()
+	f.get(k)
+	f.i32c(0)
+	f.i32leS()
+	f.brIf(0)
+	f.loop()
+	f.get(z)
+	f.vload(0)
+	f.set(a)
+	f.get(zb)
+	f.vload(0)
+	f.set(b)
+	f.get(a)
+	f.get(b)
+	f.f64x2add()
+	f.set(u)
+	f.get(a)
+	f.get(b)
+	f.f64x2sub()
+	f.set(d)
+	// e = 0.5 * (u.re, d.im); o = (0.5, -0.5) * (u.im, d.re)
+	f.get(u)
+	f.get(d)
+	f.shuffle64(0, 3)
+	f.vconst2(0.5, 0.5)
+	f.f64x2mul()
+	f.set(e)
+	f.get(u)
+	f.get(d)
+	f.shuffle64(1, 2)
+	f.vconst2(0.5, -0.5)
+	f.f64x2mul()
+	f.set(o)
+	// t = (wr*or, wr*oi) + ((-(wi*oi)), wi*or)
+	f.get(tw)
+	f.vload(0)
+	f.set(w)
+	f.get(w)
+	f.get(w)
+	f.shuffle64(0, 0)
+	f.get(o)
+	f.f64x2mul()
+	f.get(w)
+	f.get(w)
+	f.shuffle64(1, 1)
+	f.get(o)
+	f.get(o)
+	f.shuffle64(1, 0)
+	f.f64x2mul()
+	f.signBits(true, false)
+	f.vxor()
+	f.f64x2add()
+	f.set(t)
+	// dst[k] = e + t; dst[m-k] = (e.re, t.im) - (t.re, e.im)
+	f.get(dst)
+	f.get(e)
+	f.get(t)
+	f.f64x2add()
+	f.vstore(0)
+	f.get(db)
+	f.get(e)
+	f.get(t)
+	f.shuffle64(0, 3)
+	f.get(t)
+	f.get(e)
+	f.shuffle64(0, 3)
+	f.f64x2sub()
+	f.vstore(0)
+	f.addTo(z, 16)
+	f.addTo(dst, 16)
+	f.addTo(tw, 16)
+	f.addTo(zb, -16)
+	f.addTo(db, -16)
+	f.get(k)
+	f.i32c(1)
+	f.i32sub()
+	f.tee(k)
 	f.i32c(0)
 	f.i32gtS()
 	f.brIf(0)
