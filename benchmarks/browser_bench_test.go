@@ -1,6 +1,7 @@
 package benchmarks
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -70,6 +71,10 @@ type browserRun struct {
 	Loudness   float64 `json:"loudness"`    // of the output, LUFS
 	Length     float64 `json:"length"`      // of the output, seconds
 	CPU        float64 // of the renderer process (page and worker), seconds
+	// Threads is the renderer's CPU seconds by thread name (the
+	// engine's worker, Chromium's I/O thread, V8's compiler threads),
+	// empty where /proc cannot be read.
+	Threads map[string]float64
 }
 
 // process runs the default chain on the chosen recording, to the output
@@ -77,6 +82,7 @@ type browserRun struct {
 func (p *inBrowser) process(b *testing.B, format string) browserRun {
 	b.Helper()
 	cpu0 := rendererCPU(b, p.ctx)
+	th0 := rendererThreads(b, p.ctx)
 	js := `(async () => {
 		const m = await import("./audiopost.js");
 		const f = document.getElementById("file").files[0];
@@ -98,10 +104,42 @@ func (p *inBrowser) process(b *testing.B, format string) browserRun {
 		b.Fatal(err)
 	}
 	r.CPU = rendererCPU(b, p.ctx) - cpu0
+	r.Threads = rendererThreads(b, p.ctx)
+	for name, c := range th0 {
+		r.Threads[name] -= c
+	}
 	if math.Abs(r.Loudness+16) > 0.5 {
 		b.Fatalf("the page's output is at %.2f LUFS, want -16", r.Loudness)
 	}
 	return r
+}
+
+// threadShares describes where the renderer's CPU of a run went, by
+// thread name (the worker running the engine is "DedicatedWorker", the
+// I/O thread that moves the recording's bytes "Chrome_ChildIOT"), and
+// the rest, threads that ended during the run.
+func (r browserRun) threadShares() string {
+	rest := r.CPU
+	type share struct {
+		name string
+		cpu  float64
+	}
+	var sh []share
+	for name, c := range r.Threads {
+		rest -= c
+		if c >= 0.005 {
+			sh = append(sh, share{name, c})
+		}
+	}
+	if rest >= 0.005 {
+		sh = append(sh, share{"ended threads", rest})
+	}
+	slices.SortFunc(sh, func(a, b share) int { return -cmp.Compare(a.cpu, b.cpu) })
+	var parts []string
+	for _, x := range sh {
+		parts = append(parts, fmt.Sprintf("%s %.2f s %.0f %%", x.name, x.cpu, 100*x.cpu/r.CPU))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // renderers returns the renderer processes of the browser with their
@@ -116,6 +154,39 @@ func renderers(b *testing.B, ctx context.Context) map[int64]float64 {
 	for _, p := range info.ProcessInfo {
 		if p.Type == "renderer" {
 			out[p.ID] = p.CPUTime
+		}
+	}
+	return out
+}
+
+// rendererThreads returns the CPU seconds of the renderer processes'
+// threads so far, summed by thread name (Linux's /proc; empty elsewhere).
+func rendererThreads(b *testing.B, ctx context.Context) map[string]float64 {
+	out := map[string]float64{}
+	for pid := range renderers(b, ctx) {
+		dir := "/proc/" + strconv.FormatInt(pid, 10) + "/task"
+		tasks, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, t := range tasks {
+			st, err := os.ReadFile(filepath.Join(dir, t.Name(), "stat"))
+			if err != nil {
+				continue
+			}
+			s := string(st)
+			open, shut := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+			if open < 0 || shut < open {
+				continue
+			}
+			f := strings.Fields(s[shut+1:])
+			if len(f) < 13 {
+				continue
+			}
+			u, _ := strconv.ParseFloat(f[11], 64)
+			sy, _ := strconv.ParseFloat(f[12], 64)
+			name := strings.TrimRight(s[open+1:shut], "0123456789")
+			out[name] += (u + sy) / 100 // USER_HZ
 		}
 	}
 	return out
@@ -214,8 +285,8 @@ func BenchmarkBrowserChain(b *testing.B) {
 		pw, pc = append(pw, w2), append(pc, c2)
 		r := p.process(b, "wav")
 		bw, bc, mem = append(bw, r.Seconds), append(bc, r.CPU), append(mem, r.WasmMemory)
-		b.Logf("native 1 core %.2f s (cpu %.2f) | purego %.2f s (cpu %.2f) | browser %.2f s (cpu %.2f, engine memory %.0f MB)",
-			w, c, w2, c2, r.Seconds, r.CPU, r.WasmMemory/(1<<20))
+		b.Logf("native 1 core %.2f s (cpu %.2f) | purego %.2f s (cpu %.2f) | browser %.2f s (cpu %.2f, engine memory %.0f MB; %s)",
+			w, c, w2, c2, r.Seconds, r.CPU, r.WasmMemory/(1<<20), r.threadShares())
 	}
 	med := func(x []float64) float64 {
 		s := slices.Sorted(slices.Values(x))
