@@ -184,6 +184,11 @@ func (f *fn) f64x2sub() { f.simd(0xf1) }
 func (f *fn) f64x2mul() { f.simd(0xf2) }
 func (f *fn) f64x2div() { f.simd(0xf3) }
 
+// f64x2 pmin(a, b) is b if b < a else a, pmax(a, b) b if a < b else a:
+// Go's "if v < lo { lo = v }" and "if v > hi { hi = v }" per lane.
+func (f *fn) f64x2pmin() { f.simd(0xf6) }
+func (f *fn) f64x2pmax() { f.simd(0xf7) }
+
 // i32 arithmetic.
 func (f *fn) i32add() { f.op(0x6a) }
 func (f *fn) i32sub() { f.op(0x6b) }

@@ -36,13 +36,13 @@ func Module() []byte {
 	for k := 1; k <= 4; k++ {
 		fns = append(fns, stereoBiquad(k))
 	}
-	fns = append(fns, kweight(false), kweight(true), peaks3(), absMax(), decode16(), ramp(), limPeaks(), radix4(), whiten(), normalise(), first2(), first4(), split())
+	fns = append(fns, kweight(false), kweight(true), peaks3(), absMax(), decode16(), ramp(), limPeaks(), radix4(), whiten(), normalise(), first2(), first4(), split(), bounds())
 	return module(fns)
 }
 
 // Names returns the exported kernels' names.
 func Names() []string {
-	return []string{"stereo1", "stereo2", "stereo3", "stereo4", "kstereo", "kstereoSq", "peaks3", "absMax", "decode16", "ramp", "limPeaks", "radix4", "whiten", "normalise", "first2", "first4", "split"}
+	return []string{"stereo1", "stereo2", "stereo3", "stereo4", "kstereo", "kstereoSq", "peaks3", "absMax", "decode16", "ramp", "limPeaks", "radix4", "whiten", "normalise", "first2", "first4", "split", "bounds"}
 }
 
 // stereoBiquad is dsp's stereoK(l, r *float64, n int, coef, z *float64):
@@ -1253,5 +1253,64 @@ func split() *fn {
 	f.brIf(0)
 	f.end()
 	f.end()
+	return f
+}
+
+// bounds is production/artwork's waveform loop, boundsKernel(x
+// *float64, n int, lohi *[2]float64), for even n: the even and the odd
+// samples each in a lane from (lo, hi) = lohi, a lane's lo becoming v
+// where v < lo and its hi where v > hi (pmin, pmax: NaNs never taken);
+// lohi gets lane 0's (lo, hi) and lohi[2:4] lane 1's, which the caller
+// merges.
+func bounds() *fn {
+	f := &fn{name: "bounds", params: 3}
+	const x, n, lohi = 0, 1, 2
+	lo, hi, v := f.local(v128), f.local(v128), f.local(v128)
+	f.get(lohi)
+	f.f64load(0)
+	f.f64x2splat()
+	f.set(lo)
+	f.get(lohi)
+	f.f64load(8)
+	f.f64x2splat()
+	f.set(hi)
+	f.block()
+	f.get(n)
+	f.i32c(0)
+	f.i32leS()
+	f.brIf(0)
+	f.loop()
+	f.get(x)
+	f.vload(0)
+	f.set(v)
+	f.get(lo)
+	f.get(v)
+	f.f64x2pmin()
+	f.set(lo)
+	f.get(hi)
+	f.get(v)
+	f.f64x2pmax()
+	f.set(hi)
+	f.addTo(x, 16)
+	f.get(n)
+	f.i32c(2)
+	f.i32sub()
+	f.tee(n)
+	f.i32c(0)
+	f.i32gtS()
+	f.brIf(0)
+	f.end()
+	f.end()
+	// lohi = (lo0, hi0, lo1, hi1)
+	f.get(lohi)
+	f.get(lo)
+	f.get(hi)
+	f.shuffle64(0, 2)
+	f.vstore(0)
+	f.get(lohi)
+	f.get(lo)
+	f.get(hi)
+	f.shuffle64(1, 3)
+	f.vstore(16)
 	return f
 }

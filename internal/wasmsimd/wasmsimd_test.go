@@ -13,7 +13,7 @@ import (
 	"github.com/audiopost/audiopost/internal/wasmsimd"
 )
 
-var engine = flag.Bool("engine", false, "also run the kernel tests of audio, dsp, dsp/classify, loudness and internal/fft as WebAssembly under Node.js with the kernels linked (compiles them for GOOS=js: about a minute)")
+var engine = flag.Bool("engine", false, "also run the kernel tests of audio, dsp, dsp/classify, loudness, internal/fft and production/artwork as WebAssembly under Node.js with the kernels linked (compiles them for GOOS=js: about a minute)")
 
 // The module is valid WebAssembly, exports every kernel the engine
 // imports, and links to a Go build's memory through link.js.
@@ -56,8 +56,9 @@ console.log(Object.keys(imports.audiopost_simd).sort().join(" ") + "|" + f[100] 
 	}
 }
 
-// With -engine: the tests of audio, dsp, dsp/classify, loudness and
-// internal/fft that hold their kernels to the Go loops bit for bit run
+// With -engine: the tests of audio, dsp, dsp/classify, loudness,
+// internal/fft and production/artwork that hold their kernels to the Go
+// loops bit for bit run
 // as WebAssembly under Node.js with these kernels linked (command
 // nodeexec), as the browser build runs them. The plain run leaves this
 // to transport/browser's TestProcessLikeNative, which compares the whole
@@ -72,15 +73,15 @@ func TestEngineKernels(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	cmd := exec.Command("go", "test", "-count=1", "-tags", "wasmsimd", "-exec", exe,
-		"-run", "TestCascadeFusedLoopsExact|TestCascadeStereoChannelsIndependent|TestEnergy2IsEnergy|TestEnergy2SqIsEnergy2|TestPeaks3IsBranchPeak|TestAbsMaxIsGo|TestStereo16IsMono|TestRampIsGo|TestLimiterSteadyIsExact|TestRadix4KernelIsGo|TestFirstSplitKernelsAreGo|TestWhitenKernelIsGo", "-v",
-		"github.com/audiopost/audiopost/audio", "github.com/audiopost/audiopost/dsp", "github.com/audiopost/audiopost/loudness", "github.com/audiopost/audiopost/internal/fft", "github.com/audiopost/audiopost/dsp/classify")
+		"-run", "TestCascadeFusedLoopsExact|TestCascadeStereoChannelsIndependent|TestEnergy2IsEnergy|TestEnergy2SqIsEnergy2|TestPeaks3IsBranchPeak|TestAbsMaxIsGo|TestStereo16IsMono|TestRampIsGo|TestLimiterSteadyIsExact|TestRadix4KernelIsGo|TestFirstSplitKernelsAreGo|TestWhitenKernelIsGo|TestBoundsKernelIsGo", "-v",
+		"github.com/audiopost/audiopost/audio", "github.com/audiopost/audiopost/dsp", "github.com/audiopost/audiopost/loudness", "github.com/audiopost/audiopost/internal/fft", "github.com/audiopost/audiopost/dsp/classify", "github.com/audiopost/audiopost/production/artwork")
 	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s", out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(out), "--- PASS"); n != 12 {
-		t.Errorf("%d tests passed, want 12", n)
+	if n := strings.Count(string(out), "--- PASS"); n != 13 {
+		t.Errorf("%d tests passed, want 13", n)
 	}
 }

@@ -50,14 +50,7 @@ func (w *Waveform) Write(b audio.Buffer) error {
 	for i := 0; i < n; {
 		take := int(min(int64(n-i), w.per-w.curN))
 		for _, ch := range b {
-			for _, v := range ch[i : i+take] {
-				if v < w.curLo {
-					w.curLo = v
-				}
-				if v > w.curHi {
-					w.curHi = v
-				}
-			}
+			w.curLo, w.curHi = bounds(ch[i:i+take], w.curLo, w.curHi)
 		}
 		i += take
 		w.curN += int64(take)
@@ -145,4 +138,20 @@ func (w *Waveform) PNG(width, height int) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// boundsGo returns lo and hi lowered and raised to the samples of x, in
+// order: a sample is taken where it is below lo (above hi), so NaNs
+// never are, and of equal values the first stays (-0 or +0). bounds is
+// boundsGo, or a kernel that returns the same values.
+func boundsGo(x []float64, lo, hi float64) (float64, float64) {
+	for _, v := range x {
+		if v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
+		}
+	}
+	return lo, hi
 }
