@@ -17,7 +17,15 @@ import "unsafe"
 func encodeStereo16Fast(dst []byte, l, r []float64) int {
 	n := min(len(l), len(r), len(dst)/4)
 	l, r = l[:n], r[:n]
-	for i := range l {
+	from := 0
+	if m := n &^ 1; hasDecode16 && m > 0 {
+		// The kernel stops at a pair that saturates; the loop finds
+		// which frame of it does.
+		var done int32
+		encode16(&dst[0], &l[0], &r[0], int32(m), &done)
+		from = int(done)
+	}
+	for i := from; i < n; i++ {
 		a, b := roundScaled(l[i]*scale16), roundScaled(r[i]*scale16)
 		// NaN fails every comparison and leaves the frame to the caller.
 		if !(a <= scale16-1 && a >= -scale16 && b <= scale16-1 && b >= -scale16) {

@@ -78,6 +78,7 @@ func (f *fn) block()         { f.op(0x02, 0x40) }
 func (f *fn) loop()          { f.op(0x03, 0x40) }
 func (f *fn) end()           { f.op(0x0b) }
 func (f *fn) brIf(depth int) { f.op(0x0d); f.code = uleb(f.code, uint64(depth)) }
+func (f *fn) br(depth int)   { f.op(0x0c); f.code = uleb(f.code, uint64(depth)) }
 
 // memarg appends an alignment (log2) and an offset.
 func (f *fn) memarg(align, off uint32) {
@@ -155,6 +156,25 @@ func (f *fn) f64x2ge() { f.simd(0x4c) }
 func (f *fn) vor()     { f.simd(0x50) }
 func (f *fn) vand()    { f.simd(0x4e) }
 func (f *fn) vxor()    { f.simd(0x51) }
+
+// f64x2le pushes all-ones lanes where a <= b (false for NaN);
+// allTrue64 pushes 1 when every i64x2 lane is non-zero.
+func (f *fn) f64x2le()   { f.simd(0x4b) }
+func (f *fn) allTrue64() { f.simd(0xc3) }
+
+// truncSatZero converts f64x2 to the low two i32x4 lanes (exact for
+// integers in range), narrow16 packs two i32x4 into i16x8 (saturating).
+func (f *fn) truncSatZero() { f.simd(0xfc) }
+func (f *fn) narrow16()     { f.simd(0x85) }
+
+// shuffle8 picks the bytes of the concatenation of its two operands.
+func (f *fn) shuffle8(idx [16]byte) {
+	f.simd(0x0d)
+	f.op(idx[:]...)
+}
+
+// i32store stores an i32 (alignment 4).
+func (f *fn) i32store(off uint32) { f.op(0x36); f.memarg(2, off) }
 
 // i32 bit test: pushes flags&bit != 0.
 func (f *fn) i32and() { f.op(0x71) }

@@ -36,13 +36,13 @@ func Module() []byte {
 	for k := 1; k <= 4; k++ {
 		fns = append(fns, stereoBiquad(k))
 	}
-	fns = append(fns, kweight(false), kweight(true), peaks3(), absMax(), decode16(), ramp(), limPeaks(), radix4(), whiten(), normalise(), first2(), first4(), split(), bounds())
+	fns = append(fns, kweight(false), kweight(true), peaks3(), absMax(), decode16(), ramp(), limPeaks(), radix4(), whiten(), normalise(), first2(), first4(), split(), bounds(), encode16())
 	return module(fns)
 }
 
 // Names returns the exported kernels' names.
 func Names() []string {
-	return []string{"stereo1", "stereo2", "stereo3", "stereo4", "kstereo", "kstereoSq", "peaks3", "absMax", "decode16", "ramp", "limPeaks", "radix4", "whiten", "normalise", "first2", "first4", "split", "bounds"}
+	return []string{"stereo1", "stereo2", "stereo3", "stereo4", "kstereo", "kstereoSq", "peaks3", "absMax", "decode16", "ramp", "limPeaks", "radix4", "whiten", "normalise", "first2", "first4", "split", "bounds", "encode16"}
 }
 
 // stereoBiquad is dsp's stereoK(l, r *float64, n int, coef, z *float64):
@@ -1312,5 +1312,76 @@ func bounds() *fn {
 	f.get(hi)
 	f.shuffle64(1, 3)
 	f.vstore(16)
+	return f
+}
+
+// encode16 is audio's 16-bit stereo encoding, encode16Kernel(dst *byte,
+// l, r *float64, n int, done *int32), two frames at a time (n even):
+// each sample v = (x*32768 + magic) - magic, Go's roundScaled(x*scale16);
+// while all four of a pair lie in [-32768, 32767] (NaN does not) they
+// are written interleaved as little-endian int16, else the kernel stops.
+// *done is how many frames it wrote.
+func encode16() *fn {
+	f := &fn{name: "encode16", params: 5}
+	const dst, l, r, n, done = 0, 1, 2, 3, 4
+	k := f.local(i32)
+	lv, rv := f.local(v128), f.local(v128)
+	const magic = 6755399441055744.0
+	round := func(src, v uint32) {
+		f.get(src)
+		f.vload(0)
+		f.splatF64(32768)
+		f.f64x2mul()
+		f.splatF64(magic)
+		f.f64x2add()
+		f.splatF64(magic)
+		f.f64x2sub()
+		f.set(v)
+	}
+	// inRange pushes the mask of lanes of v in [-32768, 32767].
+	inRange := func(v uint32) {
+		f.get(v)
+		f.splatF64(32767)
+		f.f64x2le()
+		f.splatF64(-32768)
+		f.get(v)
+		f.f64x2le()
+		f.vand()
+	}
+	f.block()
+	f.loop()
+	f.get(k)
+	f.get(n)
+	f.op(0x4e) // i32.ge_s
+	f.brIf(1)
+	round(l, lv)
+	round(r, rv)
+	inRange(lv)
+	inRange(rv)
+	f.vand()
+	f.allTrue64()
+	f.op(0x45) // i32.eqz
+	f.brIf(1)
+	// (l0, l1, 0, 0), (r0, r1, 0, 0) -> i16 (l0, l1, 0, 0, r0, r1, 0, 0)
+	// -> l0 r0 l1 r1
+	f.get(dst)
+	f.get(lv)
+	f.truncSatZero()
+	f.get(rv)
+	f.truncSatZero()
+	f.narrow16()
+	f.get(lv) // the second operand is not picked
+	f.shuffle8([16]byte{0, 1, 8, 9, 2, 3, 10, 11, 0, 0, 0, 0, 0, 0, 0, 0})
+	f.store64lane(0, 0)
+	f.addTo(dst, 8)
+	f.addTo(l, 16)
+	f.addTo(r, 16)
+	f.addTo(k, 2)
+	f.br(0)
+	f.end()
+	f.end()
+	f.get(done)
+	f.get(k)
+	f.i32store(0)
 	return f
 }
