@@ -273,13 +273,7 @@ func (a *Classifier) Write(b audio.Buffer) error {
 	mono := a.mono[:n]
 	inv := 1 / float64(len(b))
 	if len(b) == 2 {
-		l, r := b[0][:n], b[1][:n]
-		for i := range mono {
-			var x float64
-			x += l[i]
-			x += r[i]
-			mono[i] = x * inv
-		}
+		mono2(mono, b[0][:n], b[1][:n])
 	} else {
 		for i := range mono {
 			var x float64
@@ -487,6 +481,20 @@ func (a *Classifier) Finish() *Result {
 	}
 	feats := w.feats // the Result shares the chunks, which are complete
 	return newResult(a.format.SampleRate, a.inPos, a.blockLen, a.mode, &feats, w.bflux)
+}
+
+// mono2Go sets mono to the mean of the stereo frames l, r (at least as
+// long): the sum from zero, in order, as the general case adds the
+// channels, halved. mono2 is mono2Go, or a kernel that computes the same
+// values.
+func mono2Go(mono, l, r []float64) {
+	l, r = l[:len(mono)], r[:len(mono)]
+	for i := range mono {
+		var x float64
+		x += l[i]
+		x += r[i]
+		mono[i] = x * 0.5
+	}
 }
 
 // biquad is a second-order section in direct form I (see antiAlias). The

@@ -36,13 +36,13 @@ func Module() []byte {
 	for k := 1; k <= 4; k++ {
 		fns = append(fns, stereoBiquad(k))
 	}
-	fns = append(fns, kweight(false), kweight(true), peaks3(), absMax(), decode16(), ramp(), limPeaks(), radix4(), whiten(), normalise(), first2(), first4(), split(), bounds(), encode16())
+	fns = append(fns, kweight(false), kweight(true), peaks3(), absMax(), decode16(), ramp(), limPeaks(), radix4(), whiten(), normalise(), first2(), first4(), split(), bounds(), encode16(), mono2())
 	return module(fns)
 }
 
 // Names returns the exported kernels' names.
 func Names() []string {
-	return []string{"stereo1", "stereo2", "stereo3", "stereo4", "kstereo", "kstereoSq", "peaks3", "absMax", "decode16", "ramp", "limPeaks", "radix4", "whiten", "normalise", "first2", "first4", "split", "bounds", "encode16"}
+	return []string{"stereo1", "stereo2", "stereo3", "stereo4", "kstereo", "kstereoSq", "peaks3", "absMax", "decode16", "ramp", "limPeaks", "radix4", "whiten", "normalise", "first2", "first4", "split", "bounds", "encode16", "mono2"}
 }
 
 // stereoBiquad is dsp's stereoK(l, r *float64, n int, coef, z *float64):
@@ -1383,5 +1383,44 @@ func encode16() *fn {
 	f.get(done)
 	f.get(k)
 	f.i32store(0)
+	return f
+}
+
+// mono2 is dsp/classify's stereo downmix, mono2Kernel(l, r, mono
+// *float64, n int): mono[i] = ((0 + l[i]) + r[i]) * 0.5, two frames per
+// f64x2 (n even); the 0 + l[i] is Go's sum from zero, which makes a -0
+// sample +0.
+func mono2() *fn {
+	f := &fn{name: "mono2", params: 4}
+	const l, r, mono, n = 0, 1, 2, 3
+	f.block()
+	f.get(n)
+	f.i32c(0)
+	f.i32leS()
+	f.brIf(0)
+	f.loop()
+	f.get(mono)
+	f.splatF64(0)
+	f.get(l)
+	f.vload(0)
+	f.f64x2add()
+	f.get(r)
+	f.vload(0)
+	f.f64x2add()
+	f.splatF64(0.5)
+	f.f64x2mul()
+	f.vstore(0)
+	f.addTo(l, 16)
+	f.addTo(r, 16)
+	f.addTo(mono, 16)
+	f.get(n)
+	f.i32c(2)
+	f.i32sub()
+	f.tee(n)
+	f.i32c(0)
+	f.i32gtS()
+	f.brIf(0)
+	f.end()
+	f.end()
 	return f
 }
