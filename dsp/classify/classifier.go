@@ -360,15 +360,21 @@ func (a *Classifier) subLevels(mono []float64, end func(float32)) {
 }
 
 // antiAlias low-passes x in place before decimation, through both
-// sections at once. The states are locals and the coefficients are read
-// through pointers: with all eighteen values in locals the compiler
-// spilled states to the stack, and the store and reload on the
-// recurrence made the loop twice as slow.
+// sections at once.
 func (a *Classifier) antiAlias(x []float64) {
 	if a.dec <= 1 {
 		return
 	}
-	p, q := &a.lp[0], &a.lp[1]
+	lowPass2(&a.lp[0], &a.lp[1], x)
+}
+
+// lowPass2Go runs x in place through p and then q, the loop of
+// antiAlias. The states are locals and the coefficients are read through
+// pointers: with all eighteen values in locals the compiler spilled
+// states to the stack, and the store and reload on the recurrence made
+// the loop twice as slow. lowPass2 is lowPass2Go, or a kernel that
+// computes the same values.
+func lowPass2Go(p, q *biquad, x []float64) {
 	x1, x2, y1, y2 := p.x1, p.x2, p.y1, p.y2
 	u1, u2, v1, v2 := q.x1, q.x2, q.y1, q.y2
 	for i, v := range x {

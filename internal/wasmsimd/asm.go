@@ -144,6 +144,8 @@ func (f *fn) splatF64(v float64) {
 func (f *fn) f64x2splat()            { f.simd(0x14) }
 func (f *fn) f64x2replace(lane byte) { f.simd(0x22); f.op(lane) }
 func (f *fn) f64add()                { f.op(0xa0) }
+func (f *fn) f64sub()                { f.op(0xa1) }
+func (f *fn) f64mul()                { f.op(0xa2) }
 func (f *fn) f64c(v float64) {
 	f.op(0x44)
 	f.code = binary.LittleEndian.AppendUint64(f.code, math.Float64bits(v))

@@ -36,13 +36,13 @@ func Module() []byte {
 	for k := 1; k <= 4; k++ {
 		fns = append(fns, stereoBiquad(k))
 	}
-	fns = append(fns, kweight(false), kweight(true), peaks3(), absMax(), decode16(), ramp(), limPeaks(), radix4(), whiten(), normalise(), first2(), first4(), split(), bounds(), encode16(), mono2())
+	fns = append(fns, kweight(false), kweight(true), peaks3(), absMax(), decode16(), ramp(), limPeaks(), radix4(), whiten(), normalise(), first2(), first4(), split(), bounds(), encode16(), mono2(), antiAlias())
 	return module(fns)
 }
 
 // Names returns the exported kernels' names.
 func Names() []string {
-	return []string{"stereo1", "stereo2", "stereo3", "stereo4", "kstereo", "kstereoSq", "peaks3", "absMax", "decode16", "ramp", "limPeaks", "radix4", "whiten", "normalise", "first2", "first4", "split", "bounds", "encode16", "mono2"}
+	return []string{"stereo1", "stereo2", "stereo3", "stereo4", "kstereo", "kstereoSq", "peaks3", "absMax", "decode16", "ramp", "limPeaks", "radix4", "whiten", "normalise", "first2", "first4", "split", "bounds", "encode16", "mono2", "antiAlias"}
 }
 
 // stereoBiquad is dsp's stereoK(l, r *float64, n int, coef, z *float64):
@@ -1422,5 +1422,91 @@ func mono2() *fn {
 	f.brIf(0)
 	f.end()
 	f.end()
+	return f
+}
+
+// antiAlias is dsp/classify's decimation filter, antiAliasKernel(x
+// *float64, n int, p, q *biquad): two direct-form-I sections in series
+// over x in place, scalar (a recursion), with the states in locals where
+// Go's WebAssembly keeps them in memory. A biquad is b0, b1, b2, a1, a2,
+// x1, x2, y1, y2 (float64s); each output is b0*v + b1*x1 + b2*x2 -
+// a2*y2 - a1*y1, added left to right as Go does.
+func antiAlias() *fn {
+	f := &fn{name: "antiAlias", params: 4}
+	const x, n, p, q = 0, 1, 2, 3
+	var c [2][9]uint32
+	for s, ptr := range []uint32{p, q} {
+		for i := range 9 {
+			c[s][i] = f.local(f64)
+			f.get(ptr)
+			f.f64load(uint32(8 * i))
+			f.set(c[s][i])
+		}
+	}
+	v, y := f.local(f64), f.local(f64)
+	// section pushes the output of section s for input in (a local).
+	section := func(s int, in uint32) {
+		b0, b1, b2, a1, a2, x1, x2, y1, y2 := c[s][0], c[s][1], c[s][2], c[s][3], c[s][4], c[s][5], c[s][6], c[s][7], c[s][8]
+		term := func(a, b uint32) {
+			f.get(a)
+			f.get(b)
+			f.f64mul()
+		}
+		term(b0, in)
+		term(b1, x1)
+		f.f64add()
+		term(b2, x2)
+		f.f64add()
+		term(a2, y2)
+		f.f64sub()
+		term(a1, y1)
+		f.f64sub()
+	}
+	// shift moves the section's history on by one input and output.
+	shift := func(s int, in, out uint32) {
+		x1, x2, y1, y2 := c[s][5], c[s][6], c[s][7], c[s][8]
+		f.get(x1)
+		f.set(x2)
+		f.get(in)
+		f.set(x1)
+		f.get(y1)
+		f.set(y2)
+		f.get(out)
+		f.set(y1)
+	}
+	f.block()
+	f.get(n)
+	f.i32c(0)
+	f.i32leS()
+	f.brIf(0)
+	f.loop()
+	f.get(x)
+	f.f64load(0)
+	f.set(v)
+	section(0, v)
+	f.set(y)
+	shift(0, v, y)
+	f.get(x)
+	section(1, y)
+	f.tee(v) // v: the second section's output
+	f.f64store(0)
+	shift(1, y, v)
+	f.addTo(x, 8)
+	f.get(n)
+	f.i32c(1)
+	f.i32sub()
+	f.tee(n)
+	f.i32c(0)
+	f.i32gtS()
+	f.brIf(0)
+	f.end()
+	f.end()
+	for s, ptr := range []uint32{p, q} {
+		for i := 5; i < 9; i++ {
+			f.get(ptr)
+			f.get(c[s][i])
+			f.f64store(uint32(8 * i))
+		}
+	}
 	return f
 }

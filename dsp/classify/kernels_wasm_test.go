@@ -1,0 +1,74 @@
+//go:build wasmsimd && !purego
+
+package classify
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// The browser build's downmix kernel is mono2Go to the bit: noise,
+// signed zeros, NaNs and infinities, odd and even lengths.
+func TestMono2KernelIsGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	special := []float64{0, math.Copysign(0, -1), math.NaN(), math.Inf(1), math.Inf(-1), math.MaxFloat64, 5e-324}
+	for trial := range 200 {
+		n := r.IntN(50)
+		l, rr := make([]float64, n), make([]float64, n)
+		for i := range n {
+			l[i], rr[i] = r.NormFloat64(), r.NormFloat64()
+			if r.IntN(4) == 0 {
+				l[i] = special[r.IntN(len(special))]
+			}
+			if r.IntN(4) == 0 {
+				rr[i] = special[r.IntN(len(special))]
+			}
+		}
+		got, want := make([]float64, n), make([]float64, n)
+		mono2(got, l, rr)
+		mono2Go(want, l, rr)
+		for i := range want {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+				t.Fatalf("trial %d frame %d: %v by the kernel, %v in Go (%v, %v)", trial, i, got[i], want[i], l[i], rr[i])
+			}
+		}
+	}
+}
+
+// The browser build's decimation filter kernel is lowPass2Go to the
+// bit, output and states, over blocks of every length in turn, on
+// noise, silence with signed zeros, and a NaN.
+func TestLowPass2KernelIsGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, fs := range []float64{44100, 48000, 96000} {
+		mk := func() [2]biquad { return [2]biquad{lowPass(fs, 0.45*8000, 0.5412), lowPass(fs, 0.45*8000, 1.3066)} }
+		kp, gp := mk(), mk()
+		for trial := range 60 {
+			x := make([]float64, r.IntN(300))
+			for i := range x {
+				switch {
+				case trial%10 == 3:
+					x[i] = []float64{0, math.Copysign(0, -1)}[r.IntN(2)]
+				default:
+					x[i] = r.NormFloat64()
+				}
+			}
+			if trial == 57 && len(x) > 0 {
+				x[len(x)/2] = math.NaN()
+			}
+			got, want := append([]float64(nil), x...), append([]float64(nil), x...)
+			lowPass2(&kp[0], &kp[1], got)
+			lowPass2Go(&gp[0], &gp[1], want)
+			for i := range want {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+					t.Fatalf("fs %v trial %d sample %d: %v by the kernel, %v in Go", fs, trial, i, got[i], want[i])
+				}
+			}
+			if fmt.Sprint(kp) != fmt.Sprint(gp) {
+				t.Fatalf("fs %v trial %d: states %v by the kernel, %v in Go", fs, trial, kp, gp)
+			}
+		}
+	}
+}
