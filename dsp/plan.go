@@ -78,10 +78,7 @@ func (p *PlanGain) Read(dst audio.Buffer) (int, error) {
 		if g0 == g1 {
 			if g0 != 1 {
 				for c := range dst {
-					x := dst[c][i:end]
-					for j := range x {
-						x[j] *= g0
-					}
+					scaleBy(dst[c][i:end], g0)
 				}
 			}
 		} else {
@@ -103,6 +100,14 @@ func (p *PlanGain) Read(dst audio.Buffer) (int, error) {
 func rampGo(x []float64, g0, step float64, off int64) {
 	for j := range x {
 		x[j] *= g0 + step*float64(off+int64(j))
+	}
+}
+
+// scaleByGo multiplies x by g. scaleBy is scaleByGo, or a kernel that
+// computes the same values.
+func scaleByGo(x []float64, g float64) {
+	for j := range x {
+		x[j] *= g
 	}
 }
 
