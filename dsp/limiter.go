@@ -422,8 +422,9 @@ func magnitudeBits(x []float64) uint64 {
 // would be mispredicted half the time.
 func absMax(a, v float64) float64 { return maxPos(a, math.Abs(v)) }
 
-// scale sets d[i] = x[i] * g[i].
-func scale(d, x, g []float64) {
+// scaleGo sets d[i] = x[i] * g[i]. scale is scaleGo, or a kernel that
+// computes the same values.
+func scaleGo(d, x, g []float64) {
 	x, g = x[:len(d)], g[:len(d)]
 	for i := range d {
 		d[i] = x[i] * g[i]
@@ -453,6 +454,20 @@ func peakFramesGo(in, ext, need []float64, sp, ceiling float64, noSkip, merge bo
 			p = maxPos(maxPos(maxPos(p, math.Abs(s0)), math.Abs(s1)), math.Abs(s2))
 		}
 		need[f] = p
+	}
+}
+
+// needGainGo sets each need to the gain it requires under the ceiling:
+// ceiling/p above the ceiling, else 1 (ceiling/ceiling, exactly), and 1
+// for NaN, without a branch on the signal. needGain is needGainGo, or a
+// kernel that computes the same values.
+func needGainGo(need []float64, ceiling float64) {
+	for f, p := range need {
+		q := ceiling / maxPos(p, ceiling)
+		if q != q {
+			q = 1
+		}
+		need[f] = q
 	}
 }
 
@@ -515,13 +530,7 @@ func (l *Limiter) steady(dst audio.Buffer, n, cnt int) {
 		span := (i0 + f0) / skipSpan
 		f1 := min(cnt, (span+1)*skipSpan-i0)
 		if !l.skip[span] || l.noSkip {
-			for f := f0; f < f1; f++ {
-				q := ceiling / maxPos(need[f], ceiling)
-				if q != q {
-					q = 1
-				}
-				need[f] = q
-			}
+			needGain(need[f0:f1], ceiling)
 		}
 		f0 = f1
 	}

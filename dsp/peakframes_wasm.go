@@ -32,3 +32,35 @@ func peakFrames(in, ext, need []float64, sp, ceiling float64, noSkip, merge bool
 		peakFramesGo(in[m:], ext[m:], need[m:], sp, ceiling, noSkip, merge)
 	}
 }
+
+// mulToKernel and needGainKernel are internal/wasmsimd's mulTo and
+// needGain: scaleGo's products and needGainGo's quotients two at a time,
+// for even n.
+//
+//go:wasmimport audiopost_simd mulTo
+//go:noescape
+func mulToKernel(d, x, g *float64, n int32)
+
+//go:wasmimport audiopost_simd needGain
+//go:noescape
+func needGainKernel(need *float64, n int32, ceiling float64)
+
+// scale is scaleGo, the leading even number of values by the kernel.
+func scale(d, x, g []float64) {
+	m := len(d) &^ 1
+	if m > 0 {
+		_, _ = x[m-1], g[m-1]
+		mulToKernel(&d[0], &x[0], &g[0], int32(m))
+	}
+	scaleGo(d[m:], x[m:len(d)], g[m:len(d)])
+}
+
+// needGain is needGainGo, the leading even number of values by the
+// kernel.
+func needGain(need []float64, ceiling float64) {
+	m := len(need) &^ 1
+	if m > 0 {
+		needGainKernel(&need[0], int32(m), ceiling)
+	}
+	needGainGo(need[m:], ceiling)
+}

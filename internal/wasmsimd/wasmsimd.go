@@ -36,13 +36,13 @@ func Module() []byte {
 	for k := 1; k <= 4; k++ {
 		fns = append(fns, stereoBiquad(k))
 	}
-	fns = append(fns, kweight(false), kweight(true), peaks3(), absMax(), decode16(), ramp(), limPeaks(), radix4(), whiten(), normalise(), first2(), first4(), split(), bounds(), encode16(), mono2(), antiAlias(), scaleBy())
+	fns = append(fns, kweight(false), kweight(true), peaks3(), absMax(), decode16(), ramp(), limPeaks(), radix4(), whiten(), normalise(), first2(), first4(), split(), bounds(), encode16(), mono2(), antiAlias(), scaleBy(), mulTo(), needGain())
 	return module(fns)
 }
 
 // Names returns the exported kernels' names.
 func Names() []string {
-	return []string{"stereo1", "stereo2", "stereo3", "stereo4", "kstereo", "kstereoSq", "peaks3", "absMax", "decode16", "ramp", "limPeaks", "radix4", "whiten", "normalise", "first2", "first4", "split", "bounds", "encode16", "mono2", "antiAlias", "scaleBy"}
+	return []string{"stereo1", "stereo2", "stereo3", "stereo4", "kstereo", "kstereoSq", "peaks3", "absMax", "decode16", "ramp", "limPeaks", "radix4", "whiten", "normalise", "first2", "first4", "split", "bounds", "encode16", "mono2", "antiAlias", "scaleBy", "mulTo", "needGain"}
 }
 
 // stereoBiquad is dsp's stereoK(l, r *float64, n int, coef, z *float64):
@@ -1533,6 +1533,95 @@ func scaleBy() *fn {
 	f.f64x2mul()
 	f.vstore(0)
 	f.addTo(x, 16)
+	f.get(n)
+	f.i32c(2)
+	f.i32sub()
+	f.tee(n)
+	f.i32c(0)
+	f.i32gtS()
+	f.brIf(0)
+	f.end()
+	f.end()
+	return f
+}
+
+// mulTo is dsp's limiter output, mulToKernel(d, x, g *float64, n int):
+// d[i] = x[i] * g[i], two per f64x2 (n even).
+func mulTo() *fn {
+	f := &fn{name: "mulTo", params: 4}
+	const d, x, g, n = 0, 1, 2, 3
+	f.block()
+	f.get(n)
+	f.i32c(0)
+	f.i32leS()
+	f.brIf(0)
+	f.loop()
+	f.get(d)
+	f.get(x)
+	f.vload(0)
+	f.get(g)
+	f.vload(0)
+	f.f64x2mul()
+	f.vstore(0)
+	f.addTo(d, 16)
+	f.addTo(x, 16)
+	f.addTo(g, 16)
+	f.get(n)
+	f.i32c(2)
+	f.i32sub()
+	f.tee(n)
+	f.i32c(0)
+	f.i32gtS()
+	f.brIf(0)
+	f.end()
+	f.end()
+	return f
+}
+
+// needGain is the limiter's required gain, needGainKernel(need *float64,
+// n int, ceiling float64), two per f64x2 (n even): need[i] = ceiling /
+// maxPos(need[i], ceiling), and 1 where that is NaN; maxPos(a, b) is a
+// where a > b or a is NaN, else b.
+func needGain() *fn {
+	f := &fn{name: "needGain", params: 3, types: []byte{i32, i32, f64}}
+	const need, n, ceiling = 0, 1, 2
+	cv, a, q := f.local(v128), f.local(v128), f.local(v128)
+	f.get(ceiling)
+	f.f64x2splat()
+	f.set(cv)
+	f.block()
+	f.get(n)
+	f.i32c(0)
+	f.i32leS()
+	f.brIf(0)
+	f.loop()
+	f.get(need)
+	f.vload(0)
+	f.set(a)
+	// q = ceiling / bitselect(a, ceiling, a > ceiling | a != a)
+	f.get(cv)
+	f.get(a)
+	f.get(cv)
+	f.get(a)
+	f.get(cv)
+	f.f64x2gt()
+	f.get(a)
+	f.get(a)
+	f.f64x2ne()
+	f.vor()
+	f.bitselect()
+	f.f64x2div()
+	f.set(q)
+	// need = bitselect(1, q, q != q)
+	f.get(need)
+	f.splatF64(1)
+	f.get(q)
+	f.get(q)
+	f.get(q)
+	f.f64x2ne()
+	f.bitselect()
+	f.vstore(0)
+	f.addTo(need, 16)
 	f.get(n)
 	f.i32c(2)
 	f.i32sub()
