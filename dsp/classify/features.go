@@ -310,18 +310,7 @@ func (s *spectral) analyse(x []float64, f *feature) {
 		// The power spectrum, and periodicity's running sums of its low
 		// band along with it: their chain of additions overlaps the
 		// products.
-		half := s.nacf / 2
-		pre := s.prefix[: half+2 : half+2]
-		var acc float64
-		for i, c := range s.coef[:half+1] {
-			p := real(c)*real(c) + imag(c)*imag(c)
-			s.pow[i] = p
-			acc += p
-			pre[i+1] = acc
-		}
-		for i, c := range s.coef[half+1:] {
-			s.pow[half+1+i] = real(c)*real(c) + imag(c)*imag(c)
-		}
+		powerSpectrum(s.pow, s.prefix, s.coef, s.nacf/2)
 	}
 	// Mean square of the signal in a band from the one-sided spectrum.
 	norm := 2 / (float64(s.nfft) * s.winPow)
@@ -400,6 +389,25 @@ func (s *spectral) analyse(x []float64, f *feature) {
 	s.histFill++
 
 	f.voicing, f.pitch = s.periodicity()
+}
+
+// powerSpectrumGo sets pow to the power spectrum of coef (as long), and
+// prefix[k+1] to the sum of pow[0..k] for k up to half, added in order
+// (prefix[0] stays 0). powerSpectrum is powerSpectrumGo, or a kernel that
+// computes the same values.
+func powerSpectrumGo(pow, prefix []float64, coef []complex128, half int) {
+	pre := prefix[: half+2 : half+2]
+	pow = pow[:len(coef)]
+	var acc float64
+	for i, c := range coef[:half+1] {
+		p := real(c)*real(c) + imag(c)*imag(c)
+		pow[i] = p
+		acc += p
+		pre[i+1] = acc
+	}
+	for i, c := range coef[half+1:] {
+		pow[half+1+i] = real(c)*real(c) + imag(c)*imag(c)
+	}
 }
 
 // silent sets s.in[:len(x)] to the windowed frame and reports whether its

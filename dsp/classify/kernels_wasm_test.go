@@ -72,3 +72,35 @@ func TestLowPass2KernelIsGo(t *testing.T) {
 		}
 	}
 }
+
+// The browser build's power spectrum kernel is powerSpectrumGo to the
+// bit, the spectrum and the running sums, signed zeros and a NaN
+// included.
+func TestPowerSpectrumKernelIsGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for trial := range 100 {
+		n := 1 + r.IntN(600)
+		half := r.IntN(n)
+		coef := make([]complex128, n)
+		for i := range coef {
+			coef[i] = complex(r.NormFloat64(), r.NormFloat64())
+			if trial%5 == 1 {
+				coef[i] = complex(math.Copysign(0, -1), 0)
+			}
+		}
+		if trial == 77 {
+			coef[n/2] = complex(math.NaN(), 1)
+		}
+		gp, gpre := make([]float64, n), make([]float64, half+2)
+		kp, kpre := make([]float64, n), make([]float64, half+2)
+		powerSpectrumGo(gp, gpre, coef, half)
+		powerSpectrum(kp, kpre, coef, half)
+		for _, c := range [][2][]float64{{kp, gp}, {kpre, gpre}} {
+			for i := range c[1] {
+				if math.Float64bits(c[0][i]) != math.Float64bits(c[1][i]) && !(c[0][i] != c[0][i] && c[1][i] != c[1][i]) {
+					t.Fatalf("trial %d (%d bins, half %d): value %d is %v by the kernel, %v in Go", trial, n, half, i, c[0][i], c[1][i])
+				}
+			}
+		}
+	}
+}

@@ -36,13 +36,13 @@ func Module() []byte {
 	for k := 1; k <= 4; k++ {
 		fns = append(fns, stereoBiquad(k))
 	}
-	fns = append(fns, kweight(false), kweight(true), peaks3(), absMax(), decode16(), ramp(), limPeaks(), radix4(), whiten(), normalise(), first2(), first4(), split(), bounds(), encode16(), mono2(), antiAlias(), scaleBy(), mulTo(), needGain())
+	fns = append(fns, kweight(false), kweight(true), peaks3(), absMax(), decode16(), ramp(), limPeaks(), radix4(), whiten(), normalise(), first2(), first4(), split(), bounds(), encode16(), mono2(), antiAlias(), scaleBy(), mulTo(), needGain(), power())
 	return module(fns)
 }
 
 // Names returns the exported kernels' names.
 func Names() []string {
-	return []string{"stereo1", "stereo2", "stereo3", "stereo4", "kstereo", "kstereoSq", "peaks3", "absMax", "decode16", "ramp", "limPeaks", "radix4", "whiten", "normalise", "first2", "first4", "split", "bounds", "encode16", "mono2", "antiAlias", "scaleBy", "mulTo", "needGain"}
+	return []string{"stereo1", "stereo2", "stereo3", "stereo4", "kstereo", "kstereoSq", "peaks3", "absMax", "decode16", "ramp", "limPeaks", "radix4", "whiten", "normalise", "first2", "first4", "split", "bounds", "encode16", "mono2", "antiAlias", "scaleBy", "mulTo", "needGain", "power"}
 }
 
 // stereoBiquad is dsp's stereoK(l, r *float64, n int, coef, z *float64):
@@ -1629,6 +1629,59 @@ func needGain() *fn {
 	f.i32c(0)
 	f.i32gtS()
 	f.brIf(0)
+	f.end()
+	f.end()
+	return f
+}
+
+// power is dsp/classify's power spectrum, powerKernel(coef *complex128,
+// pow, prefix *float64, half, n int): pow[i] = re*re + im*im of coef[i]
+// for i below n (the two products in an f64x2's lanes, then their sum),
+// and for i up to half the running sums prefix[i+1] = prefix[i] + pow[i]
+// from 0, added in order (scalar).
+func power() *fn {
+	f := &fn{name: "power", params: 5}
+	const coef, pow, prefix, half, n = 0, 1, 2, 3, 4
+	i, p, v := f.local(i32), f.local(f64), f.local(v128)
+	f.block()
+	f.loop()
+	f.get(i)
+	f.get(n)
+	f.op(0x4e) // i32.ge_s
+	f.brIf(1)
+	f.get(coef)
+	f.vload(0)
+	f.tee(v)
+	f.get(v)
+	f.f64x2mul()
+	f.tee(v)
+	f.simd(0x21) // f64x2.extract_lane 0
+	f.op(0)
+	f.get(v)
+	f.simd(0x21)
+	f.op(1)
+	f.f64add()
+	f.set(p)
+	f.get(pow)
+	f.get(p)
+	f.f64store(0)
+	// up to half: prefix[i+1] = prefix[i] + p, the running sum in order
+	f.get(i)
+	f.get(half)
+	f.i32leS()
+	f.ifThen()
+	f.get(prefix)
+	f.get(prefix)
+	f.f64load(0)
+	f.get(p)
+	f.f64add()
+	f.f64store(8)
+	f.addTo(prefix, 8)
+	f.end()
+	f.addTo(coef, 16)
+	f.addTo(pow, 8)
+	f.addTo(i, 1)
+	f.br(0)
 	f.end()
 	f.end()
 	return f

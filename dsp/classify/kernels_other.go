@@ -1,0 +1,11 @@
+//go:build !(wasm && wasmsimd) || purego
+
+package classify
+
+func mono2(mono, l, r []float64) { mono2Go(mono, l, r) }
+
+func lowPass2(p, q *biquad, x []float64) { lowPass2Go(p, q, x) }
+
+func powerSpectrum(pow, prefix []float64, coef []complex128, half int) {
+	powerSpectrumGo(pow, prefix, coef, half)
+}
