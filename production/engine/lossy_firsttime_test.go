@@ -13,6 +13,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
+	"github.com/audiopost/audiopost/internal/testsize"
 	"github.com/audiopost/audiopost/loudness"
 	"github.com/audiopost/audiopost/production"
 )
@@ -74,6 +75,27 @@ var firstTimeFiles = []firstTimeFile{
 	}},
 }
 
+// firstTimeSweep is the programmes the plain run encodes: five of the
+// ten, those nearest to the limits when the codec table was last
+// measured (sox-synth decodes at +0.1 dBTP and its AAC rises the most,
+// speech-loud-clipped is clipped, speech-noisy misses its level and is
+// rendered again) beside a quiet mono and a loud mono one, both rates
+// and channel counts; with AUDIOPOST_LONG=1 all ten. Each programme costs
+// about 4.5 s of CPU in TestLossyFirstTime, most of it in ffmpeg.
+func firstTimeSweep() []firstTimeFile {
+	if testsize.Long() {
+		return firstTimeFiles
+	}
+	plain := []string{"speech-mono-quiet", "speech-loud-clipped", "music-mono-loud", "speech-noisy", "sox-synth"}
+	var files []firstTimeFile
+	for _, f := range firstTimeFiles {
+		if slices.Contains(plain, f.name) {
+			files = append(files, f)
+		}
+	}
+	return files
+}
+
 // speechFor is n samples of espeak-ng sentences from first on in voice
 // v, at gain g, repeated to the length.
 func speechFor(t *testing.T, rate, n, first int, v testaudio.Voice, g float64) []float64 {
@@ -109,7 +131,8 @@ func soxSynth(t *testing.T, rate int) audio.Buffer {
 // MP3 (CBR and VBR), AAC, Opus and Vorbis at their default bitrates and
 // counts those whose lossy outputs all met maxpeak on the first encode,
 // with the headroom of the codec table: issue 19 asks for at least 9 of
-// 10. Every finished file, decoded again, must be within
+// 10 (with AUDIOPOST_LONG=1; the plain run encodes five, firstTimeSweep,
+// and wants all five). Every finished file, decoded again, must be within
 // lossyLevelTolerance (and 0.1 LU for the meter's gating) of the
 // loudness target. How many also met their level (within lossyLevelTolerance of the
 // PCM's loudness, with the table's compensation) is logged. Every finished file, decoded
@@ -124,7 +147,8 @@ func TestLossyFirstTime(t *testing.T) {
 	ctx := context.Background()
 	formats := []string{"mp3", "mp3-vbr", "aac", "opus", "vorbis"}
 	peakFirst, allFirst, rerendered := 0, 0, 0
-	for _, file := range firstTimeFiles {
+	files := firstTimeSweep()
+	for _, file := range files {
 		in := file.make(t, file.rate, firstTimeSeconds*file.rate)
 		dir := t.TempDir()
 		input := filepath.Join(dir, "in.wav")
@@ -175,12 +199,13 @@ func TestLossyFirstTime(t *testing.T) {
 			file.name, len(in), file.rate, res.LossyPeakMisses, res.LossyLevelMisses, worst, maxpeak, res.LossyReencoded, p.WarningMessage)
 	}
 	t.Logf("lossy outputs met maxpeak on the first encode for %d of %d programmes; met maxpeak and their level for %d",
-		peakFirst, len(firstTimeFiles), allFirst)
+		peakFirst, len(files), allFirst)
 	if rerendered == 0 {
 		t.Log("no programme was rendered again: Processed.Again was not exercised")
 	}
-	if peakFirst < 9 {
-		t.Errorf("lossy outputs met maxpeak on the first encode for %d of %d programmes, want at least 9", peakFirst, len(firstTimeFiles))
+	// One miss in ten: none among the plain run's five.
+	if want := len(files) - len(files)/10; peakFirst < want {
+		t.Errorf("lossy outputs met maxpeak on the first encode for %d of %d programmes, want at least %d", peakFirst, len(files), want)
 	}
 }
 
