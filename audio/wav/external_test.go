@@ -15,6 +15,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/internal/need"
+	"github.com/audiopost/audiopost/internal/testsize"
 )
 
 // ffmpegDecode returns ffmpeg's own decode of path as interleaved float64.
@@ -75,10 +76,20 @@ func agree(t *testing.T, path string) *Decoder {
 
 // TestAgreesWithFFmpeg decodes files written by ffmpeg (to a file and to a
 // pipe) in every sample format and checks them against ffmpeg's decode.
+// shortPick is every case of a test against ffmpeg or sox in the plain
+// run and, with -short (the quick check), three of them, the first and
+// last kept: each case starts two to four programs.
+func shortPick[T any](cases []T) []T {
+	if testing.Short() {
+		return testsize.Pick(cases, 3)
+	}
+	return cases
+}
+
 func TestAgreesWithFFmpeg(t *testing.T) {
 	ffmpeg := need.Program(t, "ffmpeg")
 	dir := t.TempDir()
-	for _, tc := range []struct {
+	for _, tc := range shortPick([]struct {
 		codec    string
 		channels int
 		rate     int
@@ -92,7 +103,7 @@ func TestAgreesWithFFmpeg(t *testing.T) {
 		{"pcm_s32le", 1, 48000, 32, 0x4},
 		{"pcm_f32le", 2, 48000, 32, 0x3},
 		{"pcm_f64le", 8, 22050, 64, 0x63f},
-	} {
+	}) {
 		name := tc.codec + "-" + string(rune('0'+tc.channels)) + "ch"
 		t.Run(name, func(t *testing.T) {
 			args := []string{"-v", "error", "-f", "lavfi", "-i", "anoisesrc=d=0.3:c=pink:a=0.7:r=" + itoa(tc.rate),
@@ -131,7 +142,7 @@ func TestAgreesWithSox(t *testing.T) {
 	sox := need.Program(t, "sox")
 	need.Program(t, "ffmpeg")
 	dir := t.TempDir()
-	for _, tc := range []struct {
+	for _, tc := range shortPick([]struct {
 		name string
 		args []string
 	}{
@@ -141,7 +152,7 @@ func TestAgreesWithSox(t *testing.T) {
 		{"s32", []string{"-b", "32", "-e", "signed-integer", "-c", "2", "-r", "48000"}},
 		{"f32", []string{"-b", "32", "-e", "floating-point", "-c", "2", "-r", "48000"}},
 		{"f64", []string{"-b", "64", "-e", "floating-point", "-c", "1", "-r", "192000"}},
-	} {
+	}) {
 		t.Run(tc.name, func(t *testing.T) {
 			synth := []string{"synth", "0.3", "sine", "440", "gain", "-3"}
 			file := filepath.Join(dir, tc.name+".wav")
@@ -170,8 +181,11 @@ func TestAgreesWithSox(t *testing.T) {
 func TestFFmpegReadsOurFiles(t *testing.T) {
 	ffprobe := need.Program(t, "ffprobe")
 	dir := t.TempDir()
-	for _, bits := range []int{16, 24, 32} {
-		for _, channels := range []int{1, 2, 6} {
+	for i, bits := range []int{16, 24, 32} {
+		for j, channels := range []int{1, 2, 6} {
+			if testing.Short() && i != j {
+				continue // the quick check: 16 bit mono, 24 bit stereo, 32 bit 6 channels
+			}
 			in := audiotest.Noise(channels, 4801, 0.9, uint64(bits*channels))
 			name := "b" + itoa(bits) + "-c" + itoa(channels)
 			seekable := filepath.Join(dir, name+".wav")
