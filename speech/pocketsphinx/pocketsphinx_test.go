@@ -188,10 +188,10 @@ func TestEspeakSubtitles(t *testing.T) {
 	const rate = 48000
 	// The recognizer costs about 0.6 s of CPU per second of speech: the
 	// plain run recognizes 5 of the 10 phrases (about 20 s of speech),
-	// -short 3, AUDIOPOST_LONG=1 all.
+	// -short 2 (one pause between them), AUDIOPOST_LONG=1 all.
 	sentences := testsize.Spread(testaudio.Sentences, 5)
 	if testing.Short() {
-		sentences = testaudio.Sentences[:3]
+		sentences = testaudio.Sentences[:2]
 	}
 	x, spans := testaudio.Phrases(t, rate, sentences, 1.5)
 	src := audio.NewBufferSource(audio.Buffer{x}, rate)
