@@ -16,6 +16,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/internal/need"
+	"github.com/audiopost/audiopost/internal/testsize"
 	"github.com/audiopost/audiopost/speech"
 	"github.com/audiopost/audiopost/speech/burnin"
 )
@@ -312,7 +313,10 @@ func TestRenderStyles(t *testing.T) {
 	}
 
 	type colours struct{ r, g, b, min int }
-	for _, c := range []struct {
+	// Each case starts ffmpeg with libass (about 0.1 s of CPU): -short
+	// renders six of the seventeen styles and three of the nine
+	// alignments, the plain run all of them and the fonts.
+	cases := []struct {
 		name   string
 		change func(*burnin.Style)
 		want   []colours
@@ -336,7 +340,11 @@ func TestRenderStyles(t *testing.T) {
 		{"uppercase", func(s *burnin.Style) { s.Uppercase = true }, nil, true},
 		{"size 8", func(s *burnin.Style) { s.FontSize = 8 }, nil, true},
 		{"size 200", func(s *burnin.Style) { s.FontSize = 200 }, nil, true},
-	} {
+	}
+	if testing.Short() {
+		cases = testsize.Pick(cases, 6)
+	}
+	for _, c := range cases {
 		s := base
 		c.change(&s)
 		if errs := s.Validate(); errs != nil {
@@ -359,8 +367,11 @@ func TestRenderStyles(t *testing.T) {
 
 	// Positions: each alignment puts the text somewhere else.
 	seen := map[string]string{}
-	for _, h := range burnin.HAligns {
-		for _, v := range burnin.VAligns {
+	for i, h := range burnin.HAligns {
+		for j, v := range burnin.VAligns {
+			if testing.Short() && i != j {
+				continue // left/top, center/middle, right/bottom
+			}
 			s := base
 			s.HAlign, s.VAlign, s.WordHighlight = h, v, "none"
 			s.FontSize = 30
