@@ -33,9 +33,14 @@ var (
 // (the first run on a machine decodes and renders for about a minute). It
 // skips tb when the Debian packages are missing, naming them, and fails
 // under CI. Pass HeldOut only from the quality report and the acceptance
-// tests.
+// tests. With -short it skips: the quick check reads no recording (on a
+// fresh machine the corpus's first build alone costs over a minute of
+// CPU), and every test that measures on the corpus runs in the plain run.
 func Load(tb testing.TB, h Half) *Corpus {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("realaudio: the real-recording corpus is read without -short (go test ./...)")
+	}
 	needPackages(tb)
 	c, err := load(h)
 	if err != nil {
