@@ -95,7 +95,10 @@
 //     transcripts, so there the recognizer's words on the uncut input are
 //     the reference. PausedUnder lays a real steady noise of the half (a
 //     machine, a crowd) under the whole of each file, 30, 40 or 50 dB
-//     under the speech (NoiseUnderDBs), as a room or a home recording has.
+//     under the speech (NoiseUnderDBs), as a room or a home recording has;
+//     NoiseUnder lays any of its noises, fluctuating ones too.
+//     PausedOtherLanguages makes more paused files of the tuning half's
+//     French and Italian prompts, to tune pause decisions on.
 //
 // # Cache
 //

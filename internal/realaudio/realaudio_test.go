@@ -396,6 +396,22 @@ func TestPausedSpans(t *testing.T) {
 	}
 }
 
+func TestPausedOtherLanguages(t *testing.T) {
+	c := Load(t, Tuning)
+	ps := c.PausedOtherLanguages()
+	if len(ps) < 6 {
+		t.Fatalf("%d files of French and Italian prompts, want 6 or more", len(ps))
+	}
+	for _, p := range ps {
+		if len(p.Pauses) == 0 || len(p.Phrases) != 6 || p.Transcript == "" {
+			t.Errorf("%s: %d pauses over 1 s, %d phrases, transcript %q", p.ID, len(p.Pauses), len(p.Phrases), p.Transcript)
+		}
+	}
+	if ps := Load(t, HeldOut).PausedOtherLanguages(); len(ps) != 0 {
+		t.Errorf("held-out: %d files, but its only prompt voice is English", len(ps))
+	}
+}
+
 func TestPausedUnder(t *testing.T) {
 	for _, h := range []Half{Tuning, HeldOut} {
 		c := Load(t, h)

@@ -188,9 +188,40 @@ func (c *Corpus) Paused() []Paused {
 			groups = append(groups, g[i:min(i+4, len(g))])
 		}
 	}
+	return c.pausedOf(groups, "paused")
+}
+
+// PausedOtherLanguages is Paused made of the half's prompts in languages
+// other than English (the tuning half's French and Italian asterisk
+// voices), six of under 8 s to a file: more pauses and speakers to tune
+// the silence cutter's pause decision on than the tuning half's English
+// holds (one file), where no words need recognising. Transcript is in the
+// prompts' language, which an English recogniser cannot score.
+func (c *Corpus) PausedOtherLanguages() []Paused {
+	var groups [][]Utterance
+	for _, us := range c.Speakers {
+		if !strings.HasPrefix(us[0].Speaker, "asterisk/") || strings.HasPrefix(us[0].Lang, "en") {
+			continue
+		}
+		var short []Utterance
+		for _, u := range us {
+			if len(u.Samples) < 8*Rate {
+				short = append(short, u)
+			}
+		}
+		for i := 0; i+6 <= len(short) && i < 36; i += 6 {
+			groups = append(groups, short[i:i+6])
+		}
+	}
+	return c.pausedOf(groups, "paused-other")
+}
+
+// pausedOf joins each group's utterances by the pauses of pausesOf, filled
+// with their room tone.
+func (c *Corpus) pausedOf(groups [][]Utterance, name string) []Paused {
 	var out []Paused
 	for gi, g := range groups {
-		p := Paused{ID: fmt.Sprintf("%s/paused%d", c.Half, gi)}
+		p := Paused{ID: fmt.Sprintf("%s/%s%d", c.Half, name, gi)}
 		var texts []string
 		var tone []float64
 		for _, u := range g {
@@ -287,14 +318,23 @@ func (c *Corpus) PausedUnder(under float64) []Paused {
 			stat = append(stat, n)
 		}
 	}
-	ps := c.Paused()
-	if len(stat) == 0 {
+	return c.NoiseUnder(c.Paused(), under, stat)
+}
+
+// NoiseUnder returns the paused files ps (of Paused or
+// PausedOtherLanguages) with the given noises under them as PausedUnder
+// lays its steady ones, the fluctuating ones too (wind, applause,
+// traffic): the files take noises[0], noises[1], ... and round again. Nil
+// when noises is empty; ps is not changed.
+func (c *Corpus) NoiseUnder(ps []Paused, under float64, noises []Noise) []Paused {
+	if len(noises) == 0 {
 		return nil
 	}
+	ps = append([]Paused(nil), ps...)
 	r := newRand(uint64(c.Half)*1000 + 77)
 	for i := range ps {
 		p := &ps[i]
-		nz := stat[i%len(stat)]
+		nz := noises[i%len(noises)]
 		noise := Loop(nz.Samples, len(p.Input), r.intn(len(nz.Samples)))
 		var speech []float64
 		for _, s := range p.Phrases {
