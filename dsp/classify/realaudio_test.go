@@ -41,11 +41,13 @@ func TestSpeechMusicHeldOut(t *testing.T) {
 		half, 100*acc, all, wrong, len(switchErrs), worst)
 	if *msTuning {
 		// More of the same from the tuning half: the measure to tune on.
-		secs, errs := bedScore(t, bedProgrammes(c, 6, 1))
+		// Six programmes alone were a lucky draw (4 switches more than 1 s
+		// off of 114, where twelve more programmes have 8 of 228).
+		secs, errs := bedScore(t, append(bedProgrammes(c, 6, 1), bedProgrammes(c, 12, 7)...))
 		slices.Sort(errs)
 		over := len(errs) - sort.SearchFloat64s(errs, 1.0000001)
-		t.Logf("tuning, 6 more programmes: %.1f%% of seconds right; %d switches, %d of them more than 1 s off, the 90th percentile %.2f s",
-			100*secs, len(errs), over, errs[len(errs)*9/10])
+		t.Logf("tuning, 18 more programmes: %.1f%% of seconds right; %d switches, %d of them more than 1 s off, the 90th percentile %.2f s, the worst %.2f s",
+			100*secs, len(errs), over, errs[len(errs)*9/10], errs[len(errs)-1])
 	}
 	if acc < 0.95 {
 		t.Errorf("%.1f%% of seconds right, want >= 95%%", 100*acc)
