@@ -217,7 +217,7 @@ func measureCutter(t *testing.T, rec *pocketsphinx.Recognizer, ps []realaudio.Pa
 			p.ID, len(p.Pauses), lp, float64(len(p.Input))/fs, float64(out.Frames())/fs, 1000*float64(loudCut)/fs, 100*float64(eb)/float64(n), 100*float64(ea)/float64(n))
 	}
 	if rec == nil {
-		t.Logf("longest pause after cutting %.2f s; the word error rates with -realfull", longest)
+		t.Logf("longest pause after cutting %.2f s (no word error rates in this run)", longest)
 		return
 	}
 	before, after := 100*float64(edBefore)/float64(words), 100*float64(edAfter)/float64(words)
