@@ -651,13 +651,13 @@ func (d *Denoiser) wpeAmount(c int64) float64 {
 }
 
 // isoAmount is the weight of speech isolation's mask at the
-// frame centred at c (1 in its segments, 0 elsewhere, crossfaded as the
-// gains are) and its floor gain (the segment's noise floor).
+// frame centred at c (isoDepth in its segments, 0 elsewhere, crossfaded
+// as the gains are) and its floor gain (the segment's noise floor).
 func (d *Denoiser) isoAmount(c int64) (w, floor float64) {
 	cur, prev, x := d.segmentAt(c)
 	one := func(r *resolved) (float64, float64) {
 		if r.s.Method == SpeechIsolation && r.applied > 0 {
-			return 1, r.gmin
+			return isoDepth(r.applied), r.gmin
 		}
 		return 0, 1
 	}
