@@ -196,8 +196,8 @@ func TestRealAutoAmountClean(t *testing.T) {
 // Real speech recorded without noise (floor noiseFreeDB under the
 // speech) comes through every method at the automatic amount at 25 dB
 // SI-SDR or more; classic, static and dynamic also when told to take
-// 24 dB (speech_isolation, which subtracts twice the noise, is logged
-// there: 18.8 dB at worst on the tuning half). The plain run takes 8
+// 24 dB (speech_isolation, whose network mask works at full depth there,
+// is logged: 18.5 dB at worst on the held-out half). The plain run takes 8
 // clips spread over the half (spread), -realfull all of them. With the
 // reverb reduction at its default (full) it does not yet everywhere: on
 // the held-out half 8 of 70 clips (klettres's cs, lt, nl and ru voices;
@@ -444,8 +444,9 @@ const noisyPlainWant = 3.5
 // noisered with a profile of the pauses +2.09, anlmdn +1.55, afwtdn
 // +0.72, afftdn +0.15: the peers as measured before the centred floor,
 // which does not change them), and speech_isolation +1.77 on babble or
-// music (its background mask, isolate.go; TestRealSpeechIsolation has
-// each apart). Before the centred minimum-statistics floor (msAhead)
+// music (measured with the hand-made background mask that the network of
+// isonet.go has since replaced; TestRealSpeechIsolation has each apart,
+// with the network's figures). Before the centred minimum-statistics floor (msAhead)
 // dynamic had +4.63 (+7.50, +2.24) there, and before the floor itself
 // static +4.18 and dynamic +4.55.
 var (
