@@ -173,7 +173,7 @@ func deverbColumn(m Method, red float64) string {
 // 0.5 s and fell to 10.3 to 17.0 dB: 1 and 12 results under 25 dB.
 var deverbDryUnder = [2]int{0, 0}
 
-// Real speech recorded dry (the corpus's clean clips, floor noiseFreeDB
+// Real speech recorded dry (the corpus's clean clips, floor realaudio.NoiseFreeDB
 // under the speech, close to the microphone) comes through the reverb
 // reduction at its default (full) at 25 dB SI-SDR or more: the Profiler
 // must find no room to remove. The plain run measures one clip per
@@ -188,7 +188,7 @@ func TestRealDeverbDry(t *testing.T) {
 	var clips []realaudio.Clip
 	seen := map[string]bool{}
 	for _, cl := range c.Clips() {
-		if floorBelowDB(cl.Samples) < noiseFreeDB || (!*realFull && seen[cl.Speaker]) {
+		if realaudio.FloorBelowDB(cl.Samples) < realaudio.NoiseFreeDB || (!*realFull && seen[cl.Speaker]) {
 			continue
 		}
 		seen[cl.Speaker] = true

@@ -22,7 +22,7 @@ func TestRealSpeechIsolation(t *testing.T) {
 	c := realCorpus(t)
 	var mixes []realaudio.Mix
 	for i, m := range c.NoisySpeech() {
-		if isNoise(m) || floorBelowDB(m.Clean) < cleanRefDB || (!*realFull && i%3 != 0) {
+		if isNoise(m) || realaudio.FloorBelowDB(m.Clean) < cleanRefDB || (!*realFull && i%3 != 0) {
 			continue
 		}
 		mixes = append(mixes, m)

@@ -139,16 +139,8 @@ func (tb *table) String() string {
 	return b.String()
 }
 
-// floorBelowDB and noiseFreeDB are the corpus's measure of a recording's
-// noise floor under its speech and the floor under which it counts as
-// free of noise (realaudio.FloorBelowDB, realaudio.NoiseFreeDB), which the
-// quality report's clean-speech rows use too.
-var floorBelowDB = realaudio.FloorBelowDB
-
-const noiseFreeDB = realaudio.NoiseFreeDB
-
 // On recordings without noise the automatic amount takes at most 6 dB:
-// the real clips of the corpus whose floor lies noiseFreeDB under their
+// the real clips of the corpus whose floor lies realaudio.NoiseFreeDB under their
 // speech, and espeak-ng speech with digital silence between phrases, dry
 // and in a room.
 func TestRealAutoAmountClean(t *testing.T) {
@@ -159,7 +151,7 @@ func TestRealAutoAmountClean(t *testing.T) {
 	}
 	var recs []rec
 	for _, cl := range c.Clips() {
-		if floorBelowDB(cl.Samples) >= noiseFreeDB {
+		if realaudio.FloorBelowDB(cl.Samples) >= realaudio.NoiseFreeDB {
 			recs = append(recs, rec{cl.ID, cl.Samples})
 		}
 	}
@@ -175,7 +167,7 @@ func TestRealAutoAmountClean(t *testing.T) {
 		worst = max(worst, amounts[i])
 		if amounts[i] > 6 {
 			over++
-			t.Logf("%s (floor %.0f dB under the speech): automatic amount %.0f dB", r.id, floorBelowDB(r.x), amounts[i])
+			t.Logf("%s (floor %.0f dB under the speech): automatic amount %.0f dB", r.id, realaudio.FloorBelowDB(r.x), amounts[i])
 		}
 		synthetic := i >= len(recs)-2
 		if amounts[i] > 12 || (synthetic && amounts[i] > 6) {
@@ -193,7 +185,7 @@ func TestRealAutoAmountClean(t *testing.T) {
 	t.Logf("%s half: %d recordings without noise of %d clips, automatic amount at most %.0f dB, %d over 6 dB", c.Half, len(recs)-2, len(c.Clips()), worst, over)
 }
 
-// Real speech recorded without noise (floor noiseFreeDB under the
+// Real speech recorded without noise (floor realaudio.NoiseFreeDB under the
 // speech) comes through every method at the automatic amount at 25 dB
 // SI-SDR or more; classic, static and dynamic also when told to take
 // 24 dB (speech_isolation, whose network mask works at full depth there,
@@ -212,7 +204,7 @@ func TestRealCleanSpeech(t *testing.T) {
 	c := realCorpus(t)
 	var clips []realaudio.Clip
 	for _, cl := range c.Clips() {
-		if floorBelowDB(cl.Samples) >= noiseFreeDB {
+		if realaudio.FloorBelowDB(cl.Samples) >= realaudio.NoiseFreeDB {
 			clips = append(clips, cl)
 		}
 	}
@@ -349,7 +341,7 @@ func TestRealNoisySpeech(t *testing.T) {
 	var mixes, stat, nonstat []realaudio.Mix
 	for _, m := range c.NoisySpeech() {
 		switch {
-		case floorBelowDB(m.Clean) < cleanRefDB:
+		case realaudio.FloorBelowDB(m.Clean) < cleanRefDB:
 		case m.Interferer == "stationary":
 			stat = append(stat, m)
 		case m.Interferer == "nonstationary":
