@@ -38,15 +38,23 @@ func TestSilenceCutterHeldOut(t *testing.T) {
 	}
 	var rec *pocketsphinx.Recognizer
 	if *realFull {
-		need.Program(t, pocketsphinx.Program)
-		need.Path(t, pocketsphinx.DefaultModelDir)
-		var err error
-		if rec, err = pocketsphinx.New(speech.Config{}); err != nil {
-			t.Fatal(err)
-		}
+		rec = recognizer(t)
 	}
 	c := realaudio.Load(t, realaudio.HeldOut)
 	measureCutter(t, rec, c.Paused())
+}
+
+// recognizer returns the offline recognizer the -realfull runs count
+// words with.
+func recognizer(t *testing.T) *pocketsphinx.Recognizer {
+	t.Helper()
+	need.Program(t, pocketsphinx.Program)
+	need.Path(t, pocketsphinx.DefaultModelDir)
+	rec, err := pocketsphinx.New(speech.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
 }
 
 // TestSilenceCutterNoisyHeldOut is the silence cutter on the held-out
@@ -86,12 +94,7 @@ func TestSilenceCutterNoisyHeldOut(t *testing.T) {
 	var rec *pocketsphinx.Recognizer
 	levels := []float64{40}
 	if *realFull {
-		need.Program(t, pocketsphinx.Program)
-		need.Path(t, pocketsphinx.DefaultModelDir)
-		var err error
-		if rec, err = pocketsphinx.New(speech.Config{}); err != nil {
-			t.Fatal(err)
-		}
+		rec = recognizer(t)
 		levels = realaudio.NoiseUnderDBs
 	}
 	c := realaudio.Load(t, realaudio.HeldOut)
