@@ -16,13 +16,10 @@ func energy2(f, g *kfilter, l, r, coef []float64) (float64, float64) {
 		return 0, 0
 	}
 	_ = coef[15]
-	state := [12]float64{f.x1, g.x1, f.x2, g.x2, f.y1, g.y1, f.y2, g.y2, f.z1, g.z1, f.z2, g.z2}
+	state := stereoState(f, g)
 	var sums [2]float64
 	kstereo(&l[0], &r[0], len(l), &coef[0], &state[0], &sums[0])
-	f.x1, g.x1, f.x2, g.x2, f.y1, g.y1 = state[0], state[1], state[2], state[3], state[4], state[5]
-	f.y2, g.y2, f.z1, g.z1, f.z2, g.z2 = state[6], state[7], state[8], state[9], state[10], state[11]
-	f.flushTiny()
-	g.flushTiny()
+	setStereoState(f, g, &state)
 	return sums[0], sums[1]
 }
 
@@ -38,12 +35,23 @@ func energy2Sq(f, g *kfilter, l, r, coef []float64, sq *[4]float64) (float64, fl
 		return 0, 0
 	}
 	_ = coef[15]
-	state := [12]float64{f.x1, g.x1, f.x2, g.x2, f.y1, g.y1, f.y2, g.y2, f.z1, g.z1, f.z2, g.z2}
+	state := stereoState(f, g)
 	var sums [2]float64
 	kstereoSq(&l[0], &r[0], len(l), &coef[0], &state[0], &sums[0], &sq[0])
-	f.x1, g.x1, f.x2, g.x2, f.y1, g.y1 = state[0], state[1], state[2], state[3], state[4], state[5]
-	f.y2, g.y2, f.z1, g.z1, f.z2, g.z2 = state[6], state[7], state[8], state[9], state[10], state[11]
+	setStereoState(f, g, &state)
+	return sums[0], sums[1]
+}
+
+// stereoState interleaves the recursions' state of f (left) and g (right)
+// as the kernels' lanes hold it.
+func stereoState(f, g *kfilter) [12]float64 {
+	return [12]float64{f.x1, g.x1, f.x2, g.x2, f.y1, g.y1, f.y2, g.y2, f.z1, g.z1, f.z2, g.z2}
+}
+
+// setStereoState gives f and g back the state a kernel left in s.
+func setStereoState(f, g *kfilter, s *[12]float64) {
+	f.x1, g.x1, f.x2, g.x2, f.y1, g.y1 = s[0], s[1], s[2], s[3], s[4], s[5]
+	f.y2, g.y2, f.z1, g.z1, f.z2, g.z2 = s[6], s[7], s[8], s[9], s[10], s[11]
 	f.flushTiny()
 	g.flushTiny()
-	return sums[0], sums[1]
 }
