@@ -332,7 +332,16 @@ func (l *Leveler) Read(dst audio.Buffer) (int, error) {
 		return 0, fmt.Errorf("%w: %d channels for a %d-channel stream", audio.ErrFormatMismatch, len(dst), l.ch)
 	}
 	want := dst.Frames()
-	for !l.eof && l.err == nil && l.in-int64(l.la)-l.out < 1 && want > 0 {
+	if want == 0 {
+		// A zero-length read reports EOF only once every frame has been
+		// emitted, as PeakStage does: frames still in the delay line are not
+		// lost to a caller that probes with an empty buffer.
+		if l.eof && l.out == l.total {
+			return 0, io.EOF
+		}
+		return 0, l.err
+	}
+	for !l.eof && l.err == nil && l.in-int64(l.la)-l.out < 1 {
 		l.fill()
 	}
 	avail := l.in - int64(l.la) - l.out
