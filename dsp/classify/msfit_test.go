@@ -85,6 +85,9 @@ type fitProgramme struct {
 	music    []bool
 	seconds  []bool
 	switches []int64
+	// parts names the material of each span, where the maker keeps it
+	// (bedProgrammes), for switchLines.
+	parts []string
 }
 
 // fitProgrammes makes n programmes of ten speech and ten music parts from

@@ -198,14 +198,7 @@ func (r *Result) classify(nb int) {
 			music[i] = true
 		}
 	case Auto:
-		pen := make([]float64, nb)
-		for i := range pen {
-			pen[i] = switchPenalty
-			if i > 0 && !r.sounds(i-1) && !r.sounds(i) {
-				pen[i] = silentPenalty
-			}
-		}
-		music = viterbi(r.evidence(nb), pen)
+		music = r.path(nb)
 	}
 	r.Segments = r.segments(music)
 	r.Labels = make([]Label, nb)
@@ -220,6 +213,19 @@ func (r *Result) classify(nb int) {
 		}
 		r.Labels[i] = r.Segments[k].Label
 	}
+}
+
+// path returns the Viterbi path through the blocks' evidence (true is
+// music), a switch costing less inside silence.
+func (r *Result) path(nb int) []bool {
+	pen := make([]float64, nb)
+	for i := range pen {
+		pen[i] = switchPenalty
+		if i > 0 && !r.sounds(i-1) && !r.sounds(i) {
+			pen[i] = silentPenalty
+		}
+	}
+	return viterbi(r.evidence(nb), pen)
 }
 
 // segments turns the per-block path into segments covering the recording,
@@ -415,8 +421,20 @@ func (r *Result) held(a, b int) bool {
 // clip's lead-in or tail often holds the bed alone. With the bed at least
 // bedStep under the music, the bed belongs to the speech it carries, as a
 // pause does; otherwise j stays.
+//
+// A bed goes on under the speech it carries: the speech next to the switch
+// holds sound (bedHeld of its sub-blocks over bedRef), where plain speech
+// falls silent between phrases. Without that, the quiet stretch is the
+// music's own (a piece that ends or starts softly), and j stays. On the
+// tuning half's programmes, every bed that moved a switch the right way
+// lay next to speech with sound in 92% or more of its sub-blocks; three
+// quiet ends of music that moved switches the wrong way (0.3, 0.6 and
+// 2.0 s off after) lay next to speech with sound in 44 to 67%.
 func (r *Result) bedEdge(j int, toMusic bool) int {
 	ns := r.feats.len()
+	if toMusic && !r.held(max(0, j-bedRef), j) || !toMusic && !r.held(j, min(ns, j+bedRef)) {
+		return j
+	}
 	level := func(k int) float64 { return float64(r.feat(k).band) }
 	// The bed's loud level, that of the 90th percentile, over [a, b).
 	var buf []float64

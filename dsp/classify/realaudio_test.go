@@ -79,10 +79,19 @@ func programmeScore(t testing.TB, c *realaudio.Corpus) (acc float64, all int, wr
 			}
 		}
 		var switches []int64
+		var parts []string
+		for _, g := range p.Segments {
+			parts = append(parts, g.What+" "+g.ID)
+		}
 		for _, g := range p.Segments[1:] {
 			switches = append(switches, int64(g.Start))
 		}
 		switchErrs = append(switchErrs, switchErrors(r, switches)...)
+		if *msSwitchLog {
+			for _, l := range switchLines(r, switches, parts) {
+				t.Logf("%s %s", p.ID, l)
+			}
+		}
 	}
 	var kinds []string
 	for k, n := range wrongBy {
@@ -111,9 +120,13 @@ func bedProgrammes(c *realaudio.Corpus, n int, seed uint64) []fitProgramme {
 		}
 		var prev realaudio.Music
 		prevEnd := 0
+		var parts []string
 		for i := range 10 {
-			sp := slices.Clone(clips[r.IntN(len(clips))].Samples)
+			cl := clips[r.IntN(len(clips))]
+			sp := slices.Clone(cl.Samples)
+			what := "speech " + cl.ID
 			if i > 0 && r.IntN(2) == 0 {
+				what = "speech+bed " + cl.ID + " over " + prev.Kind + " " + prev.ID
 				bed := loopFrom(prev.Samples, len(sp), prevEnd)
 				g := math.Sqrt(realaudio.ActiveLevel(sp) * math.Pow(10, -realaudio.BedBelowDB/10) / meanSquare(bed))
 				for j := range sp {
@@ -122,6 +135,7 @@ func bedProgrammes(c *realaudio.Corpus, n int, seed uint64) []fitProgramme {
 			}
 			add(sp, "speech")
 			mu := c.Music[r.IntN(len(c.Music))]
+			parts = append(parts, what, mu.Kind+" "+mu.ID)
 			off, n := r.IntN(len(mu.Samples)), int((10+5*r.Float64())*fs)
 			part := loopFrom(mu.Samples, n, off)
 			g := math.Sqrt(math.Pow(10, (realaudio.SpeechDB+6*(r.Float64()-0.5))/10) / realaudio.ActiveLevel(part))
@@ -131,7 +145,7 @@ func bedProgrammes(c *realaudio.Corpus, n int, seed uint64) []fitProgramme {
 			prev, prevEnd = mu, (off+n)%len(mu.Samples)
 			add(part, "music")
 		}
-		p := fitProgramme{x: x}
+		p := fitProgramme{x: x, parts: parts}
 		p.setTruth(spans)
 		out = append(out, p)
 	}
@@ -142,12 +156,79 @@ func bedProgrammes(c *realaudio.Corpus, n int, seed uint64) []fitProgramme {
 // right and how far from every true switch the nearest found lies.
 func bedScore(t testing.TB, ps []fitProgramme) (secs float64, errs []float64) {
 	right, all := 0, 0
-	for _, p := range ps {
+	for k, p := range ps {
 		r := analyse(t, p.x, Auto)
 		ok, _ := secondsRight(r, p.seconds)
 		right += ok
 		all += len(p.seconds)
 		errs = append(errs, switchErrors(r, p.switches)...)
+		if *msSwitchLog && p.parts != nil {
+			for _, l := range switchLines(r, p.switches, p.parts) {
+				t.Logf("bed%d %s", k, l)
+			}
+		}
 	}
 	return float64(right) / float64(all), errs
+}
+
+// msSwitchLog makes TestSpeechMusicHeldOut log every true switch: what
+// plays either side, where the switch found lies, where the Viterbi path
+// switched before refineSwitch moved it, and how much of the 8 s around it
+// is labelled wrong (a switch placed late, or a stretch mislabelled).
+var msSwitchLog = flag.Bool("switches", false, "TestSpeechMusicHeldOut: log every switch with its error and material")
+
+// switchLines describes how r found each true switch (frames) between the
+// material parts[i] and parts[i+1] (music on the side whose name is not
+// speech): the signed error of the switch found nearest (positive: late),
+// of the path's switch nearest, and the seconds labelled wrong within 4 s.
+func switchLines(r *Result, switches []int64, parts []string) []string {
+	fs := float64(r.SampleRate)
+	nb := len(r.Labels)
+	path := r.path(nb)
+	var raw []int64
+	for b := 1; b < nb; b++ {
+		if path[b] != path[b-1] {
+			raw = append(raw, int64(b)*int64(r.BlockLen))
+		}
+	}
+	nearest := func(s int64, at []int64) float64 {
+		best := math.Inf(1)
+		for _, f := range at {
+			if d := float64(f-s) / fs; math.Abs(d) < math.Abs(best) {
+				best = d
+			}
+		}
+		return best
+	}
+	var found []int64
+	for _, g := range r.Segments[1:] {
+		found = append(found, g.Start)
+	}
+	isMusic := func(part string) bool { return !strings.HasPrefix(part, "speech") }
+	labelAt := func(i int64) bool {
+		for _, g := range r.Segments {
+			if g.Start <= i && i < g.End {
+				return g.Label == Music
+			}
+		}
+		return false
+	}
+	var out []string
+	for k, s := range switches {
+		before, after := parts[k], parts[k+1]
+		wrong := 0
+		step := int64(r.SampleRate / 100)
+		for i := max(0, s-4*int64(r.SampleRate)); i < min(r.Frames, s+4*int64(r.SampleRate)); i += step {
+			want := isMusic(after)
+			if i < s {
+				want = isMusic(before)
+			}
+			if labelAt(i) != want {
+				wrong++
+			}
+		}
+		out = append(out, fmt.Sprintf("%7.2f s  found %+6.2f  path %+6.2f  wrong %4.2f s of 8  %s -> %s",
+			float64(s)/fs, nearest(s, found), nearest(s, raw), float64(wrong)/100, before, after))
+	}
+	return out
 }
