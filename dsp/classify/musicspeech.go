@@ -317,12 +317,25 @@ func (r *Result) refineSwitch(w *msWindow, b int, toMusic bool) int64 {
 		e++
 	}
 	bestP := lo + (a+e)/2*sideStep
+	coarse := best
 	best = math.Inf(-1)
 	c := bestP
 	for p := max(lo, c-sideStep+1); p <= min(hi, c+sideStep-1); p++ {
 		if s := score(p); s > best {
 			best, bestP = s, p
 		}
+	}
+	// Where the side windows cannot tell candidates apart, the sound
+	// itself changes at the switch.
+	a, e = at, at
+	for a > 0 && scores[a-1] >= coarse-splitTol {
+		a--
+	}
+	for e+1 < len(scores) && scores[e+1] >= coarse-splitTol {
+		e++
+	}
+	if qlo, qhi := lo+a*sideStep, lo+e*sideStep; qhi > qlo {
+		bestP = r.changePoint(max(0, qlo-sideLen), min(ns, qhi+sideLen), qlo, qhi)
 	}
 	return r.snapSwitch(bestP, snapReach, toMusic)
 }
