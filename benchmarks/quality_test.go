@@ -323,8 +323,22 @@ func (r *report) classifier(t *testing.T, c *realaudio.Corpus) {
 	rows.WriteString("| programme | seconds | right | seconds wrong, by what truly plays |\n|---|---|---|---|\n")
 	var timeline string
 	var right, total, rightAway, totalAway int
+	// How far from each true switch the nearest switch found lies, and
+	// where the worst is.
+	var switches int
+	worst, worstAt := 0.0, ""
 	for pi, p := range c.Programmes() {
 		res := classifyRun(t, p.Input)
+		for _, g := range p.Segments[1:] {
+			off := math.Inf(1)
+			for _, f := range res.Segments[1:] {
+				off = min(off, math.Abs(float64(f.Start-int64(g.Start)))/qfs)
+			}
+			switches++
+			if off > worst || worstAt == "" {
+				worst, worstAt = off, fmt.Sprintf("%s at %.1f s, into %s", p.ID, float64(g.Start)/qfs, g.What)
+			}
+		}
 		got := make([]string, len(p.Labels))
 		for s := range got {
 			cover := map[classify.Label]int64{}
@@ -386,7 +400,9 @@ func (r *report) classifier(t *testing.T, c *realaudio.Corpus) {
 	pct := 100 * float64(right) / float64(total)
 	away := 100 * float64(rightAway) / float64(totalAway)
 	fmt.Fprintf(&rows, "\nAll programmes: %.1f%% of %d seconds right; %.1f%% of the %d seconds more than 1 s from a boundary.\n\n![classifier timeline](%s)\n", pct, total, away, totalAway, timeline)
+	fmt.Fprintf(&rows, "\nSwitches between speech and music: %d; the switch found nearest each lies %.2f s from it at worst (%s).\n", switches, worst, worstAt)
 	r.add(summaryRow{"speech/music classifier", "% of seconds right (programmes of speech and 5 kinds of music, beds)", fmt.Sprintf("%.1f%%", pct), "—", "95%", pct >= 95})
+	r.add(summaryRow{"speech/music boundaries", fmt.Sprintf("worst of %d switches, nearest switch found", switches), fmt.Sprintf("%.2f s", worst), "—", "1 s", worst <= 1})
 	r.section("Speech/music classifier", "dsp/classify's Classifier (mode auto) over the held-out programmes: real speech alternating with real or sampled music of five kinds (orchestral, percussive, electronic, guitar/piano, sung vocals), some speech over a music bed 15 dB below (labelled speech). A second is right when the segment label covering most of it is the truth's.\n\n"+rows.String())
 }
 
