@@ -205,6 +205,8 @@ type isoFront struct {
 	lo, hi   []float64
 	unit     []float64 // ones: the inverse FFT's raw output
 	next     int64     // index of the next frame
+	feat     []float32 // the network's input for a frame
+	sc       isoScratch
 }
 
 func newIsoFront(sampleRate, n, hop int, win []float64) *isoFront {
@@ -227,6 +229,7 @@ func newIsoFront(sampleRate, n, hop int, win []float64) *isoFront {
 	f.cols = make([]float64, 2*f.W+1)
 	f.slots = make([]int, 0, 2*f.W+1)
 	f.lo, f.hi = make([]float64, isoBands), make([]float64, isoBands)
+	f.feat = make([]float32, isoBands*isoIn)
 	f.unit = make([]float64, n)
 	for i := range f.unit {
 		f.unit[i] = 1
@@ -289,6 +292,14 @@ func (f *isoFront) harmonicity(pow []float64) float64 {
 		best = max(best, f.acf[l]/(r0*f.wacf[l]))
 	}
 	return min(best, 1.5)
+}
+
+// gains sets g (isoBands) to the network's band gains for frame o, the
+// frames up to o+W pushed: the speech isolation's mask before smoothing,
+// which the Dynamic's speech presence also reads.
+func (f *isoFront) gains(o int64, g []float64) {
+	f.features(o, f.feat)
+	isoModel.forward(f.feat, &f.sc, g)
 }
 
 // features sets dst (isoBands rows of isoIn) to the features of frame o; the frames up
