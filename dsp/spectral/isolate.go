@@ -53,9 +53,6 @@ type isolator struct {
 	win, swin        []float64
 	rfft
 	front      *isoFront
-	net        *isoNet
-	scratch    isoScratch
-	feat       []float32
 	frame, acc [][]float64
 	spec       [][]complex128 // ring: slot*ch+c, bins each
 	pow        []float64
@@ -74,7 +71,7 @@ type isolator struct {
 func newIsolator(channels, sampleRate int, amount func(int64) (float64, float64)) *isolator {
 	n := FFTSize(sampleRate)
 	hop := n / 4
-	s := &isolator{ch: channels, n: n, hop: hop, bins: n/2 + 1, amount: amount, net: &isoModel}
+	s := &isolator{ch: channels, n: n, hop: hop, bins: n/2 + 1, amount: amount}
 	s.win = sqrtHann(n)
 	s.swin = synthesisWindow(s.win, hop)
 	s.rfft = newRFFT(n)
@@ -83,7 +80,6 @@ func newIsolator(channels, sampleRate int, amount func(int64) (float64, float64)
 	// W frames after it.
 	s.L = s.front.W + 1
 	s.R = s.L + 2
-	s.feat = make([]float32, isoBands*isoIn)
 	s.frame = make([][]float64, channels)
 	s.acc = make([][]float64, channels)
 	for c := range s.frame {
@@ -131,10 +127,7 @@ func (s *isolator) process(in, out audio.Buffer) {
 	}
 	s.front.push(p)
 	if q := f - int64(s.front.W); q >= 0 {
-		s.front.features(q, s.feat)
-		b := s.band[int(q%R)]
-		s.net.forward(s.feat, &s.scratch, b)
-
+		s.front.gains(q, s.band[int(q%R)])
 	}
 	o := f - int64(s.L)
 	if o < 0 {
