@@ -320,8 +320,9 @@ type Denoiser struct {
 
 	acc []segAcc
 
-	onGain  func(g []float64)                // tests: sees every frame's gain
-	onNoise func(frame int64, lam []float64) // tests: may replace the tracked noise
+	onGain   func(g []float64)                 // tests: sees every frame's gain
+	onReverb func(frame int64, lamR []float64) // tests: may replace the late reverberation
+	onNoise  func(frame int64, lam []float64)  // tests: may replace the tracked noise
 }
 
 // The late reverberation is predicted from the power revDelay hops back
@@ -714,6 +715,9 @@ func (d *Denoiser) spectral(P, G []float64) {
 	}
 	if d.needRev {
 		d.reverb()
+		if d.onReverb != nil {
+			d.onReverb(t, d.lamR)
+		}
 	}
 	d.gain(&d.segs[cur], d.G)
 	if prev != cur && w < 1 {

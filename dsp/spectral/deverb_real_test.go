@@ -19,6 +19,9 @@ type reverbCase struct {
 	rt60   float64
 	dry    []float64
 	input  []float64
+	// impulse is the room's: from the direct path on (image-source) or
+	// the wet part alone, which the input adds to the dry speech (sox).
+	impulse []float64
 }
 
 // deverbRT60s is the range of reverberation times issue 30 asks +3 dB of
@@ -55,7 +58,7 @@ func deverbCases(t testing.TB, c *realaudio.Corpus, all bool, extra int) []rever
 			continue
 		}
 		seen[room] = true
-		out = append(out, reverbCase{id: rv.ID, method: rv.Method, rt60: rv.RT60, dry: rv.Dry, input: rv.Input})
+		out = append(out, reverbCase{id: rv.ID, method: rv.Method, rt60: rv.RT60, dry: rv.Dry, input: rv.Input, impulse: rv.Impulse})
 	}
 	if extra == 0 {
 		return out
@@ -94,7 +97,7 @@ func deverbCases(t testing.TB, c *realaudio.Corpus, all bool, extra int) []rever
 				dry = make([]float64, len(x))
 				copy(dry[lead:], x)
 			}
-			out = append(out, reverbCase{id: fmt.Sprintf("%s/%s%.1fs", cl.ID, strings.Fields(rv.Method)[0], rv.RT60), method: rv.Method, rt60: rv.RT60, dry: dry, input: wet})
+			out = append(out, reverbCase{id: fmt.Sprintf("%s/%s%.1fs", cl.ID, strings.Fields(rv.Method)[0], rv.RT60), method: rv.Method, rt60: rv.RT60, dry: dry, input: wet, impulse: rv.Impulse})
 		}
 	}
 	return out
