@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
@@ -12,6 +13,7 @@ import (
 
 var (
 	deverbOracle = flag.Bool("deverboracle", false, "TestDeverbOracle: measure the reverb reduction's ceilings")
+	oracleRuns   = flag.String("oracleruns", "node,node-off,oracle50,oracle50+wpe,oracleX,irm-dry", "TestDeverbOracle: the runs")
 	oracleLate   = flag.Float64("oraclelate", 0.05, "TestDeverbOracle: where the late reverberation starts, in seconds")
 )
 
@@ -79,6 +81,10 @@ func TestDeverbOracle(t *testing.T) {
 	}
 	c := realCorpus(t)
 	cases := deverbCases(t, c, true, 3)
+	want := map[string]bool{}
+	for _, r := range strings.Split(*oracleRuns, ",") {
+		want[r] = true
+	}
 	var tab table
 	parallel(len(cases), func(i int) {
 		rc := cases[i]
@@ -100,6 +106,7 @@ func TestDeverbOracle(t *testing.T) {
 		}
 		p := analyse(t, audio.Buffer{rc.input}, ProfilerOptions{VAD: classifyVAD(t, audio.Buffer{rc.input})})
 		yp, dp := framePows(rc.input, nf), framePows(rc.dry, nf)
+		line += fmt.Sprintf(" [RT60 %.1f DRR %.0f SNR %.1f noise %.1f auto %.0f]", p.RT60, p.DRRDB, p.SNRDB, p.NoiseDB, AutoReductionDB(p.SNRDB))
 		run := func(name string, red float64, setup func(d *Denoiser)) {
 			opts := DenoiserOptions{Settings: Settings{Method: Static, ReductionDB: red}, Profile: p}
 			d, err := NewDenoiser(audio.NewBufferSource(audio.Buffer{rc.input}, fs), opts)
@@ -141,16 +148,76 @@ func TestDeverbOracle(t *testing.T) {
 				}
 			}
 		}
-		run("node", 0, nil)
-		run("node", -1, nil)
-		run("oracle50", -1, oracle(lates[0.05], false))
-		run("oracle50+wpe", -1, oracle(lates[0.05], true))
-		run(fmt.Sprintf("oracle%.0f", 1000**oracleLate), -1, oracle(lates[*oracleLate], false))
-		run("irm-dry", -1, mask(dp))
+		if want["node"] {
+			run("node", 0, nil)
+		}
+		if want["node-off"] {
+			run("node", -1, nil)
+		}
+		if want["oracle50"] {
+			run("oracle50", -1, oracle(lates[0.05], false))
+		}
+		if want["oracle50+wpe"] {
+			run("oracle50+wpe", -1, oracle(lates[0.05], true))
+		}
+		if want["oracleX"] {
+			run(fmt.Sprintf("oracle%.0f", 1000**oracleLate), -1, oracle(lates[*oracleLate], false))
+		}
+		if want["diag"] {
+			// The estimate against the oracle, WPE off: the level ratio of
+			// their sums over frames (per octave from 250 Hz) and the
+			// correlation of their logs where the late power is within
+			// 30 dB of its frame's peak.
+			var se, so [5]float64
+			var n, sx, sy, sxx, syy, sxy float64
+			lp := lates[0.05]
+			run("diag", -1, func(d *Denoiser) {
+				d.revStrength = 0
+				d.onReverb = func(f int64, lamR []float64) {
+					if int(f) >= len(lp) {
+						return
+					}
+					for k, e := range lamR {
+						hz := float64(k) * fs / float64(FFTSize(fs))
+						b := int(math.Floor(math.Log2(hz / 250)))
+						if b < 0 || b >= 5 {
+							continue
+						}
+						o := lp[f][k]
+						se[b] += e
+						so[b] += o
+						if o > 1e-6 && e > 1e-9 {
+							x, y := math.Log10(e), math.Log10(o)
+							n++
+							sx += x
+							sy += y
+							sxx += x * x
+							syy += y * y
+							sxy += x * y
+						}
+					}
+				}
+			})
+			line += " | est/oracle dB"
+			for b := range se {
+				r := 10 * math.Log10(se[b]/so[b])
+				tab.add(rc.method, fmt.Sprintf("est/oracle %d", 250<<b), r)
+				line += fmt.Sprintf(" %+.1f", r)
+			}
+			cor := (sxy/n - sx/n*sy/n) / math.Sqrt((sxx/n-sx/n*sx/n)*(syy/n-sy/n*sy/n))
+			tab.add(rc.method, "log corr", cor)
+			line += fmt.Sprintf(" corr %.2f", cor)
+		}
+		if want["irm-dry"] {
+			run("irm-dry", -1, mask(dp))
+		}
 		fmt.Println(line)
 	})
 	t.Logf("%s half, %d rooms, mean SI-SDR gain (dB):\n%s", c.Half, len(cases), tab.String())
 	for _, row := range tab.rows {
+		if !want["irm-dry"] || !want["node-off"] {
+			break
+		}
 		if m, n := tab.mean(row, "irm-dry static nr off"), tab.mean(row, "node static nr off"); m <= n {
 			t.Errorf("%s: the ideal mask gains %+.2f dB, the node %+.2f", row, m, n)
 		}

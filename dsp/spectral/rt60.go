@@ -310,6 +310,7 @@ func (r *rt60Estimator) fit(p *Profile) {
 	// fades of an edited one too: there the quantile of the frames
 	// outside the fades alone is the floor.
 	noise := r.bandNoise(p)
+	prof := noise
 	skip := r.edits(frames, peak)
 	for b := range rtBands {
 		q := r.bandQuantile(b, frames, rtFloorQuantile, skip)
@@ -400,6 +401,48 @@ func (r *rt60Estimator) fit(p *Profile) {
 		return
 	}
 	p.RT60, p.DRRDB = rt60, drr
+	r.tailsOff(p, prof, noise)
+}
+
+// tailsOff lowers the Profile's noise, in each band where it lies over
+// the floor the room was fitted against, to that floor, and its NoiseDB
+// and SNRDB with it: in a room the pauses the Profile learnt its noise
+// from hold the tails of the words, which the reverb reduction removes
+// as reverberation, and the noise reduction took them for noise
+// (the automatic amount from an SNR of 9 to 30 dB where the recording
+// had none).
+func (r *rt60Estimator) tailsOff(p *Profile, prof, floor [rtBands]float64) {
+	var before, after float64
+	var ratio [rtBands]float64
+	for b := range rtBands {
+		ratio[b] = 1
+		if prof[b] > 0 && floor[b] < prof[b] {
+			ratio[b] = floor[b] / prof[b]
+		}
+		before += prof[b]
+		after += prof[b] * ratio[b]
+	}
+	if !(before > 0) || after >= before {
+		return
+	}
+	// Each bin takes its band's ratio; the bins under and over the bands
+	// the nearest band's.
+	for k := range p.Noise {
+		hz := float64(k) * float64(p.SampleRate) / float64(p.FFTSize)
+		b := 0
+		if hz > 250 {
+			b = min(rtBands-1, int(math.Log2(hz/250)))
+		}
+		p.Noise[k] *= ratio[b]
+	}
+	if math.IsInf(p.NoiseDB, 0) || math.IsNaN(p.NoiseDB) {
+		return
+	}
+	p.NoiseDB += 10 * math.Log10(after/before)
+	if !math.IsInf(p.SpeechDB, -1) {
+		s, n := math.Pow(10, p.SpeechDB/10), math.Pow(10, p.NoiseDB/10)
+		p.SNRDB = 10 * math.Log10(math.Max(s-n, n*1e-3)/n)
+	}
 }
 
 // pos is max(x, 0) without the NaN handling of the builtin, which the
