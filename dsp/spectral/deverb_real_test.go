@@ -107,8 +107,8 @@ func deverbCases(t testing.TB, c *realaudio.Corpus, all bool, extra int) []rever
 // method and noise setting keeps on the held-out half. The issue asks +3
 // dB; these are what the reverb reduction reaches today, less 0.2 dB,
 // set after the measurement so that a change that loses ground fails:
-// the plain run measures image-source +1.57 and +1.97 dB (noise
-// reduction automatic and off), sox +2.68 and +2.55; -realfull, on 30
+// the plain run measures image-source +2.03 and +2.05 dB (noise
+// reduction automatic and off), sox +2.57 and +2.57; -realfull, on 30
 // rooms, image-source +2.04 to +2.07 and sox +1.34 to +1.60 (its klettres
 // clips, recorded in rooms of their own, lose up to 3.0 dB; the
 // image-source rooms of 0.5 s gain +0.1 to +1.5: their early reflections,
