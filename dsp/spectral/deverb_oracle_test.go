@@ -82,7 +82,10 @@ func framePows(x []float64, frames int) [][]float64 {
 // +0.0/-0.1 fed the estimate; the estimate raised 2 or 4 dB (revOver
 // 1.6, 2.5): sox -0.1 to -0.4; WPE's output kept within 10 or 16 dB
 // of its input per bin: image-source -0.3/-0.0, sox +0.0; the full
-// reduction at 20 or 45 dB instead of 30: -0.15/+0.05.
+// reduction at 20 or 45 dB instead of 30: -0.15/+0.05; WPE's delay at
+// one hop instead of two: image-source -0.4, sox -1.3; two estimates of
+// the dry variance instead of one: +0.08 and -0.01, for twice WPE's
+// cost.
 func TestDeverbOracle(t *testing.T) {
 	if !*deverbOracle {
 		t.Skip("-deverboracle")
