@@ -28,9 +28,13 @@ const (
 	// presence keeps the voice while the pauses go quiet.
 	Static
 	// Dynamic tracks noise that changes (traffic, air conditioning going
-	// on and off, a room that changes) frame by frame with a speech
-	// presence probability tracker, and smooths the gains so the residual
-	// does not warble (musical noise).
+	// on and off, a room that changes): the noise of each frame is the
+	// power of the cells around it (a second either side) that a small
+	// network fitted on real speech over real noise takes for noise
+	// (presence.go), held under ten times a level tracker's estimate, and
+	// the gains are smoothed so the residual does not warble (musical
+	// noise). A causal Denoiser (live) tracks with the level tracker
+	// alone.
 	Dynamic
 	// SpeechIsolation keeps speech only, the strongest setting, for
 	// traffic, crowds or music behind a voice: first a mask from a small
@@ -136,7 +140,8 @@ type DenoiserOptions struct {
 	// Causal keeps the look-ahead to the STFT's own, as a live stream
 	// needs: SpeechIsolation then goes without its network's mask, which
 	// looks 0.55 s ahead (isolate.go), and subtracts twice its
-	// fast-tracked noise instead.
+	// fast-tracked noise instead; Dynamic goes without its speech
+	// presence (presence.go), which looks 1.6 s ahead.
 	Causal bool
 }
 
@@ -275,6 +280,13 @@ type Denoiser struct {
 	brth  *Debreath
 	run   *hopRunner
 	st    *stft
+
+	// Dynamic's noise from speech presence (presence.go); nil without.
+	pres          *presenceStage // the network's band gains
+	prun          *hopRunner     // drives pres
+	spp           *sppNoise      // the weighted means of the power
+	lamE          []float64      // spp's estimate of the frame
+	looked, msFed int64          // frames analysed (look-ahead); frames fed to trackMin
 
 	fs, ch, n, hop, bins int
 	powScale             float64
@@ -498,10 +510,28 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 			break
 		}
 	}
+	if !opts.Causal {
+		for _, r := range d.segs {
+			if r.s.Method == Dynamic && r.applied > 0 {
+				d.pres = newPresenceStage(f.Channels, f.SampleRate)
+				d.prun = newHopRunner(up, d.pres.hop, d.pres.latency(), d.pres.process)
+				up = d.prun
+				L := int(math.Round(sppLongSec * float64(f.SampleRate) / float64(d.hop)))
+				w := max(1, int(math.Round(sppShortSec*float64(f.SampleRate)/float64(d.hop))))
+				d.spp = newSPPNoise(b, L, w)
+				d.lamE = mk()
+				break
+			}
+		}
+	}
 	d.st = newSTFT(f.Channels, d.n, d.hop, d.spectral)
 	d.P, d.G = d.st.pow, d.st.g
 	if d.needTrack && !opts.Causal {
-		d.st.lookAhead(msAhead, d.lookMin)
+		ahead := msAhead
+		if d.spp != nil {
+			ahead = max(ahead, d.spp.L)
+		}
+		d.st.lookAhead(ahead, d.lookMin)
 	}
 	d.run = newHopRunner(up, d.hop, d.st.latency(), d.st.process)
 	d.out = d.run
@@ -595,6 +625,9 @@ func (d *Denoiser) Latency() int {
 	}
 	if d.irun != nil {
 		l += d.irun.skipTotal()
+	}
+	if d.prun != nil {
+		l += d.prun.skipTotal()
 	}
 	if d.brth != nil {
 		l += d.brth.Latency()
@@ -704,11 +737,23 @@ func (d *Denoiser) spectral(P, G []float64) {
 	if d.needMin && d.st.ahead == 0 {
 		d.trackMin()
 	}
+	if d.needMin && d.st.ahead > msAhead {
+		// The look-ahead reaches further than the minimum statistics'
+		// window should: it takes the frames msAhead ahead from the ring.
+		for ; d.msFed <= t+msAhead; d.msFed++ {
+			d.P = d.st.powRing[int(d.msFed%int64(d.st.ahead+1))]
+			d.trackMin()
+		}
+		d.P = P
+	}
 	if d.needTrack {
 		d.track()
 		if d.onNoise != nil {
 			d.onNoise(t, d.lamT)
 		}
+	}
+	if d.spp != nil {
+		d.spp.estimate(d.lamE, d.msFloor, d.lamT)
 	}
 	if d.lamL != nil {
 		d.level()
@@ -839,10 +884,19 @@ const (
 const msAhead = 12
 
 // lookMin is the STFT's look-ahead: it runs the minimum statistics on
-// each frame as it is analysed, msAhead hops before its gain.
+// each frame as it is analysed, msAhead hops before its gain (when the
+// look-ahead is msAhead; spectral feeds them from the ring when it is
+// longer), and enters the frame into Dynamic's speech presence estimate.
 func (d *Denoiser) lookMin(pow []float64) {
-	d.P = pow
-	d.trackMin()
+	if d.spp != nil {
+		d.pres.gains(d.looked, d.spp.g, d.spp.sc)
+		d.spp.push(pow, d.spp.g)
+	}
+	d.looked++
+	if d.st.ahead == msAhead {
+		d.P = pow
+		d.trackMin()
+	}
 }
 
 // trackMin updates msFloor with this frame's power, and lamP with it.
@@ -973,6 +1027,8 @@ func (d *Denoiser) gain(r *resolved, G []float64) {
 		noise = d.lamP
 	case !r.tracked:
 		noise = d.profile
+	case r.s.Method == Dynamic && d.lamE != nil:
+		noise = d.lamE
 	case r.s.Method == SpeechIsolation && d.lamL != nil && d.iso == nil:
 		noise = d.lamL // no mask before: the profile's shape at the frame's level
 	}
