@@ -889,7 +889,7 @@ const msAhead = 12
 // longer), and enters the frame into Dynamic's speech presence estimate.
 func (d *Denoiser) lookMin(pow []float64) {
 	if d.spp != nil {
-		d.pres.gains(d.looked, d.spp.g, d.spp.sc)
+		d.pres.gains(d.looked, d.spp.g)
 		d.spp.push(pow, d.spp.g)
 	}
 	d.looked++
