@@ -69,24 +69,21 @@ type presenceStage struct {
 	ch, n, hop int
 	win        []float64
 	rfft
-	front   *isoFront
-	net     *isoNet
-	scratch isoScratch
-	feat    []float32
-	frame   [][]float64
-	spec    []complex128
-	pow     []float64
-	band    [][]float64 // ring of R: the band gains by frame
-	R       int
-	next    int64 // frames entered
-	delay   [][]float64
-	dh      int // delay in hops
+	front *isoFront
+	frame [][]float64
+	spec  []complex128
+	pow   []float64
+	band  [][]float64 // ring of R: the band gains by frame
+	R     int
+	next  int64 // frames entered
+	delay [][]float64
+	dh    int // delay in hops
 }
 
 func newPresenceStage(channels, sampleRate int) *presenceStage {
 	n := FFTSize(sampleRate)
 	hop := n / 4
-	s := &presenceStage{ch: channels, n: n, hop: hop, net: &isoModel}
+	s := &presenceStage{ch: channels, n: n, hop: hop}
 	s.win = sqrtHann(n)
 	s.rfft = newRFFT(n)
 	s.front = newIsoFront(sampleRate, n, hop, s.win)
@@ -96,7 +93,6 @@ func newPresenceStage(channels, sampleRate int) *presenceStage {
 	for i := range s.band {
 		s.band[i] = make([]float64, isoBands)
 	}
-	s.feat = make([]float32, isoBands*isoIn)
 	s.frame = make([][]float64, channels)
 	s.delay = make([][]float64, channels)
 	for c := range s.frame {
@@ -136,8 +132,7 @@ func (s *presenceStage) process(in, out audio.Buffer) {
 	// the Denoiser's frame given its three frames' gains weighted 1/4,
 	// 1/2, 1/4, at half the network's cost.
 	if q := f - int64(s.front.W); q >= 0 && q%2 == 1 {
-		s.front.features(q, s.feat)
-		s.net.forward(s.feat, &s.scratch, s.band[int(q%int64(s.R))])
+		s.front.gains(q, s.band[int(q%int64(s.R))])
 	}
 }
 
