@@ -227,7 +227,7 @@ func bytesValue(b []byte) js.Value {
 type outputs struct{ host js.Value }
 
 func (o outputs) Create(name string) (engine.PendingFile, error) {
-	return &blobFile{f: o.host.Call("create", name), host: o.host}, nil
+	return newBlobFile(o.host.Call("create", name), o.host), nil
 }
 
 // chunk is the size of the host's buffer: how much a blobFile gathers
@@ -237,108 +237,44 @@ const chunk = 1 << 20
 
 // blobFile is an output file the browser keeps as Blob parts: written in
 // chunks, patched where the encoders seek back to finish their headers,
-// read back for the checksum. It implements engine.PendingFile as a file
-// that seeks and reads back, as the engine lets WAV and FLAC patch their
-// headers.
+// read back for the checksum (local.ChunkedFile over the host's file). It
+// implements engine.PendingFile as a file that seeks and reads back, as
+// the engine lets WAV and FLAC patch their headers.
 type blobFile struct {
-	f      js.Value
-	host   js.Value
-	pos    int64  // where the next Write goes
-	pend   []byte // written, not yet handed over, from pendAt
-	pendAt int64
-	size   int64  // of what was handed over
-	rbuf   []byte // read back, from rbufAt
-	rbufAt int64
+	*local.ChunkedFile
+	f js.Value
 }
 
-func (b *blobFile) Write(p []byte) (int, error) {
-	if len(b.pend) > 0 && b.pos != b.pendAt+int64(len(b.pend)) {
-		b.flush()
-	}
-	if len(b.pend) == 0 {
-		b.pendAt = b.pos
-	}
-	b.pend = append(b.pend, p...)
-	b.pos += int64(len(p))
-	if len(b.pend) >= chunk {
-		b.flush()
-	}
-	return len(p), nil
-}
-
-// flush hands the gathered bytes to the browser.
-func (b *blobFile) flush() {
-	bufferMu.Lock()
-	defer bufferMu.Unlock()
-	shared := b.host.Get("buffer")
-	for done := 0; done < len(b.pend); {
-		n := js.CopyBytesToJS(shared, b.pend[done:])
-		if n == 0 {
-			panic("audiopost: the shared buffer has no room") // never: the buffer is a megabyte, and ours
-		}
-		b.f.Call("write", float64(b.pendAt)+float64(done), n)
-		done += n
-	}
-	b.size = max(b.size, b.pendAt+int64(len(b.pend)))
-	b.rbuf = b.rbuf[:0]
-	if cap(b.pend) > 2*chunk {
-		b.pend = nil
-	}
-	b.pend = b.pend[:0]
-}
-
-func (b *blobFile) Seek(off int64, whence int) (int64, error) {
-	switch whence {
-	case io.SeekCurrent:
-		off += b.pos
-	case io.SeekEnd:
-		off += max(b.size, b.pendAt+int64(len(b.pend)))
-	}
-	if off < 0 {
-		return 0, errors.New("seek before the start of the file")
-	}
-	b.pos = off
-	return off, nil
-}
-
-func (b *blobFile) ReadAt(p []byte, off int64) (int, error) {
-	b.flush()
-	n := 0
-	for n < len(p) {
-		at := off + int64(n)
-		if at >= b.size {
-			return n, io.EOF
-		}
-		if at < b.rbufAt || at >= b.rbufAt+int64(len(b.rbuf)) {
-			if cap(b.rbuf) < chunk {
-				b.rbuf = make([]byte, chunk)
-			}
-			k, err := readShared(b.rbuf[:chunk], b.host, func(k int) js.Value {
-				return b.f.Call("read", float64(at), int(min(int64(k), b.size-at)))
-			})
-			if err != nil {
-				return n, err
-			}
-			b.rbuf = b.rbuf[:k]
-			b.rbufAt = at
-			if len(b.rbuf) == 0 {
-				return n, io.ErrUnexpectedEOF
-			}
-		}
-		n += copy(p[n:], b.rbuf[at-b.rbufAt:])
-	}
-	return n, nil
+func newBlobFile(f, host js.Value) *blobFile {
+	return &blobFile{ChunkedFile: local.NewChunkedFile(blobRemote{f: f, host: host}, chunk), f: f}
 }
 
 func (b *blobFile) Close() error {
-	b.flush()
-	b.rbuf = nil
+	err := b.Release()
 	b.f.Call("close")
-	return nil
+	return err
 }
 
 func (b *blobFile) Abort() error {
-	b.pend, b.rbuf = nil, nil
+	b.Discard()
 	b.f.Call("abort")
 	return nil
+}
+
+// blobRemote is the host's file as a local.Remote: bytes cross through
+// the host's buffer, a chunk at most per call.
+type blobRemote struct{ f, host js.Value }
+
+func (r blobRemote) WriteAt(p []byte, off int64) error {
+	bufferMu.Lock()
+	defer bufferMu.Unlock()
+	if n := js.CopyBytesToJS(r.host.Get("buffer"), p); n != len(p) {
+		panic("audiopost: the shared buffer has no room") // never: the buffer is a chunk, and ours
+	}
+	r.f.Call("write", float64(off), len(p))
+	return nil
+}
+
+func (r blobRemote) ReadAt(p []byte, off int64) (int, error) {
+	return readShared(p, r.host, func(k int) js.Value { return r.f.Call("read", float64(off), k) })
 }
