@@ -66,3 +66,38 @@ func TestAbsMaxIsGo(t *testing.T) {
 		}
 	}
 }
+
+// absMax32 finds what max(peak, abs32(f)) from +0 finds, bit for bit, at
+// every length and with infinities, signed zeros and subnormals; with a
+// NaN among the values, a NaN.
+func TestAbsMax32IsMax(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	special := []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.Copysign(0, -1)), 0, -math.MaxFloat32, 1e-45, -1e-45}
+	for trial := range 2000 {
+		x := make([]float32, r.IntN(40))
+		nan := false
+		for i := range x {
+			x[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.IntN(10)-5)))
+			if trial%2 == 0 && r.IntN(10) == 0 {
+				x[i] = special[r.IntN(len(special))]
+			}
+			if trial%5 == 1 && r.IntN(20) == 0 {
+				x[i], nan = float32(math.NaN()), true
+			}
+		}
+		var want float32
+		for _, f := range x {
+			want = max(want, abs32(f))
+		}
+		got := absMax32(x)
+		if nan {
+			if got == got {
+				t.Fatalf("trial %d: %g with a NaN among the values", trial, got)
+			}
+			continue
+		}
+		if math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("trial %d, %d values: %g (%08x), want %g (%08x)", trial, len(x), got, math.Float32bits(got), want, math.Float32bits(want))
+		}
+	}
+}
