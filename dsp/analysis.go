@@ -325,9 +325,10 @@ func levels1(x []float64) (sum, peak float64) {
 	return sum, math.Float64frombits(pk)
 }
 
-// levels2 is levels1 of two channels at once: each sum is still added in
-// order, but the two chains of additions overlap.
-func levels2(l, r []float64) (sl, sr, peak float64) {
+// levels2Go is levels1 of two channels at once: each sum is still added
+// in order, but the two chains of additions overlap. levels2 is
+// levels2Go, or a kernel that computes the same values.
+func levels2Go(l, r []float64) (sl, sr, peak float64) {
 	r = r[:len(l)]
 	var pl, pr uint64
 	for i, v := range l {

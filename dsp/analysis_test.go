@@ -186,3 +186,34 @@ func TestVoiceThresholdMatchesSort(t *testing.T) {
 }
 
 func lufsEnergy(db float64) float64 { return math.Pow(10, (db+0.691)/10) }
+
+// levels2 (the browser build's kernel there) returns levels2Go's sums and
+// peak bit for bit at every length, with signed zeros, infinities,
+// subnormals and NaNs among the samples, and the peak in either channel:
+// the kernel fails it when a sum adds the other channel or when the
+// maxima compare without the sign cleared.
+func TestLevels2IsGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	special := []float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0, -math.MaxFloat64, 5e-324, -5e-324}
+	for trial := range 1000 {
+		n := r.IntN(600)
+		l, rt := make([]float64, n), make([]float64, n)
+		for i := range n {
+			l[i] = r.NormFloat64() * math.Pow(10, float64(r.IntN(8)-6))
+			rt[i] = -r.Float64() * math.Pow(10, float64(r.IntN(8)-6))
+			if trial%3 == 0 && r.IntN(50) == 0 {
+				l[i] = special[r.IntN(len(special))]
+			}
+			if trial%3 == 1 && r.IntN(50) == 0 {
+				rt[i] = special[r.IntN(len(special))]
+			}
+		}
+		sl, sr, pk := levels2(l, rt)
+		wl, wr, wp := levels2Go(l, rt)
+		for i, p := range [][2]float64{{sl, wl}, {sr, wr}, {pk, wp}} {
+			if math.Float64bits(p[0]) != math.Float64bits(p[1]) {
+				t.Fatalf("trial %d, %d frames: result %d is %v (%016x), want %v (%016x)", trial, n, i, p[0], math.Float64bits(p[0]), p[1], math.Float64bits(p[1]))
+			}
+		}
+	}
+}

@@ -466,3 +466,30 @@ func TestAutoCompressorSpread(t *testing.T) {
 		t.Errorf("the trials chose only %v: all three kinds should be tried", kinds)
 	}
 }
+
+// spanMax (the browser build's kernel there) finds spanMaxGo's maxima bit
+// for bit, stretch by stretch, with signed zeros, infinities, subnormals
+// and NaNs among the values and the maximum in either lane: the kernel
+// fails it when it compares the values with their sign.
+func TestSpanMaxIsGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	special := []float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0, -math.MaxFloat64, 5e-324, -5e-324}
+	for trial := range 300 {
+		spans := r.IntN(17)
+		x := make([]float64, spans*skipSpan)
+		for i := range x {
+			x[i] = r.NormFloat64() * math.Pow(10, float64(r.IntN(8)-6))
+			if trial%2 == 0 && r.IntN(40) == 0 {
+				x[i] = special[r.IntN(len(special))]
+			}
+		}
+		got, want := make([]uint64, spans), make([]uint64, spans)
+		spanMax(x, got)
+		spanMaxGo(x, want)
+		for j := range got {
+			if got[j] != want[j] {
+				t.Fatalf("trial %d, stretch %d of %d: %016x, want %016x", trial, j, spans, got[j], want[j])
+			}
+		}
+	}
+}

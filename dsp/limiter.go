@@ -155,8 +155,9 @@ type Limiter struct {
 	scr      audio.Buffer
 	scrN     int
 	scrPos   int
-	skip     []bool    // per skipSpan stretch of the scratch: cannot reach the ceiling
-	spanPeak []float64 // per stretch: largest sample magnitude with the one before
+	skip     []bool     // per skipSpan stretch of the scratch: cannot reach the ceiling
+	spanPeak []float64  // per stretch: largest sample magnitude with the one before
+	spanBits [][]uint64 // per channel and whole stretch: magnitudeBits
 	minG     float64
 	noSkip   bool      // tests: interpolate every frame
 	noSteady bool      // tests: every frame through push and emit
@@ -207,6 +208,10 @@ func NewLimiter(src audio.Source, ceilingDB float64) (*Limiter, error) {
 	l.scr = audio.NewBuffer(f.Channels, limiterBlock)
 	l.skip = make([]bool, limiterBlock/skipSpan)
 	l.spanPeak = make([]float64, limiterBlock/skipSpan)
+	l.spanBits = make([][]uint64, f.Channels)
+	for c := range l.spanBits {
+		l.spanBits[c] = make([]uint64, limiterBlock/skipSpan)
+	}
 	l.need = make([]float64, limiterBlock)
 	l.ext = make([]float64, tpTaps-1+limiterBlock)
 	return l, nil
@@ -291,10 +296,18 @@ func (l *Limiter) fill() error {
 				prev = math.Max(prev, math.Abs(v))
 			}
 		}
+		whole := m / skipSpan
+		for c := range l.scr {
+			spanMax(l.scr[c][:whole*skipSpan], l.spanBits[c][:whole])
+		}
 		for j := 0; j*skipSpan < m; j++ {
 			var pk uint64
 			for c := range l.scr {
-				pk = max(pk, magnitudeBits(l.scr[c][j*skipSpan:min(m, (j+1)*skipSpan)]))
+				if j < whole {
+					pk = max(pk, l.spanBits[c][j])
+				} else {
+					pk = max(pk, magnitudeBits(l.scr[c][j*skipSpan:m]))
+				}
 			}
 			peak := math.Float64frombits(pk)
 			l.skip[j] = math.Max(peak, prev)*tpGainBound < l.ceiling
@@ -415,6 +428,15 @@ func magnitudeBits(x []float64) uint64 {
 		m0 = max(m0, math.Float64bits(x[i])&^(1<<63))
 	}
 	return max(m0, m1)
+}
+
+// spanMaxGo sets out[j] to the magnitudeBits of the j-th stretch of
+// skipSpan values of x. spanMax is spanMaxGo, or a kernel that computes
+// the same values.
+func spanMaxGo(x []float64, out []uint64) {
+	for j := range out {
+		out[j] = magnitudeBits(x[j*skipSpan : (j+1)*skipSpan])
+	}
 }
 
 // absMax returns max(a, |v|): the builtin max and math.Abs compile to

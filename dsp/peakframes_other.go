@@ -9,3 +9,5 @@ func peakFrames(in, ext, need []float64, sp, ceiling float64, noSkip, merge bool
 func scale(d, x, g []float64) { scaleGo(d, x, g) }
 
 func needGain(need []float64, ceiling float64) { needGainGo(need, ceiling) }
+
+func spanMax(x []float64, out []uint64) { spanMaxGo(x, out) }

@@ -64,3 +64,19 @@ func needGain(need []float64, ceiling float64) {
 	}
 	needGainGo(need[m:], ceiling)
 }
+
+// spanMaxKernel is internal/wasmsimd's spanMax: spanMaxGo's maxima, two
+// values at a time, for spans stretches of skipSpan (64) values.
+//
+//go:wasmimport audiopost_simd spanMax
+//go:noescape
+func spanMaxKernel(x *float64, spans int32, out *uint64)
+
+// spanMax is spanMaxGo by the kernel, one call per block.
+func spanMax(x []float64, out []uint64) {
+	if len(out) == 0 {
+		return
+	}
+	_ = x[len(out)*skipSpan-1]
+	spanMaxKernel(&x[0], int32(len(out)), &out[0])
+}

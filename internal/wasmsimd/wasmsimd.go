@@ -8,8 +8,9 @@
 // |sample|, the FFT's passes and real split, the classifier's whitening,
 // 16-bit decoding and encoding) and more hot loops of dsp, dsp/classify
 // and production/artwork (the gain plans' ramp and constant gain, the
-// limiter's per-frame peak, required gain and output, the classifier's
-// downmix and power spectrum, the waveform's bounds), written for
+// limiter's per-frame peak, stretch maxima, required gain and output, the analysis's
+// stereo levels, the classifier's downmix and power spectrum, the
+// waveform's bounds), written for
 // WebAssembly's 128-bit SIMD: the left and right samples of a frame share
 // the two f64x2 lanes of the filters, four outputs the f32x4 lanes of the
 // interpolator, a complex128 the two lanes of the FFT, and every lane
@@ -45,13 +46,13 @@ func Module() []byte {
 	for k := 1; k <= 4; k++ {
 		fns = append(fns, stereoBiquad(k))
 	}
-	fns = append(fns, kweight(false), kweight(true), peaks3(), absMax(), decode16(), ramp(), limPeaks(), radix4(), whiten(), normalise(), first2(), first4(), split(), bounds(), encode16(), mono2(), antiAlias(), scaleBy(), mulTo(), needGain(), power())
+	fns = append(fns, kweight(false), kweight(true), peaks3(), absMax(), decode16(), ramp(), limPeaks(), radix4(), whiten(), normalise(), first2(), first4(), split(), bounds(), encode16(), mono2(), antiAlias(), scaleBy(), mulTo(), needGain(), power(), levels2(), spanMax())
 	return module(fns)
 }
 
 // Names returns the exported kernels' names.
 func Names() []string {
-	return []string{"stereo1", "stereo2", "stereo3", "stereo4", "kstereo", "kstereoSq", "peaks3", "absMax", "decode16", "ramp", "limPeaks", "radix4", "whiten", "normalise", "first2", "first4", "split", "bounds", "encode16", "mono2", "antiAlias", "scaleBy", "mulTo", "needGain", "power"}
+	return []string{"stereo1", "stereo2", "stereo3", "stereo4", "kstereo", "kstereoSq", "peaks3", "absMax", "decode16", "ramp", "limPeaks", "radix4", "whiten", "normalise", "first2", "first4", "split", "bounds", "encode16", "mono2", "antiAlias", "scaleBy", "mulTo", "needGain", "power", "levels2", "spanMax"}
 }
 
 // stereoBiquad is dsp's stereoK(l, r *float64, n int, coef, z *float64):
@@ -1691,6 +1692,136 @@ func power() *fn {
 	f.addTo(pow, 8)
 	f.addTo(i, 1)
 	f.br(0)
+	f.end()
+	f.end()
+	return f
+}
+
+// levels2 is dsp's analysis levels of a stereo stretch,
+// levels2Kernel(l, r *float64, n int, out *float64): the sums of the
+// squares of l and of r, each from +0 in order (sum + v*v, the two
+// channels in the two lanes), into out[0] and out[1], and the largest
+// bit patterns of each channel's samples with the sign cleared (absMax's
+// maximum) into out[2] and out[3], as levels2Go computes them.
+func levels2() *fn {
+	f := &fn{name: "levels2", params: 4}
+	const l, r, n, out = 0, 1, 2, 3
+	sum, m, v, a := f.local(v128), f.local(v128), f.local(v128), f.local(v128) // zero
+	f.block()
+	f.get(n)
+	f.i32c(0)
+	f.i32leS()
+	f.brIf(0)
+	f.loop()
+	f.get(r)
+	f.get(l)
+	f.load64zero(0)
+	f.load64lane(0, 1)
+	f.set(v)
+	// sum = sum + v*v
+	f.get(sum)
+	f.get(v)
+	f.get(v)
+	f.f64x2mul()
+	f.f64x2add()
+	f.set(sum)
+	// m = |v| > m ? |v| : m, as integers
+	f.get(v)
+	f.f64x2abs()
+	f.set(a)
+	f.get(a)
+	f.get(m)
+	f.get(a)
+	f.get(m)
+	f.i64x2gtS()
+	f.bitselect()
+	f.set(m)
+	f.addTo(l, 8)
+	f.addTo(r, 8)
+	f.get(n)
+	f.i32c(1)
+	f.i32sub()
+	f.tee(n)
+	f.i32c(0)
+	f.i32gtS()
+	f.brIf(0)
+	f.end()
+	f.end()
+	f.get(out)
+	f.get(sum)
+	f.vstore(0)
+	f.get(out)
+	f.get(m)
+	f.vstore(16)
+	return f
+}
+
+// spanMax is dsp's limiter stretch maxima, spanMaxKernel(x *float64,
+// spans int, out *uint64): for each of the spans stretches of 64 values,
+// the largest bit pattern of its values with the sign cleared
+// (magnitudeBits), into out[j]: two values per f64x2 as absMax compares
+// them, then the larger of the two lanes.
+func spanMax() *fn {
+	const span = 64
+	f := &fn{name: "spanMax", params: 3}
+	const x, spans, out = 0, 1, 2
+	m, a, k := f.local(v128), f.local(v128), f.local(i32)
+	f.block()
+	f.get(spans)
+	f.i32c(0)
+	f.i32leS()
+	f.brIf(0)
+	f.loop()
+	f.vconst2(0, 0)
+	f.set(m)
+	f.i32c(span / 2)
+	f.set(k)
+	f.loop()
+	f.get(x)
+	f.vload(0)
+	f.f64x2abs()
+	f.set(a)
+	f.get(a)
+	f.get(m)
+	f.get(a)
+	f.get(m)
+	f.i64x2gtS()
+	f.bitselect()
+	f.set(m)
+	f.addTo(x, 16)
+	f.get(k)
+	f.i32c(1)
+	f.i32sub()
+	f.tee(k)
+	f.i32c(0)
+	f.i32gtS()
+	f.brIf(0)
+	f.end()
+	// out[j] = lane 0 > lane 1 ? lane 0 : lane 1
+	f.get(out)
+	f.get(m)
+	f.simd(0x1d) // i64x2.extract_lane 0
+	f.op(0)
+	f.get(m)
+	f.simd(0x1d) // i64x2.extract_lane 1
+	f.op(1)
+	f.get(m)
+	f.simd(0x1d)
+	f.op(0)
+	f.get(m)
+	f.simd(0x1d)
+	f.op(1)
+	f.op(0x55) // i64.gt_s
+	f.op(0x1b) // select
+	f.i64store(0)
+	f.addTo(out, 8)
+	f.get(spans)
+	f.i32c(1)
+	f.i32sub()
+	f.tee(spans)
+	f.i32c(0)
+	f.i32gtS()
+	f.brIf(0)
 	f.end()
 	f.end()
 	return f
