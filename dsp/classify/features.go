@@ -417,8 +417,29 @@ func powerSpectrumGo(pow, prefix []float64, coef []complex128, half int) {
 // other relative to their size (windows here have at most 960 samples, so
 // 2^-40 is far beyond that), so only a sum that close to the threshold needs the sum in order.
 func (s *spectral) silent(x []float64) bool {
-	in, win := s.in[:len(x)], s.win[:len(x)]
-	var e0, e1, e2, e3 float64
+	in := s.in[:len(x)]
+	e0, e1, e2, e3 := windowSquares(in, x, s.win[:len(x)])
+	thr := silentFrame * s.winPow
+	const margin = 1.0 / (1 << 40)
+	switch e := (e0 + e1) + (e2 + e3); {
+	case e < thr*(1-margin):
+		return true
+	case e > thr*(1+margin):
+		return false
+	}
+	var e float64 // NaN, or too close to call
+	for _, v := range in {
+		e += v * v
+	}
+	return e < thr
+}
+
+// windowSquaresGo sets in[i] = x[i]*win[i] and returns the sums of the
+// squares of the values at i%4 = 0, 1, 2 and 3, each added in order (the
+// last len(x)%4 values into the first). windowSquares is windowSquaresGo,
+// or a kernel that computes the same values.
+func windowSquaresGo(in, x, win []float64) (e0, e1, e2, e3 float64) {
+	in, win = in[:len(x)], win[:len(x)]
 	i := 0
 	for ; i+3 < len(x); i += 4 {
 		a, b, c, d := x[i]*win[i], x[i+1]*win[i+1], x[i+2]*win[i+2], x[i+3]*win[i+3]
@@ -433,19 +454,7 @@ func (s *spectral) silent(x []float64) bool {
 		in[i] = a
 		e0 += a * a
 	}
-	thr := silentFrame * s.winPow
-	const margin = 1.0 / (1 << 40)
-	switch e := (e0 + e1) + (e2 + e3); {
-	case e < thr*(1-margin):
-		return true
-	case e > thr*(1+margin):
-		return false
-	}
-	var e float64 // NaN, or too close to call
-	for _, v := range in {
-		e += v * v
-	}
-	return e < thr
+	return e0, e1, e2, e3
 }
 
 // periodicity whitens the low band of the power spectrum (each bin divided

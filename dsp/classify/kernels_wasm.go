@@ -57,3 +57,28 @@ func powerSpectrum(pow, prefix []float64, coef []complex128, half int) {
 	_, _ = pow[len(coef)-1], prefix[half+1]
 	powerKernel(&(*[2]float64)(unsafe.Pointer(&coef[0]))[0], &pow[0], &prefix[0], int32(half), int32(len(coef)))
 }
+
+//go:wasmimport audiopost_simd winSq
+//go:noescape
+func winSqKernel(x, win, in *float64, n int32, out *float64)
+
+// windowSquares is windowSquaresGo, the leading multiple of four values
+// by internal/wasmsimd's winSq kernel (the four sums in the lanes of two
+// f64x2), the rest added to the first sum by the loop.
+func windowSquares(in, x, win []float64) (e0, e1, e2, e3 float64) {
+	m := len(x) &^ 3
+	if !useKernel || m == 0 {
+		return windowSquaresGo(in, x, win)
+	}
+	_, _ = in[m-1], win[m-1]
+	var out [4]float64
+	winSqKernel(&x[0], &win[0], &in[0], int32(m), &out[0])
+	e0, e1, e2, e3 = out[0], out[1], out[2], out[3]
+	in, win = in[:len(x)], win[:len(x)]
+	for i := m; i < len(x); i++ {
+		a := x[i] * win[i]
+		in[i] = a
+		e0 += a * a
+	}
+	return e0, e1, e2, e3
+}

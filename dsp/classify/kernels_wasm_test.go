@@ -104,3 +104,36 @@ func TestPowerSpectrumKernelIsGo(t *testing.T) {
 		}
 	}
 }
+
+// The browser build's windowing kernel is windowSquaresGo to the bit:
+// the windowed values and the four sums, on noise at every length (the
+// tail of fewer than four added to the first sum), with signed zeros,
+// infinities and NaNs among the samples.
+func TestWindowSquaresKernelIsGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	special := []float64{0, math.Copysign(0, -1), math.NaN(), math.Inf(1), math.Inf(-1), math.MaxFloat64, 5e-324}
+	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) || (a != a && b != b) }
+	for trial := range 300 {
+		n := r.IntN(70)
+		x, win := make([]float64, n), make([]float64, n)
+		for i := range n {
+			x[i], win[i] = r.NormFloat64()*math.Pow(10, float64(r.IntN(6)-3)), r.Float64()
+			if trial%3 == 0 && r.IntN(20) == 0 {
+				x[i] = special[r.IntN(len(special))]
+			}
+		}
+		got, want := make([]float64, n), make([]float64, n)
+		g0, g1, g2, g3 := windowSquares(got, x, win)
+		w0, w1, w2, w3 := windowSquaresGo(want, x, win)
+		for i, p := range [][2]float64{{g0, w0}, {g1, w1}, {g2, w2}, {g3, w3}} {
+			if !same(p[0], p[1]) {
+				t.Fatalf("trial %d, %d values: sum %d is %v by the kernel, %v in Go", trial, n, i, p[0], p[1])
+			}
+		}
+		for i := range want {
+			if !same(got[i], want[i]) {
+				t.Fatalf("trial %d value %d: %v by the kernel, %v in Go", trial, i, got[i], want[i])
+			}
+		}
+	}
+}

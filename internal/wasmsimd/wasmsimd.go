@@ -9,7 +9,7 @@
 // 16-bit decoding and encoding) and more hot loops of dsp, dsp/classify
 // and production/artwork (the gain plans' ramp and constant gain, the
 // limiter's per-frame peak, stretch maxima, required gain and output, the analysis's
-// stereo levels, the classifier's downmix and power spectrum, the
+// stereo levels, the classifier's downmix, windowing and power spectrum, the
 // waveform's bounds), written for
 // WebAssembly's 128-bit SIMD: the left and right samples of a frame share
 // the two f64x2 lanes of the filters, four outputs the f32x4 lanes of the
@@ -46,13 +46,13 @@ func Module() []byte {
 	for k := 1; k <= 4; k++ {
 		fns = append(fns, stereoBiquad(k))
 	}
-	fns = append(fns, kweight(false), kweight(true), peaks3(), absMax(), decode16(), ramp(), limPeaks(), radix4(), whiten(), normalise(), first2(), first4(), split(), bounds(), encode16(), mono2(), antiAlias(), scaleBy(), mulTo(), needGain(), power(), levels2(), spanMax())
+	fns = append(fns, kweight(false), kweight(true), peaks3(), absMax(), decode16(), ramp(), limPeaks(), radix4(), whiten(), normalise(), first2(), first4(), split(), bounds(), encode16(), mono2(), antiAlias(), scaleBy(), mulTo(), needGain(), power(), levels2(), spanMax(), winSq())
 	return module(fns)
 }
 
 // Names returns the exported kernels' names.
 func Names() []string {
-	return []string{"stereo1", "stereo2", "stereo3", "stereo4", "kstereo", "kstereoSq", "peaks3", "absMax", "decode16", "ramp", "limPeaks", "radix4", "whiten", "normalise", "first2", "first4", "split", "bounds", "encode16", "mono2", "antiAlias", "scaleBy", "mulTo", "needGain", "power", "levels2", "spanMax"}
+	return []string{"stereo1", "stereo2", "stereo3", "stereo4", "kstereo", "kstereoSq", "peaks3", "absMax", "decode16", "ramp", "limPeaks", "radix4", "whiten", "normalise", "first2", "first4", "split", "bounds", "encode16", "mono2", "antiAlias", "scaleBy", "mulTo", "needGain", "power", "levels2", "spanMax", "winSq"}
 }
 
 // stereoBiquad is dsp's stereoK(l, r *float64, n int, coef, z *float64):
@@ -1824,5 +1824,59 @@ func spanMax() *fn {
 	f.brIf(0)
 	f.end()
 	f.end()
+	return f
+}
+
+// winSq is dsp/classify's windowing with the energy of the frame,
+// winSqKernel(x, win, in *float64, n int, out *float64): in[i] =
+// x[i]*win[i] and out[j] the sum from +0 of the squares of in[i] for
+// i%4 = j, each added in order (sum + a*a), four values per step in two
+// f64x2; n is a multiple of four.
+func winSq() *fn {
+	f := &fn{name: "winSq", params: 5}
+	const x, win, in, n, out = 0, 1, 2, 3, 4
+	e01, e23, a := f.local(v128), f.local(v128), f.local(v128) // zero
+	f.block()
+	f.get(n)
+	f.i32c(0)
+	f.i32leS()
+	f.brIf(0)
+	f.loop()
+	for i, e := range []uint32{e01, e23} {
+		off := uint32(16 * i)
+		f.get(x)
+		f.vload(off)
+		f.get(win)
+		f.vload(off)
+		f.f64x2mul()
+		f.set(a)
+		f.get(in)
+		f.get(a)
+		f.vstore(off)
+		f.get(e)
+		f.get(a)
+		f.get(a)
+		f.f64x2mul()
+		f.f64x2add()
+		f.set(e)
+	}
+	f.addTo(x, 32)
+	f.addTo(win, 32)
+	f.addTo(in, 32)
+	f.get(n)
+	f.i32c(4)
+	f.i32sub()
+	f.tee(n)
+	f.i32c(0)
+	f.i32gtS()
+	f.brIf(0)
+	f.end()
+	f.end()
+	f.get(out)
+	f.get(e01)
+	f.vstore(0)
+	f.get(out)
+	f.get(e23)
+	f.vstore(16)
 	return f
 }
