@@ -32,12 +32,14 @@ import (
 )
 
 // TestMain stops the PostgreSQL and S3 servers BenchmarkScaleOut starts
-// and removes what the browser benchmarks built.
+// and removes what the browser benchmarks built and the denoise
+// benchmark's files.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	pgtest.Stop()
 	s3test.Stop()
 	removeBrowserBuilds()
+	removeDenoiseFiles()
 	os.Exit(code)
 }
 
