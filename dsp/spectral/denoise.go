@@ -1060,70 +1060,58 @@ func (d *Denoiser) gain(r *resolved, G []float64) {
 		inv = nil
 	}
 	invOver := 1 / over
-	for k, v := range P {
-		ln := noise[k] * over
-		l := ln
-		floor := gmin
-		var il float64
-		switch {
-		case inv != nil:
-			il = min(inv[k]*invOver, 1e30)
-		case rev:
-			l += d.lamR[k]
-			il = 1 / max(l, 1e-30)
-			floor = (ln*gmin + d.lamR[k]*r.rmin) * il
-		default:
-			il = 1 / max(l, 1e-30)
+	if inv == nil && !rev && !wiener {
+		// The common case, against the noise alone, in whole-frame passes
+		// (gainkern.go); the floor is gmin in every bin (flA is read
+		// with the reverberation only).
+		copy(lam, noise)
+		lsaFirst(P, noise, prevA, gA, vA, over)
+	} else {
+		for k, v := range P {
+			ln := noise[k] * over
+			l := ln
+			floor := gmin
+			var il float64
+			switch {
+			case inv != nil:
+				il = min(inv[k]*invOver, 1e30)
+			case rev:
+				l += d.lamR[k]
+				il = 1 / max(l, 1e-30)
+				floor = (ln*gmin + d.lamR[k]*r.rmin) * il
+			default:
+				il = 1 / max(l, 1e-30)
+			}
+			lam[k] = noise[k]
+			gamma := min(v*il, 1e4)
+			xi := max(ddAlpha*prevA[k]*il+(1-ddAlpha)*max(gamma-1, 0), xiMin)
+			flA[k] = floor
+			if wiener {
+				g := xi / (1 + xi)
+				prevA[k] = g * g * v
+				G[k] = min(max(g, floor), 1)
+				continue
+			}
+			// Kept for the passes below: the first-step xi/(1+xi) and gamma.
+			gA[k] = xi / (1 + xi)
+			vA[k] = gamma
 		}
-		lam[k] = noise[k]
-		gamma := min(v*il, 1e4)
-		xi := max(ddAlpha*prevA[k]*il+(1-ddAlpha)*max(gamma-1, 0), xiMin)
-		flA[k] = floor
 		if wiener {
-			g := xi / (1 + xi)
-			prevA[k] = g * g * v
-			G[k] = min(max(g, floor), 1)
-			continue
+			return
 		}
-		// Kept for the passes below: the first-step xi/(1+xi) and gamma.
-		gA[k] = xi / (1 + xi)
-		vA[k] = gamma
 	}
-	if wiener {
-		return
-	}
-	// The rest runs in short passes over the bins, so that the processor
-	// overlaps many bins' divisions and table lookups instead of waiting on
-	// one bin's long chain of them.
-	for k, v := range P {
-		r1, gamma := gA[k], vA[k]
-		g1 := lsaGainR(r1, r1*gamma)
-		prevA[k] = g1 * g1 * v
-		// Two-step refinement (Plapous et al., 2006): the a priori SNR
-		// from this frame's first gain, which removes the one-frame lag
-		// of the decision-directed estimate at speech onsets.
-		xi := max(g1*g1*gamma, xiMin)
-		xiA[k] = xi
-		gA[k] = xi / (1 + xi)
-	}
-	for k, r2 := range gA {
-		v := r2 * vA[k]
-		vA[k] = v
-		gA[k] = lsaGainR(r2, v)
-	}
+	lsaRefine(P, prevA, xiA, gA, vA)
 	d.presence()
 	// OM-LSA (Cohen and Berdugo, 2001): the LSA gain where speech is
 	// present, the floor where it is absent, geometrically weighted.
-	lgFloor := fastLog2(gmin)
-	for k := range G {
-		p := d.pS[k]
-		fl := flA[k]
-		lf := lgFloor
-		if rev {
-			lf = fastLog2(fl)
+	if rev {
+		for k := range G {
+			p, fl := d.pS[k], flA[k]
+			g := fastExp2Neg(-(p*fastLog2(max(gA[k], 1e-6)) + (1-p)*fastLog2(fl)))
+			G[k] = min(max(g, fl), 1)
 		}
-		g := fastExp2Neg(-(p*fastLog2(max(gA[k], 1e-6)) + (1-p)*lf))
-		G[k] = min(max(g, fl), 1)
+	} else {
+		omLSA(G, d.pS, gA, fastLog2(gmin), gmin)
 	}
 	if r.s.Method == Dynamic || r.s.Method == SpeechIsolation {
 		// Musical noise control: where speech is unlikely, the gain follows
@@ -1214,10 +1202,5 @@ func (d *Denoiser) presence() {
 			sw -= z[j]
 		}
 	}
-	for k, zl := range d.pS {
-		q := 1 - zetaLikelihood(zl)*zetaLikelihood(d.zw[k])*pf
-		q = min(q, qMax)
-		// p = 1 / (1 + q/(1-q) (1+xi) exp(-v)), v = xi gamma/(1+xi).
-		d.pS[k] = (1 - q) / (1 - q + q*(1+xi[k])*fastExpNeg(min(d.gam[k], 700)))
-	}
+	presenceProb(d.pS, d.zw, xi, d.gam, pf)
 }

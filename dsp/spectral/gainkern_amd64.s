@@ -1,0 +1,275 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// The AVX2 kernels of gainkern.go, four bins at a time: each does its Go
+// function's operations in the same order (no fused multiply-add; min and
+// max as Go's for numbers that are not NaN), so the results are
+// bit-identical (TestGainKernelsAreGo). R8 points at gainConsts, whose
+// rows are four copies of a constant; their offsets (32 bytes a row, in
+// the order of the gk constants):
+#define K_One 0(R8)
+#define K_Tiny 32(R8)
+#define K_GammaMax 64(R8)
+#define K_Alpha 96(R8)
+#define K_OneMinusAlpha 128(R8)
+#define K_XiMin 160(R8)
+#define K_VLo 192(R8)
+#define K_VHi 224(R8)
+#define K_64 256(R8)
+#define K_Log2C1 288(R8)
+#define K_Log2C2 320(R8)
+#define K_Log2C3 352(R8)
+#define K_Log2C4 384(R8)
+#define K_Log2C5 416(R8)
+#define K_Log2C6 448(R8)
+#define K_ExpBias 480(R8)
+#define K_Exp2C1 512(R8)
+#define K_Exp2C2 544(R8)
+#define K_Exp2C3 576(R8)
+#define K_Exp2C4 608(R8)
+#define K_Exp2C5 640(R8)
+#define K_1022 672(R8)
+#define K_Log2E 704(R8)
+#define K_700 736(R8)
+#define K_ZetaMin 768(R8)
+#define K_ZetaMax 800(R8)
+#define K_ZetaLog2Min 832(R8)
+#define K_ZetaInvSpan 864(R8)
+#define K_QMax 896(R8)
+#define K_GFloor 928(R8)
+#define K_Mant46 960(R8)
+#define K_LsaOff 992(R8)
+#define K_Mant52 1024(R8)
+#define K_OneBits 1056(R8)
+#define K_Magic52 1088(R8)
+#define K_1023 1120(R8)
+#define K_Sign 1152(R8)
+
+// FASTLOG2 sets D to fastLog2(X) (X > 0, kept); T and A are clobbered.
+// The exponent becomes a float64 exactly as 2^52 + e - (2^52 + 1023).
+#define FASTLOG2(X, D, T, A) \
+	VPSRLQ  $52, X, D; \
+	VPOR    K_Magic52, D, D; \
+	VSUBPD  K_ExpBias, D, D; \
+	VPAND   K_Mant52, X, T; \
+	VPOR    K_OneBits, T, T; \
+	VSUBPD  K_One, T, T; \
+	VMULPD  K_Log2C6, T, A; \
+	VADDPD  K_Log2C5, A, A; \
+	VMULPD  T, A, A; \
+	VADDPD  K_Log2C4, A, A; \
+	VMULPD  T, A, A; \
+	VADDPD  K_Log2C3, A, A; \
+	VMULPD  T, A, A; \
+	VADDPD  K_Log2C2, A, A; \
+	VMULPD  T, A, A; \
+	VADDPD  K_Log2C1, A, A; \
+	VMULPD  T, A, A; \
+	VADDPD  A, D, D
+
+// FASTEXP2NEG sets D to fastExp2Neg(Y) (Y > -1, kept); T (XT its low
+// half), A and M are clobbered.
+#define FASTEXP2NEG(Y, D, T, XT, A, M) \
+	VCMPPD      $0x0E, K_1022, Y, M; \
+	VROUNDPD    $3, Y, T; \
+	VSUBPD      T, Y, T; \
+	VMULPD      K_Exp2C5, T, A; \
+	VADDPD      K_Exp2C4, A, A; \
+	VMULPD      T, A, A; \
+	VADDPD      K_Exp2C3, A, A; \
+	VMULPD      T, A, A; \
+	VADDPD      K_Exp2C2, A, A; \
+	VMULPD      T, A, A; \
+	VADDPD      K_Exp2C1, A, A; \
+	VMULPD      T, A, A; \
+	VADDPD      K_One, A, A; \
+	VCVTTPD2DQY Y, XT; \
+	VPMOVZXDQ   XT, T; \
+	VMOVDQU     K_1023, D; \
+	VPSUBQ      T, D, D; \
+	VPSLLQ      $52, D, D; \
+	VMULPD      D, A, D; \
+	VANDNPD     D, M, D
+
+// LSAFACTOR sets D to lsaFactor(V) (V kept), R9 pointing at lsaTab; T, A,
+// I and MK are clobbered.
+#define LSAFACTOR(V, D, T, A, I, MK) \
+	VMAXPD     K_VLo, V, T; \
+	VMINPD     K_VHi, T, T; \
+	VPSRLQ     $46, T, I; \
+	VPSUBQ     K_LsaOff, I, I; \
+	VPCMPEQQ   MK, MK, MK; \
+	VGATHERQPD MK, (R9)(I*8), D; \
+	VPCMPEQQ   MK, MK, MK; \
+	VGATHERQPD MK, 8(R9)(I*8), A; \
+	VSUBPD     D, A, A; \
+	VPAND      K_Mant46, T, T; \
+	VPOR       K_OneBits, T, T; \
+	VSUBPD     K_One, T, T; \
+	VMULPD     K_64, T, T; \
+	VMULPD     A, T, A; \
+	VADDPD     A, D, D
+
+// ZETAL sets D to zetaLikelihood(Z) (Z kept); T, A and M are clobbered.
+#define ZETAL(Z, D, T, A, M) \
+	FASTLOG2(Z, D, T, A); \
+	VSUBPD    K_ZetaLog2Min, D, D; \
+	VMULPD    K_ZetaInvSpan, D, D; \
+	VCMPPD    $0x02, K_ZetaMin, Z, M; \
+	VANDNPD   D, M, D; \
+	VCMPPD    $0x0D, K_ZetaMax, Z, M; \
+	VBLENDVPD M, K_One, D, D
+
+// func lsaFirstAVX2(P, noise, prevA, r, gam *float64, n int, over float64, k *[gkCount][4]uint64)
+TEXT ·lsaFirstAVX2(SB), NOSPLIT, $0-64
+	MOVQ P+0(FP), SI
+	MOVQ noise+8(FP), DI
+	MOVQ prevA+16(FP), R10
+	MOVQ r+24(FP), R11
+	MOVQ gam+32(FP), R12
+	MOVQ n+40(FP), CX
+	VBROADCASTSD over+48(FP), Y15
+	MOVQ k+56(FP), R8
+	SHLQ $3, CX
+	XORQ AX, AX
+	VXORPD Y14, Y14, Y14
+
+first:
+	VMULPD  (DI)(AX*1), Y15, Y0 // noise*over
+	VMAXPD  K_Tiny, Y0, Y0
+	VMOVUPD K_One, Y1
+	VDIVPD  Y0, Y1, Y1          // il
+	VMULPD  (SI)(AX*1), Y1, Y2
+	VMINPD  K_GammaMax, Y2, Y2  // gamma
+	VMOVUPD (R10)(AX*1), Y3
+	VMULPD  K_Alpha, Y3, Y3
+	VMULPD  Y1, Y3, Y3          // ddAlpha*prevA*il
+	VSUBPD  K_One, Y2, Y4
+	VMAXPD  Y14, Y4, Y4
+	VMULPD  K_OneMinusAlpha, Y4, Y4
+	VADDPD  Y4, Y3, Y3
+	VMAXPD  K_XiMin, Y3, Y3     // xi
+	VADDPD  K_One, Y3, Y4
+	VDIVPD  Y4, Y3, Y4          // xi/(1+xi)
+	VMOVUPD Y4, (R11)(AX*1)
+	VMOVUPD Y2, (R12)(AX*1)
+	ADDQ    $32, AX
+	CMPQ    AX, CX
+	JLT     first
+	VZEROUPPER
+	RET
+
+// func lsaRefineAVX2(P, prevA, xi, r, gam *float64, n int, k *[gkCount][4]uint64, tab *float64)
+TEXT ·lsaRefineAVX2(SB), NOSPLIT, $0-64
+	MOVQ P+0(FP), SI
+	MOVQ prevA+8(FP), R10
+	MOVQ xi+16(FP), DI
+	MOVQ r+24(FP), R11
+	MOVQ gam+32(FP), R12
+	MOVQ n+40(FP), CX
+	MOVQ k+48(FP), R8
+	MOVQ tab+56(FP), R9
+	SHLQ $3, CX
+	XORQ AX, AX
+
+refine:
+	VMOVUPD (R11)(AX*1), Y0 // r1
+	VMOVUPD (R12)(AX*1), Y1 // gamma
+	VMULPD  Y1, Y0, Y2
+	LSAFACTOR(Y2, Y3, Y4, Y5, Y6, Y7)
+	VMULPD  Y3, Y0, Y3
+	VMINPD  K_One, Y3, Y3       // g1
+	VMULPD  Y3, Y3, Y3          // g1*g1
+	VMULPD  (SI)(AX*1), Y3, Y4
+	VMOVUPD Y4, (R10)(AX*1)     // prevA
+	VMULPD  Y1, Y3, Y4
+	VMAXPD  K_XiMin, Y4, Y4     // xi
+	VMOVUPD Y4, (DI)(AX*1)
+	VADDPD  K_One, Y4, Y5
+	VDIVPD  Y5, Y4, Y5          // r2
+	VMULPD  Y1, Y5, Y1          // v
+	VMOVUPD Y1, (R12)(AX*1)
+	LSAFACTOR(Y1, Y3, Y4, Y6, Y8, Y7)
+	VMULPD  Y3, Y5, Y3
+	VMINPD  K_One, Y3, Y3
+	VMOVUPD Y3, (R11)(AX*1)
+	ADDQ    $32, AX
+	CMPQ    AX, CX
+	JLT     refine
+	VZEROUPPER
+	RET
+
+// func presenceProbAVX2(pS, zw, xi, gam *float64, n int, pf float64, k *[gkCount][4]uint64)
+TEXT ·presenceProbAVX2(SB), NOSPLIT, $0-56
+	MOVQ pS+0(FP), SI
+	MOVQ zw+8(FP), DI
+	MOVQ xi+16(FP), R10
+	MOVQ gam+24(FP), R11
+	MOVQ n+32(FP), CX
+	VBROADCASTSD pf+40(FP), Y15
+	MOVQ k+48(FP), R8
+	SHLQ $3, CX
+	XORQ AX, AX
+
+presence:
+	VMOVUPD (SI)(AX*1), Y0
+	ZETAL(Y0, Y1, Y9, Y10, Y11)
+	VMOVUPD (DI)(AX*1), Y0
+	ZETAL(Y0, Y2, Y9, Y10, Y11)
+	VMULPD  Y2, Y1, Y1
+	VMULPD  Y15, Y1, Y1
+	VMOVUPD K_One, Y2
+	VSUBPD  Y1, Y2, Y1
+	VMINPD  K_QMax, Y1, Y1      // q
+	VMOVUPD K_One, Y2
+	VSUBPD  Y1, Y2, Y2          // 1-q
+	VMOVUPD (R10)(AX*1), Y3
+	VADDPD  K_One, Y3, Y3
+	VMULPD  Y3, Y1, Y3          // q*(1+xi)
+	VMOVUPD (R11)(AX*1), Y4
+	VMINPD  K_700, Y4, Y4
+	VMULPD  K_Log2E, Y4, Y4
+	FASTEXP2NEG(Y4, Y5, Y6, X6, Y7, Y8)
+	VMULPD  Y5, Y3, Y3
+	VADDPD  Y3, Y2, Y3
+	VDIVPD  Y3, Y2, Y3
+	VMOVUPD Y3, (SI)(AX*1)
+	ADDQ    $32, AX
+	CMPQ    AX, CX
+	JLT     presence
+	VZEROUPPER
+	RET
+
+// func omLSAAVX2(G, p, lsa *float64, n int, lf, fl float64, k *[gkCount][4]uint64)
+TEXT ·omLSAAVX2(SB), NOSPLIT, $0-56
+	MOVQ G+0(FP), R10
+	MOVQ p+8(FP), SI
+	MOVQ lsa+16(FP), DI
+	MOVQ n+24(FP), CX
+	VBROADCASTSD lf+32(FP), Y14
+	VBROADCASTSD fl+40(FP), Y15
+	MOVQ k+48(FP), R8
+	SHLQ $3, CX
+	XORQ AX, AX
+
+omlsa:
+	VMOVUPD (DI)(AX*1), Y0
+	VMAXPD  K_GFloor, Y0, Y0
+	FASTLOG2(Y0, Y1, Y2, Y3)
+	VMOVUPD (SI)(AX*1), Y4      // p
+	VMULPD  Y1, Y4, Y1          // p*log2 g
+	VMOVUPD K_One, Y5
+	VSUBPD  Y4, Y5, Y5
+	VMULPD  Y14, Y5, Y5         // (1-p)*lf
+	VADDPD  Y5, Y1, Y1
+	VXORPD  K_Sign, Y1, Y1
+	FASTEXP2NEG(Y1, Y2, Y3, X3, Y5, Y6)
+	VMAXPD  Y15, Y2, Y2
+	VMINPD  K_One, Y2, Y2
+	VMOVUPD Y2, (R10)(AX*1)
+	ADDQ    $32, AX
+	CMPQ    AX, CX
+	JLT     omlsa
+	VZEROUPPER
+	RET
