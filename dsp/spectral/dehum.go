@@ -760,6 +760,16 @@ func addRamp(o []float64, a, da, z, r complex128) {
 	a0, a1, a2, a3 := a, a+da, a+2*da, a+3*da
 	z0, z1, z2, z3 := z, z*r, z*r2, z*r2*r
 	i := 0
+	if useAVX2 && len(o) >= 4 {
+		// The same four lanes in one register each (gainkern_amd64.s).
+		st := [4][4]float64{
+			{real(a0), real(a1), real(a2), real(a3)}, {imag(a0), imag(a1), imag(a2), imag(a3)},
+			{real(z0), real(z1), real(z2), real(z3)}, {imag(z0), imag(z1), imag(z2), imag(z3)},
+		}
+		i = len(o) &^ 3
+		addRampAVX2(&o[0], i, &st, da4, r4)
+		a0, z0 = complex(st[0][0], st[1][0]), complex(st[2][0], st[3][0])
+	}
 	for ; i+4 <= len(o); i += 4 {
 		p := o[i : i+4 : i+4]
 		p[0] += real(a0)*real(z0) - imag(a0)*imag(z0)

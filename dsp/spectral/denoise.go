@@ -905,21 +905,9 @@ func (d *Denoiser) trackMin() {
 	cur, curMax := d.msCur[:b], d.msCurMax[:b]
 	old, oldMax := d.msOld[:b], d.msOldMax[:b]
 	floor := d.msFloor[:b]
-	for k, v := range d.P[:b] {
-		c, cm := min(cur[k], v), max(curMax[k], v)
-		cur[k], curMax[k] = c, cm
-		m, M := min(c, old[k]), max(cm, oldMax[k])
-		f := msBias * m
-		if M < msSteady*m {
-			f = 0 // a steady tone, not noise
-		}
-		floor[k] = f
-	}
+	minStat(d.P[:b], cur, curMax, old, oldMax, floor)
 	if d.lamP != nil {
-		lp := d.lamP[:b]
-		for k, v := range d.profile[:b] {
-			lp[k] = max(v, floor[k])
-		}
+		maxOf(d.lamP[:b], d.profile[:b], floor)
 	}
 	d.msN++
 	if d.msN < msSubLen {

@@ -15,7 +15,7 @@ import "math"
 // SNR.
 func lsaFirst(P, noise, prevA, r, gam []float64, over float64) {
 	m := 0
-	if useGainKernels && len(P) >= 4 {
+	if useAVX2 && len(P) >= 4 {
 		m = len(P) &^ 3
 		_, _, _, _ = noise[m-1], prevA[m-1], r[m-1], gam[m-1]
 		lsaFirstAVX2(&P[0], &noise[0], &prevA[0], &r[0], &gam[0], m, over, &gainConsts)
@@ -41,7 +41,7 @@ func lsaFirstGo(P, noise, prevA, r, gam []float64, over float64) {
 // in gam.
 func lsaRefine(P, prevA, xi, r, gam []float64) {
 	m := 0
-	if useGainKernels && len(P) >= 4 {
+	if useAVX2 && len(P) >= 4 {
 		m = len(P) &^ 3
 		_, _, _, _ = prevA[m-1], xi[m-1], r[m-1], gam[m-1]
 		lsaRefineAVX2(&P[0], &prevA[0], &xi[0], &r[0], &gam[0], m, &gainConsts, &lsaTab[0])
@@ -77,7 +77,7 @@ func lsaRefineGo(P, prevA, xiA, gA, vA []float64) {
 // the frame's likelihood pf, the a priori SNR xi and v (gam).
 func presenceProb(pS, zw, xi, gam []float64, pf float64) {
 	m := 0
-	if useGainKernels && len(pS) >= 4 {
+	if useAVX2 && len(pS) >= 4 {
 		m = len(pS) &^ 3
 		_, _, _ = zw[m-1], xi[m-1], gam[m-1]
 		presenceProbAVX2(&pS[0], &zw[0], &xi[0], &gam[0], m, pf, &gainConsts)
@@ -101,7 +101,7 @@ func presenceProbGo(pS, zw, xi, gam []float64, pf float64) {
 // and 1.
 func omLSA(G, p, g []float64, lf, fl float64) {
 	m := 0
-	if useGainKernels && len(G) >= 4 {
+	if useAVX2 && len(G) >= 4 {
 		m = len(G) &^ 3
 		_, _ = p[m-1], g[m-1]
 		omLSAAVX2(&G[0], &p[0], &g[0], m, lf, fl, &gainConsts)
@@ -114,6 +114,53 @@ func omLSAGo(G, p, g []float64, lf, fl float64) {
 	for k := range G {
 		y := fastExp2Neg(-(p[k]*fastLog2(max(g[k], 1e-6)) + (1-p[k])*lf))
 		G[k] = min(max(y, fl), 1)
+	}
+}
+
+// minStat takes each bin's power P into the minimum and maximum of the
+// sub-window being filled (cur, curMax), and sets floor to msBias times
+// the minimum over the whole window (cur and old), or 0 where the maximum
+// over it (curMax and oldMax) stays within msSteady of it: a steady tone,
+// not noise.
+func minStat(P, cur, curMax, old, oldMax, floor []float64) {
+	m := 0
+	if useAVX2 && len(P) >= 4 {
+		m = len(P) &^ 3
+		_, _, _, _, _ = cur[m-1], curMax[m-1], old[m-1], oldMax[m-1], floor[m-1]
+		minStatAVX2(&P[0], &cur[0], &curMax[0], &old[0], &oldMax[0], &floor[0], m, msBias, msSteady)
+	}
+	minStatGo(P[m:], cur[m:], curMax[m:], old[m:], oldMax[m:], floor[m:])
+}
+
+func minStatGo(P, cur, curMax, old, oldMax, floor []float64) {
+	cur, curMax, old, oldMax, floor = cur[:len(P)], curMax[:len(P)], old[:len(P)], oldMax[:len(P)], floor[:len(P)]
+	for k, v := range P {
+		c, cm := min(cur[k], v), max(curMax[k], v)
+		cur[k], curMax[k] = c, cm
+		m, M := min(c, old[k]), max(cm, oldMax[k])
+		f := msBias * m
+		if M < msSteady*m {
+			f = 0 // a steady tone, not noise
+		}
+		floor[k] = f
+	}
+}
+
+// maxOf sets dst to the larger of a and b in every bin.
+func maxOf(dst, a, b []float64) {
+	m := 0
+	if useAVX2 && len(dst) >= 4 {
+		m = len(dst) &^ 3
+		_, _ = a[m-1], b[m-1]
+		maxOfAVX2(&dst[0], &a[0], &b[0], m)
+	}
+	maxOfGo(dst[m:], a[m:], b[m:])
+}
+
+func maxOfGo(dst, a, b []float64) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for k, v := range a {
+		dst[k] = max(v, b[k])
 	}
 }
 

@@ -4,9 +4,9 @@ package spectral
 
 import "golang.org/x/sys/cpu"
 
-// useGainKernels selects the AVX2 kernels of gainkern_amd64.s where the
+// useAVX2 selects the AVX2 kernels of gainkern_amd64.s where the
 // CPU and the operating system support AVX2.
-var useGainKernels = cpu.X86.HasAVX2
+var useAVX2 = cpu.X86.HasAVX2
 
 //go:noescape
 func lsaFirstAVX2(P, noise, prevA, r, gam *float64, n int, over float64, k *[gkCount][4]uint64)
@@ -19,3 +19,12 @@ func presenceProbAVX2(pS, zw, xi, gam *float64, n int, pf float64, k *[gkCount][
 
 //go:noescape
 func omLSAAVX2(G, p, lsa *float64, n int, lf, fl float64, k *[gkCount][4]uint64)
+
+//go:noescape
+func minStatAVX2(P, cur, curMax, old, oldMax, floor *float64, n int, bias, steady float64)
+
+//go:noescape
+func maxOfAVX2(dst, a, b *float64, n int)
+
+//go:noescape
+func addRampAVX2(o *float64, n int, st *[4][4]float64, da4, r4 complex128)

@@ -92,24 +92,33 @@
 	VMULPD      D, A, D; \
 	VANDNPD     D, M, D
 
-// LSAFACTOR sets D to lsaFactor(V) (V kept), R9 pointing at lsaTab; T, A,
-// I and MK are clobbered.
-#define LSAFACTOR(V, D, T, A, I, MK) \
-	VMAXPD     K_VLo, V, T; \
-	VMINPD     K_VHi, T, T; \
-	VPSRLQ     $46, T, I; \
-	VPSUBQ     K_LsaOff, I, I; \
-	VPCMPEQQ   MK, MK, MK; \
-	VGATHERQPD MK, (R9)(I*8), D; \
-	VPCMPEQQ   MK, MK, MK; \
-	VGATHERQPD MK, 8(R9)(I*8), A; \
-	VSUBPD     D, A, A; \
-	VPAND      K_Mant46, T, T; \
-	VPOR       K_OneBits, T, T; \
-	VSUBPD     K_One, T, T; \
-	VMULPD     K_64, T, T; \
-	VMULPD     A, T, A; \
-	VADDPD     A, D, D
+// LSAFACTOR sets D (XD its low half) to lsaFactor(V) (V kept), R9
+// pointing at lsaTab: each bin's pair of neighbouring points loaded whole
+// (a gather per point cost twice the rest of the pass); T, A (XA), I (XI),
+// BX, DX and R13 are clobbered.
+#define LSAFACTOR(V, D, XD, T, A, XA, I, XI) \
+	VMAXPD       K_VLo, V, T; \
+	VMINPD       K_VHi, T, T; \
+	VPSRLQ       $46, T, I; \
+	VPSUBQ       K_LsaOff, I, I; \
+	VMOVQ        XI, BX; \
+	VPEXTRQ      $1, XI, DX; \
+	VEXTRACTI128 $1, I, XI; \
+	VMOVQ        XI, R13; \
+	VMOVUPD      (R9)(BX*8), XD; \
+	VPEXTRQ      $1, XI, BX; \
+	VINSERTF128  $1, (R9)(R13*8), D, D; \
+	VMOVUPD      (R9)(DX*8), XA; \
+	VINSERTF128  $1, (R9)(BX*8), A, A; \
+	VUNPCKHPD    A, D, I; \
+	VUNPCKLPD    A, D, D; \
+	VSUBPD       D, I, A; \
+	VPAND        K_Mant46, T, T; \
+	VPOR         K_OneBits, T, T; \
+	VSUBPD       K_One, T, T; \
+	VMULPD       K_64, T, T; \
+	VMULPD       A, T, A; \
+	VADDPD       A, D, D
 
 // ZETAL sets D to zetaLikelihood(Z) (Z kept); T, A and M are clobbered.
 #define ZETAL(Z, D, T, A, M) \
@@ -177,7 +186,7 @@ refine:
 	VMOVUPD (R11)(AX*1), Y0 // r1
 	VMOVUPD (R12)(AX*1), Y1 // gamma
 	VMULPD  Y1, Y0, Y2
-	LSAFACTOR(Y2, Y3, Y4, Y5, Y6, Y7)
+	LSAFACTOR(Y2, Y3, X3, Y4, Y5, X5, Y6, X6)
 	VMULPD  Y3, Y0, Y3
 	VMINPD  K_One, Y3, Y3       // g1
 	VMULPD  Y3, Y3, Y3          // g1*g1
@@ -190,7 +199,7 @@ refine:
 	VDIVPD  Y5, Y4, Y5          // r2
 	VMULPD  Y1, Y5, Y1          // v
 	VMOVUPD Y1, (R12)(AX*1)
-	LSAFACTOR(Y1, Y3, Y4, Y6, Y8, Y7)
+	LSAFACTOR(Y1, Y3, X3, Y4, Y6, X6, Y8, X8)
 	VMULPD  Y3, Y5, Y3
 	VMINPD  K_One, Y3, Y3
 	VMOVUPD Y3, (R11)(AX*1)
@@ -271,5 +280,103 @@ omlsa:
 	ADDQ    $32, AX
 	CMPQ    AX, CX
 	JLT     omlsa
+	VZEROUPPER
+	RET
+
+// func minStatAVX2(P, cur, curMax, old, oldMax, floor *float64, n int, bias, steady float64)
+TEXT ·minStatAVX2(SB), NOSPLIT, $0-72
+	MOVQ P+0(FP), SI
+	MOVQ cur+8(FP), DI
+	MOVQ curMax+16(FP), R10
+	MOVQ old+24(FP), R11
+	MOVQ oldMax+32(FP), R12
+	MOVQ floor+40(FP), R13
+	MOVQ n+48(FP), CX
+	VBROADCASTSD bias+56(FP), Y14
+	VBROADCASTSD steady+64(FP), Y15
+	SHLQ $3, CX
+	XORQ AX, AX
+
+minstat:
+	VMOVUPD (SI)(AX*1), Y0
+	VMOVUPD (DI)(AX*1), Y1
+	VMINPD  Y0, Y1, Y1      // c = min(cur, v)
+	VMOVUPD (R10)(AX*1), Y2
+	VMAXPD  Y0, Y2, Y2      // cm = max(curMax, v)
+	VMOVUPD Y1, (DI)(AX*1)
+	VMOVUPD Y2, (R10)(AX*1)
+	VMINPD  (R11)(AX*1), Y1, Y1 // m = min(c, old)
+	VMAXPD  (R12)(AX*1), Y2, Y2 // M = max(cm, oldMax)
+	VMULPD  Y1, Y14, Y3     // msBias*m
+	VMULPD  Y1, Y15, Y4     // msSteady*m
+	VCMPPD  $0x01, Y4, Y2, Y4 // M < msSteady*m
+	VANDNPD Y3, Y4, Y3
+	VMOVUPD Y3, (R13)(AX*1)
+	ADDQ    $32, AX
+	CMPQ    AX, CX
+	JLT     minstat
+	VZEROUPPER
+	RET
+
+// func maxOfAVX2(dst, a, b *float64, n int)
+TEXT ·maxOfAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), R10
+	MOVQ n+24(FP), CX
+	SHLQ $3, CX
+	XORQ AX, AX
+
+maxof:
+	VMOVUPD (SI)(AX*1), Y0
+	VMAXPD  (R10)(AX*1), Y0, Y0
+	VMOVUPD Y0, (DI)(AX*1)
+	ADDQ    $32, AX
+	CMPQ    AX, CX
+	JLT     maxof
+	VZEROUPPER
+	RET
+
+// func addRampAVX2(o *float64, n int, st *[4][4]float64, da4, r4 complex128)
+//
+// addRamp's four lanes: st holds their amplitudes' real and imaginary
+// parts and their phasors', and gets them back after n frames.
+TEXT ·addRampAVX2(SB), NOSPLIT, $0-56
+	MOVQ o+0(FP), DI
+	MOVQ n+8(FP), CX
+	MOVQ st+16(FP), SI
+	VMOVUPD 0(SI), Y0
+	VMOVUPD 32(SI), Y1
+	VMOVUPD 64(SI), Y2
+	VMOVUPD 96(SI), Y3
+	VBROADCASTSD da4_real+24(FP), Y4
+	VBROADCASTSD da4_imag+32(FP), Y5
+	VBROADCASTSD r4_real+40(FP), Y6
+	VBROADCASTSD r4_imag+48(FP), Y7
+	SHLQ $3, CX
+	XORQ AX, AX
+
+ramp:
+	VMULPD  Y2, Y0, Y8
+	VMULPD  Y3, Y1, Y9
+	VSUBPD  Y9, Y8, Y8      // Re(a z)
+	VADDPD  (DI)(AX*1), Y8, Y8
+	VMOVUPD Y8, (DI)(AX*1)
+	VADDPD  Y4, Y0, Y0      // a += 4 da
+	VADDPD  Y5, Y1, Y1
+	VMULPD  Y6, Y2, Y8
+	VMULPD  Y7, Y3, Y9
+	VSUBPD  Y9, Y8, Y8      // Re(z r^4)
+	VMULPD  Y7, Y2, Y9
+	VMULPD  Y6, Y3, Y10
+	VADDPD  Y10, Y9, Y3     // Im(z r^4)
+	VMOVAPD Y8, Y2
+	ADDQ    $32, AX
+	CMPQ    AX, CX
+	JLT     ramp
+	VMOVUPD Y0, 0(SI)
+	VMOVUPD Y1, 32(SI)
+	VMOVUPD Y2, 64(SI)
+	VMOVUPD Y3, 96(SI)
 	VZEROUPPER
 	RET

@@ -2,7 +2,7 @@
 
 package spectral
 
-const useGainKernels = false
+const useAVX2 = false
 
 func lsaFirstAVX2(P, noise, prevA, r, gam *float64, n int, over float64, k *[gkCount][4]uint64) {
 	panic("spectral: no AVX2 kernels")
@@ -17,5 +17,17 @@ func presenceProbAVX2(pS, zw, xi, gam *float64, n int, pf float64, k *[gkCount][
 }
 
 func omLSAAVX2(G, p, lsa *float64, n int, lf, fl float64, k *[gkCount][4]uint64) {
+	panic("spectral: no AVX2 kernels")
+}
+
+func minStatAVX2(P, cur, curMax, old, oldMax, floor *float64, n int, bias, steady float64) {
+	panic("spectral: no AVX2 kernels")
+}
+
+func maxOfAVX2(dst, a, b *float64, n int) {
+	panic("spectral: no AVX2 kernels")
+}
+
+func addRampAVX2(o *float64, n int, st *[4][4]float64, da4, r4 complex128) {
 	panic("spectral: no AVX2 kernels")
 }

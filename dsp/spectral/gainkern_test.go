@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // TestGainKernelsAreGo holds the AVX2 kernels of the gain to the Go
@@ -11,7 +12,7 @@ import (
 // and past its clamps (a posteriori SNR over 1e4, LSA arguments outside
 // the table, likelihoods at and beyond their bounds, gains at 0 and 1).
 func TestGainKernelsAreGo(t *testing.T) {
-	if !useGainKernels {
+	if !useAVX2 {
 		t.Skip("no AVX2 kernels on this platform")
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -81,6 +82,25 @@ func TestGainKernelsAreGo(t *testing.T) {
 			presenceProbGo(p2, zw, xi, gam, pf)
 			same("presenceProb", p1, p2)
 
+			inf := math.Inf(1)
+			pw := func() float64 { return pick([]float64{0, inf}, func() float64 { return logU(-12, 2) }) }
+			cur, curMax, old, oldMax := vec(n, pw), vec(n, pw), vec(n, pw), vec(n, pw)
+			for i := range curMax {
+				if rng.IntN(4) == 0 { // a steady tone: the extremes close
+					curMax[i], oldMax[i] = cur[i]*3.999, old[i]*4
+				}
+			}
+			c1, c2, m1, m2 := cp(cur), cp(cur), cp(curMax), cp(curMax)
+			f1, f2 := make([]float64, n), make([]float64, n)
+			minStat(P, c1, m1, old, oldMax, f1)
+			minStatGo(P, c2, m2, old, oldMax, f2)
+			same("minStat cur", c1, c2)
+			same("minStat curMax", m1, m2)
+			same("minStat floor", f1, f2)
+			maxOf(f1, noise, P)
+			maxOfGo(f2, noise, P)
+			same("maxOf", f1, f2)
+
 			gmin := []float64{1, 0.3, 0.01, 1e-5}[rng.IntN(4)]
 			lf := fastLog2(gmin)
 			p := vec(n, func() float64 { return pick([]float64{0, 1}, rng.Float64) })
@@ -91,4 +111,70 @@ func TestGainKernelsAreGo(t *testing.T) {
 			same("omLSA", G1, G2)
 		}
 	}
+}
+
+// The gain's per-bin passes over one frame of 1025 bins (48 kHz), with
+// the kernels where the platform has them:
+//
+//	go test -run '^$' -bench GainPasses ./dsp/spectral
+func BenchmarkGainPasses(b *testing.B) {
+	const n = 1025
+	rng := rand.New(rand.NewPCG(3, 4))
+	vec := func(lo, hi float64) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = math.Pow(10, lo+(hi-lo)*rng.Float64())
+		}
+		return v
+	}
+	P, noise, prevA := vec(-8, -2), vec(-7, -4), vec(-8, -2)
+	r, gam, xi, zw, p := vec(-2, 0), vec(-2, 3), vec(-2, 3), vec(-2, 1), vec(-3, 0)
+	cur, curMax, old, oldMax, floor := vec(-8, -2), vec(-8, -2), vec(-8, -2), vec(-8, -2), make([]float64, n)
+	G := make([]float64, n)
+	// cpu reports the CPU time per frame, the figure to compare on a
+	// shared machine.
+	cpu := func(b *testing.B, before time.Duration) {
+		b.ReportMetric(float64(cpuTime()-before)/float64(b.N), "cpu-ns/op")
+	}
+	b.Run("lsaFirst", func(b *testing.B) {
+		before := cpuTime()
+		for b.Loop() {
+			lsaFirst(P, noise, prevA, r, gam, 1)
+		}
+		cpu(b, before)
+	})
+	b.Run("lsaRefine", func(b *testing.B) {
+		pa := append([]float64(nil), prevA...)
+		r0, g0 := append([]float64(nil), r...), append([]float64(nil), gam...)
+		before := cpuTime()
+		for b.Loop() {
+			copy(r, r0)
+			copy(gam, g0)
+			lsaRefine(P, pa, xi, r, gam)
+		}
+		cpu(b, before)
+	})
+	b.Run("presenceProb", func(b *testing.B) {
+		pS := append([]float64(nil), zw...)
+		before := cpuTime()
+		for b.Loop() {
+			copy(pS, zw)
+			presenceProb(pS, zw, xi, gam, 0.7)
+		}
+		cpu(b, before)
+	})
+	b.Run("omLSA", func(b *testing.B) {
+		before := cpuTime()
+		for b.Loop() {
+			omLSA(G, p, r, fastLog2(0.1), 0.1)
+		}
+		cpu(b, before)
+	})
+	b.Run("minStat", func(b *testing.B) {
+		before := cpuTime()
+		for b.Loop() {
+			minStat(P, cur, curMax, old, oldMax, floor)
+		}
+		cpu(b, before)
+	})
 }
