@@ -112,6 +112,11 @@ type Dehum struct {
 	// times the fundamental for j = 0..k, over the tracker's window.
 	midR, midI [][]float64
 	mid        []float64 // the tracker's power at each of them in a block
+	// The same tables sample-major (phasorTabs), and a block's
+	// demodulated sums by them.
+	harmT, midT phasorTabs
+	dotR, dotI  []float64
+	zk          []complex128 // each harmonic's phasor at a half block's start
 }
 
 // NewDehum returns src with mains hum removed as opts say.
@@ -266,6 +271,9 @@ func (h *Dehum) allocate() {
 		}
 	}
 	h.mid = make([]float64, K+1)
+	h.harmT, h.midT = newPhasorTabs(h.tabR, h.tabI), newPhasorTabs(h.midR, h.midI)
+	h.dotR, h.dotI = make([]float64, h.midT.kp), make([]float64, h.midT.kp)
+	h.zk = make([]complex128, K)
 	h.boxG = make([]float64, K)
 	for k := range K {
 		f := float64(k+1) * h.f0
@@ -463,16 +471,18 @@ func (h *Dehum) track(s, j int64, b int) {
 	// k+1.
 	z1 := phasor(-h.f0, t0, h.fs)
 	zk := complex(1, 0)
+	h.harmT.dots(x, h.dotR, h.dotI)
 	for k := range h.k {
 		zk *= z1
-		h.ym[k] = dotTab(x, h.tabR[k], h.tabI[k]) * zk * g
+		h.ym[k] = complex(h.dotR[k], h.dotI[k]) * zk * g
 	}
 	// The power half way between the harmonics: the voice's near each
 	// harmonic, with the hum itself 15 dB down (the window's response
 	// half a harmonic off), so that the weights follow the voice and not
 	// the hum plus the voice.
+	h.midT.dots(x, h.dotR, h.dotI)
 	for j := range h.mid {
-		m := dotTab(x, h.midR[j], h.midI[j]) * g
+		m := complex(h.dotR[j], h.dotI[j]) * g
 		h.mid[j] = real(m)*real(m) + imag(m)*imag(m)
 	}
 	for k := range h.k {
@@ -577,9 +587,12 @@ func (h *Dehum) measure(s int64) {
 			z := complex(1, 0)
 			for k := range K {
 				z *= z1
-				tr, ti := h.tabR[k][:hi-lo], h.tabI[k][:hi-lo]
-				for c := range C {
-					h.acc[c*K+k] += dotTab(h.mwin[c][i0+lo:i0+hi], tr, ti) * z
+				h.zk[k] = z
+			}
+			for c := range C {
+				h.harmT.dots(h.mwin[c][i0+lo:i0+hi], h.dotR, h.dotI)
+				for k, z := range h.zk {
+					h.acc[c*K+k] += complex(h.dotR[k], h.dotI[k]) * z
 				}
 			}
 		}

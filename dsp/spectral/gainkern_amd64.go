@@ -28,3 +28,6 @@ func maxOfAVX2(dst, a, b *float64, n int)
 
 //go:noescape
 func addRampAVX2(o *float64, n int, st *[4][4]float64, da4, r4 complex128)
+
+//go:noescape
+func dotTabsAVX2(x *float64, n int, t *float64, kp int, outR, outI *float64)

@@ -380,3 +380,68 @@ ramp:
 	VMOVUPD Y3, 96(SI)
 	VZEROUPPER
 	RET
+
+// func dotTabsAVX2(x *float64, n int, t *float64, kp int, outR, outI *float64)
+//
+// phasorTabs.dots: four tables a block, each lane summing the even and the
+// odd samples apart and then together, as dotTab does.
+TEXT ·dotTabsAVX2(SB), NOSPLIT, $0-48
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ t+16(FP), DI
+	MOVQ kp+24(FP), DX
+	MOVQ outR+32(FP), R10
+	MOVQ outI+40(FP), R11
+	MOVQ DX, R12
+	SHLQ $4, R12 // bytes per sample
+	MOVQ DX, R13
+	SHLQ $3, R13 // the imaginary parts' offset, and the end of the blocks
+	XORQ BX, BX
+
+dotblock:
+	VXORPD Y0, Y0, Y0 // re, even samples
+	VXORPD Y1, Y1, Y1 // im, even
+	VXORPD Y2, Y2, Y2 // re, odd
+	VXORPD Y3, Y3, Y3 // im, odd
+	LEAQ   (DI)(BX*1), R8
+	MOVQ   SI, R9
+	MOVQ   CX, AX
+
+dotpair:
+	CMPQ         AX, $2
+	JLT          dottail
+	VBROADCASTSD 0(R9), Y4
+	VBROADCASTSD 8(R9), Y5
+	VMULPD       0(R8), Y4, Y6
+	VADDPD       Y6, Y0, Y0
+	VMULPD       (R8)(R13*1), Y4, Y7
+	VADDPD       Y7, Y1, Y1
+	ADDQ         R12, R8
+	VMULPD       0(R8), Y5, Y8
+	VADDPD       Y8, Y2, Y2
+	VMULPD       (R8)(R13*1), Y5, Y9
+	VADDPD       Y9, Y3, Y3
+	ADDQ         R12, R8
+	ADDQ         $16, R9
+	SUBQ         $2, AX
+	JMP          dotpair
+
+dottail:
+	TESTQ        AX, AX
+	JZ           dotdone
+	VBROADCASTSD 0(R9), Y4
+	VMULPD       0(R8), Y4, Y6
+	VADDPD       Y6, Y0, Y0
+	VMULPD       (R8)(R13*1), Y4, Y7
+	VADDPD       Y7, Y1, Y1
+
+dotdone:
+	VADDPD  Y2, Y0, Y0
+	VADDPD  Y3, Y1, Y1
+	VMOVUPD Y0, (R10)(BX*1)
+	VMOVUPD Y1, (R11)(BX*1)
+	ADDQ    $32, BX
+	CMPQ    BX, R13
+	JLT     dotblock
+	VZEROUPPER
+	RET

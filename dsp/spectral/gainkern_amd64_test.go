@@ -70,3 +70,36 @@ func TestAddRampKernelIsGo(t *testing.T) {
 		}
 	}
 }
+
+// phasorTabs.dots gives dotTab's sums bit for bit, for every length and
+// table count.
+func TestDotsKernelIsGo(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("the CPU has no AVX2")
+	}
+	for tables := 1; tables <= 9; tables++ {
+		re, im := make([][]float64, tables), make([][]float64, tables)
+		for j := range re {
+			re[j], im[j] = make([]float64, 50), make([]float64, 50)
+			for i := range re[j] {
+				z := cmplx.Rect(1, -0.37*float64((j+1)*i))
+				re[j][i], im[j][i] = real(z), imag(z)
+			}
+		}
+		p := newPhasorTabs(re, im)
+		outR, outI := make([]float64, p.kp), make([]float64, p.kp)
+		for n := 1; n <= 50; n++ {
+			x := make([]float64, n)
+			for i := range x {
+				x[i] = math.Sin(0.1*float64(i*i)) + 0.3
+			}
+			p.dots(x, outR, outI)
+			for j := range tables {
+				want := dotTab(x, re[j], im[j])
+				if math.Float64bits(outR[j]) != math.Float64bits(real(want)) || math.Float64bits(outI[j]) != math.Float64bits(imag(want)) {
+					t.Fatalf("%d tables, %d samples: table %d %v, dotTab %v", tables, n, j, complex(outR[j], outI[j]), want)
+				}
+			}
+		}
+	}
+}

@@ -206,10 +206,7 @@ func (a *Profiler) frame() {
 		for _, v := range a.buf[c] {
 			ms += v * v
 		}
-		a.fft.forward(a.spec, a.buf[c], a.win)
-		for k, z := range a.spec {
-			a.pow[k] += real(z)*real(z) + imag(z)*imag(z)
-		}
+		a.fft.forwardPow(a.spec, a.pow, a.buf[c], a.win)
 	}
 	inv := 1 / float64(len(a.buf))
 	for k := range a.pow {
@@ -290,6 +287,9 @@ const (
 // row of binHist.
 func (a *Profiler) countBins() {
 	scale := 4 / float64(a.n) / float64(a.n)
+	// The mean's factor for three bins and for the two at either end,
+	// divided once rather than per bin.
+	by3, by2 := scale/3, scale/2
 	last := a.bins - 1
 	for k := range a.bins {
 		lo, hi := max(k-1, 0), min(k+1, last)
@@ -297,7 +297,11 @@ func (a *Profiler) countBins() {
 		for j := lo; j <= hi; j++ {
 			s += a.pow[j]
 		}
-		s *= scale / float64(hi-lo+1)
+		if hi-lo == 2 {
+			s *= by3
+		} else {
+			s *= by2
+		}
 		r := 0
 		if s > 0 {
 			r = min(binRows-1, max(0, int((fastLog2(s)-binLowLog2)*binRowsPerOctave)))
