@@ -38,3 +38,28 @@ func (p *phasorTabs) dots(x, outR, outI []float64) {
 		outR[j], outI[j] = real(d), imag(d)
 	}
 }
+
+// goertzel runs one Goertzel step, s = y + 2cos(w) s1 - s2, of every
+// oscillator (coef holding 2cos(w)) per sample of ys: sixteen oscillators
+// at a time in the AVX2 kernel, each lane as the Go loop.
+func goertzel(coef, s1, s2, ys []float64) {
+	if len(ys) == 0 {
+		return
+	}
+	m := 0
+	if useAVX2 {
+		m = len(coef) &^ 15
+		if m > 0 {
+			_, _ = s1[m-1], s2[m-1]
+			goertzelAVX2(&coef[0], &s1[0], &s2[0], m, &ys[0], len(ys))
+		}
+	}
+	coef, s1, s2 = coef[m:], s1[m:], s2[m:len(s1)]
+	for _, y := range ys {
+		for i, c := range coef[:len(s1)] {
+			s0 := y + c*s1[i] - s2[i]
+			s2[i] = s1[i]
+			s1[i] = s0
+		}
+	}
+}

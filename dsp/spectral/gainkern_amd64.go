@@ -31,3 +31,6 @@ func addRampAVX2(o *float64, n int, st *[4][4]float64, da4, r4 complex128)
 
 //go:noescape
 func dotTabsAVX2(x *float64, n int, t *float64, kp int, outR, outI *float64)
+
+//go:noescape
+func goertzelAVX2(coef, s1, s2 *float64, n int, ys *float64, ny int)

@@ -445,3 +445,70 @@ dotdone:
 	JLT     dotblock
 	VZEROUPPER
 	RET
+
+// func goertzelAVX2(coef, s1, s2 *float64, n int, ys *float64, ny int)
+//
+// goertzel's steps, sixteen oscillators a group (four registers of
+// state each for s1 and s2, so that four recurrences overlap), every
+// sample of ys per group.
+TEXT ·goertzelAVX2(SB), NOSPLIT, $0-48
+	MOVQ coef+0(FP), DI
+	MOVQ s1+8(FP), R10
+	MOVQ s2+16(FP), R11
+	MOVQ n+24(FP), CX
+	MOVQ ys+32(FP), SI
+	MOVQ ny+40(FP), DX
+	SHLQ $3, CX
+	SHLQ $3, DX
+	XORQ BX, BX
+
+ggroup:
+	VMOVUPD 0(R10)(BX*1), Y0
+	VMOVUPD 32(R10)(BX*1), Y1
+	VMOVUPD 64(R10)(BX*1), Y2
+	VMOVUPD 96(R10)(BX*1), Y3
+	VMOVUPD 0(R11)(BX*1), Y4
+	VMOVUPD 32(R11)(BX*1), Y5
+	VMOVUPD 64(R11)(BX*1), Y6
+	VMOVUPD 96(R11)(BX*1), Y7
+	LEAQ    (DI)(BX*1), R8
+	XORQ    AX, AX
+
+gsample:
+	VBROADCASTSD (SI)(AX*1), Y8
+	VMULPD       0(R8), Y0, Y9
+	VMULPD       32(R8), Y1, Y10
+	VMULPD       64(R8), Y2, Y11
+	VMULPD       96(R8), Y3, Y12
+	VADDPD       Y9, Y8, Y9
+	VADDPD       Y10, Y8, Y10
+	VADDPD       Y11, Y8, Y11
+	VADDPD       Y12, Y8, Y12
+	VSUBPD       Y4, Y9, Y9
+	VSUBPD       Y5, Y10, Y10
+	VSUBPD       Y6, Y11, Y11
+	VSUBPD       Y7, Y12, Y12
+	VMOVAPD      Y0, Y4
+	VMOVAPD      Y1, Y5
+	VMOVAPD      Y2, Y6
+	VMOVAPD      Y3, Y7
+	VMOVAPD      Y9, Y0
+	VMOVAPD      Y10, Y1
+	VMOVAPD      Y11, Y2
+	VMOVAPD      Y12, Y3
+	ADDQ         $8, AX
+	CMPQ         AX, DX
+	JLT          gsample
+	VMOVUPD      Y0, 0(R10)(BX*1)
+	VMOVUPD      Y1, 32(R10)(BX*1)
+	VMOVUPD      Y2, 64(R10)(BX*1)
+	VMOVUPD      Y3, 96(R10)(BX*1)
+	VMOVUPD      Y4, 0(R11)(BX*1)
+	VMOVUPD      Y5, 32(R11)(BX*1)
+	VMOVUPD      Y6, 64(R11)(BX*1)
+	VMOVUPD      Y7, 96(R11)(BX*1)
+	ADDQ         $128, BX
+	CMPQ         BX, CX
+	JLT          ggroup
+	VZEROUPPER
+	RET

@@ -6,6 +6,7 @@ import (
 	"context"
 	"math"
 	"math/cmplx"
+	"reflect"
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
@@ -101,5 +102,25 @@ func TestDotsKernelIsGo(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The Profiler's hum detector gives the same Profile with the Goertzel
+// kernel as with the Go loop.
+func TestProfilerKernelsKeepProfile(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("the CPU has no AVX2")
+	}
+	defer func(u bool) { useAVX2 = u }(useAVX2)
+	in := stereoTest(fs, 4.3)
+	useAVX2 = true
+	a := analyse(t, in, ProfilerOptions{})
+	useAVX2 = false
+	b := analyse(t, in, ProfilerOptions{})
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("with the kernels %+v\nwithout %+v", a, b)
+	}
+	if a.Hum.Base != 50 {
+		t.Fatalf("hum %+v, want 50 Hz", a.Hum)
 	}
 }

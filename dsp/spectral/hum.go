@@ -59,6 +59,7 @@ type humDetector struct {
 	osc          []humOsc
 	// Goertzel state per oscillator: 2cos(w), the last two outputs.
 	coef, s1, s2 []float64
+	ys           []float64 // decimated samples awaiting the oscillators
 }
 
 func newHumDetector(sampleRate int) *humDetector {
@@ -84,6 +85,9 @@ func newHumDetector(sampleRate int) *humDetector {
 }
 
 func (h *humDetector) write(mono []float64) {
+	// The decimated samples of the write, up to each chunk's end, then
+	// the oscillators over them (goertzel).
+	ys := h.ys[:0]
 	for len(mono) > 0 {
 		m := min(len(mono), h.d-h.accN)
 		h.acc += sum(mono[:m])
@@ -92,20 +96,17 @@ func (h *humDetector) write(mono []float64) {
 		if h.accN < h.d {
 			continue
 		}
-		y := h.acc / float64(h.d)
+		ys = append(ys, h.acc/float64(h.d))
 		h.acc, h.accN = 0, 0
-		// One Goertzel step per oscillator: s = y + 2cos(w) s1 - s2.
-		s1, s2 := h.s1, h.s2[:len(h.s1)]
-		for i, c := range h.coef[:len(s1)] {
-			s0 := y + c*s1[i] - s2[i]
-			s2[i] = s1[i]
-			s1[i] = s0
-		}
 		h.m++
 		if h.m == h.chunk {
+			goertzel(h.coef, h.s1, h.s2, ys)
+			ys = ys[:0]
 			h.endChunk()
 		}
 	}
+	goertzel(h.coef, h.s1, h.s2, ys)
+	h.ys = ys[:0]
 }
 
 func (h *humDetector) endChunk() {
