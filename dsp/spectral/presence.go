@@ -203,50 +203,36 @@ func (s *sppNoise) push(pow, g []float64) {
 		x[b+k] = wt
 	}
 	// The first box: frames a-2h..a; the frame a-2h-1 leaves it.
-	var old []float64
-	if o := a - int64(2*s.h) - 1; o >= 0 {
-		old = s.x[int(o%int64(s.Rx))]
-	}
-	s1 := s.s1
-	if a%1024 == 0 {
-		// Now and then the sums are taken again, so that rounding does
-		// not build up over an hour.
-		clear(s1)
-		for o := max(0, a-int64(2*s.h)); o <= a; o++ {
-			for k, v := range s.x[int(o%int64(s.Rx))] {
-				s1[k] += v
-			}
-		}
-	} else {
-		for k, v := range x {
-			if old != nil {
-				v -= old[k]
-			}
-			s1[k] = max(s1[k]+v, 0)
-		}
-	}
-	copy(s.b1[int(a%int64(s.Rb))], s1)
+	boxSlide(s.s1, s.x, a, int64(2*s.h))
+	copy(s.b1[int(a%int64(s.Rb))], s.s1)
 	// The second box over the first's sums: those of frames a-2h..a
 	// (each centred h earlier).
-	var oldB []float64
-	if o := a - int64(2*s.h) - 1; o >= 0 {
-		oldB = s.b1[int(o%int64(s.Rb))]
-	}
-	s2 := s.s2
+	boxSlide(s.s2, s.b1, a, int64(2*s.h))
+}
+
+// boxSlide moves the running sum of ring's entries a-span..a on by one
+// entry, entry a being in ring already. Now and then the sum is taken
+// again, so that rounding does not build up over an hour.
+func boxSlide(sum []float64, ring [][]float64, a, span int64) {
+	r := int64(len(ring))
 	if a%1024 == 0 {
-		clear(s2)
-		for o := max(0, a-int64(2*s.h)); o <= a; o++ {
-			for k, v := range s.b1[int(o%int64(s.Rb))] {
-				s2[k] += v
+		clear(sum)
+		for o := max(0, a-span); o <= a; o++ {
+			for k, v := range ring[int(o%r)] {
+				sum[k] += v
 			}
 		}
-	} else {
-		for k, v := range s1 {
-			if oldB != nil {
-				v -= oldB[k]
-			}
-			s2[k] = max(s2[k]+v, 0)
+		return
+	}
+	var old []float64
+	if o := a - span - 1; o >= 0 {
+		old = ring[int(o%r)]
+	}
+	for k, v := range ring[int(a%r)] {
+		if old != nil {
+			v -= old[k]
 		}
+		sum[k] = max(sum[k]+v, 0)
 	}
 }
 
