@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -70,6 +71,7 @@ type Pool struct {
 	running  int // programs running
 	peak     int // most programs running at once
 	overdraw int // programs started beyond their reservation
+	starts   map[string]int
 	closed   bool
 }
 
@@ -164,6 +166,16 @@ func (p *Pool) Peak() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.peak
+}
+
+// Starts is how many programs named name (the base name of the
+// executable: "ffmpeg", "ffprobe") the pool has started since it was
+// made: what a piece of work costs in program starts, each of which
+// costs a tenth of a second of CPU before it does anything.
+func (p *Pool) Starts(name string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.starts[name]
 }
 
 // Overdrawn counts the programs started under a reservation that had no
@@ -323,6 +335,10 @@ func (p *Pool) slot(ctx context.Context) (func(), error) {
 func (p *Pool) started(c *Cmd) {
 	p.mu.Lock()
 	p.live[c] = struct{}{}
+	if p.starts == nil {
+		p.starts = map[string]int{}
+	}
+	p.starts[filepath.Base(c.Path)]++
 	p.running++
 	p.peak = max(p.peak, p.running)
 	closed := p.closed

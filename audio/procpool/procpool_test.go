@@ -172,6 +172,9 @@ func TestBound(t *testing.T) {
 	if ran != 12 || p.Peak() > 3 || p.Running() != 0 {
 		t.Errorf("ran %d of 12, peak %d, still running %d", ran, p.Peak(), p.Running())
 	}
+	if n := p.Starts("cat"); n != 12 {
+		t.Errorf("Starts(cat) = %d after 12 programs", n)
+	}
 }
 
 // TestReservationsCannotDeadlock runs works that each need several
