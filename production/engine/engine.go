@@ -47,7 +47,8 @@ type Engine struct {
 	// TempDir is where a run makes its temporary files (the encoders'
 	// metadata files and seekable outputs, multitrack stems, videos with
 	// burned-in subtitles, the chain's processed signal between its
-	// passes), all removed before Run returns; "" means the
+	// passes, inputs ffmpeg decodes as 32-bit float WAV: 1.4 GB per hour
+	// of 48 kHz stereo), all removed before Run returns; "" means the
 	// system's (os.TempDir). Outputs are written through the
 	// OutputWriter, not here.
 	TempDir string
@@ -210,10 +211,12 @@ type run struct {
 	monoLoudness float64
 	levelFix     map[int]float64
 
-	// ffmpegInputs are the input paths ffmpeg decodes (an external
-	// program while a decoder is open); progs the run's plan of external
+	// ffmpegInputs are the input paths ffmpeg decodes on every open (an
+	// external program while a decoder is open), decoded those it
+	// decoded once (decodeonce.go); progs the run's plan of external
 	// programs and unreserve what gives its slots back.
 	ffmpegInputs map[string]bool
+	decoded      map[string]*decodedInput
 	progs        *programs
 	unreserve    func()
 	// planned are the outputs planned once: their warnings are given.
@@ -342,6 +345,7 @@ func (r *run) cleanup(failed bool) {
 		d.Close()
 	}
 	r.decoders = nil
+	r.removeDecoded()
 	if r.burnDir != "" {
 		os.RemoveAll(r.burnDir)
 		r.burnDir = ""
@@ -623,12 +627,35 @@ func (r *run) open(ctx context.Context, path, what string) (audio.Decoder, error
 	if r.e.MaxDuration > 0 {
 		opts = append(opts, audio.WithMaxDuration(r.e.MaxDuration))
 	}
+	if di := r.decoded[path]; di != nil {
+		f.Close()
+		d, err := r.openDecoded(ctx, di, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		r.decoders = append(r.decoders, d)
+		return d, nil
+	}
 	d, err := audio.Decode(ctx, f, opts...)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if audio.CodecOf(d) == "ffmpeg" {
+		if decodeOnce(d.Info()) {
+			// See decodeonce.go: this open is the input's only decode.
+			di, err := r.decodeToFile(ctx, d)
+			d.Close()
+			f.Close()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", what, err)
+			}
+			if r.decoded == nil {
+				r.decoded = map[string]*decodedInput{}
+			}
+			r.decoded[path] = di
+			return r.open(ctx, path, what)
+		}
 		if r.ffmpegInputs == nil {
 			r.ffmpegInputs = map[string]bool{}
 		}

@@ -1,0 +1,93 @@
+package engine_test
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/procpool"
+	"github.com/audiopost/audiopost/internal/testaudio"
+	"github.com/audiopost/audiopost/production/engine"
+)
+
+// decodeOnceRequest has an intro, a lossy output the verification
+// decodes (and may render again) and a lossless one: every pass over the
+// inputs the engine makes.
+const decodeOnceRequest = `{"input_file": "https://example.org/talk.opus", "output_basename": "talk",
+	"algorithms": {"loudnesstarget": -16, "maxpeak": -1},
+	"multi_input_files": [{"id": "in", "type": "intro", "input_file": "https://example.org/intro.opus"}],
+	"output_files": [{"format": "mp3"}, {"format": "flac"}]}`
+
+// TestInputsDecodedOnce runs one production twice: from Opus inputs, which
+// ffmpeg decodes, and from WAV files holding the very samples ffmpeg
+// decodes from them (32-bit float), which need no program. The Opus run
+// may start one ffprobe and one ffmpeg per input more than the WAV run,
+// however many passes the engine makes over them (probe, analysis,
+// render, the lossy verification's render, the intro's level), and
+// writes the same audio (TestDecodedInputIsFFmpegs checks the samples
+// exactly). Each start of ffmpeg or ffprobe costs 0.1-0.15 s
+// of CPU before any audio: an Opus input probed and decoded on every
+// pass cost 10 of each (issue 34).
+func TestInputsDecodedOnce(t *testing.T) {
+	dir := t.TempDir()
+	talk := opusInput(t, dir, "talk", 2)
+	intro := opusInput(t, dir, "intro", 1)
+	asWAV := func(in string) string {
+		out := in[:len(in)-len(filepath.Ext(in))] + "-decoded.wav"
+		run(t, "ffmpeg", "-nostdin", "-v", "error", "-i", in, "-c:a", "pcm_f32le", "-y", out)
+		return out
+	}
+	type starts struct{ ffprobe, ffmpeg int }
+	runOn := func(main, intro string) (starts, audio.Buffer) {
+		t.Helper()
+		pool := procpool.New(procpool.Config{Size: 16, Logger: slog.New(slog.DiscardHandler)})
+		tmp := t.TempDir()
+		eng := &engine.Engine{Processes: pool, Logger: slog.New(slog.DiscardHandler), TempDir: tmp}
+		p := newProduction(t, decodeOnceRequest)
+		out := t.TempDir()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		res, err := eng.Run(ctx, p, engine.Inputs{Main: main, Multi: map[string]string{"in": intro}}, engine.DirWriter{Dir: out}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", filepath.Base(main), err)
+		}
+		if left := listDir(t, tmp); len(left) > 0 {
+			t.Errorf("%s: the run left %q in its TempDir", filepath.Base(main), left)
+		}
+		var flac audio.Buffer
+		for _, f := range res.Files {
+			if filepath.Ext(f.Name) == ".flac" {
+				flac, _ = testaudio.ReadFile(t, filepath.Join(out, f.Name))
+			}
+		}
+		return starts{pool.Starts("ffprobe"), pool.Starts("ffmpeg")}, flac
+	}
+	opus, opusAudio := runOn(talk, intro)
+	wav, wavAudio := runOn(asWAV(talk), asWAV(intro))
+	t.Logf("programs started: Opus inputs %+v, WAV inputs %+v", opus, wav)
+	if d := opus.ffprobe - wav.ffprobe; d > 2 {
+		t.Errorf("two Opus inputs cost %d ffprobe runs, want one each", d)
+	}
+	if d := opus.ffmpeg - wav.ffmpeg; d > 2 {
+		t.Errorf("two Opus inputs cost %d ffmpeg runs, want one each", d)
+	}
+	// Their samples are the same, not their Info: the chain plans its
+	// passes by the input's format and stated length, so the two runs
+	// may round differently, by a step of the 16-bit FLAC at most.
+	if len(opusAudio) == 0 || len(opusAudio) != len(wavAudio) || opusAudio.Frames() != wavAudio.Frames() {
+		t.Fatalf("the FLAC outputs have %d and %d frames", opusAudio.Frames(), wavAudio.Frames())
+	}
+	var most float64
+	for c := range opusAudio {
+		for i, v := range opusAudio[c] {
+			most = max(most, math.Abs(v-wavAudio[c][i]))
+		}
+	}
+	if most > 1.0/(1<<15) {
+		t.Errorf("the FLAC outputs differ by up to %.3g (%.1f dBFS): the decoded Opus inputs are not the samples ffmpeg gives", most, 20*math.Log10(most))
+	}
+}
