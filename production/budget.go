@@ -155,11 +155,14 @@ type Work struct {
 	// encoder per file of a format ffmpeg encodes, the decoder that
 	// verifies a lossy file, the pass that writes chapters into it,
 	// twice for lossy files (the verification may encode them again),
-	// and the decoders of inputs ffmpeg reads, once per pass.
+	// and for each input ffmpeg reads its probe and decoder, once per
+	// pass for deep lossless inputs (see streamedInputs) and once in all
+	// for the others.
 	Processes int
 	// Concurrent are the external processes running at once at most: in
 	// the encoding pass every output's encoder and verifier run, and the
-	// decoders of two passes of each input ffmpeg reads.
+	// decoders of two passes of each deep lossless input ffmpeg reads
+	// (the other inputs were decoded before).
 	Concurrent int
 	// Memory is the planned peak memory in bytes: the engine, each
 	// track's analysis, each concurrent external process and the chapter
@@ -188,6 +191,25 @@ var nativeInputs = []string{"wav", "flac", "mp3"}
 // inputPasses is how often an input is decoded in one run at most: probe,
 // analysis, loudness pass, render, the verification's render and the cover.
 const inputPasses = 6
+
+// streamedInputs are the input formats ffmpeg decodes that may hold
+// samples deeper than 24 bits, which the engine decodes again on every
+// pass (inputPasses); it probes and decodes every other input ffmpeg
+// reads once per run, into 32-bit floats (production/engine's
+// decodeonce.go). "wma" names lossless WMA too.
+var streamedInputs = []string{"alac", "aiff", "wavpack", "tta", "ape", "wma"}
+
+// inputProcesses returns the processes a run starts for an input of
+// format, and how many of them run during the encoding pass.
+func inputProcesses(format string) (processes, concurrent int) {
+	switch {
+	case slices.Contains(nativeInputs, format):
+		return 0, 0
+	case slices.Contains(streamedInputs, format):
+		return inputPasses, 2
+	}
+	return 2, 0 // its probe and its one decode, before the passes
+}
 
 // timeline returns the length chapters are placed on and whether it is
 // known: the main input's, or the mix's (see trackEnds).
@@ -293,9 +315,9 @@ func (l Limits) Budget(p *Production) Budget {
 func PlanWork(p *Production) Work {
 	_, _, duration, _ := p.lengths()
 	w := Work{Duration: duration, Outputs: len(p.OutputFiles), Parts: 1}
-	decoders := 0
-	if !p.IsMultitrack && p.InputFile != "" && !slices.Contains(nativeInputs, p.Format) {
-		decoders++
+	var inputs, decoders int // the inputs' processes, and those running while encoding
+	if !p.IsMultitrack && p.InputFile != "" {
+		inputs, decoders = inputProcesses(p.Format)
 	}
 	for _, m := range p.MultiInputFiles {
 		if m.InputFile == "" || (m.Type == InputMultitrack && !p.IsMultitrack) {
@@ -304,9 +326,8 @@ func PlanWork(p *Production) Work {
 		if m.Type == InputMultitrack {
 			w.Tracks++
 		}
-		if !slices.Contains(nativeInputs, m.InputFiletype) {
-			decoders++
-		}
+		n, c := inputProcesses(m.InputFiletype)
+		inputs, decoders = inputs+n, decoders+c
 	}
 	normalize := p.Normalizes()
 	chapters := len(p.Chapters)
@@ -353,9 +374,9 @@ func PlanWork(p *Production) Work {
 	if p.SpeechRecognition != nil {
 		w.Processes += 2 // a recognizer and its decoder
 	}
-	w.Processes += decoders * inputPasses
+	w.Processes += inputs
 	// A pass's decoder may live on until the next pass has opened its own.
-	w.Concurrent += 2 * decoders
+	w.Concurrent += decoders
 	memory += int64(w.Concurrent) * processMemory
 	hours := duration / 3600
 	memory += int64(w.Tracks) * (trackMemory + int64(hours*trackMemoryPerHour))

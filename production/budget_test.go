@@ -269,17 +269,20 @@ func TestCheckWorkMemory(t *testing.T) {
 }
 
 // TestPlanWorkProcesses pins the process plan of a small production: an
-// AAC input ffmpeg decodes, a lossy output with chapters, a split one and
-// a lossless one.
+// AAC input ffmpeg decodes (once: its probe and its decoder), a lossy
+// output with chapters, a split one and a lossless one; then the same
+// from an ALAC input, which ffmpeg decodes on every pass.
 func TestPlanWorkProcesses(t *testing.T) {
-	p := probedAt(t, `{`+input+`,`+chaptersJSON(3, 2)+`,"output_files":[{"format":"mp3"},{"format":"opus","split_on_chapters":true},{"format":"flac"},{"format":"alac"}]}`, 10, "aac")
+	const outputs = `"output_files":[{"format":"mp3"},{"format":"opus","split_on_chapters":true},{"format":"flac"},{"format":"alac"}]}`
+	p := probedAt(t, `{`+input+`,`+chaptersJSON(3, 2)+`,`+outputs, 10, "aac")
 	w := PlanWork(p)
 	// mp3: (encoder + verifier + chapters) x 2; opus: 3 parts x (encoder
-	// + verifier) x 2; alac: encoder + chapters; the input: 6 passes.
-	if want := 6 + 12 + 2 + 6; w.Processes != want {
+	// + verifier) x 2; alac: encoder + chapters; the input: probe and
+	// decoder, before the encoding pass.
+	if want := 6 + 12 + 2 + 2; w.Processes != want {
 		t.Errorf("planned %d processes, want %d", w.Processes, want)
 	}
-	if want := 2 + 2 + 1 + 2; w.Concurrent != want {
+	if want := 2 + 2 + 1; w.Concurrent != want {
 		t.Errorf("planned %d at once, want %d", w.Concurrent, want)
 	}
 	if w.Files != 1+3+1+1+2 || w.Parts != 3 || w.Outputs != 4 {
@@ -287,8 +290,13 @@ func TestPlanWorkProcesses(t *testing.T) {
 	}
 	// Without loudness normalization nothing verifies the lossy files.
 	p.Algorithms = p.Algorithms.Merge(AlgorithmValues{"normloudness": false})
-	if w := PlanWork(p); w.Processes != 6+4+6+2 {
+	if w := PlanWork(p); w.Processes != 2+4+6+2 {
 		t.Errorf("without normloudness: %d processes", w.Processes)
+	}
+	// ALAC may be deeper than 24 bits: 6 passes, two decoders at once.
+	p = probedAt(t, `{`+input+`,`+chaptersJSON(3, 2)+`,`+outputs, 10, "alac")
+	if w := PlanWork(p); w.Processes != 6+12+2+6 || w.Concurrent != 2+2+1+2 {
+		t.Errorf("ALAC input: planned %d processes, %d at once; want %d, %d", w.Processes, w.Concurrent, 6+12+2+6, 2+2+1+2)
 	}
 }
 
