@@ -504,7 +504,10 @@ func TestEncodeMonitorFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	var werr error
-	for range 20 { // 60 s: more than the pipes between the processes hold
+	// 24 s: four times what the pipes between the processes hold (64 KB
+	// of MP3 at the default 96 kbps is 5.3 s; the PCM pipes hold far
+	// less).
+	for range 8 {
 		if werr = enc.Write(testSignal(rate)); werr != nil {
 			break
 		}
