@@ -22,14 +22,7 @@ import (
 // opusInput writes seconds of speech-like stereo as Opus, an input only
 // ffmpeg decodes (one program while a decoder is open).
 func opusInput(t *testing.T, dir, name string, seconds float64) string {
-	t.Helper()
-	need.Program(t, "ffmpeg")
-	need.Program(t, "ffprobe")
-	wav := filepath.Join(dir, name+".wav")
-	testaudio.WriteWAV(t, wav, testaudio.SpeechLike(48000, seconds, 0.05), 48000)
-	out := filepath.Join(dir, name+".opus")
-	run(t, "ffmpeg", "-nostdin", "-v", "error", "-i", wav, "-c:a", "libopus", "-b:a", "96k", "-y", out)
-	return out
+	return encodedInput(t, dir, name+".opus", seconds, "-c:a", "libopus", "-b:a", "96k")
 }
 
 // deepInput writes seconds of speech-like stereo as 32-bit AIFF: lossless
@@ -37,13 +30,20 @@ func opusInput(t *testing.T, dir, name string, seconds float64) string {
 // so ffmpeg decodes it on every pass (one program while a decoder is
 // open).
 func deepInput(t *testing.T, dir, name string, seconds float64) string {
+	return encodedInput(t, dir, name+".aiff", seconds, "-c:a", "pcm_s32be")
+}
+
+// encodedInput writes seconds of speech-like stereo to dir/file through
+// ffmpeg with the codec arguments given.
+func encodedInput(t *testing.T, dir, file string, seconds float64, codec ...string) string {
 	t.Helper()
 	need.Program(t, "ffmpeg")
 	need.Program(t, "ffprobe")
-	wav := filepath.Join(dir, name+".wav")
+	wav := filepath.Join(dir, file+".wav")
 	testaudio.WriteWAV(t, wav, testaudio.SpeechLike(48000, seconds, 0.05), 48000)
-	out := filepath.Join(dir, name+".aiff")
-	run(t, "ffmpeg", "-nostdin", "-v", "error", "-i", wav, "-c:a", "pcm_s32be", "-y", out)
+	out := filepath.Join(dir, file)
+	args := append([]string{"-nostdin", "-v", "error", "-i", wav}, codec...)
+	run(t, "ffmpeg", append(args, "-y", out)...)
 	return out
 }
 
