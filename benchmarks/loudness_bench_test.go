@@ -15,6 +15,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	_ "github.com/audiopost/audiopost/audio/wav"
+	"github.com/audiopost/audiopost/internal/cputime"
 	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/loudness"
@@ -307,8 +308,4 @@ func BenchmarkLoudness1h(b *testing.B) {
 }
 
 // selfCPU returns the CPU time this process has used so far.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+var selfCPU = cputime.Process

@@ -2,13 +2,13 @@ package live_test
 
 import (
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/dsp/live"
 	"github.com/audiopost/audiopost/dsp/spectral"
+	"github.com/audiopost/audiopost/internal/cputime"
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
@@ -116,13 +116,7 @@ func BenchmarkStreams(b *testing.B) {
 }
 
 // cpuTime is the CPU time (user and system) the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+var cpuTime = cputime.Process
 
 // BenchmarkHour runs one hour of a 48 kHz stereo stream through the
 // default graph with the denoiser, faster than real time, and reports the

@@ -2,19 +2,14 @@ package spectral
 
 import (
 	"context"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/cputime"
 )
 
 // cpuTime is the CPU time the process has used, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+var cpuTime = cputime.Process
 
 // Per-node costs on 20 s of 48 kHz stereo held in memory; x_realtime_cpu
 // is per CPU second, the figure to compare on a shared machine:

@@ -7,14 +7,13 @@ import (
 	"strings"
 	"syscall/js"
 	"time"
+
+	"github.com/audiopost/audiopost/internal/cputime"
 )
 
 // cpuTime is the CPU time of the Node.js process running the
 // WebAssembly: its main thread and V8's compiler and collector threads.
-func cpuTime() time.Duration {
-	u := js.Global().Get("process").Call("cpuUsage")
-	return time.Duration(u.Get("user").Float()+u.Get("system").Float()) * time.Microsecond
-}
+var cpuTime = cputime.Process
 
 // threadTime is the CPU time of the thread running the WebAssembly
 // (Node.js's main thread, read from Linux's /proc through Node's fs),

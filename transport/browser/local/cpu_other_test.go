@@ -3,16 +3,13 @@
 package local_test
 
 import (
-	"syscall"
 	"time"
+
+	"github.com/audiopost/audiopost/internal/cputime"
 )
 
 // cpuTime is the CPU time of the test process.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+var cpuTime = cputime.Process
 
 // threadTime is cpuTime: the native benchmark runs with GOMAXPROCS=1.
 func threadTime() time.Duration { return cpuTime() }
