@@ -34,6 +34,30 @@ func noise(n int, seed uint64) []float64 {
 	return x
 }
 
+// splitInput is trial input of length n for the tests that hold a kernel
+// of the real transform to its Go loop bit for bit: 0 noise, 1 noise with
+// zero runs (zero and negative-zero coefficients), 2 negative zeros with
+// one 1, 3 noise with a NaN.
+func splitInput(n, trial int) []float64 {
+	x := noise(n, uint64(n+trial))
+	switch trial {
+	case 1:
+		for i := range x {
+			if i%3 != 0 {
+				x[i] = 0
+			}
+		}
+	case 2:
+		for i := range x {
+			x[i] = math.Copysign(0, -1)
+		}
+		x[n/2] = 1
+	case 3:
+		x[n/3] = math.NaN()
+	}
+	return x
+}
+
 // maxErr is the largest difference relative to the largest magnitude.
 func maxErr(got, want []complex128) float64 {
 	var e, m float64

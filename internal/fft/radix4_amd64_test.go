@@ -51,20 +51,7 @@ func TestSplitAVXIsGo(t *testing.T) {
 	for _, n := range []int{4, 8, 16, 32, 64, 512, 1024, 2048, 4096} {
 		r := NewReal(n)
 		for trial := range 3 {
-			x := noise(n, uint64(n+trial))
-			switch trial {
-			case 1:
-				for i := range x {
-					if i%3 != 0 {
-						x[i] = 0
-					}
-				}
-			case 2:
-				for i := range x {
-					x[i] = math.Copysign(0, -1)
-				}
-				x[n/2] = 1
-			}
+			x := splitInput(n, trial)
 			run := func(avx bool) []complex128 {
 				defer func(v bool) { useAVX = v }(useAVX)
 				useAVX = avx
