@@ -102,15 +102,9 @@ const NoiseFreeDB = 40
 // frames that are not digital silence, +Inf when a tenth or more of them
 // are. It is the corpus's own measure, apart from any denoiser's.
 func FloorBelowDB(x []float64) float64 {
-	w := Rate / 20
 	var pows []float64
 	silent := 0
-	for i := 0; i+w <= len(x); i += w {
-		var s float64
-		for _, v := range x[i : i+w] {
-			s += v * v
-		}
-		p := s / float64(w)
+	for _, p := range framePowers(x, Rate/20) {
 		if p < 1e-12 {
 			silent++
 			continue
@@ -133,16 +127,9 @@ func FloorBelowDB(x []float64) float64 {
 // frames within 40 dB of the loudest, the level a listener hears while
 // someone speaks (pauses do not count).
 func ActiveLevel(x []float64) float64 {
-	w := Rate / 50
-	var pows []float64
+	pows := framePowers(x, Rate/50)
 	top := 0.0
-	for i := 0; i+w <= len(x); i += w {
-		var s float64
-		for _, v := range x[i : i+w] {
-			s += v * v
-		}
-		p := s / float64(w)
-		pows = append(pows, p)
+	for _, p := range pows {
 		top = max(top, p)
 	}
 	var s float64
@@ -157,6 +144,19 @@ func ActiveLevel(x []float64) float64 {
 		return 0
 	}
 	return s / float64(n)
+}
+
+// framePowers is the mean power of each whole frame of w samples of x.
+func framePowers(x []float64, w int) []float64 {
+	pows := make([]float64, 0, len(x)/w)
+	for i := 0; i+w <= len(x); i += w {
+		var s float64
+		for _, v := range x[i : i+w] {
+			s += v * v
+		}
+		pows = append(pows, s/float64(w))
+	}
+	return pows
 }
 
 func dbPow(p float64) float64 { return 10 * math.Log10(p) }

@@ -112,13 +112,9 @@ func trimFades(x []float64) []float64 {
 
 // frameDB returns the RMS level in dB of each whole frame of w samples.
 func frameDB(x []float64, w int) []float64 {
-	var out []float64
-	for i := 0; i+w <= len(x); i += w {
-		var s float64
-		for _, v := range x[i : i+w] {
-			s += v * v
-		}
-		out = append(out, 10*math.Log10(s/float64(w)+1e-20))
+	out := framePowers(x, w)
+	for i, p := range out {
+		out[i] = 10 * math.Log10(p+1e-20)
 	}
 	return out
 }
