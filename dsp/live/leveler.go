@@ -1,7 +1,6 @@
 package live
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -124,7 +123,6 @@ type Leveler struct {
 	ch    int
 	rate  int
 	o     LevelerOptions
-	la    int // look-ahead in frames
 	meter *loudness.Meter
 
 	ring [][]float64
@@ -132,9 +130,7 @@ type Leveler struct {
 	scr  audio.Buffer
 	view audio.Buffer
 
-	in, out, total int64
-	eof            bool
-	err            error
+	lookahead // la: the look-ahead in frames
 
 	// Hops: energy ring of the momentary window, hop count and the input
 	// frame where the next hop ends.
@@ -331,32 +327,9 @@ func (l *Leveler) Read(dst audio.Buffer) (int, error) {
 	if len(dst) != l.ch {
 		return 0, fmt.Errorf("%w: %d channels for a %d-channel stream", audio.ErrFormatMismatch, len(dst), l.ch)
 	}
-	want := dst.Frames()
-	if want == 0 {
-		// A zero-length read reports EOF only once every frame has been
-		// emitted, as PeakStage does: frames still in the delay line are not
-		// lost to a caller that probes with an empty buffer.
-		if l.eof && l.out == l.total {
-			return 0, io.EOF
-		}
-		return 0, l.err
-	}
-	for !l.eof && l.err == nil && l.in-int64(l.la)-l.out < 1 {
-		l.fill()
-	}
-	avail := l.in - int64(l.la) - l.out
-	if l.eof {
-		avail = l.total - l.out
-	}
-	n := int(min(int64(want), max(avail, 0)))
+	n, err := l.ready(dst.Frames(), l.fill)
 	if n == 0 {
-		switch {
-		case l.err != nil:
-			return 0, l.err
-		case l.eof:
-			return 0, io.EOF
-		}
-		return 0, nil
+		return 0, err
 	}
 	l.emit(dst, n)
 	return n, nil
@@ -380,14 +353,7 @@ func (l *Leveler) fill() {
 		l.in += int64(m)
 		return
 	}
-	switch {
-	case errors.Is(err, io.EOF):
-		l.eof, l.total = true, l.in
-	case err != nil:
-		l.err = err
-	default:
-		l.err = fmt.Errorf("%w: upstream returned no frames and no error", audio.ErrMalformed)
-	}
+	l.ended(err)
 }
 
 // emit writes output frames [out, out+n) into dst, each times the gain

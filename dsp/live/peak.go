@@ -1,7 +1,6 @@
 package live
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -42,7 +41,6 @@ type PeakStage struct {
 	src  audio.Source
 	ch   int
 	ceil float64
-	la   int // look-ahead and attack in frames
 	rel  float64
 
 	ring [][]float64 // input frames, by frame & mask
@@ -62,9 +60,7 @@ type PeakStage struct {
 	avgSum float64
 	below  int // how many of them are under 1
 
-	in, out int64 // frames read from upstream, frames emitted
-	eof     bool
-	err     error
+	lookahead // la: the look-ahead and attack in frames
 }
 
 // NewPeakStage returns src with its sample peaks held under ceilingDB
@@ -122,29 +118,9 @@ func (p *PeakStage) Read(dst audio.Buffer) (int, error) {
 	if len(dst) != p.ch {
 		return 0, fmt.Errorf("%w: %d channels for a %d-channel stream", audio.ErrFormatMismatch, len(dst), p.ch)
 	}
-	want := dst.Frames()
-	if want == 0 {
-		if p.eof && p.out == p.in {
-			return 0, io.EOF
-		}
-		return 0, nil
-	}
-	for !p.eof && p.err == nil && p.in-int64(p.la)-p.out < 1 {
-		p.fill()
-	}
-	avail := p.in - int64(p.la) - p.out
-	if p.eof {
-		avail = p.in - p.out
-	}
-	n := int(min(int64(want), max(avail, 0)))
+	n, err := p.ready(dst.Frames(), p.fill)
 	if n == 0 {
-		switch {
-		case p.err != nil:
-			return 0, p.err
-		case p.eof:
-			return 0, io.EOF
-		}
-		return 0, nil
+		return 0, err
 	}
 	for i := 0; i < n; i++ {
 		j := p.out + int64(i)
@@ -197,14 +173,7 @@ func (p *PeakStage) fill() {
 		}
 		return
 	}
-	switch {
-	case errors.Is(err, io.EOF):
-		p.eof = true
-	case err != nil:
-		p.err = err
-	default:
-		p.err = fmt.Errorf("%w: upstream returned no frames and no error", audio.ErrMalformed)
-	}
+	p.ended(err)
 }
 
 // gain returns the gain of frame j, called once per frame in order: the
