@@ -44,7 +44,10 @@
 // switching cost turns that evidence into segments that do not flip
 // inside a sentence, and each switch moves where the second on each side
 // looks most like what the path says lies there, then onto the music's
-// edge of a pause next to it. Fillers are islands of activity
+// edge of a pause next to it; where a second model, fitted on windows
+// across switches to read how much music a window holds (TestFitSwitchEdge
+// -fitedge), places the switch more than 0.3 s from there, its place is
+// taken. Fillers are islands of activity
 // that are one syllable, one held voiced sound (perhaps closing into a
 // quieter nasal at the same pitch); coughs are noisy bursts that decay.
 package classify
