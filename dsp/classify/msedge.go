@@ -20,8 +20,9 @@ import "math"
 // would give the windows best match the shares the model reads (least
 // squares), every window that holds sound taking part.
 
-// edgeLen is the window of msEdge, in sub-blocks: as long as the side
-// windows, long enough for the pitch and rhythm figures.
+// edgeLen is the window of msEdge, in sub-blocks: the side windows',
+// since msEdge reads the very windows sideSwitch computed (and TestFitSwitchEdge
+// fits it on windows of that length).
 const edgeLen = sideLen
 
 // edgeSwitch returns the sub-block within reach of j0 where a switch (to
