@@ -64,6 +64,12 @@ type Limits struct {
 	// programme may be: offsets that place tracks apart add silence, which
 	// costs processing time as audio does.
 	Silence float64
+	// Disk bounds the planned peak of temporary disk of one run in bytes
+	// (see Work.Disk): inputs ffmpeg decodes, which are kept as 32-bit
+	// floats for the whole run, and the temporary files of encoders and
+	// multitrack tracks. A run that would need more fails before it
+	// writes any of it, never with a full disk halfway.
+	Disk int64
 }
 
 // Defaults of Limits.
@@ -75,6 +81,13 @@ const (
 	DefaultProcessesPerSecond = 8.0
 	DefaultMemory             = 1 << 30
 	DefaultSilence            = 600.0
+	// DefaultDisk is generous on purpose: the largest temporary file is
+	// a decoded input, 1.4 GB per hour of 48 kHz stereo, so 8 GiB holds
+	// a two-hour Opus or AAC programme (2.8 GB) with room for the
+	// temporary files of several lossy and ALAC outputs, yet stops an
+	// eight-hour 96 kHz multichannel upload (tens of GB) from filling a
+	// server's temporary disk.
+	DefaultDisk = 8 << 30
 	// BaseProcesses are the external processes any production may start,
 	// whatever its length.
 	BaseProcesses = 200
@@ -84,7 +97,7 @@ const (
 func DefaultLimits() Limits {
 	return Limits{Parts: DefaultParts, PartSeconds: DefaultPartSeconds, Files: DefaultFiles,
 		Processes: DefaultProcesses, ProcessesPerSecond: DefaultProcessesPerSecond,
-		Memory: DefaultMemory, Silence: DefaultSilence}
+		Memory: DefaultMemory, Silence: DefaultSilence, Disk: DefaultDisk}
 }
 
 // WithDefaults returns l with every unset field at its default.
@@ -111,6 +124,9 @@ func (l Limits) WithDefaults() Limits {
 	if !(l.Silence > 0) || math.IsInf(l.Silence, 0) {
 		l.Silence = d.Silence
 	}
+	if l.Disk <= 0 {
+		l.Disk = d.Disk
+	}
 	return l
 }
 
@@ -130,10 +146,11 @@ type Budget struct {
 	Duration float64
 	// Parts bounds the parts of one split output.
 	Parts int
-	// Files, Processes and Memory bound Work's.
+	// Files, Processes, Memory and Disk bound Work's.
 	Files     int
 	Processes int
 	Memory    int64
+	Disk      int64
 }
 
 // Work is what processing a production would take, as PlanWork plans it:
@@ -168,6 +185,24 @@ type Work struct {
 	// track's analysis, each concurrent external process and the chapter
 	// images.
 	Memory int64
+	// Disk is the planned peak of temporary disk in bytes, DecodedDisk
+	// and OutputDisk together.
+	Disk int64
+	// DecodedDisk is what the inputs ffmpeg decodes take as 32-bit float
+	// WAV files for the whole run (production/engine's decodeonce.go): 4
+	// bytes per sample of their probed length, channels and sample rate.
+	// DecodedInputs has it per input, keyed by the field that names it
+	// ("input_file", "multi_input_files.N").
+	DecodedDisk   int64
+	DecodedInputs map[string]int64
+	// OutputDisk is what the encoders' temporary files take while the
+	// outputs are encoded, wherever the encoder makes them (the
+	// Engine's TempDir, or beside an output written to a local file):
+	// for each output ffmpeg encodes into a seekable or tagged file,
+	// twice the largest file it can be (the file and its copy with tags
+	// and chapters), and for a multitrack "tracks" output its largest
+	// track as 32-bit samples (the tracks are written one at a time).
+	OutputDisk int64
 }
 
 // Figures of the memory plan, measured on this project's benchmarks and
@@ -298,7 +333,7 @@ func (l Limits) Budget(p *Production) Budget {
 	l = l.WithDefaults()
 	timeline, inputs, _, known := p.lengths()
 	b := Budget{Known: known, Timeline: timeline, Inputs: inputs, Duration: inputs + l.Silence,
-		Files: l.Files, Memory: l.Memory}
+		Files: l.Files, Memory: l.Memory, Disk: l.Disk}
 	b.Parts = l.Parts
 	if parts := 1 + math.Floor(timeline/l.PartSeconds); parts < float64(b.Parts) {
 		b.Parts = int(parts)
@@ -388,7 +423,128 @@ func PlanWork(p *Production) Work {
 	}
 	memory += int64(len(images)) * MaxChapterImageBytes
 	w.Memory = memory
+	planDisk(p, &w, len(images))
 	return w
+}
+
+// Figures of the disk plan. They bound, rather than estimate, what the
+// files can take, except audiogramBitsPerSecond (see there).
+const (
+	// decodedSampleBytes is a sample of a decoded input or of an output
+	// that is not compressed (ALAC, a multitrack track's 24-bit WAV or
+	// FLAC: lossless coders store a sample they cannot compress in about
+	// its own width, never more than 32 bits).
+	decodedSampleBytes = 4
+	// fileOverheadBytes covers a file's headers and indexes beyond its
+	// samples (a WAV header is 44 bytes, MP4 and Ogg indexes some KB).
+	fileOverheadBytes = 1 << 20
+	// containerOverhead is what Ogg pages, MP4 chunks and MP3 frame
+	// headers add to a lossy stream at its bitrate: under 1 % at 32 kbps
+	// and above; 2 % leaves room for the lowest Opus rates.
+	containerOverhead = 1.02
+	// coverBytes bounds the cover an encoder embeds (the engine's
+	// maxCoverBytes).
+	coverBytes = 32 << 20
+	// audiogramBitsPerSecond is the video stream of an audiogram or a
+	// video with burned-in subtitles, which libx264 encodes at a constant
+	// quality (CRF 28), not a bitrate, so no bound follows from its
+	// settings: the waveform of pink noise under a 3 Hz tremolo, which
+	// changes every frame, took 0.61 Mbit/s at 1280x720 and 15 fps
+	// (ffmpeg 7); 2 Mbit/s leaves three times that.
+	audiogramBitsPerSecond = 2_000_000
+	// unknownChannels and unknownRate stand for a probe that did not say
+	// (the engine bounds what it decodes by the limit itself in any
+	// case).
+	unknownChannels = 2
+	unknownRate     = 48000
+)
+
+// DecodedBytes is what length seconds of channels x rate take as 32-bit
+// samples in a WAV file, as Work.DecodedDisk plans an input's decode
+// (stereo and 48 kHz where channels or rate are not known).
+func DecodedBytes(channels, rate int, length float64) int64 {
+	if channels <= 0 {
+		channels = unknownChannels
+	}
+	if rate <= 0 {
+		rate = unknownRate
+	}
+	return int64(math.Ceil(max(length, 0)*float64(rate)))*int64(channels)*decodedSampleBytes + fileOverheadBytes
+}
+
+// planDisk plans the temporary disk of w (see Work.Disk); images are the
+// distinct chapter images an encoder may embed.
+func planDisk(p *Production, w *Work, images int) {
+	w.DecodedInputs = map[string]int64{}
+	// Every input ffmpeg reads counts, deep lossless ones too: those of
+	// up to 24 bits among them are decoded once as well.
+	decoded := func(field, format string, channels, rate int, length float64) {
+		if slices.Contains(nativeInputs, format) || !(length > 0) {
+			return
+		}
+		n := DecodedBytes(channels, rate, length)
+		w.DecodedInputs[field] = n
+		w.DecodedDisk += n
+	}
+	// The programme's format: its largest input's, as the mix takes the
+	// highest rate of its tracks.
+	channels, rate := p.Channels, p.SampleRate
+	if !p.IsMultitrack && p.InputFile != "" {
+		decoded("input_file", p.Format, p.Channels, p.SampleRate, p.InputLength)
+	}
+	for i, m := range p.MultiInputFiles {
+		if m.InputFile == "" || (m.Type == InputMultitrack && !p.IsMultitrack) {
+			continue
+		}
+		decoded(indexPath("multi_input_files", i), m.InputFiletype, m.InputChannels, m.InputSampleRate, m.InputLength)
+		if m.Type == InputMultitrack {
+			channels, rate = max(channels, m.InputChannels), max(rate, m.InputSampleRate)
+		}
+	}
+	// An output may be stereo from a mono input.
+	channels = max(channels, unknownChannels)
+	if rate <= 0 {
+		rate = unknownRate
+	}
+	pictures := int64(images)*MaxChapterImageBytes + coverBytes
+	var outputs int64
+	for _, o := range p.OutputFiles {
+		f, ok := LookupFormat(o.Format)
+		if !ok {
+			continue
+		}
+		var file int64
+		switch {
+		case f.Lossy() && len(f.Bitrates) > 0:
+			// The format's highest bitrate: VBR coders may exceed the
+			// one asked for.
+			bps := float64(f.Bitrates[len(f.Bitrates)-1]) * 1000
+			file = int64(bps/8*w.Duration*containerOverhead) + fileOverheadBytes + pictures
+		case f.Name == "alac":
+			file = DecodedBytes(channels, rate, w.Duration) + pictures
+		case f.Type == TypeVideo:
+			video := float64(audiogramBitsPerSecond)
+			if f.Name == "video" && p.HasVideo && !(o.Subtitles != nil && o.Subtitles.Enabled) {
+				// The input's video stream is copied: the input's own
+				// bitrate (audio included) bounds it.
+				video = max(p.Bitrate*1000, 0)
+			}
+			file = int64((video+320_000)/8*w.Duration*containerOverhead) + fileOverheadBytes + pictures
+			if o.Subtitles != nil && o.Subtitles.Enabled {
+				file *= 2 // the burned-in video, and the output muxed from it
+			}
+		}
+		outputs += 2 * file
+	}
+	if p.IsMultitrack && slices.ContainsFunc(p.OutputFiles, func(o OutputFile) bool { return o.Format == "tracks" }) {
+		var largest int64
+		for i, end := range p.trackEnds() {
+			largest = max(largest, DecodedBytes(max(p.MultiInputFiles[i].InputChannels, 1), rate, end))
+		}
+		outputs += largest
+	}
+	w.OutputDisk = outputs
+	w.Disk = w.DecodedDisk + w.OutputDisk
 }
 
 // CheckWork checks the planned work of p against its budget under l and
@@ -440,6 +596,22 @@ func CheckWork(p *Production, l Limits) FieldErrors {
 	if w.Memory > b.Memory {
 		errs.Addf("", "processing would need about %d MB of memory (lossy and video outputs, tracks and chapter images); at most %d MB",
 			w.Memory>>20, b.Memory>>20)
+	}
+	if w.Disk > b.Disk {
+		// The inputs' decodes when they alone do not fit (named by the
+		// largest), else the outputs, which a request can change.
+		field := "output_files"
+		if w.DecodedDisk > b.Disk {
+			field = ""
+			largest := int64(-1)
+			for f, n := range w.DecodedInputs {
+				if n > largest || (n == largest && f < field) {
+					field, largest = f, n
+				}
+			}
+		}
+		errs.Addf(field, "processing would need up to %s of temporary disk (%s for inputs only ffmpeg decodes, kept as 32-bit floats; %s for the encoders' temporary files); at most %s",
+			formatBytes(w.Disk), formatBytes(w.DecodedDisk), formatBytes(w.OutputDisk), formatBytes(b.Disk))
 	}
 	if len(errs) == 0 {
 		return nil
@@ -513,6 +685,24 @@ func ChaptersDroppedWarning(dropped []Chapter, end float64) string {
 		fmt.Fprintf(&b, " and %d more", n)
 	}
 	return b.String()
+}
+
+// FormatBytes writes a size for messages as CheckWork does: "3.3 MB",
+// "740 MB", "2.8 GB" (MiB and GiB, as the limits are set).
+func FormatBytes(n int64) string { return formatBytes(n) }
+
+// FormatSeconds writes a length for messages as CheckWork does: "10 s",
+// "1.5 s", "2 h 3 min".
+func FormatSeconds(s float64) string { return formatSeconds(s) }
+
+func formatBytes(n int64) string {
+	switch {
+	case n < 100<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n < 1<<30:
+		return fmt.Sprintf("%d MB", (n+1<<19)>>20)
+	}
+	return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
 }
 
 // formatSeconds writes a length for messages: "10 s", "1.5 s", "2 h 3 min".

@@ -268,6 +268,82 @@ func TestCheckWorkMemory(t *testing.T) {
 	}
 }
 
+// TestCheckWorkDisk: a two-hour Opus input decodes to 2.6 GB of 32-bit
+// floats (production/engine keeps it for the whole run); a WAV input of
+// the same length decodes to nothing. Beyond the disk limit the error
+// names the input when its decode alone does not fit, the outputs when
+// their temporary files tip the sum.
+func TestCheckWorkDisk(t *testing.T) {
+	const hours2 = 7200
+	stereo48 := func(p *Production) *Production {
+		p.Channels, p.SampleRate = 2, 48000
+		return p
+	}
+	body := `{` + input + `,"output_files":[{"format":"flac"}]}`
+	p := stereo48(probedAt(t, body, hours2, "opus"))
+	w := PlanWork(p)
+	if want := int64(hours2*48000*2*4 + fileOverheadBytes); w.DecodedDisk != want || w.DecodedInputs["input_file"] != want || w.OutputDisk != 0 || w.Disk != want {
+		t.Errorf("two hours of Opus: planned %+v, want %d decoded", w, want)
+	}
+	if err := p.FitBudget(Limits{}); err != nil {
+		t.Errorf("two hours of Opus under the default %d GB: %v", DefaultDisk>>30, err)
+	}
+	fe := fieldErr(t, p.FitBudget(Limits{Disk: 2 << 30}))
+	if want := "processing would need up to 2.6 GB of temporary disk (2.6 GB for inputs only ffmpeg decodes, kept as 32-bit floats; 0.0 MB for the encoders' temporary files); at most 2.0 GB"; fe["input_file"] != want || len(fe) != 1 {
+		t.Errorf("two hours of Opus under 2 GB: %v", fe)
+	}
+	if w := PlanWork(stereo48(probedAt(t, body, hours2, "wav"))); w.Disk != 0 {
+		t.Errorf("two hours of WAV: planned %d bytes of disk", w.Disk)
+	}
+	// Unknown channels and rate count as stereo at 48 kHz.
+	if w := PlanWork(probedAt(t, body, hours2, "aac")); w.DecodedDisk != int64(hours2*48000*2*4+fileOverheadBytes) {
+		t.Errorf("unprobed format: planned %d bytes", w.DecodedDisk)
+	}
+
+	// Lossy outputs: twice the file at the format's highest bitrate, with
+	// the cover (the chapter-tagged copy beside the file).
+	lossy := `{` + input + `,"output_files":[{"format":"mp3","bitrate":64},{"format":"opus"},{"format":"wav"}]}`
+	p = stereo48(probedAt(t, lossy, hours2, "wav"))
+	w = PlanWork(p)
+	mp3 := int64(320_000/8*hours2*containerOverhead) + fileOverheadBytes + coverBytes
+	opus := int64(256_000/8*hours2*containerOverhead) + fileOverheadBytes + coverBytes
+	if w.OutputDisk != 2*(mp3+opus) || w.DecodedDisk != 0 {
+		t.Errorf("mp3 and opus outputs: planned %d bytes, want %d", w.OutputDisk, 2*(mp3+opus))
+	}
+	fe = fieldErr(t, p.FitBudget(Limits{Disk: 1 << 30}))
+	if !strings.Contains(fe["output_files"], "up to 1.1 GB of temporary disk") || len(fe) != 1 {
+		t.Errorf("mp3 and opus outputs under 1 GB: %v", fe)
+	}
+	// The same outputs from the Opus input: its decode alone fits 3 GB,
+	// with the outputs it does not, and the outputs are named.
+	p = stereo48(probedAt(t, lossy, hours2, "opus"))
+	if fe := fieldErr(t, p.FitBudget(Limits{Disk: 3 << 30})); !strings.Contains(fe["output_files"], "(2.6 GB for inputs") || len(fe) != 1 {
+		t.Errorf("Opus input and lossy outputs under 3 GB: %v", fe)
+	}
+
+	// A multitrack production: every track ffmpeg decodes, named by the
+	// largest, and the "tracks" output's largest track (4 bytes a sample
+	// up to its end in the mix).
+	multi := `{"is_multitrack":true,"output_files":[{"format":"tracks"}],"multi_input_files":[
+		{"type":"multitrack","id":"a","input_file":"https://example.org/a.m4a"},
+		{"type":"multitrack","id":"b","input_file":"https://example.org/b.m4a","offset":600}]}`
+	p = probedAt(t, multi, hours2, "aac")
+	for i := range p.MultiInputFiles {
+		p.MultiInputFiles[i].InputChannels, p.MultiInputFiles[i].InputSampleRate = 1+i, 48000
+	}
+	w = PlanWork(p)
+	a, b := int64(hours2*48000*1*4+fileOverheadBytes), int64(hours2*48000*2*4+fileOverheadBytes)
+	if w.DecodedInputs["multi_input_files.0"] != a || w.DecodedInputs["multi_input_files.1"] != b || w.DecodedDisk != a+b {
+		t.Errorf("two tracks: planned %v", w.DecodedInputs)
+	}
+	if want := int64((hours2+600)*48000*2*4 + fileOverheadBytes); w.OutputDisk != want {
+		t.Errorf("tracks output: planned %d bytes, want %d", w.OutputDisk, want)
+	}
+	if fe := fieldErr(t, p.FitBudget(Limits{Disk: 3 << 30})); !strings.HasPrefix(fe["multi_input_files.1"], "processing would need up to 6.7 GB") || len(fe) != 1 {
+		t.Errorf("two tracks under 3 GB: %v", fe)
+	}
+}
+
 // TestPlanWorkProcesses pins the process plan of a small production: an
 // AAC input ffmpeg decodes (once: its probe and its decoder), a lossy
 // output with chapters, a split one and a lossless one; then the same
@@ -358,7 +434,7 @@ func TestLimitsWithDefaults(t *testing.T) {
 		t.Errorf("zero Limits: %+v", got)
 	}
 	got := Limits{Parts: -1, PartSeconds: -2, Silence: -1, Memory: 5}.WithDefaults()
-	if want := DefaultLimits(); got.Parts != want.Parts || got.PartSeconds != want.PartSeconds || got.Silence != want.Silence || got.Memory != 5 {
+	if want := DefaultLimits(); got.Parts != want.Parts || got.PartSeconds != want.PartSeconds || got.Silence != want.Silence || got.Memory != 5 || got.Disk != DefaultDisk {
 		t.Errorf("negative fields: %+v", got)
 	}
 }

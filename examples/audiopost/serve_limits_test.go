@@ -20,11 +20,11 @@ func TestLimitsFlags(t *testing.T) {
 	if got := limits(); got != production.DefaultLimits() {
 		t.Errorf("without flags: %+v", got)
 	}
-	if err := fs.Parse([]string{"-max-split-parts", "20", "-max-memory-mb", "512", "-max-silence", "1h", "-split-part-seconds", "5"}); err != nil {
+	if err := fs.Parse([]string{"-max-split-parts", "20", "-max-memory-mb", "512", "-max-temp-disk-mb", "3072", "-max-silence", "1h", "-split-part-seconds", "5"}); err != nil {
 		t.Fatal(err)
 	}
 	want := production.DefaultLimits()
-	want.Parts, want.Memory, want.Silence, want.PartSeconds = 20, 512<<20, 3600, 5
+	want.Parts, want.Memory, want.Silence, want.PartSeconds, want.Disk = 20, 512<<20, 3600, 5, 3<<30
 	if got := limits(); got != want {
 		t.Errorf("limits %+v, want %+v", got, want)
 	}

@@ -3,11 +3,13 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/production"
@@ -91,5 +93,130 @@ func TestEngineKeepsTheSavedWarning(t *testing.T) {
 		if p.Status != production.StatusDone || strings.Count(p.WarningMessage, want) != 1 {
 			t.Errorf("run %d: status %v, warning %q, want Done and %q once", run, p.Status, p.WarningMessage, want)
 		}
+	}
+}
+
+// TestEngineBoundsDecodedDisk: an Opus input whose decode into 32-bit
+// floats would not fit the engine's Limits.Disk ends the run in Error
+// with the form error naming the input and the figures, before anything
+// is written to TempDir or the outputs (a production stored before the
+// limit, or the command line's, whose length only the engine's probe
+// learns).
+func TestEngineBoundsDecodedDisk(t *testing.T) {
+	dir, tmp, outDir := t.TempDir(), t.TempDir(), t.TempDir()
+	talk := opusInput(t, dir, "talk", 4)
+	p := newProduction(t, `{"input_file": "https://example.org/talk.opus", "output_files": [{"format": "flac"}]}`)
+	eng := &engine.Engine{TempDir: tmp, Limits: production.Limits{Disk: 2 << 20}}
+	_, err := eng.Run(t.Context(), p, engine.Inputs{Main: talk}, engine.DirWriter{Dir: outDir}, nil)
+	var fe production.FieldErrors
+	if !errors.As(err, &fe) || !strings.HasPrefix(fe["input_file"], "the input decodes to 2.5 MB as 32-bit floats (4.007 s of 2 channels at 48000 Hz)") {
+		t.Fatalf("run: %v, want the disk limit's form error on input_file", err)
+	}
+	if p.Status != production.StatusError || !strings.Contains(p.ErrorMessage, "in at most 2.0 MB of temporary disk") {
+		t.Errorf("status %v, error %q", p.Status, p.ErrorMessage)
+	}
+	for _, d := range []string{tmp, outDir} {
+		if files, _ := os.ReadDir(d); len(files) > 0 {
+			t.Errorf("%d files left in %s", len(files), d)
+		}
+	}
+}
+
+// processorWatch is the chain's processor, telling the test when the
+// processing starts, what the job said and how many frames of the input
+// it has read.
+type processorWatch struct {
+	started func(engine.ProcessJob)
+	read    *int64
+}
+
+func (w processorWatch) Process(ctx context.Context, open audio.Opener, job engine.ProcessJob) (*engine.Processed, error) {
+	w.started(job)
+	counted := func(ctx context.Context) (audio.Source, error) {
+		src, err := open(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &countingSource{Source: src, read: w.read}, nil
+	}
+	return engine.ChainProcessor{}.Process(ctx, counted, job)
+}
+
+// countingSource adds the frames read to *read.
+type countingSource struct {
+	audio.Source
+	read *int64
+}
+
+func (s *countingSource) Read(dst audio.Buffer) (int, error) {
+	n, err := s.Source.Read(dst)
+	*s.read += int64(n)
+	return n, err
+}
+
+func (s *countingSource) Close() error {
+	if c, ok := s.Source.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// TestEngineDecodeProgress runs a production from 12 s of Opus with a
+// progress hook and a processor that marks its start: Audio Processing
+// moves during the probe's decode (events before the processor starts,
+// within the decode's first quarter of the step), then on from there as
+// soon as the processor reads (not after a quarter of the input, as when
+// the processor's fraction started at 0 again), never back. The
+// processor's job gets what the disk limit leaves for the chain's spill
+// file.
+func TestEngineDecodeProgress(t *testing.T) {
+	dir, outDir := t.TempDir(), t.TempDir()
+	const seconds = 12
+	talk := opusInput(t, dir, "talk", seconds)
+	p := newProduction(t, `{"input_file": "https://example.org/talk.opus", "output_files": [{"format": "flac"}],
+		"algorithms": {"denoise": true}}`)
+	var (
+		before, after []float64 // Audio Processing's fractions before and after the processor started
+		firstRead     int64     // frames the processor had read at its first event
+		started       bool
+		job           engine.ProcessJob
+		read          int64
+	)
+	const disk = 64 << 20
+	eng := &engine.Engine{TempDir: t.TempDir(), Limits: production.Limits{Disk: disk},
+		Processor: processorWatch{started: func(j engine.ProcessJob) { started, job = true, j }, read: &read}}
+	progress := func(s production.Status, frac float64) {
+		if s != production.StatusAudioProcessing || frac == 0 {
+			return
+		}
+		switch {
+		case !started:
+			before = append(before, frac)
+		case len(after) == 0:
+			firstRead = read
+			fallthrough
+		default:
+			after = append(after, frac)
+		}
+	}
+	if _, err := eng.Run(t.Context(), p, engine.Inputs{Main: talk}, engine.DirWriter{Dir: outDir}, progress); err != nil {
+		t.Fatal(err)
+	}
+	if len(before) < 10 || before[len(before)-1] > 0.25+1e-9 {
+		t.Fatalf("Audio Processing before the processor started: %v, want at least 10 events up to 0.25", before)
+	}
+	if len(after) == 0 || after[0] < before[len(before)-1] || after[len(after)-1] < 0.95 {
+		t.Errorf("Audio Processing while processing: %v, want on from %v to the end", after, before[len(before)-1:])
+	}
+	if most := int64(0.05 * seconds * 48000); firstRead > most {
+		t.Errorf("the processing's first event came after %d frames read, want within 5 %% of the input (%d)", firstRead, most)
+	}
+	for i := 1; i < len(after); i++ {
+		if after[i] < after[i-1] {
+			t.Errorf("Audio Processing went back from %g to %g", after[i-1], after[i])
+		}
+	}
+	if want := disk - production.PlanWork(p).Disk; job.SpillBytes != want || want <= 0 {
+		t.Errorf("the chain may spill %d bytes, want the %d the disk limit leaves", job.SpillBytes, want)
 	}
 }

@@ -2,11 +2,15 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strconv"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/wav"
+	"github.com/audiopost/audiopost/production"
 )
 
 // Inputs that only ffmpeg decodes (Opus, AAC, Vorbis, ALAC, video) are
@@ -26,6 +30,15 @@ import (
 // ffmpeg on every pass as before. The file takes 4 bytes per sample
 // (1.4 GB per hour of 48 kHz stereo) in Engine.TempDir until the run
 // ends, failed or not.
+//
+// That disk is bounded by Limits.Disk: the API checks the plan when a
+// production is saved and started (production.Work.DecodedDisk), but a
+// run of a production stored before, or of the command line's, only
+// learns its inputs' lengths here. So each decode is checked against the
+// limit, with the decodes before it, before anything is written, and the
+// file stops growing at the limit: a probe that got the length wrong
+// (or had none) fails the run with the limit's error instead of filling
+// the disk.
 
 // decodedInput is an input ffmpeg decoded once in this run.
 type decodedInput struct {
@@ -41,18 +54,28 @@ type decodedInput struct {
 func decodeOnce(info audio.Info) bool { return info.BitDepth <= 24 }
 
 // decodeToFile reads d to its end into a new temporary WAV file and
-// returns the decoded input; it leaves no file behind on failure.
-func (r *run) decodeToFile(ctx context.Context, d audio.Decoder) (*decodedInput, error) {
+// returns the decoded input; it leaves no file behind on failure. field
+// names the input in the production ("input_file",
+// "multi_input_files.N") for the error of the disk limit.
+func (r *run) decodeToFile(ctx context.Context, d audio.Decoder, field string) (*decodedInput, error) {
+	limit := r.e.Limits.WithDefaults().Disk
+	format, info := d.Format(), d.Info()
+	need := production.DecodedBytes(format.Channels, format.SampleRate, info.Length)
+	if r.decodedDisk+need > limit {
+		return nil, diskError(field, fmt.Sprintf("decodes to %s as 32-bit floats (%s of %d channels at %d Hz)",
+			production.FormatBytes(need), production.FormatSeconds(info.Length), format.Channels, format.SampleRate), r.decodedDisk, limit)
+	}
 	f, err := os.CreateTemp(r.e.TempDir, "audiopost-input-*.wav")
 	if err != nil {
 		return nil, fmt.Errorf("decoding the input once: %w", err)
 	}
+	capped := &cappedFile{File: f, left: limit - r.decodedDisk}
 	err = func() error {
-		enc, err := wav.NewEncoder(ctx, f, d.Format(), audio.EncodeOptions{BitDepth: 32})
+		enc, err := wav.NewEncoder(ctx, capped, format, audio.EncodeOptions{BitDepth: 32})
 		if err != nil {
 			return err
 		}
-		if _, err := audio.Copy(ctx, enc, d); err != nil {
+		if _, err := audio.Copy(ctx, enc, r.decodeProgress(d)); err != nil {
 			return err
 		}
 		if err := enc.Close(); err != nil {
@@ -63,10 +86,119 @@ func (r *run) decodeToFile(ctx context.Context, d audio.Decoder) (*decodedInput,
 	if err != nil {
 		f.Close()
 		os.Remove(f.Name())
+		if errors.Is(err, errDiskFull) {
+			return nil, diskError(field, fmt.Sprintf("decodes to more than its probe said (%s of %d channels at %d Hz)",
+				production.FormatSeconds(info.Length), format.Channels, format.SampleRate), r.decodedDisk, limit)
+		}
 		return nil, err
 	}
-	return &decodedInput{info: d.Info(), path: f.Name()}, nil
+	r.decodedDisk += capped.written
+	return &decodedInput{info: info, path: f.Name()}, nil
 }
+
+// errDiskFull is what cappedFile's writes fail with at its bound.
+var errDiskFull = errors.New("the decode reached the temporary disk limit")
+
+// cappedFile is a file that takes at most left bytes in all: writes past
+// them fail with errDiskFull before anything is written. Seeks pass
+// through (the WAV encoder completes its header by seeking back), and
+// the bound is on the file's size, which a rewrite of the header does
+// not grow.
+type cappedFile struct {
+	*os.File
+	left, written, pos int64
+}
+
+func (c *cappedFile) Write(p []byte) (int, error) {
+	if grow := c.pos + int64(len(p)) - c.written; grow > c.left {
+		return 0, errDiskFull
+	}
+	n, err := c.File.Write(p)
+	c.pos += int64(n)
+	if c.pos > c.written {
+		c.left -= c.pos - c.written
+		c.written = c.pos
+	}
+	return n, err
+}
+
+func (c *cappedFile) Seek(offset int64, whence int) (int64, error) {
+	pos, err := c.File.Seek(offset, whence)
+	if err == nil {
+		c.pos = pos
+	}
+	return pos, err
+}
+
+// diskError is the form error of an input whose decode does not fit
+// Limits.Disk beside the decodes before it (used bytes), as fitBudget
+// words the others.
+func diskError(field, what string, used, limit int64) error {
+	msg := "the input " + what + "; inputs only ffmpeg decodes are kept as 32-bit floats for the run, in at most " + production.FormatBytes(limit) + " of temporary disk"
+	if used > 0 {
+		msg += " (" + production.FormatBytes(used) + " taken by the inputs decoded before it)"
+	}
+	return fmt.Errorf("the production needs more than this server allows: %w", production.FieldErrors{field: msg})
+}
+
+// inputField names the input at path in the production's fields for
+// messages: "input_file", or "multi_input_files.N" for an intro, outro
+// or track.
+func (r *run) inputField(path string) string {
+	if r.p == nil || (!r.p.IsMultitrack && path == r.in.Main) {
+		return "input_file"
+	}
+	for i, m := range r.p.MultiInputFiles {
+		if m.InputFile != "" && r.in.Multi[m.ID] == path {
+			return "multi_input_files." + strconv.Itoa(i)
+		}
+	}
+	return "input_file"
+}
+
+// decodeShare is the part of Audio Processing's progress the probe's
+// decodes take when inputs are decoded once. ffmpeg decodes Opus or AAC
+// at a few hundred times real time on one core, the chain's passes run at
+// 30-100 times with restoration and about 150-300 without; a quarter
+// keeps the decode of a two-hour Opus input moving through the first
+// quarter of the step instead of holding the bar at 0 for minutes.
+const decodeShare = 0.25
+
+// decodeProgress returns d reporting, while it is read to its end, the
+// fraction of its probed length read, within this decode's part of
+// decodeShare (what is left of it divided among the inputs not decoded
+// yet, as their lengths are not known before they are probed).
+func (r *run) decodeProgress(d audio.Decoder) audio.Source {
+	info := d.Info()
+	total := info.Frames
+	if total <= 0 {
+		total = int64(info.Length * float64(d.Format().SampleRate))
+	}
+	from := r.lastFrac
+	span := max(decodeShare-from, 0) / float64(max(r.decodesLeft, 1))
+	r.decodesLeft = max(r.decodesLeft-1, 0)
+	return &decodeProgress{Source: d, r: r, total: total, from: from, span: span}
+}
+
+// decodeProgress is the Source of decodeProgress.
+type decodeProgress struct {
+	audio.Source
+	r             *run
+	frames, total int64
+	from, span    float64
+}
+
+func (p *decodeProgress) Read(dst audio.Buffer) (int, error) {
+	n, err := p.Source.Read(dst)
+	p.frames += int64(n)
+	if p.total > 0 {
+		p.r.report(p.from + p.span*min(float64(p.frames)/float64(p.total), 1))
+	}
+	return n, err
+}
+
+// The WAV encoder completes its header only through a Seeker.
+var _ io.WriteSeeker = (*cappedFile)(nil)
 
 // openDecoded opens the samples of a decoded input.
 func (r *run) openDecoded(ctx context.Context, di *decodedInput, opts []audio.DecodeOption) (audio.Decoder, error) {

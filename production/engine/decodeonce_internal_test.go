@@ -1,32 +1,43 @@
 package engine
 
 import (
+	"errors"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/procpool"
 	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
+	"github.com/audiopost/audiopost/production"
 )
+
+// opusFile writes seconds of speech-like stereo at 48 kHz as Opus, an
+// input only ffmpeg decodes, and returns its path.
+func opusFile(t *testing.T, seconds float64) string {
+	t.Helper()
+	need.Programs(t, "ffmpeg", "ffprobe")
+	dir := t.TempDir()
+	wav := filepath.Join(dir, "talk.wav")
+	testaudio.WriteWAV(t, wav, testaudio.SpeechLike(48000, seconds, 0.05), 48000)
+	opus := filepath.Join(dir, "talk.opus")
+	if out, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", wav, "-c:a", "libopus", "-y", opus).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	return opus
+}
 
 // TestDecodedInputIsFFmpegs opens an Opus input three times in one run:
 // the first open starts ffprobe and ffmpeg once, the others none, and all
 // three read exactly the samples ffmpeg decodes, under the Info of the
 // probe. Cleanup deletes the decoded file.
 func TestDecodedInputIsFFmpegs(t *testing.T) {
-	need.Programs(t, "ffmpeg", "ffprobe")
-	dir := t.TempDir()
-	wav := filepath.Join(dir, "talk.wav")
-	testaudio.WriteWAV(t, wav, testaudio.SpeechLike(48000, 2, 0.05), 48000)
-	opus := filepath.Join(dir, "talk.opus")
-	if out, err := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-i", wav, "-c:a", "libopus", "-y", opus).CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	opus := opusFile(t, 2)
 	want, _ := testaudio.ReadFile(t, opus)
 	info, err := audio.ProbeFile(t.Context(), opus)
 	if err != nil {
@@ -59,5 +70,141 @@ func TestDecodedInputIsFFmpegs(t *testing.T) {
 	r.cleanup(false)
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("cleanup left %d files in TempDir", len(left))
+	}
+}
+
+// TestDecodeDiskLimit: an input whose decode would take more temporary
+// disk than Limits.Disk leaves (with the decodes before it) is a form
+// error naming it and its figures before anything is written; one whose
+// probe understates its length (here: none) stops at the limit with no
+// file left, instead of filling the disk. At the limit it decodes.
+func TestDecodeDiskLimit(t *testing.T) {
+	opus := opusFile(t, 6)
+	pool := procpool.New(procpool.Config{Size: 4, Logger: slog.New(slog.DiscardHandler)})
+	ctx := procpool.With(t.Context(), pool)
+	info, err := audio.ProbeFile(ctx, opus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	need := production.DecodedBytes(info.Channels, info.SampleRate, info.Length)
+	tmp := t.TempDir()
+	newRun := func(disk int64) *run {
+		return &run{e: &Engine{TempDir: tmp, Limits: production.Limits{Disk: disk}}, p: &production.Production{}, in: Inputs{Main: opus}}
+	}
+	empty := func(when string) {
+		t.Helper()
+		if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			t.Errorf("%s: %d files left in TempDir", when, len(left))
+		}
+	}
+
+	r := newRun(need - 1)
+	_, err = r.open(ctx, opus, "input file")
+	var fe production.FieldErrors
+	if !errors.As(err, &fe) || !strings.HasPrefix(fe["input_file"], "the input decodes to 3.2 MB as 32-bit floats (6.0") ||
+		!strings.Contains(fe["input_file"], "in at most 3.2 MB of temporary disk") {
+		t.Errorf("one byte short: %v", err)
+	}
+	empty("one byte short")
+
+	// The probe says nothing of the length: the 1 MB the plan allows a
+	// file beyond its samples is all the limit leaves, and 6 s of stereo
+	// take 2.2 MB.
+	r = newRun(production.DecodedBytes(2, 48000, 0))
+	f, err := os.Open(opus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := audio.Decode(ctx, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.decodeToFile(ctx, lengthless{d}, "multi_input_files.1")
+	d.Close()
+	if !errors.As(err, &fe) || !strings.HasPrefix(fe["multi_input_files.1"], "the input decodes to more than its probe said") {
+		t.Errorf("no length probed: %v", err)
+	}
+	empty("no length probed")
+
+	r = newRun(need)
+	d2, err := r.open(ctx, opus, "input file")
+	if err != nil {
+		t.Fatalf("at the limit: %v", err)
+	}
+	d2.Close()
+	if r.decodedDisk <= 0 || r.decodedDisk > need {
+		t.Errorf("at the limit: the decode took %d bytes, planned %d", r.decodedDisk, need)
+	}
+	r.cleanup(false)
+	empty("cleanup")
+}
+
+// lengthless is a decoder whose probe found no length.
+type lengthless struct{ audio.Decoder }
+
+func (d lengthless) Info() audio.Info {
+	i := d.Decoder.Info()
+	i.Length, i.Frames = 0, -1
+	return i
+}
+
+// TestDecodeReportsProgress decodes 20 s of Opus once with the run's
+// progress hook recording every event and, at each, the size of the WAV
+// file being written: the events come while the file grows (between the
+// decode's start and its end), rise, stay within the decode's share of
+// Audio Processing and reach it at the end. Without the reports the
+// step sat at 0 % for the whole decode.
+func TestDecodeReportsProgress(t *testing.T) {
+	opus := opusFile(t, 20)
+	pool := procpool.New(procpool.Config{Size: 4, Logger: slog.New(slog.DiscardHandler)})
+	ctx := procpool.With(t.Context(), pool)
+	tmp := t.TempDir()
+	type event struct {
+		frac float64
+		size int64
+	}
+	var events []event
+	r := &run{e: &Engine{TempDir: tmp}, p: &production.Production{}, in: Inputs{Main: opus}, status: production.StatusAudioProcessing, decodesLeft: 1}
+	r.progress = func(s production.Status, frac float64) {
+		if s != production.StatusAudioProcessing {
+			t.Errorf("progress in status %v", s)
+		}
+		var size int64
+		if files, _ := filepath.Glob(filepath.Join(tmp, "audiopost-input-*.wav")); len(files) == 1 {
+			if fi, err := os.Stat(files[0]); err == nil {
+				size = fi.Size()
+			}
+		}
+		events = append(events, event{frac, size})
+	}
+	d, err := r.open(ctx, opus, "input file")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	defer r.cleanup(false)
+	fi, err := os.Stat(r.decoded[opus].path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) < 20 {
+		t.Fatalf("%d progress events while decoding 20 s, want one per 1 %% of the decode's %g: %+v", len(events), decodeShare, events)
+	}
+	growing := 0
+	for i, e := range events {
+		if e.frac <= 0 || e.frac > decodeShare+1e-9 || (i > 0 && e.frac <= events[i-1].frac) {
+			t.Errorf("event %d: fraction %g after %g, want rising within (0, %g]", i, e.frac, events[max(i-1, 0)].frac, decodeShare)
+		}
+		if e.size > 0 && e.size < fi.Size() && (i == 0 || e.size >= events[i-1].size) {
+			growing++
+		}
+	}
+	if last := events[len(events)-1].frac; last < decodeShare-0.01 {
+		t.Errorf("the decode ended at %g of Audio Processing, want %g", last, decodeShare)
+	}
+	// The last events may come once the file is written whole.
+	if growing < len(events)/2 {
+		t.Errorf("only %d of %d events came while the file grew", growing, len(events))
 	}
 }

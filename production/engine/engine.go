@@ -23,6 +23,7 @@ import (
 	_ "github.com/audiopost/audiopost/audio/codecs" // the engine decodes and encodes every format
 	"github.com/audiopost/audiopost/audio/ffmpeg"
 	"github.com/audiopost/audiopost/audio/procpool"
+	"github.com/audiopost/audiopost/dsp/chain"
 	"github.com/audiopost/audiopost/loudness"
 )
 
@@ -49,7 +50,8 @@ type Engine struct {
 	// burned-in subtitles, the chain's processed signal between its
 	// passes, inputs ffmpeg decodes as 32-bit float WAV: 1.4 GB per hour
 	// of 48 kHz stereo), all removed before Run returns; "" means the
-	// system's (os.TempDir). Outputs are written through the
+	// system's (os.TempDir). Limits.Disk bounds what a run plans there
+	// (production.Work.Disk) and what its decodes write. Outputs are written through the
 	// OutputWriter, not here.
 	TempDir string
 	// Processes is the pool of external programs (ffmpeg, PocketSphinx)
@@ -194,6 +196,14 @@ type run struct {
 	// encoding.
 	reading  func(frames int64)
 	expected int64
+	// decodedDisk is what the run's decoded inputs take on disk;
+	// decodesLeft how many inputs the probe may still decode (see
+	// decodeProgress).
+	decodedDisk int64
+	decodesLeft int
+	// procFrom is the fraction of Audio Processing done when the
+	// processor starts reading (the decodes of the probe's share).
+	procFrom float64
 	pending  []*fileHandle
 	plan     *passPlan
 	result   Result
@@ -400,7 +410,13 @@ func (r *run) do(ctx context.Context) error {
 	if err := r.recognize(ctx); err != nil {
 		return err
 	}
+	if r.status == production.StatusAudioProcessing {
+		// The processor's passes go on from where the probe's decodes
+		// left the bar (recognition, when it ran, started it again).
+		r.procFrom = r.lastFrac
+	}
 	job := ProcessJob{Settings: settings, CutStart: p.CutStart, CutEnd: p.CutEnd, RefineCuts: r.refineCuts(p.SampleRate), TempDir: r.e.TempDir}
+	job.SpillBytes = r.spillBytes()
 	job.Headroom = lossyHeadroom(p)
 	processed, err := r.process(ctx, job)
 	if err != nil {
@@ -445,6 +461,15 @@ func (r *run) do(ctx context.Context) error {
 // probe reads the inputs' properties and tags, and the cover.
 func (r *run) probe(ctx context.Context) error {
 	p := r.p
+	r.decodesLeft = 0
+	if !p.IsMultitrack && r.in.Main != "" {
+		r.decodesLeft++
+	}
+	for _, m := range p.MultiInputFiles {
+		if m.InputFile != "" && (m.Type != production.InputMultitrack || p.IsMultitrack) {
+			r.decodesLeft++
+		}
+	}
 	var credits float64
 	if p.IsMultitrack {
 		seconds, err := r.probeTracks(ctx)
@@ -510,6 +535,16 @@ func (r *run) fitBudget() error {
 		return fmt.Errorf("the production needs more than this server allows: %w", err)
 	}
 	return nil
+}
+
+// spillBytes is the ProcessJob's SpillBytes: the chain's default, or
+// what Limits.Disk leaves beside the planned work when that is less.
+func (r *run) spillBytes() int64 {
+	left := r.e.Limits.WithDefaults().Disk - production.PlanWork(r.p).Disk
+	if left <= 0 {
+		return -1
+	}
+	return min(left, chain.DefaultSpillBytes)
 }
 
 // probeMain reads the main input's properties and tags and returns its
@@ -644,9 +679,12 @@ func (r *run) open(ctx context.Context, path, what string) (audio.Decoder, error
 	if audio.CodecOf(d) == "ffmpeg" {
 		if decodeOnce(d.Info()) {
 			// See decodeonce.go: this open is the input's only decode.
-			di, err := r.decodeToFile(ctx, d)
+			di, err := r.decodeToFile(ctx, d, r.inputField(path))
 			d.Close()
 			f.Close()
+			if errors.Is(err, production.ErrInvalid) {
+				return nil, err // the disk limit's, which names the input
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", what, err)
 			}
@@ -731,7 +769,11 @@ func (s *progressSource) Read(dst audio.Buffer) (int, error) {
 	n, err := s.Source.Read(dst)
 	s.frames += int64(n)
 	if st := s.r.status; (st == production.StatusAudioProcessing || st == production.StatusSpeechRecognition) && s.r.expected > 0 {
-		s.r.report(float64(s.frames) / float64(s.r.expected))
+		frac := float64(s.frames) / float64(s.r.expected)
+		if st == production.StatusAudioProcessing {
+			frac = s.r.procFrom + (1-s.r.procFrom)*frac
+		}
+		s.r.report(frac)
 	}
 	return n, err
 }

@@ -39,6 +39,12 @@ type ProcessJob struct {
 	// TempDir is where the processor may make temporary files (the
 	// Engine's TempDir).
 	TempDir string
+	// SpillBytes bounds the temporary file in which the processor may
+	// keep the processed signal between its passes (chain.Config's
+	// SpillBytes; negative: none): what Limits.Disk leaves beside the
+	// planned decodes and encoders' files. The file only saves time, so
+	// it gives way to them rather than counting in the plan.
+	SpillBytes int64
 }
 
 // Processed is the result of a Processor.
@@ -94,7 +100,7 @@ type ChainProcessor struct{}
 // Process implements Processor.
 func (ChainProcessor) Process(ctx context.Context, open audio.Opener, job ProcessJob) (*Processed, error) {
 	cfg := job.Settings.Chain
-	cfg.Headroom, cfg.TempDir = job.Headroom, job.TempDir
+	cfg.Headroom, cfg.TempDir, cfg.SpillBytes = job.Headroom, job.TempDir, job.SpillBytes
 	cfg.Cutting.Detect.TrimStart, cfg.Cutting.Detect.TrimEnd = job.CutStart, job.CutEnd
 	if cfg.Cutting.Detect.Filler {
 		cfg.Cutting.Refine = job.RefineCuts
