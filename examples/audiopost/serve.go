@@ -247,10 +247,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	deadline := time.Now().Add(*shutdownTimeout - closeGrace(*shutdownTimeout))
 	sctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 	defer cancel()
-	var wg sync.WaitGroup
+	var work []func()
 	if srv != nil {
 		// In-flight requests finish; new connections are refused.
-		wg.Go(func() {
+		work = append(work, func() {
 			if serr := srv.Shutdown(sctx); serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 				log.Warn("HTTP requests still running at the shutdown deadline: their connections are closed", "err", serr)
 				srv.Close()
@@ -258,21 +258,35 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		})
 	}
 	if wk != nil {
-		wg.Go(func() { wk.stop(deadline) })
+		work = append(work, func() { wk.stop(deadline) })
 	}
-	// The bound holds whatever hangs: a moment before it, serve stops
-	// waiting, kills the programs still running and returns (the closing
-	// of the store and the blobs takes the moment left).
+	hard := time.NewTimer(time.Until(deadline))
+	defer hard.Stop()
+	awaitShutdown(log, hard.C, pool, workDir, work...)
+	return err
+}
+
+// awaitShutdown runs work (the HTTP server's drain, the worker's stop)
+// and waits for it until expired fires, then kills the external programs
+// of pool still running and removes workDir ("" for none). It reports
+// whether it abandoned work still running. The bound holds whatever
+// hangs: a moment before it (see closeGrace) serve stops waiting, kills
+// the programs and returns; abandoned jobs are taken back when their
+// leases run out. The timer is the caller's so that a test can fire it.
+func awaitShutdown(log *slog.Logger, expired <-chan time.Time, pool *procpool.Pool, workDir string, work ...func()) (abandoned bool) {
+	var wg sync.WaitGroup
+	for _, w := range work {
+		wg.Go(w)
+	}
 	finished := make(chan struct{})
 	go func() {
 		wg.Wait()
 		close(finished)
 	}()
-	hard := time.NewTimer(time.Until(deadline))
-	defer hard.Stop()
 	select {
 	case <-finished:
-	case <-hard.C:
+	case <-expired:
+		abandoned = true
 		log.Warn("shutdown deadline: work still running is abandoned; its jobs are taken back when their leases run out")
 	}
 	if n := pool.Close(); n > 0 {
@@ -281,7 +295,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if workDir != "" {
 		os.RemoveAll(workDir)
 	}
-	return err
+	return abandoned
 }
 
 // closeGrace is the part of the shutdown bound kept for closing the store
