@@ -161,7 +161,7 @@ func (s *countingSource) Close() error {
 	return nil
 }
 
-// TestEngineDecodeProgress runs a production from 12 s of Opus with a
+// TestEngineDecodeProgress runs a production from 6 s of Opus with a
 // progress hook and a processor that marks its start: Audio Processing
 // moves during the probe's decode (events before the processor starts,
 // within the decode's first quarter of the step), then on from there as
@@ -171,7 +171,7 @@ func (s *countingSource) Close() error {
 // file.
 func TestEngineDecodeProgress(t *testing.T) {
 	dir, outDir := t.TempDir(), t.TempDir()
-	const seconds = 12
+	const seconds = 6
 	talk := opusInput(t, dir, "talk", seconds)
 	p := newProduction(t, `{"input_file": "https://example.org/talk.opus", "output_files": [{"format": "flac"}],
 		"algorithms": {"denoise": true}}`)

@@ -79,7 +79,7 @@ func TestDecodedInputIsFFmpegs(t *testing.T) {
 // probe understates its length (here: none) stops at the limit with no
 // file left, instead of filling the disk. At the limit it decodes.
 func TestDecodeDiskLimit(t *testing.T) {
-	opus := opusFile(t, 6)
+	opus := opusFile(t, 4)
 	pool := procpool.New(procpool.Config{Size: 4, Logger: slog.New(slog.DiscardHandler)})
 	ctx := procpool.With(t.Context(), pool)
 	info, err := audio.ProbeFile(ctx, opus)
@@ -101,15 +101,15 @@ func TestDecodeDiskLimit(t *testing.T) {
 	r := newRun(need - 1)
 	_, err = r.open(ctx, opus, "input file")
 	var fe production.FieldErrors
-	if !errors.As(err, &fe) || !strings.HasPrefix(fe["input_file"], "the input decodes to 3.2 MB as 32-bit floats (6.0") ||
-		!strings.Contains(fe["input_file"], "in at most 3.2 MB of temporary disk") {
+	if !errors.As(err, &fe) || !strings.HasPrefix(fe["input_file"], "the input decodes to 2.5 MB as 32-bit floats (4.0") ||
+		!strings.Contains(fe["input_file"], "in at most 2.5 MB of temporary disk") {
 		t.Errorf("one byte short: %v", err)
 	}
 	empty("one byte short")
 
 	// The probe says nothing of the length: the 1 MB the plan allows a
-	// file beyond its samples is all the limit leaves, and 6 s of stereo
-	// take 2.2 MB.
+	// file beyond its samples is all the limit leaves, and 4 s of stereo
+	// take 1.5 MB.
 	r = newRun(production.DecodedBytes(2, 48000, 0))
 	f, err := os.Open(opus)
 	if err != nil {
@@ -149,14 +149,14 @@ func (d lengthless) Info() audio.Info {
 	return i
 }
 
-// TestDecodeReportsProgress decodes 20 s of Opus once with the run's
+// TestDecodeReportsProgress decodes 8 s of Opus once with the run's
 // progress hook recording every event and, at each, the size of the WAV
 // file being written: the events come while the file grows (between the
 // decode's start and its end), rise, stay within the decode's share of
 // Audio Processing and reach it at the end. Without the reports the
 // step sat at 0 % for the whole decode.
 func TestDecodeReportsProgress(t *testing.T) {
-	opus := opusFile(t, 20)
+	opus := opusFile(t, 8)
 	pool := procpool.New(procpool.Config{Size: 4, Logger: slog.New(slog.DiscardHandler)})
 	ctx := procpool.With(t.Context(), pool)
 	tmp := t.TempDir()
@@ -189,7 +189,7 @@ func TestDecodeReportsProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(events) < 20 {
-		t.Fatalf("%d progress events while decoding 20 s, want one per 1 %% of the decode's %g: %+v", len(events), decodeShare, events)
+		t.Fatalf("%d progress events while decoding 8 s, want one per 1 %% of the decode's %g: %+v", len(events), decodeShare, events)
 	}
 	growing := 0
 	for i, e := range events {
