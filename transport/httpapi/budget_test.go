@@ -241,6 +241,21 @@ func TestBudgetCheckedAtStart(t *testing.T) {
 	e.wantForm(e.req("POST", "/api/production/"+id+"/start.json", e.keyA, nil), "output_files.0.split_on_chapters", "at most 3")
 }
 
+// TestBudgetTemporaryDisk: an input only ffmpeg decodes is kept as 32-bit
+// floats for the run; beyond the server's disk limit its upload is a form
+// error on input_file with the figures (3 s of 48 kHz stereo Opus: 2.1 MB
+// with the file's allowance, over a 2 MB limit), while the same audio as
+// WAV, which the engine reads as it is, is accepted.
+func TestBudgetTemporaryDisk(t *testing.T) {
+	ffmpeg := need.Program(t, "ffmpeg")
+	e := newEnv(t, func(c *httpapi.Config) { c.Limits = production.Limits{Disk: 2 << 20} })
+	wav := makeWAV(t, 2, 48000, 3, audio.Tags{})
+	id := e.create(e.keyA, map[string]any{"output_files": []map[string]any{{"format": "flac"}}})
+	e.wantForm(e.upload("/api/production/"+id+"/upload.json", e.keyA, part{field: "input_file", name: "in.opus", data: encodeWith(t, ffmpeg, wav, "libopus", "ogg")}),
+		"input_file", "processing would need up to 2.1 MB of temporary disk (2.1 MB for inputs only ffmpeg decodes, kept as 32-bit floats; 0.0 MB for the encoders' temporary files); at most 2.0 MB")
+	e.must(e.upload("/api/production/"+id+"/upload.json", e.keyA, part{field: "input_file", name: "in.wav", data: wav}))
+}
+
 // TestBudgetPlansEveryProcess processes a production with a real runner
 // and counts the ffmpeg and ffprobe processes it starts (a wrapper on
 // PATH logs each, then runs the real program): no more than PlanWork
