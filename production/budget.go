@@ -463,13 +463,32 @@ const (
 // samples in a WAV file, as Work.DecodedDisk plans an input's decode
 // (stereo and 48 kHz where channels or rate are not known).
 func DecodedBytes(channels, rate int, length float64) int64 {
+	return bytesOf(decodedSize(channels, rate, length))
+}
+
+// decodedSize is DecodedBytes in float64, which sums without wrapping.
+func decodedSize(channels, rate int, length float64) float64 {
 	if channels <= 0 {
 		channels = unknownChannels
 	}
 	if rate <= 0 {
 		rate = unknownRate
 	}
-	return int64(math.Ceil(max(length, 0)*float64(rate)))*int64(channels)*decodedSampleBytes + fileOverheadBytes
+	return math.Ceil(max(length, 0)*float64(rate))*float64(channels)*decodedSampleBytes + fileOverheadBytes
+}
+
+// maxPlannedBytes is where the disk plan saturates: far beyond any disk,
+// and eight of it still fit an int64, so a sum of figures that large
+// stays positive and over the limit instead of wrapping around.
+const maxPlannedBytes = 1 << 60
+
+// bytesOf converts a planned size to bytes, saturating at
+// maxPlannedBytes (NaN, which no probe gives, counts as that too).
+func bytesOf(f float64) int64 {
+	if !(f < maxPlannedBytes) {
+		return maxPlannedBytes
+	}
+	return int64(math.Ceil(f))
 }
 
 // planDisk plans the temporary disk of w (see Work.Disk); images are the
@@ -478,13 +497,14 @@ func planDisk(p *Production, w *Work, images int) {
 	w.DecodedInputs = map[string]int64{}
 	// Every input ffmpeg reads counts, deep lossless ones too: those of
 	// up to 24 bits among them are decoded once as well.
+	var decodedSum float64
 	decoded := func(field, format string, channels, rate int, length float64) {
 		if slices.Contains(nativeInputs, format) || !(length > 0) {
 			return
 		}
-		n := DecodedBytes(channels, rate, length)
-		w.DecodedInputs[field] = n
-		w.DecodedDisk += n
+		n := decodedSize(channels, rate, length)
+		w.DecodedInputs[field] = bytesOf(n)
+		decodedSum += n
 	}
 	// The programme's format: its largest input's, as the mix takes the
 	// highest rate of its tracks.
@@ -506,22 +526,22 @@ func planDisk(p *Production, w *Work, images int) {
 	if rate <= 0 {
 		rate = unknownRate
 	}
-	pictures := int64(images)*MaxChapterImageBytes + coverBytes
-	var outputs int64
+	pictures := float64(images)*MaxChapterImageBytes + coverBytes
+	var outputs float64
 	for _, o := range p.OutputFiles {
 		f, ok := LookupFormat(o.Format)
 		if !ok {
 			continue
 		}
-		var file int64
+		var file float64
 		switch {
 		case f.Lossy() && len(f.Bitrates) > 0:
 			// The format's highest bitrate: VBR coders may exceed the
 			// one asked for.
 			bps := float64(f.Bitrates[len(f.Bitrates)-1]) * 1000
-			file = int64(bps/8*w.Duration*containerOverhead) + fileOverheadBytes + pictures
+			file = bps/8*w.Duration*containerOverhead + fileOverheadBytes + pictures
 		case f.Name == "alac":
-			file = DecodedBytes(channels, rate, w.Duration) + pictures
+			file = decodedSize(channels, rate, w.Duration) + pictures
 		case f.Type == TypeVideo:
 			video := float64(audiogramBitsPerSecond)
 			if f.Name == "video" && p.HasVideo && !(o.Subtitles != nil && o.Subtitles.Enabled) {
@@ -529,7 +549,7 @@ func planDisk(p *Production, w *Work, images int) {
 				// bitrate (audio included) bounds it.
 				video = max(p.Bitrate*1000, 0)
 			}
-			file = int64((video+320_000)/8*w.Duration*containerOverhead) + fileOverheadBytes + pictures
+			file = (video+320_000)/8*w.Duration*containerOverhead + fileOverheadBytes + pictures
 			if o.Subtitles != nil && o.Subtitles.Enabled {
 				file *= 2 // the burned-in video, and the output muxed from it
 			}
@@ -537,14 +557,14 @@ func planDisk(p *Production, w *Work, images int) {
 		outputs += 2 * file
 	}
 	if p.IsMultitrack && slices.ContainsFunc(p.OutputFiles, func(o OutputFile) bool { return o.Format == "tracks" }) {
-		var largest int64
+		var largest float64
 		for i, end := range p.trackEnds() {
-			largest = max(largest, DecodedBytes(max(p.MultiInputFiles[i].InputChannels, 1), rate, end))
+			largest = max(largest, decodedSize(max(p.MultiInputFiles[i].InputChannels, 1), rate, end))
 		}
 		outputs += largest
 	}
-	w.OutputDisk = outputs
-	w.Disk = w.DecodedDisk + w.OutputDisk
+	w.DecodedDisk, w.OutputDisk = bytesOf(decodedSum), bytesOf(outputs)
+	w.Disk = bytesOf(decodedSum + outputs)
 }
 
 // CheckWork checks the planned work of p against its budget under l and

@@ -44,8 +44,12 @@ func hostileSeeds() []string {
 	}
 }
 
-// formats are the probed input formats the fuzzer picks from.
-var formats = []string{"wav", "flac", "mp3", "aac", "opus", "mov"}
+// formats are the probed input formats the fuzzer picks from, and rates
+// the sample rates (0: the probe did not say).
+var (
+	formats = []string{"wav", "flac", "mp3", "aac", "opus", "mov"}
+	rates   = []int{0, 8000, 44100, 48000, 384000}
+)
 
 // probe sets every input of p to a probed length derived from seconds
 // (tracks and intros get their own multiples), as saving does.
@@ -58,10 +62,13 @@ func probe(p *production.Production, seconds float64, format uint8) {
 	f := formats[int(format)%len(formats)]
 	p.InputFile, p.InputLength, p.Length, p.Format = "in."+f, seconds, seconds, f
 	p.HasVideo = f == "mov"
+	// Channels 0 to 31 (0: not said), so that the disk plan sees both.
+	p.Channels, p.SampleRate = int(format/8)%32, rates[int(format)%len(rates)]
 	for i := range p.MultiInputFiles {
 		m := &p.MultiInputFiles[i]
 		m.InputFile, m.InputFiletype = fmt.Sprintf("%s.%s", m.ID, f), f
 		m.InputLength = seconds * float64(1+i%3)
+		m.InputChannels, m.InputSampleRate = p.Channels, p.SampleRate
 	}
 }
 
@@ -82,7 +89,10 @@ func checkWithinBudget(t *testing.T, p *production.Production, l production.Limi
 			t.Fatalf("length %v in budget %+v, work %+v", v, b, w)
 		}
 	}
-	if w.Parts > b.Parts || w.Files > b.Files || w.Processes > b.Processes || w.Memory > b.Memory || w.Duration > b.Duration {
+	if w.Disk < 0 || w.DecodedDisk < 0 || w.OutputDisk < 0 {
+		t.Fatalf("negative disk plan %+v", w)
+	}
+	if w.Parts > b.Parts || w.Files > b.Files || w.Processes > b.Processes || w.Memory > b.Memory || w.Duration > b.Duration || w.Disk > b.Disk {
 		t.Fatalf("accepted work beyond the budget:\nwork   %+v\nbudget %+v", w, b)
 	}
 	if w.Parts > l.Parts || float64(w.Parts) > 1+b.Timeline/l.PartSeconds || w.Processes > production.BaseProcesses+int(b.Timeline*l.ProcessesPerSecond) {
@@ -137,9 +147,9 @@ func fit(t *testing.T, p *production.Production, l production.Limits) bool {
 func limitsOf(k uint8) production.Limits {
 	switch k % 4 {
 	case 1:
-		return production.Limits{Parts: 3, PartSeconds: 10, Files: 20, Processes: 300, Memory: 256 << 20, Silence: 1}
+		return production.Limits{Parts: 3, PartSeconds: 10, Files: 20, Processes: 300, Memory: 256 << 20, Silence: 1, Disk: 256 << 20}
 	case 2:
-		return production.Limits{Parts: 1 << 20, PartSeconds: 1e-3, Files: 1 << 20, Processes: 1 << 30, ProcessesPerSecond: 1000, Memory: 1 << 40, Silence: 1e9}
+		return production.Limits{Parts: 1 << 20, PartSeconds: 1e-3, Files: 1 << 20, Processes: 1 << 30, ProcessesPerSecond: 1000, Memory: 1 << 40, Silence: 1e9, Disk: math.MaxInt64}
 	case 3:
 		return production.Limits{PartSeconds: math.Inf(1), Silence: math.NaN(), ProcessesPerSecond: -1}
 	}
