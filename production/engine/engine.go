@@ -538,9 +538,12 @@ func (r *run) fitBudget() error {
 }
 
 // spillBytes is the ProcessJob's SpillBytes: the chain's default, or
-// what Limits.Disk leaves beside the planned work when that is less.
+// what Limits.Disk leaves beside the planned work when that is less. The
+// decodes count as written when they took more than their probed
+// lengths planned (an AAC stream whose length ffprobe estimated).
 func (r *run) spillBytes() int64 {
-	left := r.e.Limits.WithDefaults().Disk - production.PlanWork(r.p).Disk
+	w := production.PlanWork(r.p)
+	left := r.e.Limits.WithDefaults().Disk - max(w.DecodedDisk, r.decodedDisk) - w.OutputDisk
 	if left <= 0 {
 		return -1
 	}
