@@ -450,7 +450,9 @@ const (
 	// quality (CRF 28), not a bitrate, so no bound follows from its
 	// settings: the waveform of pink noise under a 3 Hz tremolo, which
 	// changes every frame, took 0.61 Mbit/s at 1280x720 and 15 fps
-	// (ffmpeg 7); 2 Mbit/s leaves three times that.
+	// (ffmpeg 7); 2 Mbit/s leaves three times that. A video output that
+	// copies the input's video stream counts it too, for want of that
+	// stream's size (see planDisk).
 	audiogramBitsPerSecond = 2_000_000
 	// unknownChannels and unknownRate stand for a probe that did not say
 	// (the engine bounds what it decodes by the limit itself in any
@@ -543,13 +545,12 @@ func planDisk(p *Production, w *Work, images int) {
 		case f.Name == "alac":
 			file = decodedSize(channels, rate, w.Duration) + pictures
 		case f.Type == TypeVideo:
-			video := float64(audiogramBitsPerSecond)
-			if f.Name == "video" && p.HasVideo && !(o.Subtitles != nil && o.Subtitles.Enabled) {
-				// The input's video stream is copied: the input's own
-				// bitrate (audio included) bounds it.
-				video = max(p.Bitrate*1000, 0)
-			}
-			file = (video+320_000)/8*w.Duration*containerOverhead + fileOverheadBytes + pictures
+			// The audio at AAC's highest bitrate beside the video. A
+			// "video" output of a video input copies the input's video
+			// stream, whose size the probe does not keep (Bitrate is the
+			// audio stream's): it counts as a render too, which bounds
+			// it only for inputs of up to 2 Mbit/s of video.
+			file = (audiogramBitsPerSecond+320_000)/8*w.Duration*containerOverhead + fileOverheadBytes + pictures
 			if o.Subtitles != nil && o.Subtitles.Enabled {
 				file *= 2 // the burned-in video, and the output muxed from it
 			}
