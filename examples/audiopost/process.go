@@ -42,6 +42,7 @@ func runProcess(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	cover := fs.String("cover", "", "cover image (PNG or JPEG) to embed")
 	out := fs.String("o", "", "output file")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the run to this file")
+	tempDisk := fs.Int64("max-temp-disk-mb", production.DefaultDisk>>20, "temporary disk the run may take in MB: an input only ffmpeg decodes (Opus, AAC, Vorbis, video) is kept as 32-bit floats in the system's temporary folder, 1.4 GB per hour of 48 kHz stereo")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: audiopost process [-preset FILE.json] [-algorithms JSON] [-format NAME] [-bitrate N] [-chapters FILE] [-cover IMAGE] -o OUT IN")
 		fs.PrintDefaults()
@@ -90,7 +91,7 @@ func runProcess(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	// The same Engine the service's job runner uses, so the command line
 	// and the service cannot drift apart.
-	eng := &engine.Engine{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	eng := &engine.Engine{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Limits: production.Limits{Disk: *tempDisk << 20}}
 	_, err = eng.Run(ctx, p, engine.Inputs{Main: in, Cover: *cover}, engine.DirWriter{Dir: filepath.Dir(*out)}, progress)
 	if progress != nil {
 		fmt.Fprintln(stderr)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -111,6 +112,27 @@ func TestProcessRejectsBadInput(t *testing.T) {
 	err = run(context.Background(), []string{"process", in}, &stdout, &stderr)
 	if err == nil {
 		t.Error("missing -o accepted")
+	}
+}
+
+// TestProcessTempDiskLimit: an Opus input whose decode into 32-bit
+// floats exceeds -max-temp-disk-mb fails before the decode, naming the
+// input and the limit, and writes no output.
+func TestProcessTempDiskLimit(t *testing.T) {
+	ffmpeg := need.Program(t, "ffmpeg")
+	dir := t.TempDir()
+	wav, in, out := filepath.Join(dir, "in.wav"), filepath.Join(dir, "in.opus"), filepath.Join(dir, "out.flac")
+	writeTestWAV(t, wav)
+	if b, err := exec.Command(ffmpeg, "-nostdin", "-v", "error", "-i", wav, "-c:a", "libopus", "-y", in).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"process", "-max-temp-disk-mb", "1", "-o", out, in}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "input_file: the input decodes to 5.4 MB as 32-bit floats") || !strings.Contains(err.Error(), "in at most 1.0 MB of temporary disk") {
+		t.Errorf("err = %v, want the disk limit's", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("output written: %v", err)
 	}
 }
 
