@@ -72,6 +72,8 @@ type jobRun struct {
 	progressAt time.Time
 	// spans are the progress spans of the statuses (nil: stageSpan).
 	spans map[production.Status][2]float64
+	// recognizing is set once Speech Recognition has been reported.
+	recognizing bool
 }
 
 func (j *jobRun) cleanup() {
@@ -191,15 +193,23 @@ var stageSpan = map[production.Status][2]float64{
 
 // speechStageSpan replaces stageSpan for a production with speech
 // recognition, which runs first and, with PocketSphinx, takes about as
-// long as the audio.
+// long as the audio. The engine reports Audio Processing before it too,
+// while it probes the inputs and decodes those only ffmpeg reads (a
+// minute for two hours of Opus, against hours of recognition): that part
+// takes preRecognitionSpan, so the bar does not jump to Audio
+// Processing's later span and then stand still through the recognition.
 var speechStageSpan = map[production.Status][2]float64{
-	production.StatusSpeechRecognition: {0, 50},
+	production.StatusSpeechRecognition: {1, 50},
 	production.StatusAudioProcessing:   {50, 67},
 	production.StatusAudioEncoding:     {67, 95},
 	production.StatusMonoMixdown:       {95, 97},
 	production.StatusSplitChapters:     {95, 97},
 	production.StatusOutgoingTransfer:  {97, 99},
 }
+
+// preRecognitionSpan is Audio Processing's span under speechStageSpan
+// until Speech Recognition starts.
+var preRecognitionSpan = [2]float64{0, 4}
 
 // progressEvery is the least time between two stored progress updates of
 // one run within a status (a status change is stored at once).
@@ -212,9 +222,15 @@ func (j *jobRun) percentDone(s production.Status, frac float64) int {
 	if spans == nil {
 		spans = stageSpan
 	}
+	if s == production.StatusSpeechRecognition {
+		j.recognizing = true
+	}
 	span, ok := spans[s]
 	if !ok {
 		return j.percent
+	}
+	if s == production.StatusAudioProcessing && j.spans != nil && !j.recognizing {
+		span = preRecognitionSpan
 	}
 	frac = min(max(frac, 0), 1)
 	return max(j.percent, int(span[0]+frac*(span[1]-span[0])))
@@ -342,8 +358,11 @@ func (j *jobRun) inputs(ctx context.Context, p *production.Production) (engine.I
 		in.ChapterImages[*c.Image] = path
 	}
 	if sr := p.SpeechRecognition; sr != nil {
-		j.spans = speechStageSpan
-		in.Recognizer = j.recognizer(ctx, sr.UUID)
+		// Without a recognizer the engine skips recognition (with a
+		// warning) and the plain spans hold.
+		if in.Recognizer = j.recognizer(ctx, sr.UUID); in.Recognizer != nil {
+			j.spans = speechStageSpan
+		}
 	}
 	return in, nil
 }
