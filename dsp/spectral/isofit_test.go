@@ -25,7 +25,10 @@ import (
 // from the tuning half of the real-recording corpus only. Its speakers
 // are split in two, every fourth (sorted) for validation (their voices
 // are in the babble of both parts), and every piece
-// of music and noise by time, its last quarter for validation. Each mix
+// of music and noise by time, its last quarter for validation. The part
+// to fit on gets speakers from outside the corpus too (isoextra_test.go,
+// -fitextra: ktuberling-data's, the speech of isoFitExtraShare of the
+// mixes and voices in the babble). Each mix
 // is a clip of one speaker under babble (four to eight other speakers of
 // the same part, looped from random points), a piece of music or a real
 // noise (two in five, two in five, one in five) at an SNR drawn from 0 to
@@ -97,6 +100,11 @@ func isoSplit(c *realaudio.Corpus) (fit, val isoMaterial) {
 	// half's music is other pieces, and a piece's last quarter would
 	// reward a network that learned its first three by heart.
 	for i, m := range c.Music {
+		if !*fitValPieces {
+			a, b := cut(m.Samples)
+			fit.music, val.music = append(fit.music, a), append(val.music, b)
+			continue
+		}
 		if i%4 == 3 {
 			val.music = append(val.music, m.Samples)
 		} else {
@@ -420,7 +428,7 @@ func TestFitIsolation(t *testing.T) {
 	// The validation mixes are drawn first, from a generator of their
 	// own, so that they stay the same whatever is added to fit on.
 	val := isoExamplesOf(isoMixes(valM, isoFitVal, rand.New(rand.NewPCG(isoFitSeed, 0x7a1))), isoFitEvery)
-	if !*fitBase {
+	if *fitExtra != "" {
 		isoAddExtra(t, &fitM)
 	}
 	r := rand.New(rand.NewPCG(isoFitSeed, 0x5eed))
@@ -445,7 +453,8 @@ func TestFitIsolation(t *testing.T) {
 	t.Logf("validation loss %.4f at epoch %d (a mask open everywhere: %.4f)", loss, epoch, open)
 	header := fmt.Sprintf("isoModel was fitted on %d bands of frames (12 of every %d-th) of %d mixes made from the\n"+
 		"tuning half of the real-recording corpus (internal/realaudio): %d clips of %d\n"+
-		"speakers under babble of 4 to 8 of the others, music or a real noise (2:2:1) at\n"+
+		"speakers, and %d clips of %d speakers from outside the corpus (%s of the mixes' speech;\n"+
+		"isoextra_test.go: %s), under babble of 4 to 8 of the others, music or a real noise (2:2:1) at\n"+
 		"0 to 20 dB SNR (1 in 12 at 30 to 45 dB), levels -18 to +6 dB around the corpus's,\n"+
 		"the last quarter of each piece and noise and a quarter of the speakers kept for\n"+
 		"validation (%d bands). AdamW (decay %g), batches of %d, seed %d, %d epochs; kept epoch %d:\n"+
@@ -453,7 +462,8 @@ func TestFitIsolation(t *testing.T) {
 		"energy; a mask open everywhere %.4f). The held-out half's speakers, music\n"+
 		"and noises are others than these (internal/realaudio splits by source): what\n"+
 		"the network gains there is in isolate_test.go (TestRealSpeechIsolation).",
-		train.len(), isoFitEvery, isoFitTrain, len(fitM.clips), len(fitS), val.len(), isoFitDecay, isoFitBatch, isoFitSeed, isoFitEpochs, epoch, loss, open)
+		train.len(), isoFitEvery, isoFitTrain, len(fitM.clips), len(fitS), len(fitM.extra), len(speakersOf(fitM.extra)),
+		strconv.FormatFloat(fitM.extraShare, 'g', -1, 64), isoExtraPackages(fitM), val.len(), isoFitDecay, isoFitBatch, isoFitSeed, isoFitEpochs, epoch, loss, open)
 	src := isoModelSource(&m, header)
 	t.Logf("isomodel.go: %d bytes", len(src))
 	if err := os.WriteFile("isomodel.go", src, 0o644); err != nil {
