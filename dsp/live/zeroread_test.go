@@ -10,6 +10,14 @@ import (
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
+// lookaheadStages are the stages that hold frames back, by name.
+var lookaheadStages = map[string]func(audio.Source) (audio.Source, error){
+	"leveler": func(s audio.Source) (audio.Source, error) {
+		return live.NewLeveler(s, live.LevelerOptions{Strength: 1, Normalize: true, TargetLUFS: -16})
+	},
+	"peak": func(s audio.Source) (audio.Source, error) { return live.NewPeakStage(s, -1) },
+}
+
 // TestZeroLengthReadKeepsTail probes each look-ahead stage with an empty
 // buffer between reads: such a probe must not report io.EOF while frames
 // are still in the stage's delay line, or a caller that checks for the end
@@ -17,13 +25,7 @@ import (
 func TestZeroLengthReadKeepsTail(t *testing.T) {
 	const rate = 48000
 	in := testaudio.SpeechLike(rate, 1, 0.3)[0]
-	stages := map[string]func(audio.Source) (audio.Source, error){
-		"leveler": func(s audio.Source) (audio.Source, error) {
-			return live.NewLeveler(s, live.LevelerOptions{Strength: 1, Normalize: true, TargetLUFS: -16})
-		},
-		"peak": func(s audio.Source) (audio.Source, error) { return live.NewPeakStage(s, -1) },
-	}
-	for name, stage := range stages {
+	for name, stage := range lookaheadStages {
 		t.Run(name, func(t *testing.T) {
 			s, err := stage(audio.NewBufferSource(audio.Buffer{in}, rate))
 			if err != nil {
@@ -79,13 +81,7 @@ func TestZeroLengthReadBeforeFailure(t *testing.T) {
 	const rate = 48000
 	in := testaudio.SpeechLike(rate, 1, 0.3)[0]
 	boom := errors.New("upstream failed")
-	stages := map[string]func(audio.Source) (audio.Source, error){
-		"leveler": func(s audio.Source) (audio.Source, error) {
-			return live.NewLeveler(s, live.LevelerOptions{Strength: 1, Normalize: true, TargetLUFS: -16})
-		},
-		"peak": func(s audio.Source) (audio.Source, error) { return live.NewPeakStage(s, -1) },
-	}
-	for name, stage := range stages {
+	for name, stage := range lookaheadStages {
 		t.Run(name, func(t *testing.T) {
 			s, err := stage(&failAfter{audio.NewBufferSource(audio.Buffer{in}, rate), boom})
 			if err != nil {
