@@ -17,6 +17,7 @@ import (
 	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
+	"github.com/audiopost/audiopost/internal/testsize"
 )
 
 func openFile(t testing.TB, path string) *os.File {
@@ -47,6 +48,12 @@ func decodeAll(t testing.TB, r io.Reader) (audio.Buffer, *Decoder) {
 // decode of the same file, and with the signal that was encoded.
 func TestDecodeAgreesWithFFmpeg(t *testing.T) {
 	need.Programs(t, "ffmpeg", "ffprobe")
+	if testsize.Race {
+		// Samples and levels, which the plain run checks; the decoder's
+		// goroutines run under the race detector in the other
+		// TestDecode tests (4.5 s of the race run's CPU).
+		t.Skip("numbers only, checked by the plain run")
+	}
 	t.Parallel()
 	cases := []struct {
 		name, file string

@@ -22,6 +22,7 @@ import (
 	"github.com/audiopost/audiopost/audio/ffmpeg"
 	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
+	"github.com/audiopost/audiopost/internal/testsize"
 	"github.com/audiopost/audiopost/loudness"
 	"github.com/audiopost/audiopost/production"
 )
@@ -425,6 +426,9 @@ func TestEngineVideoFromAudio(t *testing.T) {
 // naming the file, instead of failing.
 func TestVorbisMonoBitrate(t *testing.T) {
 	need.Programs(t, "ffmpeg", "ffprobe")
+	if testsize.Race {
+		t.Skip("an encoder's bitrate and a warning, checked by the plain run")
+	}
 	const rate = 48000
 	dir, outDir := t.TempDir(), t.TempDir()
 	input := filepath.Join(dir, "talk.wav")
