@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/audiopost/audiopost/internal/testdb"
 	"github.com/audiopost/audiopost/preset"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/production/app"
@@ -28,11 +29,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	dir := t.TempDir()
-	st, err := sqlstore.Open(t.Context(), filepath.Join(dir, "db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := testdb.SQLite(t, filepath.Join(dir, "db"))
 	b, err := blob.OpenDir(filepath.Join(dir, "blobs"))
 	if err != nil {
 		t.Fatal(err)

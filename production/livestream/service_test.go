@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/internal/icecast"
+	"github.com/audiopost/audiopost/internal/testdb"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/production/livestream"
@@ -18,11 +19,7 @@ import (
 
 func openStore(t *testing.T) (*sqlstore.Store, storage.User, storage.User) {
 	t.Helper()
-	st, err := sqlstore.Open(t.Context(), filepath.Join(t.TempDir(), "store.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := testdb.SQLite(t, filepath.Join(t.TempDir(), "store.db"))
 	var users []storage.User
 	for _, n := range []string{"ann", "bob"} {
 		u := storage.User{Username: n, Email: n + "@example.org", PasswordHash: "x"}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/audiopost/audiopost/internal/testaudio"
+	"github.com/audiopost/audiopost/internal/testdb"
 	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/production/engine"
 	"github.com/audiopost/audiopost/production/runner"
@@ -49,14 +50,26 @@ func (e *runnerEnv) app() *app.App {
 
 func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
+// fileExists reports whether path names a file, as a reopened
+// environment's database.
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
 func openRunnerEnv(t testing.TB, dir string) *runnerEnv {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlstore.Open(ctx, filepath.Join(dir, "audiopost.db"))
-	if err != nil {
-		t.Fatal(err)
+	var st *sqlstore.Store
+	if db := filepath.Join(dir, "audiopost.db"); fileExists(db) {
+		var err error
+		if st, err = sqlstore.Open(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+	} else {
+		st = testdb.SQLite(t, db)
 	}
-	t.Cleanup(func() { st.Close() })
 	// One key per directory, as serve keeps it: a reopened environment
 	// opens the services it stored.
 	key, _, err := storage.EnsureSecretKeyFile(filepath.Join(dir, "secret.key"))

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/audiopost/audiopost/internal/testdb"
 	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/storage"
-	"github.com/audiopost/audiopost/storage/sqlstore"
 	"github.com/audiopost/audiopost/transport/auth"
 )
 
@@ -51,11 +51,7 @@ type env struct {
 
 func newEnv(t testing.TB, mod func(*auth.Config)) *env {
 	t.Helper()
-	st, err := sqlstore.Open(t.Context(), filepath.Join(t.TempDir(), "auth.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := testdb.SQLite(t, filepath.Join(t.TempDir(), "auth.db"))
 	return newEnvOn(t, st, &clock{t: time.Now().UTC().Truncate(time.Second)}, mod)
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/audio/wav"
+	"github.com/audiopost/audiopost/internal/testdb"
 	"github.com/audiopost/audiopost/production/app"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/blob"
@@ -43,13 +44,8 @@ type env struct {
 
 func newEnv(t *testing.T, mod ...func(*httpapi.Config)) *env {
 	t.Helper()
-	ctx := context.Background()
 	dir := t.TempDir()
-	st, err := sqlstore.Open(ctx, dir+"/db.sqlite")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := testdb.SQLite(t, dir+"/db.sqlite")
 	key, err := storage.ParseSecretKey(storage.NewSecretKeyText())
 	if err != nil {
 		t.Fatal(err)
