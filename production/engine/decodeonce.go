@@ -177,24 +177,11 @@ func (r *run) decodeProgress(d audio.Decoder) audio.Source {
 	from := r.lastFrac
 	span := max(decodeShare-from, 0) / float64(max(r.decodesLeft, 1))
 	r.decodesLeft = max(r.decodesLeft-1, 0)
-	return &decodeProgress{Source: d, r: r, total: total, from: from, span: span}
-}
-
-// decodeProgress is the Source of decodeProgress.
-type decodeProgress struct {
-	audio.Source
-	r             *run
-	frames, total int64
-	from, span    float64
-}
-
-func (p *decodeProgress) Read(dst audio.Buffer) (int, error) {
-	n, err := p.Source.Read(dst)
-	p.frames += int64(n)
-	if p.total > 0 {
-		p.r.report(p.from + p.span*min(float64(p.frames)/float64(p.total), 1))
-	}
-	return n, err
+	return &progressSource{Source: d, progress: func(frames int64) {
+		if total > 0 {
+			r.report(from + span*min(float64(frames)/float64(total), 1))
+		}
+	}}
 }
 
 // The WAV encoder completes its header only through a Seeker.

@@ -714,7 +714,7 @@ func (r *run) openMain(ctx context.Context) (audio.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &progressSource{Source: d, r: r}, nil
+	return &progressSource{Source: d, progress: r.readProgress}, nil
 }
 
 // openFile opens an input file: in Inputs.FS when there is one.
@@ -743,12 +743,14 @@ func (d *closingDecoder) Close() error {
 	return err
 }
 
-// progressSource reports the fraction of the input read while the status
-// is Audio Processing.
+// progressSource counts the frames read from its source and hands the
+// count to progress after every read: the processor's reads of the input
+// (readProgress) and the probe's decodes (decodeProgress) move the bar
+// this way.
 type progressSource struct {
 	audio.Source
-	r      *run
-	frames int64
+	frames   int64
+	progress func(frames int64)
 }
 
 // Close closes the source read, when it holds resources.
@@ -771,14 +773,21 @@ func (s *progressSource) Info() audio.Info {
 func (s *progressSource) Read(dst audio.Buffer) (int, error) {
 	n, err := s.Source.Read(dst)
 	s.frames += int64(n)
-	if st := s.r.status; (st == production.StatusAudioProcessing || st == production.StatusSpeechRecognition) && s.r.expected > 0 {
-		frac := float64(s.frames) / float64(s.r.expected)
-		if st == production.StatusAudioProcessing {
-			frac = s.r.procFrom + (1-s.r.procFrom)*frac
-		}
-		s.r.report(frac)
-	}
+	s.progress(s.frames)
 	return n, err
+}
+
+// readProgress reports the fraction of the input read while the status
+// is Audio Processing (after the probe's decodes' share, procFrom) or
+// Speech Recognition.
+func (r *run) readProgress(frames int64) {
+	if st := r.status; (st == production.StatusAudioProcessing || st == production.StatusSpeechRecognition) && r.expected > 0 {
+		frac := float64(frames) / float64(r.expected)
+		if st == production.StatusAudioProcessing {
+			frac = r.procFrom + (1-r.procFrom)*frac
+		}
+		r.report(frac)
+	}
 }
 
 // encode runs the single pass over the processed audio: every encoder, the

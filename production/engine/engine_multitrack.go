@@ -161,7 +161,7 @@ func (mt *multitrack) openMix(ctx context.Context) (audio.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &progressSource{Source: src, r: mt.r}, nil
+	return &progressSource{Source: src, progress: mt.r.readProgress}, nil
 }
 
 // Activity pairs: a track's speaker is active from the first to the last
