@@ -345,6 +345,12 @@ func (l Limits) Budget(p *Production) Budget {
 	return b
 }
 
+// Reads reports whether processing p reads the multi_input_files entry m:
+// one with a file, and a multitrack track only in a multitrack production.
+func (p *Production) Reads(m MultiInputFile) bool {
+	return m.InputFile != "" && (m.Type != InputMultitrack || p.IsMultitrack)
+}
+
 // PlanWork plans the work processing p would take (see Work). It reads
 // the probed lengths and formats of the inputs; unknown ones count as 0.
 func PlanWork(p *Production) Work {
@@ -355,7 +361,7 @@ func PlanWork(p *Production) Work {
 		inputs, decoders = inputProcesses(p.Format)
 	}
 	for _, m := range p.MultiInputFiles {
-		if m.InputFile == "" || (m.Type == InputMultitrack && !p.IsMultitrack) {
+		if !p.Reads(m) {
 			continue
 		}
 		if m.Type == InputMultitrack {
@@ -515,7 +521,7 @@ func planDisk(p *Production, w *Work, images int) {
 		decoded("input_file", p.Format, p.Channels, p.SampleRate, p.InputLength)
 	}
 	for i, m := range p.MultiInputFiles {
-		if m.InputFile == "" || (m.Type == InputMultitrack && !p.IsMultitrack) {
+		if !p.Reads(m) {
 			continue
 		}
 		decoded(indexPath("multi_input_files", i), m.InputFiletype, m.InputChannels, m.InputSampleRate, m.InputLength)

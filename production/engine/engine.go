@@ -466,7 +466,7 @@ func (r *run) probe(ctx context.Context) error {
 		r.decodesLeft++
 	}
 	for _, m := range p.MultiInputFiles {
-		if m.InputFile != "" && (m.Type != production.InputMultitrack || p.IsMultitrack) {
+		if p.Reads(m) {
 			r.decodesLeft++
 		}
 	}
