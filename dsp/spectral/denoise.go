@@ -294,6 +294,7 @@ type Denoiser struct {
 	xf                   int64
 	profile              []float64
 	invProfile           []float64 // 1/profile, for the gains against it
+	staticProfile        []float64 // Static's: the Profile's StaticNoise, else profile
 	frame                int64
 
 	needTrack, needRev bool
@@ -364,6 +365,10 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 		}
 		if p.Frames > 0 && !math.IsInf(p.NoiseDB, -1) {
 			d.profile = p.Noise
+			d.staticProfile = p.Noise
+			if len(p.StaticNoise) == d.bins {
+				d.staticProfile = p.StaticNoise
+			}
 			d.invProfile = make([]float64, len(p.Noise))
 			for k, v := range p.Noise {
 				d.invProfile[k] = 1 / max(v, 1e-30)
@@ -907,7 +912,7 @@ func (d *Denoiser) trackMin() {
 	floor := d.msFloor[:b]
 	minStat(d.P[:b], cur, curMax, old, oldMax, floor)
 	if d.lamP != nil {
-		maxOf(d.lamP[:b], d.profile[:b], floor)
+		maxOf(d.lamP[:b], d.staticProfile[:b], floor)
 	}
 	d.msN++
 	if d.msN < msSubLen {

@@ -265,7 +265,13 @@ func newIsoFront(sampleRate, n, hop int, win []float64) *isoFront {
 }
 
 // push enters the next frame's power spectrum (mean of the channels).
-func (f *isoFront) push(pow []float64) {
+func (f *isoFront) push(pow []float64) { f.pushLevels(pow, true) }
+
+// pushLevels enters the next frame's power spectrum as push does, with
+// its harmonicity only when harm is true (0 otherwise): Static's profile
+// (staticnoise.go) runs the network on a sample of the frames and knows
+// which frames' harmonicity their features read (isoHarmCtx).
+func (f *isoFront) pushLevels(pow []float64, harm bool) {
 	slot := int(f.next % int64(f.R))
 	f.next++
 	var tot float64
@@ -278,7 +284,23 @@ func (f *isoFront) push(pow []float64) {
 	for b, v := range f.e {
 		le[b] = max(isoLogMin, math.Log10(v+1e-12))
 	}
-	f.harm[slot] = f.harmonicity(pow)
+	f.harm[slot] = 0
+	if harm {
+		f.harm[slot] = f.harmonicity(pow)
+	}
+}
+
+// skip enters a frame of digital silence, as push of a zero spectrum
+// would, without the work: for the frames no features of Static's
+// sample read (staticnoise.go), which the percentiles then leave out.
+func (f *isoFront) skip() {
+	slot := int(f.next % int64(f.R))
+	f.next++
+	f.live[slot] = false
+	for b := range f.le[slot] {
+		f.le[slot][b] = isoLogMin
+	}
+	f.harm[slot] = 0
 }
 
 // harmonicity is the peak of the frame's normalised autocorrelation

@@ -1,0 +1,231 @@
+package spectral
+
+import "math"
+
+// Static's noise profile from speech presence.
+//
+// Static keeps one noise spectrum for the whole recording, which is what
+// it is chosen for. Learnt from the pauses, or without pauses from the
+// quietest frames bounded by each bin's low quantile over the file
+// (binFloor), it misses the mean of real noise that swells and fades
+// under a voice that does not pause (a crowd, ambience, machines): on the
+// tuning half's 11 real noise mixes at 5-15 dB SNR, where the classifier
+// finds no pauses in any, that profile lay 4 to 12 dB under the true
+// noise's mean in the bands that hold most of a crowd's or an ambience's
+// power, and static gained +4.12 dB SI-SDR where the true mean, given as
+// the profile, gives +5.61 (nonstationary +2.55 against +4.47). Raising
+// the whole profile (1.4, 2 or 3 times: +3.99/+3.55/+2.69) or each bin's
+// by its spread over the file (the ratio of two low quantiles: +3.82 to
+// +4.09) gained nothing: the error is in which frames are noise, not in
+// the scale.
+//
+// Speech isolation's network (isonet.go; Dynamic's speech presence reads
+// it too, presence.go) tells each cell's Wiener gain g from the shape of
+// a syllable rather than its level. Here each cell of a sample of the
+// frames weighs (1-g)^staticExp as noise, and the profile is the weighted
+// mean of their power over the file, less the loudest staticTrim of the
+// weight (a fricative the network takes for noise can make a bin's mean
+// on a sample). The Profiler runs the network on one frame in
+// staticEvery of its STFT (hop n/4, as it was fitted) and analyses only
+// the frames that frame's features read (isoCtx); the others enter the
+// network's front as silence, which its percentiles leave out. Tuning
+// half, the 11 mixes: every 8th frame, all analysed, +5.14 dB; every
+// 32nd with only the features' frames +4.59 or +4.43 depending on which
+// frames (one stationary mix +5.65 or +1.41), with the loudest 2% of the
+// weight left out +4.76/+4.86 (1%: +4.79/+4.89, 5%: +4.68/+4.75) and the
+// rest's mean times 1.2 +4.88/+5.03 (1.4: +4.88/+5.09); every 40th
+// +5.10/+4.67, every 48th +4.79/+4.60. Exponents 3/6/10 +4.72/+5.13/+5.12
+// (every 8th); smoothing the sums over 3 to 11 bins lost 0.8 dB or more
+// (the noises' spectral lines matter); weighing each cell's noise share
+// (1-g)P instead of its power lost 0.1 dB; adding the frames 4 and 8 hops
+// either side with the frame's weights took in speech onsets (+4.61 and
+// +3.07). As used (every 40th, staticPauseDB): +4.88 dB (stationary
+// +6.02 -> +6.44, nonstationary +2.55 -> +3.58).
+//
+// Cost: the network's forward pass and its features, and 9 transforms of
+// 40 frames, about 28% of the CPU of the Profiler and the Static
+// Denoiser with Dehum on a mono file (BenchmarkDenoise/static-dehum-mono,
+// 229 -> 179x realtime per CPU second in one loaded run).
+const (
+	staticExp = 6
+	// staticEvery is how many frames of the network's STFT (hop n/4, 10.7
+	// ms at 48 kHz) lie between two it is run on: 0.43 s.
+	staticEvery = 40
+	// staticMinEvals is how many frames the network must have been run on
+	// for the profile to be used; a shorter recording keeps the Profiler's.
+	staticMinEvals = 4
+	// staticTrim is the share of the cells' weight, the loudest, that the
+	// mean leaves out, and staticTrimBias what the mean of the rest is
+	// multiplied by for it (see above).
+	staticTrim     = 0.02
+	staticTrimBias = 1.2
+)
+
+// The cells' weights and weighted powers are summed by level, in rows of
+// 1 dB from staticRowLow dB of full scale, so that the loudest share of
+// each bin's weight can be left out at the end.
+const (
+	staticRowLow = -130
+	staticRows   = 130
+	dbPerLog2    = 3.0102999566398120 // 10 log10(2)
+)
+
+// staticNoise estimates Static's noise profile in the Profiler's pass from
+// the mono mix.
+type staticNoise struct {
+	n, hop int
+	win    []float64
+	rfft
+	front    *isoFront
+	buf      []float64 // the last n samples
+	fill     int       // samples in buf before the first frame
+	spec     []complex128
+	pow      []float64
+	next     int64       // frames entered
+	held     [][]float64 // ring: the power of the frames the network is run on
+	band, g  []float64
+	num, den []float64
+	// rowW and rowWP: per bin, staticRows rows of the weight and the
+	// weighted power of the cells of that level.
+	rowW, rowWP []float32
+	scale       float64 // from power to full scale
+	evals       int
+	// ctx and harm hold, for each frame number modulo staticEvery,
+	// whether the features of a frame the network is run on read its
+	// levels and its harmonicity.
+	ctx, harm []bool
+}
+
+func newStaticNoise(sampleRate int) *staticNoise {
+	n := FFTSize(sampleRate)
+	s := &staticNoise{n: n, hop: n / 4}
+	s.win = sqrtHann(n)
+	s.rfft = newRFFT(n)
+	s.front = newIsoFront(sampleRate, n, s.hop, s.win)
+	b := n/2 + 1
+	s.buf = make([]float64, n)
+	s.spec = make([]complex128, b)
+	s.pow = make([]float64, b)
+	s.band, s.g = make([]float64, isoBands), make([]float64, b)
+	s.num, s.den = make([]float64, b), make([]float64, b)
+	s.held = make([][]float64, s.front.W/staticEvery+2)
+	for i := range s.held {
+		s.held[i] = make([]float64, b)
+	}
+	s.rowW, s.rowWP = make([]float32, b*staticRows), make([]float32, b*staticRows)
+	s.scale = 4 / float64(n) / float64(n)
+	s.ctx, s.harm = make([]bool, staticEvery), make([]bool, staticEvery)
+	for _, j := range isoCtx {
+		s.ctx[((j%staticEvery)+staticEvery)%staticEvery] = true
+	}
+	for _, j := range isoHarmCtx {
+		at := ((j % staticEvery) + staticEvery) % staticEvery
+		s.ctx[at], s.harm[at] = true, true
+	}
+	return s
+}
+
+// write takes the next samples of the mono mix.
+func (s *staticNoise) write(x []float64) {
+	for len(x) > 0 {
+		if s.fill < s.n {
+			// The first frame: fill the buffer.
+			m := copy(s.buf[s.fill:], x)
+			s.fill += m
+			x = x[m:]
+			if s.fill == s.n {
+				s.frame()
+			}
+			continue
+		}
+		// The buffer holds the last frame; the next hop completes the next.
+		m := min(len(x), s.hop-(s.fill-s.n))
+		if s.fill == s.n {
+			copy(s.buf, s.buf[s.hop:])
+		}
+		copy(s.buf[s.n-s.hop+(s.fill-s.n):], x[:m])
+		s.fill += m
+		x = x[m:]
+		if s.fill == s.n+s.hop {
+			s.fill = s.n
+			s.frame()
+		}
+	}
+}
+
+// frame enters the frame in buf into the network's front (its power, or
+// silence when no frame the network is run on reads it) and runs the
+// network on the frame W back when it is one of every staticEvery.
+func (s *staticNoise) frame() {
+	t := s.next
+	s.next++
+	if at := int(t % staticEvery); s.ctx[at] {
+		clear(s.pow)
+		s.forwardPow(s.spec, s.pow, s.buf, s.win)
+		s.front.pushLevels(s.pow, s.harm[at])
+		if at == 0 {
+			copy(s.held[int(t/staticEvery)%len(s.held)], s.pow)
+		}
+	} else {
+		s.front.skip()
+	}
+	o := t - int64(s.front.W)
+	if o < 0 || o%staticEvery != 0 {
+		return
+	}
+	s.front.gains(o, s.band)
+	s.front.bands.spread(s.band, s.g)
+
+	p := s.held[int(o/staticEvery)%len(s.held)]
+	for k, g := range s.g {
+		u := max(1-g, 0)
+		u2 := u * u
+		w := u2 * u2 * u2 // staticExp
+		s.num[k] += w * p[k]
+		s.den[k] += w
+		r := 0
+		if v := p[k] * s.scale; v > 0 {
+			r = min(staticRows-1, max(0, int(math.Floor(dbPerLog2*fastLog2(v)))-staticRowLow))
+		}
+		s.rowW[k*staticRows+r] += float32(w)
+		s.rowWP[k*staticRows+r] += float32(w * p[k])
+	}
+	s.evals++
+}
+
+// result returns the profile, nil when the network ran on too few frames
+// or took no cell of a bin for noise.
+func (s *staticNoise) result(prior []float64) []float64 {
+
+	if s.evals < staticMinEvals {
+		return nil
+	}
+	out := make([]float64, len(s.num))
+	for k := range out {
+		num, den := s.num[k], s.den[k]
+		// Leave out the loudest rows, from the top down, until at least
+		// staticTrim of the weight is gone: a loud cell of large weight
+		// goes whole, not in part.
+		cut := staticTrim * den
+		w, wp := s.rowW[k*staticRows:(k+1)*staticRows], s.rowWP[k*staticRows:(k+1)*staticRows]
+		for r := staticRows - 1; r >= 0 && cut > 0; r-- {
+			num -= float64(wp[r])
+			den -= float64(w[r])
+			cut -= float64(w[r])
+		}
+		switch {
+		case s.den[k] <= 0:
+			// No cell of the bin was taken for noise (a band the
+			// recording leaves empty, where the network's gain is 1).
+			out[k] = prior[k]
+			continue
+		case den <= 0 || num < 0:
+			// The rows' float32 sums fell short of the total's: the
+			// weight lies in one row, which leaves nothing to trim.
+			out[k] = staticTrimBias * s.num[k] / s.den[k]
+		default:
+			out[k] = staticTrimBias * num / den
+		}
+	}
+	return out
+}
