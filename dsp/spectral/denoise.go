@@ -21,9 +21,11 @@ const (
 	// safe on any material.
 	Classic Method = iota
 	// Static is speech-preserving reduction of stationary noise: the noise
-	// profile is learnt from the file's quiet passages by the Profiler
-	// (raised, where the noise swells above it for half a second or more,
-	// to the minimum of the last half second's power), and an MMSE
+	// profile is learnt from the file's quiet passages by the Profiler, or
+	// where the voice does not pause, from the cells speech isolation's
+	// network takes for noise (Profile.StaticNoise), raised where the
+	// noise swells above it for half a second or more to the minimum of
+	// the last half second's power, and an MMSE
 	// log-spectral amplitude gain weighted by the probability of speech
 	// presence keeps the voice while the pauses go quiet.
 	Static

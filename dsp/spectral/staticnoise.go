@@ -40,7 +40,8 @@ import "math"
 // (1-g)P instead of its power lost 0.1 dB; adding the frames 4 and 8 hops
 // either side with the frame's weights took in speech onsets (+4.61 and
 // +3.07). As used (every 40th, staticPauseDB): +4.88 dB (stationary
-// +6.02 -> +6.44, nonstationary +2.55 -> +3.58).
+// +6.02 -> +6.44, nonstationary +2.55 -> +3.58), and with the spread's
+// over-subtraction (staticSpreadGain) +5.03 (+6.49, +3.82).
 //
 // Cost: the network's forward pass and its features, and 9 transforms of
 // 40 frames, about 28% of the CPU of the Profiler and the Static
@@ -59,6 +60,17 @@ const (
 	// multiplied by for it (see above).
 	staticTrim     = 0.02
 	staticTrimBias = 1.2
+	// staticSteadyDB is the standard deviation, in dB, of a periodogram
+	// bin of a steady noise (10 log10 of an exponential variable: 5.57);
+	// where the noise cells' levels spread further, the bin's noise
+	// swells and fades, and a profile at its mean leaves the swells: the
+	// bin's profile is raised by staticSpreadGain times the excess over
+	// staticSteadyDB, in proportion. Tuning half, the 11 mixes: +4.88 dB
+	// without, gains 0.5/1/2 +5.00/+5.03/+4.93 (nonstationary +3.58 ->
+	// +3.82 at 1, stationary +6.44 -> +6.49); a reference of 4.5 or 7 dB
+	// +5.06/+5.03 and +4.94/+4.96 (gains 0.5/1).
+	staticSteadyDB   = 5.6
+	staticSpreadGain = 1.0
 )
 
 // The cells' weights and weighted powers are summed by level, in rows of
@@ -225,6 +237,20 @@ func (s *staticNoise) result(prior []float64) []float64 {
 			out[k] = staticTrimBias * s.num[k] / s.den[k]
 		default:
 			out[k] = staticTrimBias * num / den
+		}
+		// Over-subtraction where the noise cells' level spreads more
+		// than a steady noise's does.
+		var sw, m1, m2 float64
+		for r, c := range w {
+			x := float64(r)
+			sw += float64(c)
+			m1 += float64(c) * x
+			m2 += float64(c) * x * x
+		}
+		if sw > 0 {
+			m1 /= sw
+			sd := math.Sqrt(max(m2/sw-m1*m1, 0))
+			out[k] *= 1 + staticSpreadGain*max(0, sd-staticSteadyDB)/staticSteadyDB
 		}
 	}
 	return out
