@@ -74,6 +74,7 @@ type Profiler struct {
 	// binLowLog2): the floor Noise takes where the mask finds no pauses.
 	binHist []uint32
 	binN    int
+	rows    []int32 // a frame's row of each bin (countBins)
 
 	hum *humDetector
 	rt  *rt60Estimator
@@ -153,6 +154,7 @@ func NewProfiler(f audio.Format, opts ProfilerOptions) (*Profiler, error) {
 		a.held[i].pow = make([]float64, a.bins)
 	}
 	a.binHist = make([]uint32, a.bins*binRows)
+	a.rows = make([]int32, a.bins)
 	a.hum = newHumDetector(f.SampleRate)
 	a.sn = newStaticNoise(f.SampleRate)
 	if !opts.NoRoom {
@@ -294,22 +296,12 @@ func (a *Profiler) countBins() {
 	// divided once rather than per bin.
 	by3, by2 := scale/3, scale/2
 	last := a.bins - 1
-	for k := range a.bins {
-		lo, hi := max(k-1, 0), min(k+1, last)
-		var s float64
-		for j := lo; j <= hi; j++ {
-			s += a.pow[j]
-		}
-		if hi-lo == 2 {
-			s *= by3
-		} else {
-			s *= by2
-		}
-		r := 0
-		if s > 0 {
-			r = min(binRows-1, max(0, int((fastLog2(s)-binLowLog2)*binRowsPerOctave)))
-		}
-		a.binHist[k*binRows+r]++
+	rows := a.rows
+	binRowsOf(a.pow, rows, by3)
+	rows[0] = int32(binRow((a.pow[0] + a.pow[1]) * by2))
+	rows[last] = int32(binRow((a.pow[last-1] + a.pow[last]) * by2))
+	for k, r := range rows {
+		a.binHist[k*binRows+int(r)]++
 	}
 	a.binN++
 }

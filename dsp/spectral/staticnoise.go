@@ -89,13 +89,15 @@ type staticNoise struct {
 	win    []float64
 	rfft
 	front    *isoFront
-	buf      []float64 // the last n samples
-	fill     int       // samples in buf before the first frame
+	hf       *isoHarmonicity // the front's harmonicity, faster (nil: the front's own)
+	buf      []float64       // the last n samples
+	fill     int             // samples in buf before the first frame
 	spec     []complex128
 	pow      []float64
 	next     int64       // frames entered
 	held     [][]float64 // ring: the power of the frames the network is run on
 	band, g  []float64
+	batch    isoBatch // the network's activations (staticnoise_fast.go)
 	num, den []float64
 	// rowW and rowWP: per bin, staticRows rows of the weight and the
 	// weighted power of the cells of that level.
@@ -114,6 +116,7 @@ func newStaticNoise(sampleRate int) *staticNoise {
 	s.win = sqrtHann(n)
 	s.rfft = newRFFT(n)
 	s.front = newIsoFront(sampleRate, n, s.hop, s.win)
+	s.hf = newIsoHarmonicity(s.front, n)
 	b := n/2 + 1
 	s.buf = make([]float64, n)
 	s.spec = make([]complex128, b)
@@ -174,7 +177,14 @@ func (s *staticNoise) frame() {
 	if at := int(t % staticEvery); s.ctx[at] {
 		clear(s.pow)
 		s.forwardPow(s.spec, s.pow, s.buf, s.win)
-		s.front.pushLevels(s.pow, s.harm[at])
+		if s.hf == nil {
+			s.front.pushLevels(s.pow, s.harm[at])
+		} else {
+			s.front.pushLevels(s.pow, false)
+			if s.harm[at] {
+				s.front.harm[int((s.front.next-1)%int64(s.front.R))] = s.hf.of(s.pow)
+			}
+		}
 		if at == 0 {
 			copy(s.held[int(t/staticEvery)%len(s.held)], s.pow)
 		}
@@ -185,7 +195,8 @@ func (s *staticNoise) frame() {
 	if o < 0 || o%staticEvery != 0 {
 		return
 	}
-	s.front.gains(o, s.band)
+	s.front.features(o, s.front.feat)
+	isoModel.forwardBatch(s.front.feat, &s.batch, s.band)
 	s.front.bands.spread(s.band, s.g)
 
 	p := s.held[int(o/staticEvery)%len(s.held)]

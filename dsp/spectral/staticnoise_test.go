@@ -89,3 +89,97 @@ func TestStaticNoiseBlocks(t *testing.T) {
 		}
 	}
 }
+
+// The batched forward pass gives band's gains bit for bit (with the AVX2
+// kernel where the CPU has it; TestIsoBatchGoIsBand the Go loops), on a
+// front's features and on features scaled up until the tanh saturates.
+func TestIsoBatchIsBand(t *testing.T) { checkBatchIsBand(t) }
+
+func checkBatchIsBand(t *testing.T) {
+	x := swelling(3 * fs)
+	s := newStaticNoise(fs)
+	f := newRFFT(s.n)
+	spec := make([]complex128, s.n/2+1)
+	pow := make([]float64, s.n/2+1)
+	want, got := make([]float64, isoBands), make([]float64, isoBands)
+	var sc isoScratch
+	var bs isoBatch
+	compared := 0
+	for t0, fr := 0, int64(0); t0+s.n <= len(x); t0, fr = t0+s.hop, fr+1 {
+		clear(pow)
+		f.forwardPow(spec, pow, x[t0:t0+s.n], s.win)
+		s.front.push(pow)
+		o := fr - int64(s.front.W)
+		if o < 0 || o%7 != 0 {
+			continue
+		}
+		feat := s.front.feat
+		s.front.features(o, feat)
+		for _, scale := range []float32{1, 8} {
+			for i := range feat {
+				feat[i] *= scale
+			}
+			isoModel.forward(feat, &sc, want)
+			isoModel.forwardBatch(feat, &bs, got)
+			for b := range got {
+				if math.Float64bits(got[b]) != math.Float64bits(want[b]) {
+					t.Fatalf("frame %d x%g, band %d: %v, band() gives %v", o, scale, b, got[b], want[b])
+				}
+			}
+			compared++
+		}
+	}
+	if compared < 20 {
+		t.Fatalf("%d frames compared", compared)
+	}
+}
+
+// voiced is a voice's stand-in for the harmonicity: harmonics to 4 kHz of
+// a pitch gliding between 90 and 300 Hz, falling 6 dB an octave, in pink
+// noise that swells from 30 dB under it to 10 dB over it.
+func voiced(n int) []float64 {
+	x := testaudio.PinkNoise(n, 0.05, 13)
+	var ph float64
+	for i := range x {
+		tt := float64(i) / fs
+		f0 := 195 + 105*math.Sin(2*math.Pi*tt/2.3)
+		ph += 2 * math.Pi * f0 / fs
+		var v float64
+		for h := 1; float64(h)*f0 < 4000; h++ {
+			v += math.Sin(float64(h)*ph) / float64(h)
+		}
+		x[i] *= 0.03 + 3*(1+math.Sin(2*math.Pi*tt/1.7))
+		x[i] += 0.1 * v
+	}
+	return x
+}
+
+// The fast harmonicity is the front's to rounding on nearly every frame,
+// and never far from it, on a voice in noise and on noise alone.
+func TestIsoHarmonicityNear(t *testing.T) {
+	x := append(voiced(6*fs), swelling(4*fs)...)
+	x = append(x, testaudio.WhiteNoise(2*fs, 0.1, 3)...)
+	s := newStaticNoise(fs)
+	if s.hf == nil {
+		t.Fatal("no fast harmonicity at 48 kHz")
+	}
+	spec := make([]complex128, s.n/2+1)
+	pow := make([]float64, s.n/2+1)
+	var worst float64
+	exact, frames := 0, 0
+	for t0 := 0; t0+s.n <= len(x); t0 += s.hop {
+		clear(pow)
+		s.forwardPow(spec, pow, x[t0:t0+s.n], s.win)
+		want, got := s.front.harmonicity(pow), s.hf.of(pow)
+		d := math.Abs(got - want)
+		worst = max(worst, d)
+		if d < 1e-9 {
+			exact++
+		}
+		frames++
+	}
+	t.Logf("%d of %d frames within 1e-9, worst %.4f", exact, frames, worst)
+	if worst > 0.03 || float64(exact) < 0.99*float64(frames) {
+		t.Errorf("%d of %d frames within 1e-9 of the front's harmonicity, worst off by %.4f", exact, frames, worst)
+	}
+}
