@@ -79,6 +79,9 @@ type Profiler struct {
 	hum *humDetector
 	rt  *rt60Estimator
 	sn  *staticNoise // Static's profile from speech presence (staticnoise.go)
+	// snDone: the mask has marked enough pauses for the profile to be
+	// theirs (FromVAD), which makes sn's of no use: it is fed no more.
+	snDone bool
 
 	// The last two analysed frames: held, [1], until the frame after it is
 	// known, since a frame is placed in the histograms by its neighbours'
@@ -184,7 +187,9 @@ func (a *Profiler) Write(b audio.Buffer) error {
 			mono[i] *= inv
 		}
 		a.hum.write(mono)
-		a.sn.write(mono)
+		if !a.snDone {
+			a.sn.write(mono)
+		}
 		if a.rt != nil {
 			a.rt.write(mono)
 		}
@@ -274,9 +279,17 @@ func (a *Profiler) place(f, p, q *heldFrame) {
 			} else {
 				a.hist[1].add(row, f.ms, f.pow)
 				a.own[1].add(ownRow, f.ms, f.pow)
+				a.snDone = a.hist[1].n >= a.minPauseFrames()
 			}
 		}
 	}
+}
+
+// minPauseFrames is how many analysed frames the mask must mark as pauses
+// for the profile to be theirs: about a second of noise (every other
+// frame is analysed).
+func (a *Profiler) minPauseFrames() int {
+	return max(10, int(float64(a.format.SampleRate)/float64(2*a.n)))
 }
 
 // The per-bin level histograms: rows of a third of an octave of power
@@ -419,10 +432,8 @@ func (a *Profiler) Finish() *Profile {
 		p.RT60, p.DRRDB = 0, math.Inf(1)
 	}
 	h, fl := &a.hist[0], &a.own[0]
-	// About a second of noise: every other frame is analysed.
-	minFrames := max(10, int(float64(a.format.SampleRate)/float64(2*a.n)))
 	var hi, flHi int
-	if a.vad != nil && a.hist[1].n >= minFrames {
+	if a.vad != nil && a.hist[1].n >= a.minPauseFrames() {
 		// Noise-only frames by the mask; keep the lower half (plus 3 dB)
 		// so breaths and clicks in the pauses do not count as noise.
 		h, fl = &a.hist[1], &a.own[1]

@@ -1,9 +1,11 @@
 package spectral
 
 import (
+	"context"
 	"math"
 	"testing"
 
+	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
@@ -181,5 +183,32 @@ func TestIsoHarmonicityNear(t *testing.T) {
 	t.Logf("%d of %d frames within 1e-9, worst %.4f", exact, frames, worst)
 	if worst > 0.03 || float64(exact) < 0.99*float64(frames) {
 		t.Errorf("%d of %d frames within 1e-9 of the front's harmonicity, worst off by %.4f", exact, frames, worst)
+	}
+}
+
+// Once the voice activity mask has marked a second of pauses, the profile
+// is theirs and Static's from speech presence would be discarded: the
+// Profiler stops feeding it, and the profile is the one it gives when fed
+// to the end.
+func TestStaticNoiseStopsAtPauses(t *testing.T) {
+	x := swelling(8 * fs)
+	vad := make([]bool, len(x)/BlockFrames(fs)+1)
+	for i := range vad {
+		vad[i] = i%20 >= 8 // pauses of 8 blocks in 20
+	}
+	a, err := NewProfiler(audio.Format{SampleRate: fs, Channels: 1}, ProfilerOptions{VAD: vad})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := audio.Copy(context.Background(), a, audio.NewBufferSource(audio.Buffer{x}, fs)); err != nil {
+		t.Fatal(err)
+	}
+	fed := a.sn.next
+	p := a.Finish()
+	if !a.snDone || !p.FromVAD || p.StaticNoise != nil {
+		t.Fatalf("stopped %v, profile from the pauses %v, StaticNoise %v", a.snDone, p.FromVAD, p.StaticNoise != nil)
+	}
+	if all := int64(len(x) / a.sn.hop); fed > all/2 {
+		t.Errorf("fed %d of %d frames", fed, all)
 	}
 }
