@@ -73,6 +73,10 @@ const (
 	staticSpreadGain = 1.0
 )
 
+// staticBufHops is how many hops the buffer of samples holds beyond a
+// frame.
+const staticBufHops = 16
+
 // The cells' weights and weighted powers are summed by level, in rows of
 // 1 dB from staticRowLow dB of full scale, so that the loudest share of
 // each bin's weight can be left out at the end.
@@ -88,10 +92,13 @@ type staticNoise struct {
 	n, hop int
 	win    []float64
 	rfft
-	front    *isoFront
-	hf       *isoHarmonicity // the front's harmonicity, faster (nil: the front's own)
-	buf      []float64       // the last n samples
-	fill     int             // samples in buf before the first frame
+	front *isoFront
+	hf    *isoHarmonicity // the front's harmonicity, faster (nil: the front's own)
+	// buf holds the stream's samples the next frames read, the next
+	// frame from at, up to fill; it is shifted to the front only when
+	// full (staticBufHops hops past a frame), not at every hop.
+	buf      []float64
+	at, fill int
 	spec     []complex128
 	pow      []float64
 	next     int64       // frames entered
@@ -118,7 +125,7 @@ func newStaticNoise(sampleRate int) *staticNoise {
 	s.front = newIsoFront(sampleRate, n, s.hop, s.win)
 	s.hf = newIsoHarmonicity(s.front, n)
 	b := n/2 + 1
-	s.buf = make([]float64, n)
+	s.buf = make([]float64, n+staticBufHops*s.hop)
 	s.spec = make([]complex128, b)
 	s.pow = make([]float64, b)
 	s.band, s.g = make([]float64, isoBands), make([]float64, b)
@@ -143,40 +150,30 @@ func newStaticNoise(sampleRate int) *staticNoise {
 // write takes the next samples of the mono mix.
 func (s *staticNoise) write(x []float64) {
 	for len(x) > 0 {
-		if s.fill < s.n {
-			// The first frame: fill the buffer.
-			m := copy(s.buf[s.fill:], x)
-			s.fill += m
-			x = x[m:]
-			if s.fill == s.n {
-				s.frame()
-			}
-			continue
-		}
-		// The buffer holds the last frame; the next hop completes the next.
-		m := min(len(x), s.hop-(s.fill-s.n))
-		if s.fill == s.n {
-			copy(s.buf, s.buf[s.hop:])
-		}
-		copy(s.buf[s.n-s.hop+(s.fill-s.n):], x[:m])
+		m := copy(s.buf[s.fill:], x)
 		s.fill += m
 		x = x[m:]
-		if s.fill == s.n+s.hop {
-			s.fill = s.n
-			s.frame()
+		for s.fill-s.at >= s.n {
+			s.frame(s.buf[s.at : s.at+s.n])
+			s.at += s.hop
+		}
+		if s.fill == len(s.buf) {
+			// Keep what the next frames read, at the front.
+			s.fill = copy(s.buf, s.buf[s.at:s.fill])
+			s.at = 0
 		}
 	}
 }
 
-// frame enters the frame in buf into the network's front (its power, or
+// frame enters frame x into the network's front (its power, or
 // silence when no frame the network is run on reads it) and runs the
 // network on the frame W back when it is one of every staticEvery.
-func (s *staticNoise) frame() {
+func (s *staticNoise) frame(x []float64) {
 	t := s.next
 	s.next++
 	if at := int(t % staticEvery); s.ctx[at] {
 		clear(s.pow)
-		s.forwardPow(s.spec, s.pow, s.buf, s.win)
+		s.forwardPow(s.spec, s.pow, x, s.win)
 		if s.hf == nil {
 			s.front.pushLevels(s.pow, s.harm[at])
 		} else {

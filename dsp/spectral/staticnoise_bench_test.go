@@ -48,3 +48,31 @@ func BenchmarkIsoForward(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkIsoHarmonicity is a frame's harmonicity, the front's and the
+// fast one Static's profile takes.
+func BenchmarkIsoHarmonicity(b *testing.B) {
+	x := voiced(fs)
+	s := newStaticNoise(fs)
+	spec := make([]complex128, s.n/2+1)
+	pows := make([][]float64, 0, 64)
+	for t0 := 0; t0+s.n <= len(x) && len(pows) < cap(pows); t0 += s.hop {
+		p := make([]float64, s.n/2+1)
+		s.forwardPow(spec, p, x[t0:t0+s.n], s.win)
+		pows = append(pows, p)
+	}
+	b.Run("front", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			s.front.harmonicity(pows[i%len(pows)])
+			i++
+		}
+	})
+	b.Run("fast", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			s.hf.of(pows[i%len(pows)])
+			i++
+		}
+	})
+}

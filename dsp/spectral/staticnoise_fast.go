@@ -102,16 +102,18 @@ func denseTanhGo(w, bias, x, out []float32, nb, b0, b1 int) {
 	}
 }
 
-// isoHarmonicity is isoFront.harmonicity at a quarter of its cost, for
+// isoHarmonicity is isoFront.harmonicity at two thirds of its cost, for
 // Static's profile: the autocorrelation of the spectrum under 4 kHz,
 // which the front takes by an inverse transform of n, is taken by one of
-// n/isoHarmStep (exactly the same sums at the lags that are multiples of
+// n/isoHarmStep (the same sums at the lags that are multiples of
 // isoHarmStep, as the spectrum is empty above n/(2 isoHarmStep)), and the
-// lags within isoHarmStep/2 of the two best of those peaks are summed
-// directly. The result is the front's (to rounding) unless the front's
-// peak lies at another peak whose sampled value is lower: two peaks of
-// about the same height, off by at most what a peak loses over two
-// samples (TestIsoHarmonicityNear measures it).
+// lags between the isoHarmPeaks best of its peaks and their neighbours
+// are summed directly. The result is the front's (to rounding) unless
+// the front's peak lies at another peak whose sampled value is lower:
+// two peaks of about the same height. On a voice in noise and on noise
+// alone (TestIsoHarmonicityNear) every frame's value is the front's to
+// 1e-9 (with a step of 4: 1107 of 1122 frames, worst off by 0.034, for
+// 4.0 against 5.6 us a frame; the front's 8.3).
 type isoHarmonicity struct {
 	f    *isoFront
 	n    int
@@ -125,8 +127,8 @@ type isoHarmonicity struct {
 // isoHarmStep is the lag step of the coarse autocorrelation, and
 // isoHarmPeaks how many of its peaks are refined.
 const (
-	isoHarmStep  = 4
-	isoHarmPeaks = 4
+	isoHarmStep  = 2
+	isoHarmPeaks = 2
 )
 
 // newIsoHarmonicity returns the fast harmonicity of front f's frames of
@@ -191,20 +193,25 @@ func (h *isoHarmonicity) of(pow []float64) float64 {
 		}
 		prev, cur = cur, next
 	}
-	// The lags around them, summed directly (the front's r0 is e times
-	// the transform's scale, which the ratio cancels).
+	// The coarse peaks, and the lags between them and their neighbours
+	// summed directly (the front's r0 is e times the transform's scale,
+	// which the ratio cancels).
 	best := 0.0
-	for _, q := range at {
+	for i, q := range at {
 		if q < 0 {
 			continue
 		}
+		best = max(best, v[i])
 		for l := max(f.lagLo, q*isoHarmStep-isoHarmStep/2); l <= min(f.lagHi, q*isoHarmStep+isoHarmStep/2); l++ {
+			if l == q*isoHarmStep {
+				continue
+			}
 			var s float64
-			i := f.kLo * l % h.n
+			j := f.kLo * l % h.n
 			for k := f.kLo; k <= f.kHi; k++ {
-				s += pow[k] * h.cos[i]
-				if i += l; i >= h.n {
-					i -= h.n
+				s += pow[k] * h.cos[j]
+				if j += l; j >= h.n {
+					j -= h.n
 				}
 			}
 			best = max(best, s/(e*f.wacf[l]))
