@@ -43,10 +43,18 @@ import "math"
 // +6.02 -> +6.44, nonstationary +2.55 -> +3.58), and with the spread's
 // over-subtraction (staticSpreadGain) +5.03 (+6.49, +3.82).
 //
-// Cost: the network's forward pass and its features, and 9 transforms of
-// 40 frames, about 28% of the CPU of the Profiler and the Static
-// Denoiser with Dehum on a mono file (BenchmarkDenoise/static-dehum-mono,
-// 229 -> 179x realtime per CPU second in one loaded run).
+// Cost: for each pass of the network, 9 transforms of n and their band
+// levels, 5 harmonicities (isoHarmonicity), the features and the forward
+// pass of all bands at once (staticnoise_fast.go). The Profiler feeds it
+// only until the voice activity mask has marked a second of pauses, when
+// the profile is theirs. Where it runs the whole file
+// (BenchmarkDenoise/static-dehum-mono-nopauses, alternating with main
+// c3f8cf6's tree, which had no such profile, in one loaded run) afftdn's
+// CPU time over ours fell from 1.37/1.55 to 1.15/1.25 on a mono file,
+// 1.62/1.66 to 1.56/1.53 on a stereo one; with pauses (static-dehum-mono,
+// static-dehum) 1.36/1.31 to 1.38/1.59 and 1.73/1.67 to 1.92/1.75 (the
+// Profiler's histograms' AVX2 kernel, binRowsOf, more than pays the
+// first second).
 const (
 	staticExp = 6
 	// staticEvery is how many frames of the network's STFT (hop n/4, 10.7

@@ -212,3 +212,19 @@ func TestStaticNoiseStopsAtPauses(t *testing.T) {
 		t.Errorf("fed %d of %d frames", fed, all)
 	}
 }
+
+// Static's presence profile allocates nothing once made: the network's
+// passes and the harmonicity work in its own buffers.
+func TestStaticNoiseAllocatesNothing(t *testing.T) {
+	x := swelling(4 * fs)
+	s := newStaticNoise(fs)
+	blk := BlockFrames(fs)
+	i := 0
+	allocs := testing.AllocsPerRun(100, func() {
+		s.write(x[i : i+blk])
+		i = (i + blk) % (len(x) - blk)
+	})
+	if s.evals == 0 || allocs != 0 {
+		t.Fatalf("%v allocations a block (%d network passes)", allocs, s.evals)
+	}
+}
