@@ -331,6 +331,7 @@ type Denoiser struct {
 	// power that feeds the tail (reverbKappa), the decay per hop, and the
 	// last frame's reverberant power per bin.
 	revStrength, revKappa, revStep float64
+	wpeDelay                       int // WPE's prediction delay, hops
 	revQ                           []float64
 
 	acc []segAcc
@@ -420,8 +421,10 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 	}
 	// A room given by its RT60 alone is taken as all reverberation.
 	d.revStrength, d.revKappa = 1, 1
+	d.wpeDelay = wpeDelay
 	if opts.RT60 == 0 && opts.Profile != nil {
 		d.revStrength = reverbStrength(opts.Profile.DRRDB)
+		d.wpeDelay = wpeDelayFor(opts.Profile.DRRDB)
 	}
 	if rt < 0 || rt > 10 {
 		return nil, fmt.Errorf("%w: RT60 %g s", ErrInvalidParameter, rt)
@@ -504,7 +507,7 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 		// Dereverberation by linear prediction first, then the late
 		// reverberation gain on what is left. Each frame loses as much of
 		// its predicted tail as its segment's DeverbDB allows.
-		d.wpe = newWPE(f.Channels, f.SampleRate, d.wpeAmount)
+		d.wpe = newWPE(f.Channels, f.SampleRate, d.wpeDelay, d.wpeAmount)
 		d.wrun = newHopRunner(up, d.wpe.hop, d.wpe.latency(), d.wpe.process)
 		up = d.wrun
 	}

@@ -456,22 +456,46 @@ func pos(x float64) float64 {
 
 // reverbStrength returns the share of the full reverb reduction that
 // the WPE stage applies to a recording whose reverberation lies drr dB
-// under its direct sound: all of it at 3 dB or less, then from 72 % at 3
-// dB to none at rtDryDRR. WPE removes what the past predicts, the
-// speech's own continuation too: on sox's rooms of the tuning half (tail
-// 10-15 dB under the speech, which the room model puts at DRR 6 to 12
-// dB) removing all of it cost up to 1 dB of SI-SDR. Fading from 6 dB, 2
-// dB and -2 dB: sox +1.25, +1.48, +1.67 dB, image-source +2.85, +2.84,
-// +2.76 (static, noise reduction automatic, 12 prediction frames). With
-// 24 frames, all of it at 3 dB and under instead of 72 % gained the
-// image-source rooms (DRR 0 to 3 dB) 0.1 to 0.5 dB; all of it at 6 dB
-// too lost sox's rooms there 0.7 dB.
+// under its direct sound: all of it up to rtFullDRR, then less, to none
+// at rtDryDRR (the dry clips of the tuning half measured 16 dB). Where
+// the direct sound stands over its tail WPE predicts from further back
+// (wpeDelayFor), which leaves the speech's own continuation alone: with
+// the prediction at two hops, removing all of it in sox's rooms (tail
+// 10-15 dB under the speech, DRR 6 to 12 dB as the room model measures
+// it) cost them 0.7 dB, and a share fading from 72 % at 3 dB to none at
+// 16 dB was best (+2.63 dB SI-SDR on the tuning half's 15 sox rooms,
+// static, noise reduction off); at five hops all of it gains +5.09
+// (the share fading as before: +3.45).
 func reverbStrength(drr float64) float64 {
-	if drr <= 3 {
+	if drr <= rtFullDRR {
 		return 1
 	}
-	return min(1, max(0, (rtDryDRR-drr)/(rtDryDRR+2)))
+	return min(1, max(0, (rtDryDRR-drr)/(rtDryDRR-rtFullDRR)))
 }
+
+// rtFullDRR is the DRR (dB) up to which WPE removes all it predicts.
+const rtFullDRR = 12.0
+
+// wpeDelayFor returns WPE's prediction delay (hops of a quarter frame)
+// in a room of DRR drr dB: two hops where the reverberation reaches the
+// direct sound (the image-source rooms of the tuning half measure 0 to
+// 3 dB: their early reflections, which the reference does not hold,
+// are much of what there is to remove), wpeDelayHi above wpeHiDRR (sox's
+// rooms, 6 to 12 dB, whose early part is speech to keep). On the tuning
+// half's 15 rooms of each kind (static, noise reduction off, WPE at the
+// strength reverbStrength gave before rtFullDRR) delays of 2, 3, 4, 5
+// hops gained image-source +3.43, +3.05, +2.63, +2.33 dB SI-SDR, sox
+// +2.63, +3.18, +3.38, +3.45 (+3.28 at 6); with all of it removed in sox's
+// rooms, 4, 5, 7 and 9 hops gained +4.35, +5.09, +5.09, +3.65.
+func wpeDelayFor(drr float64) int {
+	if drr > wpeHiDRR {
+		return wpeDelayHi
+	}
+	return wpeDelay
+}
+
+// wpeHiDRR is the DRR (dB) over which WPE predicts from wpeDelayHi.
+const wpeHiDRR = 4.5
 
 // reverbKappa is the share of a frame's power that feeds the room's tail
 // (kappa of Habets' model) at a DRR of drr dB, for a tail that decays by

@@ -39,6 +39,7 @@ import (
 // (BenchmarkNodes/dynamic-deverb).
 const (
 	wpeDelay    = 2   // hops between a frame and the first one predicting it
+	wpeDelayHi  = 5   // the same where the direct sound stands over its tail (wpeDelayFor)
 	wpeTaps     = 24  // frames in the prediction
 	wpeIters    = 1   // estimates of the dry variance
 	wpeContext  = 6   // frames either side averaged for the dry variance
@@ -50,6 +51,7 @@ const (
 // wpe is the dereverberation stage: a hopRunner process on hop frames.
 type wpe struct {
 	ch, n, hop, bins, kmax int
+	delay                  int // hops between a frame and the first one predicting it
 	L, H, W                int // block frames, history frames, W = H+L
 	win, swin              []float64
 	rfft
@@ -73,13 +75,13 @@ type wpe struct {
 	amount func(centre int64) float64 // fraction of the prediction to remove at a frame centre
 }
 
-func newWPE(channels, sampleRate int, amount func(int64) float64) *wpe {
+func newWPE(channels, sampleRate, delay int, amount func(int64) float64) *wpe {
 	n := FFTSize(sampleRate)
 	hop := n / 4
-	w := &wpe{ch: channels, n: n, hop: hop, bins: n/2 + 1, amount: amount}
+	w := &wpe{ch: channels, n: n, hop: hop, bins: n/2 + 1, delay: delay, amount: amount}
 	w.kmax = min(w.bins, int(math.Ceil(wpeMaxHz*float64(n)/float64(sampleRate)))+1)
 	w.L = max(16, int(math.Round(wpeBlockSec*float64(sampleRate)/float64(hop))))
-	w.H = wpeDelay + wpeTaps - 1
+	w.H = delay + wpeTaps - 1
 	w.W = w.H + w.L
 	w.win = sqrtHann(n)
 	norm := make([]float64, hop)
@@ -190,7 +192,7 @@ func (w *wpe) block() {
 			var v, vc [wpeTaps]complex128 // the frame's past, newest first, and its conjugate
 			for t := H; t < W; t++ {
 				wt := w.lam[t]
-				past := ym[t-wpeDelay-K+1 : t-wpeDelay+1] // oldest first
+				past := ym[t-w.delay-K+1 : t-w.delay+1] // oldest first
 				for i := range v {
 					p := past[K-1-i]
 					v[i], vc[i] = p, complex(real(p), -imag(p))
@@ -239,7 +241,7 @@ func (w *wpe) block() {
 
 // predict returns the prediction g^H y of frame t from its past.
 func (w *wpe) predict(y []complex128, t int) complex128 {
-	past := y[t-wpeDelay-wpeTaps+1 : t-wpeDelay+1]
+	past := y[t-w.delay-wpeTaps+1 : t-w.delay+1]
 	var p complex128
 	for i, g := range w.g {
 		v := past[wpeTaps-1-i]
