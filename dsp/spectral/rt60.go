@@ -486,7 +486,11 @@ const rtFullDRR = 12.0
 // strength reverbStrength gave before rtFullDRR) delays of 2, 3, 4, 5
 // hops gained image-source +3.43, +3.05, +2.63, +2.33 dB SI-SDR, sox
 // +2.63, +3.18, +3.38, +3.45 (+3.28 at 6); with all of it removed in sox's
-// rooms, 4, 5, 7 and 9 hops gained +4.35, +5.09, +5.09, +3.65.
+// rooms, 4, 5, 7 and 9 hops gained +4.35, +5.09, +5.09, +3.65. Tried
+// and left: the dry variance averaged over +-20 frames instead of 6 in
+// rooms at or under wpeHiDRR: tuning image-source +3.43 -> +3.81, sox
+// +5.09 -> +5.03, but held-out image-source +2.07 -> +2.29 and sox +3.67
+// -> +3.27 (sox clips the room model puts under wpeHiDRR lost 1-2 dB).
 func wpeDelayFor(drr float64) int {
 	if drr > wpeHiDRR {
 		return wpeDelayHi
