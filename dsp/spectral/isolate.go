@@ -63,6 +63,9 @@ type isolator struct {
 	amount     func(centre int64) (weight, floor float64)
 	wt         []float64 // ring: weight of the isolation per frame
 	fl         []float64 // ring: floor gain per frame
+	// mask, in tests, may replace the per-bin gains of frame o (the
+	// network's, smoothed and spread) before the weight and floor apply.
+	mask func(o int64, g []float64)
 }
 
 // newIsolator returns the stage; amount gives, for a frame centre, how
@@ -151,6 +154,9 @@ func (s *isolator) process(in, out audio.Buffer) {
 			s.sm[i] = 0.25*b0[i] + 0.5*b1[i] + 0.25*b2[i]
 		}
 		s.front.bands.spread(s.sm, g)
+		if s.mask != nil {
+			s.mask(o, g)
+		}
 		for k, v := range g {
 			g[k] = 1 - w*(1-max(v, fl))
 		}
