@@ -2,6 +2,7 @@ package spectral
 
 import (
 	"bytes"
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"go/format"
@@ -41,8 +42,17 @@ import (
 // isoFitMaxWeight): the error of the output, which SI-SDR counts. The network is fitted by Adam on
 // mini-batches of isoFitBatch (AdamW, isoFitDecay), with the seed isoFitSeed, for isoFitEpochs
 // epochs; the weights of the epoch with the lowest validation loss are
-// kept.
+// kept, or their mean over the epochs at the lower rate if it validates
+// better. -fitseed fits on other mixes with another start, -fitmaxweight
+// caps the weights otherwise, -fitsave keeps the network for
+// TestIsolationCeiling -isoceilnets.
 var fitIsolation = flag.Bool("fit", false, "TestFitIsolation: fit speech isolation's network on the tuning half and write isomodel.go")
+
+var (
+	fitSeed      = flag.Uint64("fitseed", isoFitSeed, "TestFitIsolation: the seed of the fitting mixes and of the fit (the validation mixes keep isoFitSeed)")
+	fitMaxWeight = flag.Float64("fitmaxweight", isoFitMaxWeight, "TestFitIsolation: the cap of a band's weight in the loss, its energy over the mix's mean band energy")
+	fitSave      = flag.String("fitsave", "", "TestFitIsolation: also write the kept network as a gob file (TestIsolationCeiling -isoceilnets reads it)")
+)
 
 const (
 	isoFitSeed   = 30
@@ -254,7 +264,7 @@ func isoExamples(mix isoMix, every, phase int, set *isoSet) {
 			}
 			set.x = append(set.x, feat[b*isoIn:(b+1)*isoIn]...)
 			set.y = append(set.y, float32(y))
-			set.w = append(set.w, float32(min(isoFitMaxWeight, (s+n)/mean)))
+			set.w = append(set.w, float32(min(*fitMaxWeight, (s+n)/mean)))
 			set.kind = append(set.kind, mix.kind)
 		}
 	}
@@ -300,7 +310,7 @@ func isoLoss(m *isoNet, s isoSet) (all float64, byKind map[string]float64) {
 // isoFit fits a network on train, keeping the weights of the epoch that
 // did best on val; it logs the losses.
 func isoFit(t *testing.T, train, val isoSet) (isoNet, float64, int) {
-	r := rand.New(rand.NewPCG(isoFitSeed, 0x150))
+	r := rand.New(rand.NewPCG(*fitSeed, 0x150))
 	m := new(isoNet)
 	// Standardise each input over the examples.
 	N := train.len()
@@ -341,6 +351,8 @@ func isoFit(t *testing.T, train, val isoSet) (isoNet, float64, int) {
 	g, mom, vel := new(isoGrad), new(isoNet), new(isoNet)
 	pm, pg, p1, p2 := params(m), params(g), params(mom), params(vel)
 	best, bestLoss, bestEpoch := *m, math.Inf(1), 0
+	swa, swaN := new(isoNet), 0
+	swa.mean, swa.scale = m.mean, m.scale
 	order := make([]int, N)
 	for i := range order {
 		order[i] = i
@@ -415,6 +427,20 @@ func isoFit(t *testing.T, train, val isoSet) (isoNet, float64, int) {
 		if vl < bestLoss {
 			best, bestLoss, bestEpoch = *m, vl, epoch
 		}
+		if epoch > isoFitEpochs*2/3 {
+			// The weights averaged over the epochs at the lower rate.
+			swaN++
+			for k, p := range params(swa) {
+				for i, v := range pm[k] {
+					p[i] += (v - p[i]) / float32(swaN)
+				}
+			}
+		}
+	}
+	sl, slBy := isoLoss(swa, val)
+	t.Logf("the weights averaged over the last %d epochs: validation %.4f (babble %.4f, music %.4f, noise %.4f)", swaN, sl, slBy["babble"], slBy["music"], slBy["noise"])
+	if sl < bestLoss {
+		return *swa, sl, 0
 	}
 	return best, bestLoss, bestEpoch
 }
@@ -431,7 +457,7 @@ func TestFitIsolation(t *testing.T) {
 	if *fitExtra != "" {
 		isoAddExtra(t, &fitM)
 	}
-	r := rand.New(rand.NewPCG(isoFitSeed, 0x5eed))
+	r := rand.New(rand.NewPCG(*fitSeed, 0x5eed))
 	train := isoExamplesOf(isoMixes(fitM, isoFitTrain, r), isoFitEvery)
 	speakersOf := func(cs []realaudio.Clip) []string {
 		var s []string
@@ -451,24 +477,76 @@ func TestFitIsolation(t *testing.T) {
 	t.Logf("a mask open everywhere: validation loss %.4f %v", open, openBy)
 	m, loss, epoch := isoFit(t, train, val)
 	t.Logf("validation loss %.4f at epoch %d (a mask open everywhere: %.4f)", loss, epoch, open)
+	kept := fmt.Sprintf("epoch %d", epoch)
+	if epoch == 0 {
+		kept = fmt.Sprintf("the weights averaged over epochs %d-%d", isoFitEpochs*2/3+1, isoFitEpochs)
+	}
 	header := fmt.Sprintf("isoModel was fitted on %d bands of frames (12 of every %d-th) of %d mixes made from the\n"+
 		"tuning half of the real-recording corpus (internal/realaudio): %d clips of %d\n"+
 		"speakers, and %d clips of %d speakers from outside the corpus (%s of the mixes' speech;\n"+
 		"isoextra_test.go: %s), under babble of 4 to 8 of the others, music or a real noise (2:2:1) at\n"+
 		"0 to 20 dB SNR (1 in 12 at 30 to 45 dB), levels -18 to +6 dB around the corpus's,\n"+
 		"the last quarter of each piece and noise and a quarter of the speakers kept for\n"+
-		"validation (%d bands). AdamW (decay %g), batches of %d, seed %d, %d epochs; kept epoch %d:\n"+
+		"validation (%d bands). AdamW (decay %g), batches of %d, seed %d, %d epochs; kept %s:\n"+
 		"validation loss %.4f (squared error of the band gains weighted by the band's\n"+
 		"energy; a mask open everywhere %.4f). The held-out half's speakers, music\n"+
 		"and noises are others than these (internal/realaudio splits by source): what\n"+
 		"the network gains there is in isolate_test.go (TestRealSpeechIsolation).",
 		train.len(), isoFitEvery, isoFitTrain, len(fitM.clips), len(fitS), len(fitM.extra), len(speakersOf(fitM.extra)),
-		strconv.FormatFloat(fitM.extraShare, 'g', -1, 64), isoExtraPackages(fitM), val.len(), isoFitDecay, isoFitBatch, isoFitSeed, isoFitEpochs, epoch, loss, open)
+		strconv.FormatFloat(fitM.extraShare, 'g', -1, 64), isoExtraPackages(fitM), val.len(), isoFitDecay, isoFitBatch, *fitSeed, isoFitEpochs, kept, loss, open)
+	if *fitSave != "" {
+		var b bytes.Buffer
+		if err := binary.Write(&b, binary.LittleEndian, isoNetSlices(&m)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(*fitSave, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	src := isoModelSource(&m, header)
 	t.Logf("isomodel.go: %d bytes", len(src))
 	if err := os.WriteFile("isomodel.go", src, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// isoNetSlices lists every weight of m, in a fixed order.
+func isoNetSlices(m *isoNet) []float32 {
+	var out []float32
+	for _, p := range isoNetParts(m) {
+		out = append(out, p...)
+	}
+	return out
+}
+
+func isoNetParts(m *isoNet) [][]float32 {
+	p := [][]float32{m.mean[:], m.scale[:]}
+	for j := range m.w1 {
+		p = append(p, m.w1[j][:])
+	}
+	p = append(p, m.b1[:])
+	for j := range m.w2 {
+		p = append(p, m.w2[j][:])
+	}
+	return append(p, m.b2[:], m.w3[:], m.b3[:])
+}
+
+// loadIsoNet reads a network written by TestFitIsolation -fitsave.
+func loadIsoNet(path string) (*isoNet, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m := new(isoNet)
+	flat := make([]float32, len(isoNetSlices(m)))
+	if err := binary.Read(bytes.NewReader(b), binary.LittleEndian, flat); err != nil {
+		return nil, err
+	}
+	for _, p := range isoNetParts(m) {
+		copy(p, flat)
+		flat = flat[len(p):]
+	}
+	return m, nil
 }
 
 // isoModelSource returns isomodel.go for m.
