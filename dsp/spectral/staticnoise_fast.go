@@ -122,6 +122,7 @@ type isoHarmonicity struct {
 	acf  []float64
 	unit []float64
 	cos  []float64 // cos(2 pi i/n)
+	lag  int       // the last frame's peak lag (0: none), as the front's
 }
 
 // isoHarmStep is the lag step of the coarse autocorrelation, and
@@ -153,6 +154,7 @@ func newIsoHarmonicity(f *isoFront, n int) *isoHarmonicity {
 // of returns the harmonicity of the frame of power spectrum pow.
 func (h *isoHarmonicity) of(pow []float64) float64 {
 	f := h.f
+	h.lag = 0
 	clear(h.spec)
 	var e float64
 	for k := f.kLo; k <= f.kHi; k++ {
@@ -201,7 +203,9 @@ func (h *isoHarmonicity) of(pow []float64) float64 {
 		if q < 0 {
 			continue
 		}
-		best = max(best, v[i])
+		if v[i] > best {
+			best, h.lag = v[i], q*isoHarmStep
+		}
 		for l := max(f.lagLo, q*isoHarmStep-isoHarmStep/2); l <= min(f.lagHi, q*isoHarmStep+isoHarmStep/2); l++ {
 			if l == q*isoHarmStep {
 				continue
@@ -214,7 +218,9 @@ func (h *isoHarmonicity) of(pow []float64) float64 {
 					j -= h.n
 				}
 			}
-			best = max(best, s/(e*f.wacf[l]))
+			if r := s / (e * f.wacf[l]); r > best {
+				best, h.lag = r, l
+			}
 		}
 	}
 	return min(best, 1.5)
