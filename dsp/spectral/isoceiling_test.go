@@ -339,8 +339,10 @@ func geo(a, b [][]float64) [][]float64 {
 //	  averaged with seed 30's (the kept one)      +1.90/+2.89
 //	  band weights capped at 100 (-fitmaxweight)  +1.75/+2.45
 //
-// (figures of the network before combShares, isonet.go; with them the
-// network gives +2.06/+3.08).
+// (figures of the network before combShares, isonet.go. With them the
+// network gives +2.06/+3.08; oracle under 1 kHz, the network above
+// +4.43/+5.31, over 1 kHz +2.63/+4.23: what it misses is still under
+// 1 kHz; net+comb5 +2.18/+3.17, net^0.7 +2.03/+3.32.)
 //
 // Finer bands raise the ceiling (+1.0/+1.5 dB for twice the bands); the
 // comb at the mixture's dominant pitch does not (the dominant pitch of
