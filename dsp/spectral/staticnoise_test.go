@@ -168,7 +168,7 @@ func TestIsoHarmonicityNear(t *testing.T) {
 	spec := make([]complex128, s.n/2+1)
 	pow := make([]float64, s.n/2+1)
 	var worst float64
-	exact, frames := 0, 0
+	exact, lags, frames := 0, 0, 0
 	for t0 := 0; t0+s.n <= len(x); t0 += s.hop {
 		clear(pow)
 		s.forwardPow(spec, pow, x[t0:t0+s.n], s.win)
@@ -178,11 +178,18 @@ func TestIsoHarmonicityNear(t *testing.T) {
 		if d < 1e-9 {
 			exact++
 		}
+		// The lag the comb shares are taken at (combShares).
+		if s.hf.lag == s.front.lag {
+			lags++
+		}
 		frames++
 	}
-	t.Logf("%d of %d frames within 1e-9, worst %.4f", exact, frames, worst)
+	t.Logf("%d of %d frames within 1e-9, worst %.4f; %d at the front's lag", exact, frames, worst, lags)
 	if worst > 0.03 || float64(exact) < 0.99*float64(frames) {
 		t.Errorf("%d of %d frames within 1e-9 of the front's harmonicity, worst off by %.4f", exact, frames, worst)
+	}
+	if float64(lags) < 0.99*float64(frames) {
+		t.Errorf("%d of %d frames at the front's peak lag", lags, frames)
 	}
 }
 
