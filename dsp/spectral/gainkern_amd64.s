@@ -1,6 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
+#include "fastlog2_amd64.h"
 
 // The AVX2 kernels of gainkern.go, four bins at a time: each does its Go
 // function's operations in the same order (no fused multiply-add; min and
@@ -45,28 +46,6 @@
 #define K_Magic52 1088(R8)
 #define K_1023 1120(R8)
 #define K_Sign 1152(R8)
-
-// FASTLOG2 sets D to fastLog2(X) (X > 0, kept); T and A are clobbered.
-// The exponent becomes a float64 exactly as 2^52 + e - (2^52 + 1023).
-#define FASTLOG2(X, D, T, A) \
-	VPSRLQ  $52, X, D; \
-	VPOR    K_Magic52, D, D; \
-	VSUBPD  K_ExpBias, D, D; \
-	VPAND   K_Mant52, X, T; \
-	VPOR    K_OneBits, T, T; \
-	VSUBPD  K_One, T, T; \
-	VMULPD  K_Log2C6, T, A; \
-	VADDPD  K_Log2C5, A, A; \
-	VMULPD  T, A, A; \
-	VADDPD  K_Log2C4, A, A; \
-	VMULPD  T, A, A; \
-	VADDPD  K_Log2C3, A, A; \
-	VMULPD  T, A, A; \
-	VADDPD  K_Log2C2, A, A; \
-	VMULPD  T, A, A; \
-	VADDPD  K_Log2C1, A, A; \
-	VMULPD  T, A, A; \
-	VADDPD  A, D, D
 
 // FASTEXP2NEG sets D to fastExp2Neg(Y) (Y > -1, kept); T (XT its low
 // half), A and M are clobbered.

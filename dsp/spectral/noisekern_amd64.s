@@ -1,6 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
+#include "fastlog2_amd64.h"
 
 // denseTanh48AVX2 (staticnoise_fast.go): for each unit, 48 bands in six
 // registers of eight (rows of x and out stride bytes apart), the inputs' products rounded and then added in
@@ -96,42 +97,6 @@ input:
 	JNZ     unit
 	VZEROUPPER
 	RET
-
-// The offsets in gainConsts (gainkern_amd64.s names them alike) of the
-// constants FASTLOG2 reads.
-#define G_One 0(R8)
-#define G_Log2C1 288(R8)
-#define G_Log2C2 320(R8)
-#define G_Log2C3 352(R8)
-#define G_Log2C4 384(R8)
-#define G_Log2C5 416(R8)
-#define G_Log2C6 448(R8)
-#define G_ExpBias 480(R8)
-#define G_Mant52 1024(R8)
-#define G_OneBits 1056(R8)
-#define G_Magic52 1088(R8)
-
-// FASTLOG2 is gainkern_amd64.s's: D = fastLog2(X) (X > 0, kept); T and A
-// are clobbered.
-#define FASTLOG2(X, D, T, A) \
-	VPSRLQ  $52, X, D; \
-	VPOR    G_Magic52, D, D; \
-	VSUBPD  G_ExpBias, D, D; \
-	VPAND   G_Mant52, X, T; \
-	VPOR    G_OneBits, T, T; \
-	VSUBPD  G_One, T, T; \
-	VMULPD  G_Log2C6, T, A; \
-	VADDPD  G_Log2C5, A, A; \
-	VMULPD  T, A, A; \
-	VADDPD  G_Log2C4, A, A; \
-	VMULPD  T, A, A; \
-	VADDPD  G_Log2C3, A, A; \
-	VMULPD  T, A, A; \
-	VADDPD  G_Log2C2, A, A; \
-	VMULPD  T, A, A; \
-	VADDPD  G_Log2C1, A, A; \
-	VMULPD  T, A, A; \
-	VADDPD  A, D, D
 
 // func binRowsAVX2(pow *float64, rows *int32, ng int, by3, lo, per float64, top int, k *[gkCount][4]uint64)
 TEXT ·binRowsAVX2(SB), NOSPLIT, $0-64
