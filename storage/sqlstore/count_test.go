@@ -9,6 +9,7 @@ import (
 )
 
 func TestCountJobs(t *testing.T) {
+	oneGoroutine(t)
 	ctx := t.Context()
 	st, _ := openTest(t)
 	got, err := st.CountJobs(ctx)

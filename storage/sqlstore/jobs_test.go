@@ -99,7 +99,7 @@ func testJobClaimConcurrentExactlyOnce(t *testing.T, e engine) {
 	wantErr(t, err, storage.ErrNoJob)
 }
 
-func TestJobClaimOrderAndRunAt(t *testing.T) { eachEngine(t, testJobClaimOrderAndRunAt) }
+func TestJobClaimOrderAndRunAt(t *testing.T) { eachEngineSerial(t, testJobClaimOrderAndRunAt) }
 
 func testJobClaimOrderAndRunAt(t *testing.T, e engine) {
 	ctx := t.Context()
@@ -123,7 +123,9 @@ func testJobClaimOrderAndRunAt(t *testing.T, e engine) {
 	wantErr(t, err, storage.ErrInvalid)
 }
 
-func TestJobLeaseExpiryAndHeartbeat(t *testing.T) { eachEngine(t, testJobLeaseExpiryAndHeartbeat) }
+func TestJobLeaseExpiryAndHeartbeat(t *testing.T) {
+	eachEngineSerial(t, testJobLeaseExpiryAndHeartbeat)
+}
 
 func testJobLeaseExpiryAndHeartbeat(t *testing.T, e engine) {
 	ctx := t.Context()
@@ -170,7 +172,7 @@ func testJobLeaseExpiryAndHeartbeat(t *testing.T, e engine) {
 	}
 }
 
-func TestJobFailRetryRelease(t *testing.T) { eachEngine(t, testJobFailRetryRelease) }
+func TestJobFailRetryRelease(t *testing.T) { eachEngineSerial(t, testJobFailRetryRelease) }
 
 func testJobFailRetryRelease(t *testing.T, e engine) {
 	ctx := t.Context()
@@ -223,7 +225,7 @@ func testJobFailRetryRelease(t *testing.T, e engine) {
 	}
 }
 
-func TestCancelJobs(t *testing.T) { eachEngine(t, testCancelJobs) }
+func TestCancelJobs(t *testing.T) { eachEngineSerial(t, testCancelJobs) }
 
 func testCancelJobs(t *testing.T, e engine) {
 	ctx := t.Context()
@@ -246,7 +248,7 @@ func testCancelJobs(t *testing.T, e engine) {
 
 // TestJobCrashes: a claim that takes over a running job whose lease ran
 // out counts a crash; one after a release or a failure does not.
-func TestJobCrashes(t *testing.T) { eachEngine(t, testJobCrashes) }
+func TestJobCrashes(t *testing.T) { eachEngineSerial(t, testJobCrashes) }
 
 func testJobCrashes(t *testing.T, e engine) {
 	ctx := t.Context()
@@ -291,7 +293,7 @@ func testJobCrashes(t *testing.T, e engine) {
 // with Stopped), cancels at once one whose lease ran out (no worker holds
 // it), and hands a stopping one whose holder died, still stopping, to the
 // next claim.
-func TestStopJobs(t *testing.T) { eachEngine(t, testStopJobs) }
+func TestStopJobs(t *testing.T) { eachEngineSerial(t, testStopJobs) }
 
 func testStopJobs(t *testing.T, e engine) {
 	ctx := t.Context()
@@ -366,7 +368,7 @@ func testStopJobs(t *testing.T, e engine) {
 	}
 }
 
-func TestDeliveries(t *testing.T) { eachEngine(t, testDeliveries) }
+func TestDeliveries(t *testing.T) { eachEngineSerial(t, testDeliveries) }
 
 func testDeliveries(t *testing.T, e engine) {
 	ctx := t.Context()

@@ -11,7 +11,7 @@ import (
 // TestLiveJobsClaimedByTypeOnly: a live stream's job is never taken by
 // Claim (it would hold a production worker until the stream is stopped),
 // only by ClaimType, and a process job never by ClaimType("live").
-func TestLiveJobsClaimedByTypeOnly(t *testing.T) { eachEngine(t, testLiveJobsClaimedByTypeOnly) }
+func TestLiveJobsClaimedByTypeOnly(t *testing.T) { eachEngineSerial(t, testLiveJobsClaimedByTypeOnly) }
 
 func testLiveJobsClaimedByTypeOnly(t *testing.T, e engine) {
 	ctx := t.Context()
@@ -47,7 +47,7 @@ func testLiveJobsClaimedByTypeOnly(t *testing.T, e engine) {
 	}
 }
 
-func TestLiveFigures(t *testing.T) { eachEngine(t, testLiveFigures) }
+func TestLiveFigures(t *testing.T) { eachEngineSerial(t, testLiveFigures) }
 
 func testLiveFigures(t *testing.T, e engine) {
 	ctx := t.Context()

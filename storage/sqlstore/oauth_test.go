@@ -11,7 +11,7 @@ import (
 	"github.com/audiopost/audiopost/storage"
 )
 
-func TestOAuthClients(t *testing.T) { eachEngine(t, testOAuthClients) }
+func TestOAuthClients(t *testing.T) { eachEngineSerial(t, testOAuthClients) }
 
 func testOAuthClients(t *testing.T, e engine) {
 	ctx := t.Context()
@@ -118,7 +118,7 @@ func testOAuthCodeRedeemOnceUnderConcurrency(t *testing.T, e engine) {
 	wantErr(t, err, storage.ErrRevoked)
 }
 
-func TestOAuthCodeLifecycle(t *testing.T) { eachEngine(t, testOAuthCodeLifecycle) }
+func TestOAuthCodeLifecycle(t *testing.T) { eachEngineSerial(t, testOAuthCodeLifecycle) }
 
 func testOAuthCodeLifecycle(t *testing.T, e engine) {
 	ctx := t.Context()

@@ -37,7 +37,7 @@ func configOf(t *testing.T, s storage.Service) map[string]any {
 	return m
 }
 
-func TestServiceCredentials(t *testing.T) { eachEngine(t, testServiceCredentials) }
+func TestServiceCredentials(t *testing.T) { eachEngineSerial(t, testServiceCredentials) }
 
 // Credentials never reach the database in clear text: they are sealed
 // with the store's key, open only with it and only in their own row, and
@@ -129,7 +129,7 @@ func testServiceCredentials(t *testing.T, e engine) {
 	wantErr(t, err, storage.ErrSecretKey)
 }
 
-func TestSealPlainCredentials(t *testing.T) { eachEngine(t, testSealPlainCredentials) }
+func TestSealPlainCredentials(t *testing.T) { eachEngineSerial(t, testSealPlainCredentials) }
 
 // Services written with credentials in clear text (before the column
 // existed) are sealed when a key is there.

@@ -9,7 +9,7 @@ import (
 	"github.com/audiopost/audiopost/storage"
 )
 
-func TestSessions(t *testing.T) { eachEngine(t, testSessions) }
+func TestSessions(t *testing.T) { eachEngineSerial(t, testSessions) }
 
 func testSessions(t *testing.T, e engine) {
 	st, dsn := e.open(t)
@@ -113,7 +113,7 @@ func testSessions(t *testing.T, e engine) {
 	wantErr(t, err, storage.ErrNotFound)
 }
 
-func TestThrottles(t *testing.T) { eachEngine(t, testThrottles) }
+func TestThrottles(t *testing.T) { eachEngineSerial(t, testThrottles) }
 
 func testThrottles(t *testing.T, e engine) {
 	st, dsn := e.open(t)
@@ -211,7 +211,7 @@ func testTakeThrottle(t *testing.T, e engine) {
 	}
 }
 
-func TestExpireLeases(t *testing.T) { eachEngine(t, testExpireLeases) }
+func TestExpireLeases(t *testing.T) { eachEngineSerial(t, testExpireLeases) }
 
 func testExpireLeases(t *testing.T, e engine) {
 	st, _ := e.open(t)

@@ -35,6 +35,7 @@ func wantErr(t *testing.T, err, target error) {
 }
 
 func TestOpenDSNForms(t *testing.T) {
+	oneGoroutine(t)
 	ctx := t.Context()
 	dir := t.TempDir()
 	for _, dsn := range []string{
@@ -65,6 +66,7 @@ func TestOpenDSNForms(t *testing.T) {
 }
 
 func TestSQLitePragmas(t *testing.T) {
+	oneGoroutine(t)
 	st, _ := openTest(t)
 	ctx := t.Context()
 	var mode string
@@ -90,7 +92,7 @@ func TestSQLitePragmas(t *testing.T) {
 	}
 }
 
-func TestMigrationsIdempotent(t *testing.T) { eachEngine(t, testMigrationsIdempotent) }
+func TestMigrationsIdempotent(t *testing.T) { eachEngineSerial(t, testMigrationsIdempotent) }
 
 func testMigrationsIdempotent(t *testing.T, e engine) {
 	ctx := t.Context()
@@ -170,7 +172,7 @@ func testConcurrentOpen(t *testing.T, e engine) {
 	}
 }
 
-func TestUsers(t *testing.T) { eachEngine(t, testUsers) }
+func TestUsers(t *testing.T) { eachEngineSerial(t, testUsers) }
 
 func testUsers(t *testing.T, e engine) {
 	ctx := t.Context()
@@ -306,7 +308,7 @@ func testCredits(t *testing.T, e engine) {
 	}
 }
 
-func TestAPIKeys(t *testing.T) { eachEngine(t, testAPIKeys) }
+func TestAPIKeys(t *testing.T) { eachEngineSerial(t, testAPIKeys) }
 
 func testAPIKeys(t *testing.T, e engine) {
 	ctx := t.Context()
@@ -366,7 +368,7 @@ func testAPIKeys(t *testing.T, e engine) {
 	}
 }
 
-func TestResourcesScopingAndPaging(t *testing.T) { eachEngine(t, testResourcesScopingAndPaging) }
+func TestResourcesScopingAndPaging(t *testing.T) { eachEngineSerial(t, testResourcesScopingAndPaging) }
 
 func testResourcesScopingAndPaging(t *testing.T, e engine) {
 	ctx := t.Context()
@@ -491,7 +493,7 @@ func testResourcesScopingAndPaging(t *testing.T, e engine) {
 	wantErr(t, err, storage.ErrInvalid)
 }
 
-func TestServices(t *testing.T) { eachEngine(t, testServices) }
+func TestServices(t *testing.T) { eachEngineSerial(t, testServices) }
 
 func testServices(t *testing.T, e engine) {
 	ctx := t.Context()
@@ -534,7 +536,7 @@ func testServices(t *testing.T, e engine) {
 	wantErr(t, err, storage.ErrNotFound)
 }
 
-func TestWithTxIsAtomic(t *testing.T) { eachEngine(t, testWithTxIsAtomic) }
+func TestWithTxIsAtomic(t *testing.T) { eachEngineSerial(t, testWithTxIsAtomic) }
 
 func testWithTxIsAtomic(t *testing.T, e engine) {
 	ctx := t.Context()
