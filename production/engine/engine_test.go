@@ -42,9 +42,12 @@ func run(t *testing.T, name string, args ...string) []byte {
 	return out
 }
 
-// speechMP3 makes a 20 s stereo 44.1 kHz MP3 of synthetic speech
+// speechMP3 makes a 10 s stereo 44.1 kHz MP3 of synthetic speech
 // (espeak-ng) at a low level, with ID3 tags that the production does not
-// set itself.
+// set itself. 10 s: what TestEngineEndToEnd checks (levels within 0.3
+// LU, lengths to a codec frame, tags, chapters, side files) does not
+// grow with the length, and its two runs of every output format cost
+// about 0.3 s of CPU a second of input (20 s took 13.7 s of CPU).
 func speechMP3(t *testing.T, dir string) string {
 	t.Helper()
 	need.Programs(t, "espeak-ng", "sox", "ffmpeg", "ffprobe")
@@ -53,7 +56,7 @@ func speechMP3(t *testing.T, dir string) string {
 		"Welcome to the audio post production test. This episode checks loudness, tags, chapters and every output format. "+
 			"We talk for a while, pause, and talk again, so that the leveler and the loudness meter have real speech to work on.")
 	wav := filepath.Join(dir, "speech.wav")
-	run(t, "sox", "-R", raw, "-r", "44100", "-c", "2", wav, "repeat", "3", "trim", "0", "20", "gain", "-12") // -R: the same dither every run
+	run(t, "sox", "-R", raw, "-r", "44100", "-c", "2", wav, "repeat", "3", "trim", "0", "10", "gain", "-12") // -R: the same dither every run
 	mp3 := filepath.Join(dir, "episode.mp3")
 	run(t, "ffmpeg", "-nostdin", "-v", "error", "-i", wav, "-c:a", "libmp3lame", "-b:a", "128k",
 		"-metadata", "album=Imported Album", "-metadata", "title=File Title", "-y", mp3)
@@ -170,8 +173,8 @@ const e2eRequest = `{
 	"metadata": {"title": "Test Episode", "artist": "Audiopost", "track": 3, "year": 2026, "genre": "Podcast"},
 	"chapters": [
 		{"start": "00:00:00", "title": "Welcome"},
-		{"start": "00:00:07.500", "title": "Main part", "url": "https://example.org/main"},
-		{"start": "00:00:14", "title": "Goodbye", "image": "https://example.org/bye.png"}
+		{"start": "00:00:03.750", "title": "Main part", "url": "https://example.org/main"},
+		{"start": "00:00:07", "title": "Goodbye", "image": "https://example.org/bye.png"}
 	],
 	"algorithms": {"loudnesstarget": -16},
 	"output_files": [
@@ -235,8 +238,8 @@ func TestEngineEndToEnd(t *testing.T) {
 	if p.Metadata.Album != "Imported Album" || p.Metadata.Title != "Test Episode" {
 		t.Errorf("metadata after import: album %q title %q", p.Metadata.Album, p.Metadata.Title)
 	}
-	if math.Abs(p.Length-20) > 0.1 {
-		t.Errorf("length %v, want 20 s", p.Length)
+	if math.Abs(p.Length-10) > 0.1 {
+		t.Errorf("length %v, want 10 s", p.Length)
 	}
 	if want := math.Ceil(p.Length) / 3600; math.Abs(p.UsedCredits.Combined-want) > 1e-9 {
 		t.Errorf("used_credits %+v, want combined %v", p.UsedCredits, want)
@@ -420,7 +423,7 @@ func checkChapters(t *testing.T, name string, pr ffprobeOut) {
 	want := []struct {
 		start float64
 		title string
-	}{{0, "Welcome"}, {7.5, "Main part"}, {14, "Goodbye"}}
+	}{{0, "Welcome"}, {3.75, "Main part"}, {7, "Goodbye"}}
 	if len(pr.Chapters) != len(want) {
 		t.Errorf("%s: %d chapters, want %d", name, len(pr.Chapters), len(want))
 		return
@@ -473,7 +476,7 @@ func checkSideFiles(t *testing.T, p *production.Production, dir string) {
 		t.Errorf("stats file output loudness differs from the production's")
 	}
 	chs, err := production.ParseChapters(string(read("ep1.chapters.txt")))
-	if err != nil || len(chs) != 3 || chs[1].Start != 7500*time.Millisecond || chs[1].URL != "https://example.org/main" {
+	if err != nil || len(chs) != 3 || chs[1].Start != 3750*time.Millisecond || chs[1].URL != "https://example.org/main" {
 		t.Errorf("chaps file: %v %+v", err, chs)
 	}
 	var psc struct {
@@ -483,7 +486,7 @@ func checkSideFiles(t *testing.T, p *production.Production, dir string) {
 			Href  string `xml:"href,attr"`
 		} `xml:"chapter"`
 	}
-	if err := xml.Unmarshal(read("ep1.psc"), &psc); err != nil || len(psc.Chapters) != 3 || psc.Chapters[2].Start != "00:00:14.000" || psc.Chapters[2].Title != "Goodbye" {
+	if err := xml.Unmarshal(read("ep1.psc"), &psc); err != nil || len(psc.Chapters) != 3 || psc.Chapters[2].Start != "00:00:07.000" || psc.Chapters[2].Title != "Goodbye" {
 		t.Errorf("psc file: %v %+v", err, psc)
 	}
 	img, err := png.Decode(strings.NewReader(string(read("ep1.png"))))
