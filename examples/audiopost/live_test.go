@@ -172,6 +172,10 @@ func TestLiveThroughIcecast(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real servers in real time")
 	}
+	// Beside the package's other tests that wait on real time or on
+	// their own programs (go test runs -parallel of them at once): this
+	// one's 45 s are mostly waiting on the programme's pace.
+	t.Parallel()
 	seconds, withPeer := 30, false
 	if s, err := strconv.Atoi(os.Getenv("AUDIOPOST_LIVE_SECONDS")); err == nil && s > 0 {
 		seconds, withPeer = s, true

@@ -24,6 +24,7 @@ func TestServeBrowserPages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the WebAssembly engine and drives Chromium; the plain run covers it")
 	}
+	t.Parallel() // beside the tests that wait on real time (TestLiveThroughIcecast)
 	browsertest.Chromium(t)
 	pages := t.TempDir()
 	if _, err := browser.Build(context.Background(), pages, browser.Options{}); err != nil {

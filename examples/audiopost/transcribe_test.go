@@ -122,6 +122,7 @@ func TestTranscribePocketSphinx(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the recogniser; the plain run checks it")
 	}
+	t.Parallel() // beside the tests that wait on real time (TestLiveThroughIcecast)
 	need.Program(t, "pocketsphinx_continuous")
 	need.Path(t, "/usr/share/pocketsphinx/model/en-us")
 	x, _ := testaudio.Phrases(t, speech.SampleRate, testaudio.Sentences[:2], 1.5)
