@@ -13,6 +13,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/dsp/spectral"
+	"github.com/audiopost/audiopost/internal/testsize"
 )
 
 // The passes cut into stages (goroutines, queued blocks) compute what the
@@ -144,10 +145,21 @@ func TestWithHeadroomMatchesNew(t *testing.T) {
 // part across the join.
 func TestSplitPassMatchesOnePass(t *testing.T) {
 	splitShortInputs(t)
-	x := voice(24, 140, 4, []float64{0, -10, -4})
-	m := music(8)
+	// 24 s with 8 s of music from 9 s; under the race detector, which
+	// watches the two halves' goroutines (the plain run checks the
+	// numbers on the long input), 12 s with 4 s of music from 4 s, split
+	// from 6 s on (24 s took 6.5 s of the race run's CPU).
+	secs, from, musicSecs := 24.0, 9, 8.0
+	if testsize.Race {
+		secs, from, musicSecs = 12, 4, 4
+		d := splitMin
+		splitMin = 6 * time.Second
+		t.Cleanup(func() { splitMin = d })
+	}
+	x := voice(secs, 140, 4, []float64{0, -10, -4})
+	m := music(musicSecs)
 	for i := range m {
-		x[9*fs+i] += 0.3 * m[i]
+		x[from*fs+i] += 0.3 * m[i]
 	}
 	b := stereoOf(x)
 	run := func(sequential bool, wrap func(audio.Source) audio.Source) (audio.Buffer, Stats, int) {
