@@ -13,6 +13,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/internal/need"
+	"github.com/audiopost/audiopost/internal/testsize"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/production/runner"
 	"github.com/audiopost/audiopost/storage"
@@ -43,7 +44,20 @@ func (e *env) wantForm(r *resp, path, msg string) {
 // TestBudgetTenThousandChapters: the request of issue 31 that took the
 // host down (10,000 chapters 0.5 s apart, a split Opus output) is a form
 // error, whether or not the input is known.
+// formErrorsOnly skips a test of the budget's form errors and warnings
+// under the race detector: one goroutine's requests, whose answers the
+// plain run checks (together 4.2 s of the race run's CPU); the other
+// tests create, upload and start productions through the same handlers
+// under the detector.
+func formErrorsOnly(t *testing.T) {
+	t.Helper()
+	if testsize.Race {
+		t.Skip("form errors and warnings, checked by the plain run; the race run is for goroutines")
+	}
+}
+
 func TestBudgetTenThousandChapters(t *testing.T) {
+	formErrorsOnly(t)
 	e := newEnv(t)
 	body := map[string]any{"chapters": chapterList(10000, 0.5), "output_files": []map[string]any{{"format": "opus", "split_on_chapters": true}}}
 	e.wantForm(e.req("POST", "/api/productions.json", e.keyA, body), "chapters", "has 10000 entries; at most 1000 are allowed")
@@ -64,6 +78,7 @@ func TestBudgetTenThousandChapters(t *testing.T) {
 // dropped with a warning naming them, when the chapters come after the
 // input and when the input comes after them; the rest is processed.
 func TestBudgetDropsChaptersPastTheInput(t *testing.T) {
+	formErrorsOnly(t)
 	e := newEnv(t)
 	wav := makeWAV(t, 1, 16000, 10, audio.Tags{})
 	const warning = `990 chapters at or after the end of the input (00:00:10.000) dropped: 00:00:10.000 "Chapter 11", ` +
@@ -128,6 +143,7 @@ func (e *env) runOne(id string) map[string]any {
 // (it ended in Error in the worker, with "monitoring the encoded aac:
 // malformed data").
 func TestBudgetChapterFarPastTheEnd(t *testing.T) {
+	formErrorsOnly(t)
 	e := newEnv(t)
 	id := e.create(e.keyA, map[string]any{"output_basename": "show",
 		"chapters":     []map[string]any{{"start": 0, "title": "One"}, {"start": 2, "title": "Two"}, {"start": 999999, "title": "Far"}},
@@ -157,6 +173,7 @@ func TestBudgetChapterFarPastTheEnd(t *testing.T) {
 // TestBudgetOffsets: a multitrack offset that would overflow a duration,
 // or turn 10 s of input into hours of work, is a form error.
 func TestBudgetOffsets(t *testing.T) {
+	formErrorsOnly(t)
 	e := newEnv(t)
 	track := func(id string, offset float64) map[string]any {
 		return map[string]any{"type": "multitrack", "id": id, "offset": offset}
@@ -183,6 +200,7 @@ func TestBudgetOffsets(t *testing.T) {
 // form_errors, those that fail when applied, validated, and fetched or
 // uploaded alike.
 func TestMultitrackReportsEveryBadTrack(t *testing.T) {
+	formErrorsOnly(t)
 	e := newEnv(t)
 	body := map[string]any{"is_multitrack": true, "multi_input_files": []any{
 		map[string]any{"type": "multitrack", "id": "a", "offset": -1},
@@ -216,6 +234,7 @@ func TestMultitrackReportsEveryBadTrack(t *testing.T) {
 // TestBudgetCheckedAtStart: a production stored before its input's length
 // was known is checked when it is started.
 func TestBudgetCheckedAtStart(t *testing.T) {
+	formErrorsOnly(t)
 	e := newEnv(t, func(c *httpapi.Config) { c.Limits = production.Limits{Parts: 3} })
 	id := e.create(e.keyA, map[string]any{"chapters": chapterList(5, 1), "output_files": []map[string]any{{"format": "wav", "split_on_chapters": true}}})
 	e.wantForm(e.upload("/api/production/"+id+"/upload.json", e.keyA, part{field: "input_file", name: "in.wav", data: makeWAV(t, 1, 16000, 10, audio.Tags{})}),
@@ -247,6 +266,7 @@ func TestBudgetCheckedAtStart(t *testing.T) {
 // with the file's allowance, over a 2 MB limit), while the same audio as
 // WAV, which the engine reads as it is, is accepted.
 func TestBudgetTemporaryDisk(t *testing.T) {
+	formErrorsOnly(t)
 	ffmpeg := need.Program(t, "ffmpeg")
 	e := newEnv(t, func(c *httpapi.Config) { c.Limits = production.Limits{Disk: 2 << 20} })
 	wav := makeWAV(t, 2, 48000, 3, audio.Tags{})
