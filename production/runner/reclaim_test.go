@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/audiopost/audiopost/internal/testdb"
 	"github.com/audiopost/audiopost/production/runner"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/blob"
-	"github.com/audiopost/audiopost/storage/sqlstore"
 )
 
 // deadPID is the pid of a process that has exited.
@@ -27,11 +27,7 @@ func deadPID(t *testing.T) int {
 func TestReclaim(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
-	st, err := sqlstore.Open(ctx, filepath.Join(dir, "db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := testdb.SQLite(t, filepath.Join(dir, "db"))
 	bl, err := blob.OpenDir(filepath.Join(dir, "blobs"))
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/audiopost/audiopost/internal/testdb"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/sqlstore"
 	"github.com/audiopost/audiopost/transport/outbound"
@@ -25,6 +26,7 @@ import (
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
+// openStore opens the store of an existing database, as a restart does.
 func openStore(t *testing.T, path string) *sqlstore.Store {
 	t.Helper()
 	st, err := sqlstore.Open(context.Background(), path)
@@ -36,8 +38,7 @@ func openStore(t *testing.T, path string) *sqlstore.Store {
 
 func newStore(t *testing.T) (*sqlstore.Store, string) {
 	t.Helper()
-	st := openStore(t, filepath.Join(t.TempDir(), "audiopost.db"))
-	t.Cleanup(func() { st.Close() })
+	st := testdb.SQLite(t, filepath.Join(t.TempDir(), "audiopost.db"))
 	u := storage.User{Username: "alice"}
 	if err := st.CreateUser(context.Background(), &u); err != nil {
 		t.Fatal(err)
@@ -321,7 +322,7 @@ func TestMultipart5xxRetriedThenGivesUp(t *testing.T) {
 // a new sender over a reopened store sends it, exactly once.
 func TestRestartDeliversPendingOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audiopost.db")
-	st := openStore(t, path)
+	st := testdb.SQLite(t, path)
 	u := storage.User{Username: "bob"}
 	if err := st.CreateUser(context.Background(), &u); err != nil {
 		t.Fatal(err)
