@@ -75,7 +75,7 @@ func (r *run) decodeToFile(ctx context.Context, d audio.Decoder, field string) (
 		if err != nil {
 			return err
 		}
-		if _, err := audio.Copy(ctx, enc, r.decodeProgress(d)); err != nil {
+		if _, err := audio.Copy(ctx, enc, r.decodeProgress(d, field)); err != nil {
 			return err
 		}
 		if err := enc.Close(); err != nil {
@@ -164,19 +164,36 @@ func (r *run) inputField(path string) string {
 // quarter of the step instead of holding the bar at 0 for minutes.
 const decodeShare = 0.25
 
-// decodeProgress returns d reporting, while it is read to its end, the
-// fraction of its probed length read, within this decode's part of
-// decodeShare (what is left of it divided among the inputs not decoded
-// yet, as their lengths are not known before they are probed).
-func (r *run) decodeProgress(d audio.Decoder) audio.Source {
+// decodeProgress returns d, the decoder of the input named field,
+// reporting, while it is read to its end, the fraction of its probed
+// length read, within this decode's part of decodeShare: what is left of
+// it, divided among this input and those not decoded yet by their length.
+// The others' lengths are the ones the production held when the run
+// started (the API probes every input when it is uploaded or fetched);
+// one the production did not hold (the command line's inputs) counts as
+// long as this one, so that with none known the share is divided by the
+// inputs' count.
+func (r *run) decodeProgress(d audio.Decoder, field string) audio.Source {
 	info := d.Info()
 	total := info.Frames
 	if total <= 0 {
 		total = int64(info.Length * float64(d.Format().SampleRate))
 	}
+	own := info.Length
+	if !(own > 0) {
+		own = r.decodesLeft[field]
+	}
+	delete(r.decodesLeft, field)
+	var rest float64 // the inputs left, in lengths of this one
+	for _, length := range r.decodesLeft {
+		if own > 0 && length > 0 {
+			rest += length / own
+		} else {
+			rest++
+		}
+	}
 	from := r.lastFrac
-	span := max(decodeShare-from, 0) / float64(max(r.decodesLeft, 1))
-	r.decodesLeft = max(r.decodesLeft-1, 0)
+	span := max(decodeShare-from, 0) / (1 + rest)
 	return &progressSource{Source: d, progress: func(frames int64) {
 		if total > 0 {
 			r.report(from + span*min(float64(frames)/float64(total), 1))

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -175,7 +176,7 @@ func TestDecodeReportsProgress(t *testing.T) {
 		size int64
 	}
 	var events []event
-	r := &run{e: &Engine{TempDir: tmp}, p: &production.Production{}, in: Inputs{Main: opus}, status: production.StatusAudioProcessing, decodesLeft: 1}
+	r := &run{e: &Engine{TempDir: tmp}, p: &production.Production{}, in: Inputs{Main: opus}, status: production.StatusAudioProcessing}
 	r.progress = func(s production.Status, frac float64) {
 		if s != production.StatusAudioProcessing {
 			t.Errorf("progress in status %v", s)
@@ -216,5 +217,40 @@ func TestDecodeReportsProgress(t *testing.T) {
 	// The last events may come once the file is written whole.
 	if growing < len(events)/2 {
 		t.Errorf("only %d of %d events came while the file grew", growing, len(events))
+	}
+}
+
+// TestDecodeProgressByLength decodes the tracks of a multitrack
+// production, 6 s and 1.5 s long, as the probe does: the first takes
+// 6/7.5 of decodeShare of the progress (an equal split by count gave it
+// half), the second the rest.
+func TestDecodeProgressByLength(t *testing.T) {
+	long, short := opusFile(t, 6), opusFile(t, 1.5)
+	pool := procpool.New(procpool.Config{Size: 4, Logger: slog.New(slog.DiscardHandler)})
+	ctx := procpool.With(t.Context(), pool)
+	p := &production.Production{IsMultitrack: true, MultiInputFiles: []production.MultiInputFile{
+		{Type: production.InputMultitrack, ID: "a", InputFile: "a.opus", InputLength: 6},
+		{Type: production.InputMultitrack, ID: "b", InputFile: "b.opus", InputLength: 1.5},
+	}}
+	var events []float64
+	r := &run{e: &Engine{TempDir: t.TempDir()}, p: p, in: Inputs{Multi: map[string]string{"a": long, "b": short}},
+		status: production.StatusAudioProcessing}
+	r.progress = func(_ production.Status, frac float64) { events = append(events, frac) }
+	r.planDecodes()
+	defer r.cleanup(false)
+	var ends []float64
+	for _, path := range []string{long, short} {
+		d, err := r.open(ctx, path, "track")
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Close()
+		ends = append(ends, r.lastFrac)
+	}
+	if want := decodeShare * 6 / 7.5; math.Abs(ends[0]-want) > 0.011 {
+		t.Errorf("the 6 s track's decode ended at %.3f of Audio Processing, want %.3f (by length; %.3f by count): %.3f", ends[0], want, decodeShare/2, events)
+	}
+	if math.Abs(ends[1]-decodeShare) > 0.011 {
+		t.Errorf("the decodes ended at %.3f, want %g: %.3f", ends[1], decodeShare, events)
 	}
 }

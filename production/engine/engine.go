@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -197,10 +198,10 @@ type run struct {
 	reading  func(frames int64)
 	expected int64
 	// decodedDisk is what the run's decoded inputs take on disk;
-	// decodesLeft how many inputs the probe may still decode (see
-	// decodeProgress).
+	// decodesLeft the inputs the probe may still decode, by field, with
+	// the length the production held for each (see decodeProgress).
 	decodedDisk int64
-	decodesLeft int
+	decodesLeft map[string]float64
 	// procFrom is the fraction of Audio Processing done when the
 	// processor starts reading (the decodes of the probe's share).
 	procFrom float64
@@ -458,18 +459,25 @@ func (r *run) do(ctx context.Context) error {
 	return r.publish()
 }
 
+// planDecodes notes the inputs the probe may decode, with the lengths the
+// production holds for them (see decodeProgress).
+func (r *run) planDecodes() {
+	p := r.p
+	r.decodesLeft = map[string]float64{}
+	if !p.IsMultitrack && r.in.Main != "" {
+		r.decodesLeft["input_file"] = p.InputLength
+	}
+	for i, m := range p.MultiInputFiles {
+		if p.Reads(m) {
+			r.decodesLeft["multi_input_files."+strconv.Itoa(i)] = m.InputLength
+		}
+	}
+}
+
 // probe reads the inputs' properties and tags, and the cover.
 func (r *run) probe(ctx context.Context) error {
 	p := r.p
-	r.decodesLeft = 0
-	if !p.IsMultitrack && r.in.Main != "" {
-		r.decodesLeft++
-	}
-	for _, m := range p.MultiInputFiles {
-		if p.Reads(m) {
-			r.decodesLeft++
-		}
-	}
+	r.planDecodes()
 	var credits float64
 	if p.IsMultitrack {
 		seconds, err := r.probeTracks(ctx)
