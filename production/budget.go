@@ -456,9 +456,10 @@ const (
 	// quality (CRF 28), not a bitrate, so no bound follows from its
 	// settings: the waveform of pink noise under a 3 Hz tremolo, which
 	// changes every frame, took 0.61 Mbit/s at 1280x720 and 15 fps
-	// (ffmpeg 7); 2 Mbit/s leaves three times that. A video output that
-	// copies the input's video stream counts it too, for want of that
-	// stream's size (see planDisk).
+	// (ffmpeg 7); 2 Mbit/s leaves three times that. A "video" output
+	// that copies the input's video stream counts the input file's size
+	// instead (Production.InputSize), and this only when that is not
+	// known (see planDisk).
 	audiogramBitsPerSecond = 2_000_000
 	// unknownChannels and unknownRate stand for a probe that did not say
 	// (the engine bounds what it decodes by the limit itself in any
@@ -551,13 +552,22 @@ func planDisk(p *Production, w *Work, images int) {
 		case f.Name == "alac":
 			file = decodedSize(channels, rate, w.Duration) + pictures
 		case f.Type == TypeVideo:
-			// The audio at AAC's highest bitrate beside the video. A
-			// "video" output of a video input copies the input's video
-			// stream, whose size the probe does not keep (Bitrate is the
-			// audio stream's): it counts as a render too, which bounds
-			// it only for inputs of up to 2 Mbit/s of video.
-			file = (audiogramBitsPerSecond+320_000)/8*w.Duration*containerOverhead + fileOverheadBytes + pictures
-			if o.Subtitles != nil && o.Subtitles.Enabled {
+			// The audio at AAC's highest bitrate beside the video.
+			file = 320_000/8*w.Duration*containerOverhead + fileOverheadBytes + pictures
+			subtitles := o.Subtitles != nil && o.Subtitles.Enabled
+			if f.Name == "video" && p.HasVideo && !subtitles && p.InputSize > 0 {
+				// A copy of the input's video stream, which its file
+				// holds: the file's size bounds it whatever its bitrate
+				// (the probe's Bitrate is the audio stream's).
+				file += float64(p.InputSize)
+			} else {
+				// A render (an audiogram, the waveform video of an audio
+				// input, a video input with subtitles burned in), or a
+				// copy of a video input whose size is not known (stored
+				// before sizes were kept): the render's figure.
+				file += audiogramBitsPerSecond / 8 * w.Duration * containerOverhead
+			}
+			if subtitles {
 				file *= 2 // the burned-in video, and the output muxed from it
 			}
 		}

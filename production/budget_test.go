@@ -344,6 +344,43 @@ func TestCheckWorkDisk(t *testing.T) {
 	}
 }
 
+// TestPlanDiskVideo: a "video" output of a video input copies the
+// input's video stream, planned at the input file's size (which holds
+// it), whatever its bitrate; at the render's 2 Mbit/s only when the size
+// is not known. A waveform video of an audio input, and a video input
+// with subtitles burned in, are renders.
+func TestPlanDiskVideo(t *testing.T) {
+	const hour = 3600
+	p := probedAt(t, `{`+input+`,"output_files":[{"format":"video"}]}`, hour, "aac")
+	p.HasVideo = true
+	audio := int64(320_000/8*hour*containerOverhead) + fileOverheadBytes + coverBytes
+	render := int64(audiogramBitsPerSecond / 8 * hour * containerOverhead)
+	for _, size := range []int64{4 << 30, 100 << 20} { // 9.5 and 0.2 Mbit/s of video
+		p.InputSize = size
+		if w := PlanWork(p); w.OutputDisk != 2*(audio+size) {
+			t.Errorf("an hour of video in %d bytes, copied: planned %d bytes, want %d", size, w.OutputDisk, 2*(audio+size))
+		}
+	}
+	p.InputSize = 0
+	if w := PlanWork(p); w.OutputDisk != 2*(audio+render) {
+		t.Errorf("a video input of unknown size: planned %d bytes, want %d", w.OutputDisk, 2*(audio+render))
+	}
+	// Over the limit, the copy is named with its figures.
+	p.InputSize = 4 << 30
+	if fe := fieldErr(t, p.FitBudget(Limits{})); !strings.Contains(fe["output_files"], "8.3 GB for the encoders' temporary files") || len(fe) != 1 {
+		t.Errorf("4 GB of video copied under %d GB: %v", DefaultDisk>>30, fe)
+	}
+	p.HasVideo = false
+	if w := PlanWork(p); w.OutputDisk != 2*(audio+render) {
+		t.Errorf("the waveform video of an audio input: planned %d bytes, want %d", w.OutputDisk, 2*(audio+render))
+	}
+	p = probedAt(t, `{`+input+`,"speech_recognition":{"uuid":"s"},"output_files":[{"format":"video","subtitle_font":"inter"}]}`, hour, "aac")
+	p.HasVideo, p.InputSize = true, 100<<20
+	if w := PlanWork(p); w.OutputDisk != 4*(audio+render) {
+		t.Errorf("subtitles burned into a video input: planned %d bytes, want %d", w.OutputDisk, 4*(audio+render))
+	}
+}
+
 // TestPlanWorkProcesses pins the process plan of a small production: an
 // AAC input ffmpeg decodes (once: its probe and its decoder), a lossy
 // output with chapters, a split one and a lossless one; then the same

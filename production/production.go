@@ -71,6 +71,11 @@ type Production struct {
 	// chapters and the work budget are measured against (stored, never in
 	// responses: length is the output's once processed).
 	InputLength float64 `json:"input_length,omitempty"`
+	// InputSize is the main input file's size in bytes, 0 when not known
+	// (stored before sizes were kept), learned where the input is probed:
+	// it bounds the video stream a "video" output copies from it (see
+	// Work.OutputDisk; stored, never in responses).
+	InputSize int64 `json:"input_size,omitempty"`
 	// Progress is the percentage of processing done (not in the original
 	// interface): see ShownProgress. It comes from the resource row
 	// (storage.Resource.Progress), as the status does, not the document.
@@ -205,7 +210,7 @@ func (p Production) MarshalJSON() ([]byte, error) {
 	q := plain(p)
 	q.StatusString = p.Status.String()
 	q.Progress = ShownProgress(p.Status, p.Progress)
-	q.FailedInputs, q.InputLength = "", 0
+	q.FailedInputs, q.InputLength, q.InputSize = "", 0, 0
 	if p.Status != StatusError {
 		q.ErrorKind = ""
 	}

@@ -90,7 +90,7 @@ func (a *App) storeChecked(ctx context.Context, final string, write, check func(
 
 // probeInto returns a check that probes the file as field's input and
 // keeps what it found in info.
-func (a *App) probeInto(ctx context.Context, field string, info *audio.Info) func(key string) error {
+func (a *App) probeInto(ctx context.Context, field string, info *probed) func(key string) error {
 	return func(key string) (err error) {
 		*info, err = a.probeBlob(ctx, field, key)
 		return err
@@ -269,35 +269,43 @@ func (a *App) prune(ctx context.Context, prefix string, keep ...string) {
 	}
 }
 
+// probed is what probing a stored input learns: its stream's Info and
+// the file's size in bytes.
+type probed struct {
+	audio.Info
+	size int64
+}
+
 // probeBlob probes a stored input file and decodes it whole
 // (decodeCheck). A file that no codec reads, or that is damaged or
 // truncated, is a form error of field; messages name the file, never the
 // server's path to it.
-func (a *App) probeBlob(ctx context.Context, field, key string) (audio.Info, error) {
-	rc, _, err := a.blobs.Open(ctx, key)
+func (a *App) probeBlob(ctx context.Context, field, key string) (probed, error) {
+	rc, bi, err := a.blobs.Open(ctx, key)
 	if err != nil {
-		return audio.Info{}, err
+		return probed{}, err
 	}
 	info, err := audio.Probe(ctx, rc)
 	rc.Close()
 	if err != nil {
 		if ctx.Err() != nil {
-			return info, ctx.Err()
+			return probed{}, ctx.Err()
 		}
-		return info, fieldError(field, "is not a supported audio or video file: "+scrubPaths(err.Error(), displayName(key, field)))
+		return probed{}, fieldError(field, "is not a supported audio or video file: "+scrubPaths(err.Error(), displayName(key, field)))
 	}
-	return info, a.decodeCheck(ctx, field, key, info)
+	return probed{Info: info, size: bi.Size}, a.decodeCheck(ctx, field, key, info)
 }
 
 // setInputInfo copies a probe of the main input into p and imports its
 // tags into metadata fields that are still empty.
-func setInputInfo(p *production.Production, info audio.Info) {
+func setInputInfo(p *production.Production, info probed) {
 	p.Channels, p.SampleRate, p.Bitrate = info.Channels, info.SampleRate, info.Bitrate
 	p.Format, p.HasVideo, p.Length, p.InputLength = info.Format, info.HasVideo, info.Length, info.Length
+	p.InputSize = info.size
 	p.Metadata.ImportTags(info.Tags)
 }
 
-func setTrackInfo(m *production.MultiInputFile, info audio.Info) {
+func setTrackInfo(m *production.MultiInputFile, info probed) {
 	m.InputChannels, m.InputSampleRate, m.InputBitrate = info.Channels, info.SampleRate, info.Bitrate
 	m.InputFiletype, m.InputLength = info.Format, info.Length
 }
@@ -440,7 +448,7 @@ func (a *App) syncInput(ctx context.Context, p *production.Production, before st
 	if p.InputFile == "" || p.InputFile == before || p.Service != nil || !IsAbsURL(p.InputFile) {
 		return false, nil
 	}
-	var info audio.Info
+	var info probed
 	name, err := a.fetchInto(ctx, "input_file", p.InputFile, "input", func(n string) string { return production.InputKey(p.UUID, n) }, a.probeInto(ctx, "input_file", &info))
 	if err != nil {
 		return false, err

@@ -8,7 +8,6 @@ import (
 	"path"
 	"strings"
 
-	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/transfer"
@@ -119,7 +118,7 @@ func (a *App) syncServiceInput(ctx context.Context, owner string, p *production.
 	// could leave the directory is refused by transfer (ErrName).
 	name := p.InputFile
 	key := func(n string) string { return production.InputKey(p.UUID, n) }
-	var info audio.Info
+	var info probed
 	if err := a.fetchFromService(ctx, owner, "input_file", *p.Service, name, key, a.probeInto(ctx, "input_file", &info)); err != nil {
 		return false, err
 	}
@@ -153,7 +152,7 @@ func (a *App) syncMultiInputs(ctx context.Context, owner string, p *production.P
 		field := fmt.Sprintf("multi_input_files.%d.input_file", i)
 		key := func(n string) string { return production.IntroKey(p.UUID, m.ID, n) }
 		name := m.InputFile
-		var info audio.Info
+		var info probed
 		switch {
 		case m.Service != "":
 			err = a.fetchFromService(ctx, owner, field, m.Service, name, key, a.probeInto(ctx, field, &info))

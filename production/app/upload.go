@@ -5,7 +5,6 @@ import (
 	"io"
 	"slices"
 
-	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/preset"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
@@ -185,7 +184,7 @@ func (a *App) SaveUpload(ctx context.Context, up *Upload) (_ *production.Product
 	if len(up.files) == 0 {
 		return nil, errNoFile
 	}
-	infos := map[string]audio.Info{}
+	infos := map[string]probed{}
 	var th []byte
 	bad := production.FieldErrors{}
 	for _, f := range up.files {
@@ -324,7 +323,7 @@ func (a *App) CreateProductionWithFiles(ctx context.Context, u storage.User, in 
 			image = &up.files[i]
 		}
 	}
-	var info audio.Info
+	var info probed
 	if input != nil {
 		if info, err = a.probeBlob(ctx, "input_file", input.key); err != nil {
 			return nil, err

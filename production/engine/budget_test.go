@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -114,6 +115,48 @@ func TestEngineBoundsDecodedDisk(t *testing.T) {
 	}
 	if p.Status != production.StatusError || !strings.Contains(p.ErrorMessage, "in at most 2.0 MB of temporary disk") {
 		t.Errorf("status %v, error %q", p.Status, p.ErrorMessage)
+	}
+	for _, d := range []string{tmp, outDir} {
+		if files, _ := os.ReadDir(d); len(files) > 0 {
+			t.Errorf("%d files left in %s", len(files), d)
+		}
+	}
+}
+
+// TestEngineBoundsCopiedVideo runs a "video" output of a 1 s video input
+// whose video stream (MPEG-4 of noise, about 55 Mbit/s) is far beyond
+// the 2 Mbit/s a render is planned at: the engine's probe learns the
+// input's size, plans the copy at it and, over the limit, ends the run
+// with the form error on output_files before anything is encoded.
+func TestEngineBoundsCopiedVideo(t *testing.T) {
+	ffmpeg := need.Program(t, "ffmpeg")
+	need.Programs(t, "ffprobe")
+	dir, tmp, outDir := t.TempDir(), t.TempDir(), t.TempDir()
+	video := filepath.Join(dir, "noise.mp4")
+	if out, err := exec.Command(ffmpeg, "-nostdin", "-v", "error",
+		"-f", "lavfi", "-i", "nullsrc=s=640x360:r=25:d=1,geq=lum='random(1)*255':cb=128:cr=128",
+		"-f", "lavfi", "-i", "sine=f=440:d=1:sample_rate=48000", "-c:v", "mpeg4", "-q:v", "2", "-c:a", "aac", "-shortest", "-y", video).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	fi, err := os.Stat(video)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The plan: the audio's decode (~1.2 MB), and twice the output with
+	// its cover allowance (32 MB) and the video: ~67 MB at 2 Mbit/s, ~67
+	// MB + twice the file's size as a copy.
+	if fi.Size() < 4<<20 {
+		t.Fatalf("the video input takes %d bytes, want over 4 MB", fi.Size())
+	}
+	p := newProduction(t, `{"input_file": "https://example.org/noise.mp4", "output_files": [{"format": "video"}]}`)
+	eng := &engine.Engine{TempDir: tmp, Limits: production.Limits{Disk: 72 << 20}}
+	_, err = eng.Run(t.Context(), p, engine.Inputs{Main: video}, engine.DirWriter{Dir: outDir}, nil)
+	var fe production.FieldErrors
+	if !errors.As(err, &fe) || !strings.Contains(fe["output_files"], "of temporary disk") {
+		t.Fatalf("run: %v, want the disk limit's form error on output_files", err)
+	}
+	if p.InputSize != fi.Size() || !p.HasVideo {
+		t.Errorf("probed input size %d (video %v), want %d", p.InputSize, p.HasVideo, fi.Size())
 	}
 	for _, d := range []string{tmp, outDir} {
 		if files, _ := os.ReadDir(d); len(files) > 0 {

@@ -579,6 +579,9 @@ func (r *run) probeMain(ctx context.Context) (float64, error) {
 	p.Bitrate = info.Bitrate
 	p.HasVideo = info.HasVideo
 	p.InputLength = info.Length
+	if size, err := r.fileSize(r.in.Main); err == nil {
+		p.InputSize = size
+	}
 	p.Metadata.ImportTags(info.Tags)
 	r.expected = info.Frames
 	if r.expected < 0 {
@@ -731,6 +734,20 @@ func (r *run) openFile(path string) (io.ReadCloser, error) {
 		return r.in.FS.Open(path)
 	}
 	return os.Open(path)
+}
+
+// fileSize returns the size in bytes of an input file: in Inputs.FS when
+// there is one.
+func (r *run) fileSize(path string) (int64, error) {
+	stat := os.Stat
+	if r.in.FS != nil {
+		stat = func(name string) (fs.FileInfo, error) { return fs.Stat(r.in.FS, name) }
+	}
+	fi, err := stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
 }
 
 type closingDecoder struct {

@@ -3,6 +3,8 @@ package httpapi_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -274,6 +276,40 @@ func TestBudgetTemporaryDisk(t *testing.T) {
 	e.wantForm(e.upload("/api/production/"+id+"/upload.json", e.keyA, part{field: "input_file", name: "in.opus", data: encodeWith(t, ffmpeg, wav, "libopus", "ogg")}),
 		"input_file", "processing would need up to 2.1 MB of temporary disk (2.1 MB for inputs only ffmpeg decodes, kept as 32-bit floats; 0.0 MB for the encoders' temporary files); at most 2.0 MB")
 	e.must(e.upload("/api/production/"+id+"/upload.json", e.keyA, part{field: "input_file", name: "in.wav", data: wav}))
+}
+
+// TestBudgetInputSize: the main input's size in bytes is kept where the
+// input is probed, uploaded or fetched from a URL (the disk plan bounds a
+// copied video stream by it), and stays out of responses.
+func TestBudgetInputSize(t *testing.T) {
+	uploaded, fetched := makeWAV(t, 1, 16000, 1, audio.Tags{}), makeWAV(t, 2, 16000, 1.5, audio.Tags{})
+	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(fetched) }))
+	defer src.Close()
+	e := newEnv(t, func(c *httpapi.Config) { c.Fetcher = loopbackFetcher(1 << 20) })
+	stored := func(id string) int64 {
+		t.Helper()
+		res, err := e.store.GetResource(context.Background(), e.userA.ID, storage.KindProduction, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := production.DecodeDocument(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.InputSize
+	}
+	id := e.create(e.keyA, map[string]any{"output_files": []map[string]any{{"format": "flac"}}})
+	r := e.must(e.upload("/api/production/"+id+"/upload.json", e.keyA, part{field: "input_file", name: "in.wav", data: uploaded}))
+	if got := stored(id); got != int64(len(uploaded)) {
+		t.Errorf("uploaded input of %d bytes: stored size %d", len(uploaded), got)
+	}
+	if strings.Contains(string(r.Raw), "input_size") {
+		t.Errorf("the size is in the response: %s", r.Raw)
+	}
+	id = e.create(e.keyA, map[string]any{"input_file": src.URL + "/ep.wav"})
+	if got := stored(id); got != int64(len(fetched)) {
+		t.Errorf("fetched input of %d bytes: stored size %d", len(fetched), got)
+	}
 }
 
 // TestBudgetPlansEveryProcess processes a production with a real runner
