@@ -103,4 +103,10 @@ type EncodeOptions struct {
 	// cover and chapter files, an output it must seek in before it can
 	// be streamed) makes them; "" means the system's (os.TempDir).
 	TempDir string
+	// TempLimit, when positive, bounds in bytes the temporary files the
+	// encoder's program writes, together (its output before Close copies
+	// it into the writer, and the copy with tags and chapters made beside
+	// it): an encoder whose files reach it fails with ErrTempLimit, and
+	// Close removes them.
+	TempLimit int64
 }

@@ -68,7 +68,9 @@ type Limits struct {
 	// (see Work.Disk): inputs ffmpeg decodes, which are kept as 32-bit
 	// floats for the whole run, and the temporary files of encoders and
 	// multitrack tracks. A run that would need more fails before it
-	// writes any of it, never with a full disk halfway.
+	// writes any of it, never with a full disk halfway; one whose plan
+	// was wrong (a length the probe got wrong) fails when a decode or an
+	// encoder's files outgrow their part of it (Work.OutputTemp).
 	Disk int64
 }
 
@@ -203,6 +205,12 @@ type Work struct {
 	// and chapters), and for a multitrack "tracks" output its largest
 	// track as 32-bit samples (the tracks are written one at a time).
 	OutputDisk int64
+	// OutputTemp is, by index in OutputFiles, the part of OutputDisk
+	// planned for each output's encoder, its temporary files together
+	// (0 for an output that makes none): the engine holds each encoder to
+	// it (audio.EncodeOptions.TempLimit), so that one writing more than
+	// planned fails the run instead of taking disk the plan gave others.
+	OutputTemp []int64
 }
 
 // Figures of the memory plan, measured on this project's benchmarks and
@@ -537,7 +545,8 @@ func planDisk(p *Production, w *Work, images int) {
 	}
 	pictures := float64(images)*MaxChapterImageBytes + coverBytes
 	var outputs float64
-	for _, o := range p.OutputFiles {
+	w.OutputTemp = make([]int64, len(p.OutputFiles))
+	for i, o := range p.OutputFiles {
 		f, ok := LookupFormat(o.Format)
 		if !ok {
 			continue
@@ -568,9 +577,10 @@ func planDisk(p *Production, w *Work, images int) {
 				file += audiogramBitsPerSecond / 8 * w.Duration * containerOverhead
 			}
 			if subtitles {
-				file *= 2 // the burned-in video, and the output muxed from it
+				outputs += 2 * file // the burned-in video, and its copy
 			}
 		}
+		w.OutputTemp[i] = bytesOf(2 * file)
 		outputs += 2 * file
 	}
 	if p.IsMultitrack && slices.ContainsFunc(p.OutputFiles, func(o OutputFile) bool { return o.Format == "tracks" }) {
@@ -579,6 +589,11 @@ func planDisk(p *Production, w *Work, images int) {
 			largest = max(largest, decodedSize(max(p.MultiInputFiles[i].InputChannels, 1), rate, end))
 		}
 		outputs += largest
+		for i, o := range p.OutputFiles {
+			if o.Format == "tracks" {
+				w.OutputTemp[i] = bytesOf(largest)
+			}
+		}
 	}
 	w.DecodedDisk, w.OutputDisk = bytesOf(decodedSum), bytesOf(outputs)
 	w.Disk = bytesOf(decodedSum + outputs)

@@ -2,6 +2,7 @@ package production
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -310,6 +311,10 @@ func TestCheckWorkDisk(t *testing.T) {
 	if w.OutputDisk != 2*(mp3+opus) || w.DecodedDisk != 0 {
 		t.Errorf("mp3 and opus outputs: planned %d bytes, want %d", w.OutputDisk, 2*(mp3+opus))
 	}
+	// Each encoder is held to its part.
+	if !slices.Equal(w.OutputTemp, []int64{2 * mp3, 2 * opus, 0}) {
+		t.Errorf("mp3, opus and wav outputs: planned %v for their encoders, want %v", w.OutputTemp, []int64{2 * mp3, 2 * opus, 0})
+	}
 	fe = fieldErr(t, p.FitBudget(Limits{Disk: 1 << 30}))
 	if !strings.Contains(fe["output_files"], "up to 1.1 GB of temporary disk") || len(fe) != 1 {
 		t.Errorf("mp3 and opus outputs under 1 GB: %v", fe)
@@ -336,8 +341,8 @@ func TestCheckWorkDisk(t *testing.T) {
 	if w.DecodedInputs["multi_input_files.0"] != a || w.DecodedInputs["multi_input_files.1"] != b || w.DecodedDisk != a+b {
 		t.Errorf("two tracks: planned %v", w.DecodedInputs)
 	}
-	if want := int64((hours2+600)*48000*2*4 + fileOverheadBytes); w.OutputDisk != want {
-		t.Errorf("tracks output: planned %d bytes, want %d", w.OutputDisk, want)
+	if want := int64((hours2+600)*48000*2*4 + fileOverheadBytes); w.OutputDisk != want || w.OutputTemp[0] != want {
+		t.Errorf("tracks output: planned %d bytes (%v for its encoder), want %d", w.OutputDisk, w.OutputTemp, want)
 	}
 	if fe := fieldErr(t, p.FitBudget(Limits{Disk: 3 << 30})); !strings.HasPrefix(fe["multi_input_files.1"], "processing would need up to 6.7 GB") || len(fe) != 1 {
 		t.Errorf("two tracks under 3 GB: %v", fe)

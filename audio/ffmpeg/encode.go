@@ -133,6 +133,9 @@ type Encoder struct {
 	// output does not stream to w.
 	temps []string
 	out   string
+	// tempWritten is what the finished temporary outputs take, within
+	// opts.TempLimit (see templimit.go).
+	tempWritten int64
 	// scene is the picture of a video rendered from the audio (nil: none).
 	scene *Scene
 	// metaLater applies tags, cover and chapters in a copy pass at Close,
@@ -324,7 +327,7 @@ func (e *Encoder) start() (err error) {
 		cmd.Stdout = e.w
 	}
 	cmd.Stderr = e.stderr
-	err = cmd.Start()
+	err = startLimited(cmd, e.tempLeft())
 	pr.Close()
 	if monW != nil {
 		// The encoder holds its own copy: the monitor sees the end of the
@@ -704,7 +707,9 @@ func (e *Encoder) Write(src audio.Buffer) error {
 		if _, err := e.stdin.Write(e.scratch[:n*fb]); err != nil {
 			e.stdin.Close()
 			<-e.done
-			if e.waitErr == nil && e.ctx.Err() == nil {
+			if lerr := e.overLimit(e.out, e.tempLeft()); lerr != nil {
+				e.err = lerr
+			} else if e.waitErr == nil && e.ctx.Err() == nil {
 				e.err = exitError(e.ctx, e.run(), fmt.Errorf("it stopped taking audio: %w", err), e.stderr)
 			} else {
 				e.err = exitError(e.ctx, e.run(), e.waitErr, e.stderr)
@@ -753,6 +758,9 @@ func (e *Encoder) finish() error {
 	}
 	// Whatever follows, later Writes must fail.
 	e.err = fmt.Errorf("ffmpeg: write to a closed %s encoder: %w", e.name, os.ErrClosed)
+	if err := e.overLimit(e.out, e.tempLeft()); err != nil {
+		return err
+	}
 	if e.waitErr != nil || e.ctx.Err() != nil {
 		return exitError(e.ctx, e.run(), e.waitErr, e.stderr)
 	}
@@ -765,6 +773,9 @@ func (e *Encoder) finish() error {
 		return nil
 	}
 	if e.metaLater {
+		if fi, err := os.Stat(e.out); err == nil {
+			e.tempWritten += fi.Size()
+		}
 		if err := e.addMetadata(); err != nil {
 			return err
 		}
@@ -848,7 +859,18 @@ func (e *Encoder) addMetadata() error {
 	var stderr stderrBuffer
 	cmd := procpool.Command(e.ctx, e.tool, args...)
 	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
+	left := e.tempLeft()
+	if left < 0 {
+		return e.overLimit(t.Name(), left)
+	}
+	err = startLimited(cmd, left)
+	if err == nil {
+		err = cmd.Wait()
+	}
+	if lerr := e.overLimit(t.Name(), left); lerr != nil {
+		return lerr
+	}
+	if err != nil {
 		if errors.Is(err, procpool.ErrClosed) {
 			return err
 		}

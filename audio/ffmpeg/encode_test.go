@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -299,6 +300,78 @@ func TestEncodeFailureReported(t *testing.T) {
 	}
 	if b.Len() != 0 {
 		t.Errorf("%d bytes written to the writer from a failed encode", b.Len())
+	}
+}
+
+// TestEncodeTempLimit: a temporary file of the encoder that reaches
+// EncodeOptions.TempLimit fails the encoder with audio.ErrTempLimit, and
+// no file is left in TempDir nor anything written to the writer: AAC
+// (written to a temporary file to seek back in), MP3 through the
+// monitor's tee, and the copy pass that adds chapters and a cover to an
+// MP3 whose first file is within the limit.
+func TestEncodeTempLimit(t *testing.T) {
+	need.Programs(t, "ffmpeg", "ffprobe")
+	t.Parallel()
+	const rate = 44100
+	src := testSignal(rate) // 3 s: 96 KB at 256 kbps, 48 KB at 128
+	noise := image.NewGray(image.Rect(0, 0, 400, 400))
+	x := uint32(1)
+	for i := range noise.Pix {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		noise.Pix[i] = byte(x)
+	}
+	var cover bytes.Buffer // 160 KB: noise does not compress
+	png.Encode(&cover, noise)
+	for _, c := range []struct {
+		name, format string
+		limit        int64
+		whileWritten bool // the file reaches the limit while audio is written
+		opts         audio.EncodeOptions
+	}{
+		{"aac", "aac", 16 << 10, true, audio.EncodeOptions{Bitrate: 256}},
+		{"mp3 and its monitor", "mp3", 16 << 10, true, audio.EncodeOptions{Bitrate: 256, Monitor: &monitorSink{}, Chapters: testChapters}},
+		{"mp3's copy with chapters and cover", "mp3", 100 << 10, false, audio.EncodeOptions{Bitrate: 128, Monitor: &monitorSink{},
+			Chapters: testChapters, Tags: audio.Tags{Cover: &audio.Picture{MIMEType: "image/png", Data: cover.Bytes(), Size: cover.Len()}}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			opts := c.opts
+			opts.TempDir, opts.TempLimit = t.TempDir(), c.limit
+			var out bytes.Buffer
+			enc, err := NewEncoder(t.Context(), c.format, &out, audio.Format{SampleRate: rate, Channels: 2}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := src
+			if c.whileWritten {
+				// 30 s, far more than ffmpeg reads ahead of its output.
+				in = audio.NewBuffer(2, 10*src.Frames())
+				for ch := range in {
+					for k := range 10 {
+						copy(in[ch][k*src.Frames():], src[ch])
+					}
+				}
+			}
+			_, err = audio.Copy(t.Context(), enc, audio.NewBufferSource(in, rate))
+			if c.whileWritten && runtime.GOOS == "linux" && err == nil {
+				// The kernel stops the file at the limit: ffmpeg ends
+				// then, not when the audio does.
+				t.Errorf("the encoder took all of the audio: its file was not cut at %d KB", c.limit>>10)
+			}
+			if cerr := enc.Close(); err == nil {
+				err = cerr
+			}
+			if !errors.Is(err, audio.ErrTempLimit) {
+				t.Errorf("encoding %d KB under a limit of %d KB: %v, want audio.ErrTempLimit", in.Frames()/rate*opts.Bitrate/8, c.limit>>10, err)
+			}
+			if files, _ := os.ReadDir(opts.TempDir); len(files) > 0 {
+				t.Errorf("%d files left in TempDir", len(files))
+			}
+			if out.Len() > 0 {
+				t.Errorf("%d bytes written to the writer", out.Len())
+			}
+		})
 	}
 }
 

@@ -165,6 +165,47 @@ func TestEngineBoundsCopiedVideo(t *testing.T) {
 	}
 }
 
+// TestEngineBoundsEncoderTemp runs a multitrack production whose one
+// track is ADTS AAC that ffprobe takes for 2.9 s (it estimates the length
+// from the first second's bitrate) and that decodes to 15 s: its "tracks"
+// output's temporary WAV, planned at 4 bytes a sample of the probed
+// length (1.5 MB), grows past that (2.1 MB at 24 bits), and the run ends
+// with the form error on output_files.0, no file left in TempDir or the
+// outputs.
+func TestEngineBoundsEncoderTemp(t *testing.T) {
+	ffmpeg := need.Program(t, "ffmpeg")
+	need.Programs(t, "ffprobe")
+	dir, tmp, outDir := t.TempDir(), t.TempDir(), t.TempDir()
+	var track []byte
+	for _, part := range [][]string{
+		{"anoisesrc=d=1:a=0.5:r=48000", "256k"},
+		{"sine=f=300:d=14:sample_rate=48000", "24k"},
+	} {
+		out, err := exec.Command(ffmpeg, "-nostdin", "-v", "error", "-f", "lavfi", "-i", part[0], "-c:a", "aac", "-b:a", part[1], "-f", "adts", "-").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		track = append(track, out...)
+	}
+	path := filepath.Join(dir, "a.aac")
+	if err := os.WriteFile(path, track, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := newProduction(t, `{"is_multitrack": true, "output_files": [{"format": "tracks", "ending": "wav.zip"}],
+		"multi_input_files": [{"type": "multitrack", "id": "a", "input_file": "https://example.org/a.aac"}]}`)
+	eng := &engine.Engine{TempDir: tmp}
+	_, err := eng.Run(t.Context(), p, engine.Inputs{Multi: map[string]string{"a": path}}, engine.DirWriter{Dir: outDir}, nil)
+	var fe production.FieldErrors
+	if !errors.As(err, &fe) || !strings.HasPrefix(fe["output_files.0"], "its encoder's temporary files grew past the 1.5 MB planned for them") {
+		t.Fatalf("run: %v, want the form error of output_files.0 (probed length %.2f s)", err, p.MultiInputFiles[0].InputLength)
+	}
+	for _, d := range []string{tmp, outDir} {
+		if files, _ := os.ReadDir(d); len(files) > 0 {
+			t.Errorf("%d files left in %s", len(files), d)
+		}
+	}
+}
+
 // processorWatch is the chain's processor, telling the test when the
 // processing starts, what the job said and how many frames of the input
 // it has read.

@@ -97,7 +97,7 @@ func (r *run) decodeToFile(ctx context.Context, d audio.Decoder, field string) (
 }
 
 // errDiskFull is what cappedFile's writes fail with at its bound.
-var errDiskFull = errors.New("the decode reached the temporary disk limit")
+var errDiskFull = errors.New("a temporary file reached its limit")
 
 // cappedFile is a file that takes at most left bytes in all: writes past
 // them fail with errDiskFull before anything is written. Seeks pass

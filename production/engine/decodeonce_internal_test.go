@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/audio/procpool"
 	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
@@ -252,5 +253,45 @@ func TestDecodeProgressByLength(t *testing.T) {
 	}
 	if math.Abs(ends[1]-decodeShare) > 0.011 {
 		t.Errorf("the decodes ended at %.3f, want %g: %.3f", ends[1], decodeShare, events)
+	}
+}
+
+// TestEncoderTempLimit encodes 30 s of noise for output 1 of a production
+// (MP3 at 320 kbps, 1.2 MB) through the engine's encoder of that output
+// held to 64 KB of temporary disk: the encoder fails with the form error
+// of output_files.1, and its temporary file (beside the output's) is
+// gone.
+func TestEncoderTempLimit(t *testing.T) {
+	need.Programs(t, "ffmpeg", "ffprobe")
+	tmp, outDir := t.TempDir(), t.TempDir()
+	p := &production.Production{OutputFiles: []production.OutputFile{{Format: "wav"}, {Format: "mp3", Bitrate: 320}}}
+	r := &run{e: &Engine{TempDir: tmp}, p: p, tempFiles: []int64{0, 64 << 10}}
+	of, _ := production.LookupFormat("mp3")
+	fh, err := openHandle(DirWriter{Dir: outDir}, "out.mp3", 1, kindMain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rate = 44100
+	format := audio.Format{SampleRate: rate, Channels: 2}
+	opts := audio.EncodeOptions{Bitrate: 320, TempDir: tmp, TempLimit: r.tempLimit(1)}
+	enc, err := r.limited(r.encoderFor(of, "out.mp3"), 1, opts.TempLimit)(t.Context(), fh, format, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = audio.Copy(t.Context(), enc, audio.NewBufferSource(audiotest.Noise(2, 30*rate, 0.3, 1), rate))
+	if cerr := enc.Close(); err == nil {
+		err = cerr
+	}
+	var fe production.FieldErrors
+	if !errors.As(err, &fe) || !strings.HasPrefix(fe["output_files.1"], "its encoder's temporary files grew past the 0.1 MB planned for them") {
+		t.Errorf("encoding 1.2 MB within 64 KB: %v, want the form error of output_files.1", err)
+	}
+	if err := fh.pf.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{tmp, outDir} {
+		if files, _ := os.ReadDir(d); len(files) > 0 {
+			t.Errorf("%d files left in %s", len(files), d)
+		}
 	}
 }

@@ -52,8 +52,9 @@ type Engine struct {
 	// passes, inputs ffmpeg decodes as 32-bit float WAV: 1.4 GB per hour
 	// of 48 kHz stereo), all removed before Run returns; "" means the
 	// system's (os.TempDir). Limits.Disk bounds what a run plans there
-	// (production.Work.Disk) and what its decodes write. Outputs are written through the
-	// OutputWriter, not here.
+	// (production.Work.Disk), what its decodes write and what each
+	// output's encoder writes (its part of the plan, Work.OutputTemp).
+	// Outputs are written through the OutputWriter, not here.
 	TempDir string
 	// Processes is the pool of external programs (ffmpeg, PocketSphinx)
 	// runs take their slots in (see programs.go); nil means the pool the
@@ -202,6 +203,9 @@ type run struct {
 	// the length the production held for each (see decodeProgress).
 	decodedDisk int64
 	decodesLeft map[string]float64
+	// tempFiles are the planned temporary files of the outputs' encoders
+	// (see tempLimit).
+	tempFiles []int64
 	// procFrom is the fraction of Audio Processing done when the
 	// processor starts reading (the decodes of the probe's share).
 	procFrom float64

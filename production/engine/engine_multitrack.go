@@ -3,6 +3,7 @@ package engine
 import (
 	"archive/zip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -309,7 +310,10 @@ func (mt *multitrack) writeTracks(ctx context.Context, output int, name, ending 
 			entry = fmt.Sprintf("track%d", i+1)
 		}
 		used[entry] = true
-		if err := mt.writeTrack(ctx, zw, i, entry+"."+format, format); err != nil {
+		if err := mt.writeTrack(ctx, zw, i, entry+"."+format, format, mt.r.tempLimit(output)); err != nil {
+			if errors.Is(err, errDiskFull) {
+				return mt.r.tempLimitError(output, mt.r.tempLimit(output), err)
+			}
 			return fmt.Errorf("output %s, track %s: %w", name, m.ID, err)
 		}
 	}
@@ -320,8 +324,9 @@ func (mt *multitrack) writeTracks(ctx context.Context, output int, name, ending 
 }
 
 // writeTrack renders track i into a temporary file (FLAC and WAV headers
-// are completed by seeking back) and stores it in the ZIP.
-func (mt *multitrack) writeTrack(ctx context.Context, zw *zip.Writer, i int, entry, format string) error {
+// are completed by seeking back) of at most limit bytes (0: no bound) and
+// stores it in the ZIP.
+func (mt *multitrack) writeTrack(ctx context.Context, zw *zip.Writer, i int, entry, format string, limit int64) error {
 	src, err := mt.md.OpenTrack(ctx, i)
 	if err != nil {
 		return err
@@ -345,7 +350,11 @@ func (mt *multitrack) writeTrack(ctx context.Context, zw *zip.Writer, i int, ent
 	}()
 	f := aligned.Format()
 	length := time.Duration(float64(mt.md.Offset(i)+mt.md.TrackFrames(i)) / float64(f.SampleRate) * float64(time.Second))
-	enc, err := audio.NewEncoder(ctx, format, tmp, f, audio.EncodeOptions{BitDepth: 24, Length: length, TempDir: mt.r.e.TempDir,
+	var out io.Writer = tmp
+	if limit > 0 {
+		out = &cappedFile{File: tmp, left: limit}
+	}
+	enc, err := audio.NewEncoder(ctx, format, out, f, audio.EncodeOptions{BitDepth: 24, Length: length, TempDir: mt.r.e.TempDir,
 		Tags: audio.Tags{Title: mt.inputs[i].ID}})
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"strconv"
@@ -87,6 +88,60 @@ func (e *encodedFile) close() error {
 		err = e.fh.finish()
 	}
 	return err
+}
+
+// tempLimit is the temporary disk planned for output i's encoder
+// (production.Work.OutputTemp; 0: no bound), from the plan of the probed
+// production.
+func (r *run) tempLimit(i int) int64 {
+	if r.tempFiles == nil {
+		r.tempFiles = production.PlanWork(r.p).OutputTemp
+	}
+	if i < len(r.tempFiles) {
+		return r.tempFiles[i]
+	}
+	return 0
+}
+
+// limited returns factory's encoders of output i, whose temporary files
+// are bounded by limit (EncodeOptions.TempLimit), failing with the form
+// error of the output when one reaches it.
+func (r *run) limited(factory encoderFactory, i int, limit int64) encoderFactory {
+	if limit <= 0 {
+		return factory
+	}
+	return func(ctx context.Context, fh *fileHandle, f audio.Format, opts audio.EncodeOptions) (audio.Encoder, error) {
+		enc, err := factory(ctx, fh, f, opts)
+		if err != nil {
+			return nil, r.tempLimitError(i, limit, err)
+		}
+		return limitedEncoder{Encoder: enc, err: func(err error) error { return r.tempLimitError(i, limit, err) }}, nil
+	}
+}
+
+// limitedEncoder is an encoder whose errors of its temporary file's bound
+// become its output's form error.
+type limitedEncoder struct {
+	audio.Encoder
+	err func(error) error
+}
+
+func (e limitedEncoder) Write(b audio.Buffer) error { return e.err(e.Encoder.Write(b)) }
+func (e limitedEncoder) Close() error               { return e.err(e.Encoder.Close()) }
+
+// tempLimitError returns, for an err of output i's encoder whose
+// temporary file reached the limit planned for it (audio.ErrTempLimit,
+// or errDiskFull of a cappedFile), the form error of the output; any
+// other err as it is. Reaching it means the plan that kept the run within
+// Limits.Disk was wrong (a length the probe got wrong), so the run stops
+// there, as decodeToFile stops a decode, and the encoder leaves no file.
+func (r *run) tempLimitError(i int, limit int64, err error) error {
+	if !errors.Is(err, audio.ErrTempLimit) && !errors.Is(err, errDiskFull) {
+		return err
+	}
+	msg := fmt.Sprintf("its encoder's temporary files grew past the %s planned for them; a run takes at most %s of temporary disk",
+		production.FormatBytes(limit), production.FormatBytes(r.e.Limits.WithDefaults().Disk))
+	return fmt.Errorf("the production needs more than this server allows: %w", production.FieldErrors{"output_files." + strconv.Itoa(i): msg})
 }
 
 // encoderFactory opens the encoder of one file.
@@ -359,7 +414,8 @@ func (r *run) planOutputs(ctx context.Context, f audio.Format, length time.Durat
 		if of.Name == "flac" && r.info.BitDepth > 16 {
 			opts.BitDepth = 24
 		}
-		factory := r.encoderFor(of, name)
+		opts.TempLimit = r.tempLimit(i)
+		factory := r.limited(r.encoderFor(of, name), i, opts.TempLimit)
 		vf, status := f, production.StatusAudioEncoding
 		isMono := o.MonoMixdown && f.Channels > 1
 		if isMono {
