@@ -137,42 +137,18 @@ func WithMaxDuration(d time.Duration) DecodeOption {
 // file is an error on this stream, never a crash. If r is an *os.File or
 // another io.ReadSeeker, codecs may seek in it.
 func Decode(ctx context.Context, r io.Reader, opts ...DecodeOption) (Decoder, error) {
-	cs, rr, err := candidates(r)
-	if err != nil {
-		return nil, err
-	}
 	var cfg decodeConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
-	var (
-		d     Decoder
-		codec Codec
-		start int64
-	)
-	seeker, canSeek := r.(io.Seeker)
-	if canSeek {
-		if start, err = seeker.Seek(0, io.SeekCurrent); err != nil {
-			canSeek = false
-		}
-	}
-	for i, c := range cs {
-		codec = c
-		err = guard(codec.Name, func() error {
+	var d Decoder
+	codec, err := tryCodecs(r, func(c Codec, rr io.Reader) error {
+		return guard(c.Name, func() error {
 			var err error
-			d, err = codec.Decode(ctx, rr)
+			d, err = c.Decode(ctx, rr)
 			return err
 		})
-		// A codec that recognised the format but not this variant of it
-		// (MPEG-2.5, an exotic bit depth) hands over to the fallback, when
-		// the stream can be rewound for it.
-		if err == nil || !errors.Is(err, ErrUnsupported) || !canSeek || i == len(cs)-1 {
-			break
-		}
-		if _, serr := seeker.Seek(start, io.SeekStart); serr != nil {
-			break
-		}
-	}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -208,25 +184,61 @@ func Open(ctx context.Context, path string, opts ...DecodeOption) (Decoder, erro
 // Probe reads the Info of a stream without decoding its audio where the codec
 // allows.
 func Probe(ctx context.Context, r io.Reader) (Info, error) {
-	codec, rr, err := sniff(r)
+	var info Info
+	_, err := tryCodecs(r, func(codec Codec, rr io.Reader) error {
+		return guard(codec.Name, func() error {
+			if codec.Probe != nil {
+				var err error
+				info, err = codec.Probe(ctx, rr)
+				return err
+			}
+			d, err := codec.Decode(ctx, rr)
+			if err != nil {
+				return err
+			}
+			info = d.Info()
+			return d.Close()
+		})
+	})
 	if err != nil {
 		return Info{}, err
 	}
-	var info Info
-	err = guard(codec.Name, func() error {
-		if codec.Probe != nil {
-			var err error
-			info, err = codec.Probe(ctx, rr)
-			return err
+	return info, nil
+}
+
+// tryCodecs calls try with the codecs that may read r, best first, and
+// the stream positioned at its start, until one does not fail with
+// ErrUnsupported: a codec that recognised the format but not this variant
+// of it (MPEG-2.5, an exotic bit depth, a WAV in A-law) hands over to the
+// fallback, when the stream can be rewound for it. Decode and Probe pick
+// their codec alike this way, so that what a probe accepted is what a
+// decode reads. It returns the codec tried last and its error.
+func tryCodecs(r io.Reader, try func(Codec, io.Reader) error) (Codec, error) {
+	cs, rr, err := candidates(r)
+	if err != nil {
+		return Codec{}, err
+	}
+	var (
+		codec Codec
+		start int64
+	)
+	seeker, canSeek := r.(io.Seeker)
+	if canSeek {
+		if start, err = seeker.Seek(0, io.SeekCurrent); err != nil {
+			canSeek = false
 		}
-		d, err := codec.Decode(ctx, rr)
-		if err != nil {
-			return err
+	}
+	for i, c := range cs {
+		codec = c
+		err = try(c, rr)
+		if err == nil || !errors.Is(err, ErrUnsupported) || !canSeek || i == len(cs)-1 {
+			break
 		}
-		info = d.Info()
-		return d.Close()
-	})
-	return info, err
+		if _, serr := seeker.Seek(start, io.SeekStart); serr != nil {
+			break
+		}
+	}
+	return codec, err
 }
 
 // ProbeFile probes the named file.
@@ -241,16 +253,6 @@ func ProbeFile(ctx context.Context, path string) (Info, error) {
 		return Info{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return info, nil
-}
-
-// sniff reads the head of r, picks the codec and returns a reader positioned
-// at the start of the stream: r itself, rewound, when it can seek.
-func sniff(r io.Reader) (Codec, io.Reader, error) {
-	cs, rr, err := candidates(r)
-	if err != nil {
-		return Codec{}, nil, err
-	}
-	return cs[0], rr, nil
 }
 
 // maxBufferedTag bounds how much of a leading ID3v2 tag sniffing buffers from

@@ -75,3 +75,24 @@ func TestUnsupportedVariantFallsBackToFFmpeg(t *testing.T) {
 		t.Fatalf("decoded %.2f s, want about 2 s", got)
 	}
 }
+
+// TestProbeFallsBackToFFmpeg: a probe picks its codec as a decode does,
+// so a file whose format a pure-Go codec recognises but whose variant it
+// cannot read (a WAV in A-law, MPEG-2.5) is probed by ffmpeg, not
+// refused: an upload the engine can process is accepted.
+func TestProbeFallsBackToFFmpeg(t *testing.T) {
+	need.Program(t, "ffmpeg")
+	dir := t.TempDir()
+	for _, c := range []struct{ name, codec string }{{"alaw.wav", "pcm_alaw"}, {"low.mp3", "libmp3lame"}} {
+		path := filepath.Join(dir, c.name)
+		ffmpeg(t, "-f", "lavfi", "-i", "sine=frequency=300:duration=2", "-ar", "8000", "-c:a", c.codec, path)
+		info, err := audio.ProbeFile(context.Background(), path)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if info.SampleRate != 8000 || info.Channels != 1 || info.Length < 1.9 || info.Length > 2.2 {
+			t.Errorf("%s: probed %+v, want 2 s of 8 kHz mono", c.name, info)
+		}
+	}
+}
