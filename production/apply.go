@@ -179,7 +179,7 @@ func (p *Production) resetData() {
 	keep := Production{
 		UUID: p.UUID, Status: p.Status, CreationTime: p.CreationTime, ChangeTime: p.ChangeTime,
 		InputFile: p.InputFile, Service: p.Service,
-		Length: p.Length, InputLength: p.InputLength, InputSize: p.InputSize, Channels: p.Channels, SampleRate: p.SampleRate, Bitrate: p.Bitrate,
+		Length: p.Length, InputLength: p.InputLength, InputSize: p.InputSize, InputDecoder: p.InputDecoder, Channels: p.Channels, SampleRate: p.SampleRate, Bitrate: p.Bitrate,
 		Format: p.Format, HasVideo: p.HasVideo, StatusPage: p.StatusPage, EditPage: p.EditPage,
 		UsedCredits: p.UsedCredits,
 	}

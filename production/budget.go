@@ -228,7 +228,8 @@ const (
 	videoProcessMemory = 256 << 20
 )
 
-// nativeInputs are the input formats the engine decodes without ffmpeg.
+// nativeInputs are the input formats the engine decodes without ffmpeg,
+// unless the probe found otherwise (see readByFFmpeg).
 var nativeInputs = []string{"wav", "flac", "mp3"}
 
 // inputPasses is how often an input is decoded in one run at most: probe,
@@ -242,13 +243,28 @@ const inputPasses = 6
 // decodeonce.go). "wma" names lossless WMA too.
 var streamedInputs = []string{"alac", "aiff", "wavpack", "tta", "ape", "wma"}
 
+// readByFFmpeg reports whether the engine decodes an input of format
+// with ffmpeg: as decoder, the codec its probe found, says (see
+// Production.InputDecoder), or by the format's name when that is not
+// known.
+func readByFFmpeg(format, decoder string) bool {
+	if decoder != "" {
+		return decoder == "ffmpeg"
+	}
+	return !slices.Contains(nativeInputs, format)
+}
+
 // inputProcesses returns the processes a run starts for an input of
-// format, and how many of them run during the encoding pass.
-func inputProcesses(format string) (processes, concurrent int) {
+// format that decoder reads, and how many of them run during the
+// encoding pass.
+func inputProcesses(format, decoder string) (processes, concurrent int) {
 	switch {
-	case slices.Contains(nativeInputs, format):
+	case !readByFFmpeg(format, decoder):
 		return 0, 0
-	case slices.Contains(streamedInputs, format):
+	case slices.Contains(streamedInputs, format), format != "mp3" && slices.Contains(nativeInputs, format):
+		// PCM or FLAC that ffmpeg reads may be deeper than 24 bits too
+		// (the probe's bit depth is not kept): counted as streamed, and
+		// as decoded once by planDisk, both upper bounds.
 		return inputPasses, 2
 	}
 	return 2, 0 // its probe and its one decode, before the passes
@@ -366,7 +382,7 @@ func PlanWork(p *Production) Work {
 	w := Work{Duration: duration, Outputs: len(p.OutputFiles), Parts: 1}
 	var inputs, decoders int // the inputs' processes, and those running while encoding
 	if !p.IsMultitrack && p.InputFile != "" {
-		inputs, decoders = inputProcesses(p.Format)
+		inputs, decoders = inputProcesses(p.Format, p.InputDecoder)
 	}
 	for _, m := range p.MultiInputFiles {
 		if !p.Reads(m) {
@@ -375,7 +391,7 @@ func PlanWork(p *Production) Work {
 		if m.Type == InputMultitrack {
 			w.Tracks++
 		}
-		n, c := inputProcesses(m.InputFiletype)
+		n, c := inputProcesses(m.InputFiletype, m.InputDecoder)
 		inputs, decoders = inputs+n, decoders+c
 	}
 	normalize := p.Normalizes()
@@ -515,8 +531,8 @@ func planDisk(p *Production, w *Work, images int) {
 	// Every input ffmpeg reads counts, deep lossless ones too: those of
 	// up to 24 bits among them are decoded once as well.
 	var decodedSum float64
-	decoded := func(field, format string, channels, rate int, length float64) {
-		if slices.Contains(nativeInputs, format) || !(length > 0) {
+	decoded := func(field, format, decoder string, channels, rate int, length float64) {
+		if !readByFFmpeg(format, decoder) || !(length > 0) {
 			return
 		}
 		n := decodedSize(channels, rate, length)
@@ -527,13 +543,13 @@ func planDisk(p *Production, w *Work, images int) {
 	// highest rate of its tracks.
 	channels, rate := p.Channels, p.SampleRate
 	if !p.IsMultitrack && p.InputFile != "" {
-		decoded("input_file", p.Format, p.Channels, p.SampleRate, p.InputLength)
+		decoded("input_file", p.Format, p.InputDecoder, p.Channels, p.SampleRate, p.InputLength)
 	}
 	for i, m := range p.MultiInputFiles {
 		if !p.Reads(m) {
 			continue
 		}
-		decoded(indexPath("multi_input_files", i), m.InputFiletype, m.InputChannels, m.InputSampleRate, m.InputLength)
+		decoded(indexPath("multi_input_files", i), m.InputFiletype, m.InputDecoder, m.InputChannels, m.InputSampleRate, m.InputLength)
 		if m.Type == InputMultitrack {
 			channels, rate = max(channels, m.InputChannels), max(rate, m.InputSampleRate)
 		}

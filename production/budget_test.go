@@ -1,6 +1,7 @@
 package production
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -383,6 +384,45 @@ func TestPlanDiskVideo(t *testing.T) {
 	p.HasVideo, p.InputSize = true, 100<<20
 	if w := PlanWork(p); w.OutputDisk != 4*(audio+render) {
 		t.Errorf("subtitles burned into a video input: planned %d bytes, want %d", w.OutputDisk, 4*(audio+render))
+	}
+}
+
+// TestPlanInputDecoder: an input whose format's name is one the engine
+// reads itself ("wav": PCM in Matroska, a WAV in A-law) but which ffmpeg
+// decodes, as its probe found, is planned as ffmpeg's: its decode kept as
+// 32-bit floats and the decoders of every pass (PCM may be deeper than 24
+// bits); a WAV the pure-Go codec reads, or one stored without its
+// decoder, as before.
+func TestPlanInputDecoder(t *testing.T) {
+	const hour = 3600
+	p := probedAt(t, `{`+input+`,"output_files":[{"format":"flac"}]}`, hour, "wav")
+	p.Channels, p.SampleRate = 2, 48000
+	decoded := int64(hour*48000*2*4 + fileOverheadBytes)
+	for _, c := range []struct {
+		decoder          string
+		disk             int64
+		processes, concu int
+	}{{"ffmpeg", decoded, inputPasses, 2}, {"wav", 0, 0, 0}, {"", 0, 0, 0}} {
+		p.InputDecoder = c.decoder
+		w := PlanWork(p)
+		if w.DecodedDisk != c.disk || w.Processes != c.processes || w.Concurrent != c.concu {
+			t.Errorf("a WAV-named input read by %q: planned %d bytes, %d processes (%d at once), want %d, %d (%d)",
+				c.decoder, w.DecodedDisk, w.Processes, w.Concurrent, c.disk, c.processes, c.concu)
+		}
+	}
+	// An MP3 stream that ffmpeg reads (in Matroska) is lossy: decoded once.
+	p.Format, p.InputDecoder = "mp3", "ffmpeg"
+	if w := PlanWork(p); w.DecodedDisk != decoded || w.Processes != 2 || w.Concurrent != 0 {
+		t.Errorf("MP3 read by ffmpeg: planned %d bytes, %d processes (%d at once)", w.DecodedDisk, w.Processes, w.Concurrent)
+	}
+	// The decoder stays out of responses.
+	p.MultiInputFiles = []MultiInputFile{{Type: InputIntro, ID: "intro", InputFile: "i.mkv", InputDecoder: "ffmpeg"}}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "input_decoder") || p.MultiInputFiles[0].InputDecoder != "ffmpeg" {
+		t.Errorf("the decoder in a response, or lost: %s", b)
 	}
 }
 

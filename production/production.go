@@ -76,6 +76,13 @@ type Production struct {
 	// it bounds the video stream a "video" output copies from it (see
 	// Work.OutputDisk; stored, never in responses).
 	InputSize int64 `json:"input_size,omitempty"`
+	// InputDecoder is the codec that decodes the main input, as package
+	// audio registers it ("ffmpeg", or a pure-Go one: "wav", "flac",
+	// "mp3"), learned where the input is probed; "" when not known
+	// (stored before it was kept). The work plan counts what ffmpeg
+	// decodes by it, whatever the format's name: PCM in Matroska or MOV
+	// and a WAV in A-law are format "wav" (stored, never in responses).
+	InputDecoder string `json:"input_decoder,omitempty"`
 	// Progress is the percentage of processing done (not in the original
 	// interface): see ShownProgress. It comes from the resource row
 	// (storage.Resource.Progress), as the status does, not the document.
@@ -210,7 +217,7 @@ func (p Production) MarshalJSON() ([]byte, error) {
 	q := plain(p)
 	q.StatusString = p.Status.String()
 	q.Progress = ShownProgress(p.Status, p.Progress)
-	q.FailedInputs, q.InputLength, q.InputSize = "", 0, 0
+	q.FailedInputs, q.InputLength, q.InputSize, q.InputDecoder = "", 0, 0, ""
 	if p.Status != StatusError {
 		q.ErrorKind = ""
 	}
@@ -222,6 +229,12 @@ func (p Production) MarshalJSON() ([]byte, error) {
 	q.OutputFiles = p.ListedOutputFiles()
 	q.OutgoingServices = nonNil(p.OutgoingServices)
 	q.MultiInputFiles = nonNil(p.MultiInputFiles)
+	if slices.ContainsFunc(q.MultiInputFiles, func(m MultiInputFile) bool { return m.InputDecoder != "" }) {
+		q.MultiInputFiles = slices.Clone(q.MultiInputFiles)
+		for i := range q.MultiInputFiles {
+			q.MultiInputFiles[i].InputDecoder = ""
+		}
+	}
 	if q.Algorithms == nil {
 		q.Algorithms = AlgorithmValues{}
 	}
@@ -484,6 +497,9 @@ type MultiInputFile struct {
 	InputBitrate    float64 `json:"input_bitrate"`
 	InputFiletype   string  `json:"input_filetype"`
 	InputLength     float64 `json:"input_length"`
+	// InputDecoder is the codec that decodes the file, as
+	// Production.InputDecoder (stored, never in responses).
+	InputDecoder string `json:"input_decoder,omitempty"`
 }
 
 // SpeechRecognition selects a registered speech recognition service.

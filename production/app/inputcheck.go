@@ -22,11 +22,12 @@ const DecodeCheckTimeout = 60 * time.Second
 // decodeCheck decodes the whole input at key, so that a damaged or
 // truncated file is refused when it arrives instead of failing at
 // processing: a decoding error, or fewer frames than the header declared,
-// is a form error of field.
-func (a *App) decodeCheck(ctx context.Context, field, key string, info audio.Info) error {
+// is a form error of field. It returns the codec that decoded it (see
+// audio.CodecOf), the one the engine will decode it with.
+func (a *App) decodeCheck(ctx context.Context, field, key string, info audio.Info) (decoder string, err error) {
 	rc, _, err := a.blobs.Open(ctx, key)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer rc.Close()
 	dctx, cancel := context.WithTimeout(ctx, DecodeCheckTimeout)
@@ -34,6 +35,7 @@ func (a *App) decodeCheck(ctx context.Context, field, key string, info audio.Inf
 	started := time.Now()
 	d, err := audio.Decode(dctx, rc)
 	if err == nil {
+		decoder = audio.CodecOf(d)
 		var frames int64
 		frames, err = drain(d)
 		d.Close()
@@ -43,15 +45,15 @@ func (a *App) decodeCheck(ctx context.Context, field, key string, info audio.Inf
 	}
 	switch {
 	case err == nil:
-		return nil
+		return decoder, nil
 	case ctx.Err() != nil:
-		return ctx.Err()
+		return "", ctx.Err()
 	case dctx.Err() != nil:
 		a.log.InfoContext(ctx, "app: input not fully decoded within the check's time limit; accepted unchecked",
 			"key", key, "took", time.Since(started).Round(time.Millisecond))
-		return nil
+		return decoder, nil
 	}
-	return fieldError(field, "is damaged or incomplete and cannot be decoded: "+scrubPaths(err.Error(), displayName(key, field)))
+	return "", fieldError(field, "is damaged or incomplete and cannot be decoded: "+scrubPaths(err.Error(), displayName(key, field)))
 }
 
 // drain decodes d to the end and counts the frames.

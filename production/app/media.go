@@ -269,11 +269,12 @@ func (a *App) prune(ctx context.Context, prefix string, keep ...string) {
 	}
 }
 
-// probed is what probing a stored input learns: its stream's Info and
-// the file's size in bytes.
+// probed is what probing a stored input learns: its stream's Info, the
+// file's size in bytes and the codec that decodes it.
 type probed struct {
 	audio.Info
-	size int64
+	size    int64
+	decoder string
 }
 
 // probeBlob probes a stored input file and decodes it whole
@@ -293,7 +294,8 @@ func (a *App) probeBlob(ctx context.Context, field, key string) (probed, error) 
 		}
 		return probed{}, fieldError(field, "is not a supported audio or video file: "+scrubPaths(err.Error(), displayName(key, field)))
 	}
-	return probed{Info: info, size: bi.Size}, a.decodeCheck(ctx, field, key, info)
+	decoder, err := a.decodeCheck(ctx, field, key, info)
+	return probed{Info: info, size: bi.Size, decoder: decoder}, err
 }
 
 // setInputInfo copies a probe of the main input into p and imports its
@@ -301,13 +303,13 @@ func (a *App) probeBlob(ctx context.Context, field, key string) (probed, error) 
 func setInputInfo(p *production.Production, info probed) {
 	p.Channels, p.SampleRate, p.Bitrate = info.Channels, info.SampleRate, info.Bitrate
 	p.Format, p.HasVideo, p.Length, p.InputLength = info.Format, info.HasVideo, info.Length, info.Length
-	p.InputSize = info.size
+	p.InputSize, p.InputDecoder = info.size, info.decoder
 	p.Metadata.ImportTags(info.Tags)
 }
 
 func setTrackInfo(m *production.MultiInputFile, info probed) {
 	m.InputChannels, m.InputSampleRate, m.InputBitrate = info.Channels, info.SampleRate, info.Bitrate
-	m.InputFiletype, m.InputLength = info.Format, info.Length
+	m.InputFiletype, m.InputLength, m.InputDecoder = info.Format, info.Length, info.decoder
 }
 
 // imageKeys names where the cover and thumbnail of a resource live.

@@ -155,8 +155,8 @@ func TestEngineBoundsCopiedVideo(t *testing.T) {
 	if !errors.As(err, &fe) || !strings.Contains(fe["output_files"], "of temporary disk") {
 		t.Fatalf("run: %v, want the disk limit's form error on output_files", err)
 	}
-	if p.InputSize != fi.Size() || !p.HasVideo {
-		t.Errorf("probed input size %d (video %v), want %d", p.InputSize, p.HasVideo, fi.Size())
+	if p.InputSize != fi.Size() || !p.HasVideo || p.InputDecoder != "ffmpeg" {
+		t.Errorf("probed input size %d (video %v, decoder %q), want %d (ffmpeg's)", p.InputSize, p.HasVideo, p.InputDecoder, fi.Size())
 	}
 	for _, d := range []string{tmp, outDir} {
 		if files, _ := os.ReadDir(d); len(files) > 0 {

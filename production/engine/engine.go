@@ -511,6 +511,7 @@ func (r *run) probe(ctx context.Context) error {
 		}
 		mi := md.Info()
 		m.InputChannels, m.InputSampleRate, m.InputBitrate = md.Format().Channels, md.Format().SampleRate, mi.Bitrate
+		m.InputDecoder = r.decoderOf(path, md)
 		md.Close()
 		m.InputFiletype, m.InputLength = mi.Format, mi.Length
 		credits += mi.Length
@@ -586,6 +587,7 @@ func (r *run) probeMain(ctx context.Context) (float64, error) {
 	if size, err := r.fileSize(r.in.Main); err == nil {
 		p.InputSize = size
 	}
+	p.InputDecoder = r.decoderOf(r.in.Main, d)
 	p.Metadata.ImportTags(info.Tags)
 	r.expected = info.Frames
 	if r.expected < 0 {
@@ -738,6 +740,19 @@ func (r *run) openFile(path string) (io.ReadCloser, error) {
 		return r.in.FS.Open(path)
 	}
 	return os.Open(path)
+}
+
+// decoderOf names the codec that decodes the input at path, of which d
+// is an open (see production.Production.InputDecoder): "ffmpeg" for one
+// ffmpeg decodes, once or on every pass, else d's.
+func (r *run) decoderOf(path string, d audio.Decoder) string {
+	if r.decoded[path] != nil || r.ffmpegInputs[path] {
+		return "ffmpeg"
+	}
+	if cd, ok := d.(*closingDecoder); ok {
+		d = cd.Decoder
+	}
+	return audio.CodecOf(d)
 }
 
 // fileSize returns the size in bytes of an input file: in Inputs.FS when

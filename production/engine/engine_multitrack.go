@@ -74,6 +74,7 @@ func (r *run) probeTracks(ctx context.Context) (float64, error) {
 		d.Close() // the mixdown opens the tracks again
 		m.InputChannels, m.InputSampleRate, m.InputBitrate = f.Channels, f.SampleRate, info.Bitrate
 		m.InputFiletype, m.InputLength = info.Format, info.Length
+		m.InputDecoder = r.decoderOf(path, d)
 		if m.InputFiletype == "" {
 			m.InputFiletype = info.Container
 		}

@@ -266,7 +266,8 @@ func TestBudgetCheckedAtStart(t *testing.T) {
 // floats for the run; beyond the server's disk limit its upload is a form
 // error on input_file with the figures (3 s of 48 kHz stereo Opus: 2.1 MB
 // with the file's allowance, over a 2 MB limit), while the same audio as
-// WAV, which the engine reads as it is, is accepted.
+// WAV, which the engine reads as it is, is accepted; as PCM in Matroska or
+// A-law in WAV, which ffmpeg reads, it is not.
 func TestBudgetTemporaryDisk(t *testing.T) {
 	formErrorsOnly(t)
 	ffmpeg := need.Program(t, "ffmpeg")
@@ -276,6 +277,13 @@ func TestBudgetTemporaryDisk(t *testing.T) {
 	e.wantForm(e.upload("/api/production/"+id+"/upload.json", e.keyA, part{field: "input_file", name: "in.opus", data: encodeWith(t, ffmpeg, wav, "libopus", "ogg")}),
 		"input_file", "processing would need up to 2.1 MB of temporary disk (2.1 MB for inputs only ffmpeg decodes, kept as 32-bit floats; 0.0 MB for the encoders' temporary files); at most 2.0 MB")
 	e.must(e.upload("/api/production/"+id+"/upload.json", e.keyA, part{field: "input_file", name: "in.wav", data: wav}))
+	// PCM that only ffmpeg reads, whose format is "wav" all the same: in
+	// Matroska, and a WAV in A-law, which the probe hands to ffmpeg as
+	// the engine's decode does. Planned as ffmpeg's decode.
+	for _, c := range []struct{ name, codec, muxer string }{{"in.mkv", "pcm_s16le", "matroska"}, {"alaw.wav", "pcm_alaw", "wav"}} {
+		e.wantForm(e.upload("/api/production/"+id+"/upload.json", e.keyA, part{field: "input_file", name: c.name, data: encodeWith(t, ffmpeg, wav, c.codec, c.muxer)}),
+			"input_file", "processing would need up to 2.1 MB of temporary disk (2.1 MB for inputs only ffmpeg decodes")
+	}
 }
 
 // TestBudgetInputSize: the main input's size in bytes is kept where the
