@@ -71,7 +71,7 @@ var (
 	ErrTooLong = errors.New("audio: input longer than allowed")
 	// ErrFormatMismatch means a Buffer's shape does not fit the stream.
 	ErrFormatMismatch = errors.New("audio: buffer does not match format")
-	// ErrTempLimit means an encoder's temporary file reached
-	// EncodeOptions.TempLimit.
+	// ErrTempLimit means a file an encoder or renderer writes for a
+	// while reached the limit set for it (EncodeOptions.TempLimit).
 	ErrTempLimit = errors.New("audio: temporary file over its limit")
 )

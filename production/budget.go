@@ -208,8 +208,9 @@ type Work struct {
 	// OutputTemp is, by index in OutputFiles, the part of OutputDisk
 	// planned for each output's encoder, its temporary files together
 	// (0 for an output that makes none): the engine holds each encoder to
-	// it (audio.EncodeOptions.TempLimit), so that one writing more than
-	// planned fails the run instead of taking disk the plan gave others.
+	// it (audio.EncodeOptions.TempLimit), and the video a "video" output
+	// burns subtitles into as well, so that one writing more than planned
+	// fails the run instead of taking disk the plan gave others.
 	OutputTemp []int64
 }
 

@@ -327,7 +327,8 @@ func (e *Encoder) start() (err error) {
 		cmd.Stdout = e.w
 	}
 	cmd.Stderr = e.stderr
-	err = startLimited(cmd, e.tempLeft())
+	cmd.FileSizeLimit = e.tempLeft() // see templimit.go
+	err = cmd.Start()
 	pr.Close()
 	if monW != nil {
 		// The encoder holds its own copy: the monitor sees the end of the
@@ -863,10 +864,8 @@ func (e *Encoder) addMetadata() error {
 	if left < 0 {
 		return e.overLimit(t.Name(), left)
 	}
-	err = startLimited(cmd, left)
-	if err == nil {
-		err = cmd.Wait()
-	}
+	cmd.FileSizeLimit = left
+	err = cmd.Run()
 	if lerr := e.overLimit(t.Name(), left); lerr != nil {
 		return lerr
 	}

@@ -5,30 +5,16 @@ import (
 	"os"
 
 	"github.com/audiopost/audiopost/audio"
-	"github.com/audiopost/audiopost/audio/procpool"
 )
 
 // An encoder's temporary files are written by ffmpeg, not by this
-// package, so EncodeOptions.TempLimit is set on the program: on Linux its
-// RLIMIT_FSIZE is lowered to what the limit leaves as soon as it has
-// started, before it has had audio to write (the encoder waits for its
-// first samples, the copy pass needs a moment to open its inputs), and
-// the kernel stops the file there and ends ffmpeg with SIGXFSZ. Wherever
-// that is not available, and in any case when ffmpeg has exited, the
-// file's size is checked: one that reached what was left counts as over
-// it, as that is the length of a file the kernel cut.
-
-// startLimited starts cmd, which writes a temporary file of the encoder
-// that may take left bytes (0: no bound).
-func startLimited(cmd *procpool.Cmd, left int64) error {
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	if left > 0 {
-		limitFileSize(cmd.Process.Pid, left)
-	}
-	return nil
-}
+// package, so EncodeOptions.TempLimit is set on the program
+// (procpool.Cmd.FileSizeLimit: on Linux the kernel cuts the file at what
+// the limit leaves and ends ffmpeg, which writes its file only from the
+// audio it is given or, in the copy pass, after opening its inputs).
+// Wherever that is not available, and in any case when ffmpeg has
+// exited, the file's size is checked: one that reached what was left
+// counts as over it, as that is the length of a file the kernel cut.
 
 // tempLeft is what the encoder's TempLimit leaves for a new temporary
 // file beside those ffmpeg wrote before (0: no bound, -1: nothing).

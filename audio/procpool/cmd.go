@@ -15,10 +15,20 @@ import (
 // them.
 type Cmd struct {
 	*exec.Cmd
-	ctx     context.Context
-	pool    *Pool
-	release func()
-	once    sync.Once
+	// FileSizeLimit, when positive, is the most bytes any file the
+	// program writes may take (pipes are not files): on Linux its
+	// RLIMIT_FSIZE is set to it as soon as it has started, and the
+	// kernel cuts a file there and ends the program with SIGXFSZ; a
+	// program that writes its file only from its input, or after
+	// opening its own, has not written any of it by then. Elsewhere it
+	// is not applied: callers check the size of what was written when
+	// the program has exited, as they should on Linux too, where a file
+	// cut at the limit is exactly this long.
+	FileSizeLimit int64
+	ctx           context.Context
+	pool          *Pool
+	release       func()
+	once          sync.Once
 }
 
 // Command returns the program name with args, to be run under ctx (see
@@ -41,6 +51,9 @@ func (c *Cmd) Start() error {
 	if err := c.Cmd.Start(); err != nil {
 		release()
 		return err
+	}
+	if c.FileSizeLimit > 0 {
+		limitFileSize(c.Process.Pid, c.FileSizeLimit)
 	}
 	c.release = release
 	c.pool.started(c)

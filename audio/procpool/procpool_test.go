@@ -48,6 +48,13 @@ func TestMain(m *testing.M) {
 		os.Exit(3)
 	case "stderr":
 		fmt.Fprintln(os.Stderr, "both")
+	case "write":
+		// Once its input ends, 100 KB into the file named by the
+		// argument.
+		io.Copy(io.Discard, os.Stdin)
+		if err := os.WriteFile(os.Args[1], make([]byte, 100<<10), 0o644); err != nil {
+			os.Exit(4)
+		}
 	}
 	os.Exit(0)
 }
@@ -476,5 +483,33 @@ func TestDefaultSize(t *testing.T) {
 	t.Setenv(EnvSize, "5")
 	if n := DefaultSize(); n != 5 {
 		t.Errorf("DefaultSize with %s=5: %d", EnvSize, n)
+	}
+}
+
+// TestFileSizeLimit: a program that writes 100 KB into a file under a
+// FileSizeLimit of 4 KB is ended by the kernel with the file cut at 4 KB
+// (Linux).
+func TestFileSizeLimit(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("FileSizeLimit is applied on Linux only")
+	}
+	path := filepath.Join(t.TempDir(), "out")
+	c := program(t.Context(), "write", path)
+	c.FileSizeLimit = 4 << 10
+	w, err := c.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close() // the program writes once it has started and been limited
+	err = c.Wait()
+	fi, serr := os.Stat(path)
+	if serr != nil {
+		t.Fatal(serr)
+	}
+	if err == nil || fi.Size() != 4<<10 {
+		t.Errorf("a program writing 100 KB under a limit of 4 KB: %v, file of %d bytes", err, fi.Size())
 	}
 }

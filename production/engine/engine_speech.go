@@ -208,10 +208,16 @@ func (r *run) burnSubtitles(ctx context.Context) error {
 			ext = ".mp4"
 		}
 		dst := filepath.Join(r.burnDir, fmt.Sprintf("%d%s", i, strings.ToLower(ext)))
-		res, err := burnin.Burn(ctx, dst, r.in.Main, r.transcript.Words, burnin.Style(*o.Subtitles), burnin.Options{TempDir: r.e.TempDir})
+		// Planned as the output's encoder is (Work.OutputTemp), which
+		// then copies this video.
+		res, err := burnin.Burn(ctx, dst, r.in.Main, r.transcript.Words, burnin.Style(*o.Subtitles),
+			burnin.Options{TempDir: r.e.TempDir, MaxBytes: r.tempLimit(i)})
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
+			}
+			if errors.Is(err, audio.ErrTempLimit) {
+				return r.tempLimitError(i, r.tempLimit(i), err)
 			}
 			if errors.Is(err, burnin.ErrNoVideo) {
 				skipped = append(skipped, name+" (the input has no video stream)")

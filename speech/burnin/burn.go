@@ -29,6 +29,10 @@ type Options struct {
 	// TempDir is where the subtitle file is written while the video
 	// encodes; "" means the system's (os.TempDir).
 	TempDir string
+	// MaxBytes, when positive, bounds the rendered video in bytes: a
+	// render that reaches it fails with audio.ErrTempLimit and leaves no
+	// file (see procpool.Cmd.FileSizeLimit).
+	MaxBytes int64
 }
 
 // Result says what Burn did.
@@ -105,7 +109,13 @@ func Burn(ctx context.Context, dst, src string, words []speech.Word, s Style, op
 	cmd.Dir = dir
 	var stderr tailBuffer
 	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
+	cmd.FileSizeLimit = opts.MaxBytes
+	err = cmd.Run()
+	if fi, serr := os.Stat(absDst); opts.MaxBytes > 0 && serr == nil && fi.Size() >= opts.MaxBytes {
+		os.Remove(absDst)
+		return res, fmt.Errorf("burnin: %w: the video reached the %d bytes allowed", audio.ErrTempLimit, opts.MaxBytes)
+	}
+	if err != nil {
 		os.Remove(absDst)
 		if cerr := ctx.Err(); cerr != nil {
 			return res, fmt.Errorf("burnin: rendering stopped: %w", cerr)

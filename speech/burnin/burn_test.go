@@ -450,3 +450,17 @@ func TestBurnErrors(t *testing.T) {
 		t.Errorf("no ffmpeg: %v", err)
 	}
 }
+
+// TestBurnMaxBytes: a render that reaches Options.MaxBytes fails with
+// audio.ErrTempLimit and leaves no file.
+func TestBurnMaxBytes(t *testing.T) {
+	need.Programs(t, "ffmpeg", "ffprobe")
+	need.Font(t, burnin.FallbackFamily)
+	out := filepath.Join(t.TempDir(), "big.mp4")
+	if _, err := burnin.Burn(context.Background(), out, makeVideo(t, 2), testWords(), burnin.DefaultStyle(), burnin.Options{MaxBytes: 2 << 10}); !errors.Is(err, audio.ErrTempLimit) {
+		t.Errorf("a video over 2 KB: %v, want audio.ErrTempLimit", err)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the video over its limit was left: %v", err)
+	}
+}
