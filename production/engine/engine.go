@@ -203,8 +203,8 @@ type run struct {
 	// the length the production held for each (see decodeProgress).
 	decodedDisk int64
 	decodesLeft map[string]float64
-	// tempFiles are the planned temporary files of the outputs' encoders
-	// (see tempLimit).
+	// tempFiles is the temporary disk planned for each output's encoder
+	// (production.Work.OutputTemp, see tempLimit).
 	tempFiles []int64
 	// procFrom is the fraction of Audio Processing done when the
 	// processor starts reading (the decodes of the probe's share).
