@@ -290,6 +290,7 @@ func TestBudgetTemporaryDisk(t *testing.T) {
 // input is probed, uploaded or fetched from a URL (the disk plan bounds a
 // copied video stream by it), and stays out of responses.
 func TestBudgetInputSize(t *testing.T) {
+	formErrorsOnly(t)
 	uploaded, fetched := makeWAV(t, 1, 16000, 1, audio.Tags{}), makeWAV(t, 2, 16000, 1.5, audio.Tags{})
 	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(fetched) }))
 	defer src.Close()
