@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -35,6 +36,10 @@ type Server struct {
 	Port int
 	cmd  *exec.Cmd
 	done chan struct{}
+	// pushers holds the last Pusher started for each mount, whose end
+	// WaitMount reports at once instead of waiting out its context.
+	mu      sync.Mutex
+	pushers map[string]*Pusher
 }
 
 // Start starts icecast2 on a free loopback port; it is stopped when the
@@ -174,9 +179,18 @@ func (s *Server) Source(mount string) string {
 	return fmt.Sprintf("icecast://source:%s@127.0.0.1:%d%s", Password, s.Port, mount)
 }
 
-// WaitMount waits until mount has a source, or fails the test.
+// WaitMount waits until mount has a source, or fails the test: when ctx
+// ends, or at once when the Pusher last started for mount has ended
+// (with what ffmpeg said), since no source will come then.
 func (s *Server) WaitMount(ctx context.Context, mount string) {
 	s.t.Helper()
+	s.mu.Lock()
+	p := s.pushers[mount]
+	s.mu.Unlock()
+	var ended <-chan struct{}
+	if p != nil {
+		ended = p.done
+	}
 	for {
 		req, _ := http.NewRequestWithContext(ctx, "GET", s.HTTP(mount), nil)
 		resp, err := http.DefaultClient.Do(req)
@@ -194,6 +208,8 @@ func (s *Server) WaitMount(ctx context.Context, mount string) {
 		select {
 		case <-ctx.Done():
 			s.t.Fatalf("mount %s never came up: %v", mount, ctx.Err())
+		case <-ended:
+			s.t.Fatalf("mount %s never came up: its source ended (%v): %s", mount, p.cmd.ProcessState, p.out.String())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -225,6 +241,12 @@ func (s *Server) Push(t testing.TB, mount, file string, kbps int, loop bool) *Pu
 	}
 	go func() { p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(p.Kill)
+	s.mu.Lock()
+	if s.pushers == nil {
+		s.pushers = make(map[string]*Pusher)
+	}
+	s.pushers[mount] = p
+	s.mu.Unlock()
 	return p
 }
 

@@ -2,11 +2,15 @@ package icecast_test
 
 import (
 	"context"
-	"github.com/audiopost/audiopost/internal/need"
+	"fmt"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/audiopost/audiopost/internal/need"
 
 	"github.com/audiopost/audiopost/internal/icecast"
 )
@@ -32,4 +36,35 @@ func TestPushAndRestart(t *testing.T) {
 	<-p.Done() // the server went away under the pusher
 	s.Push(t, "/tone.mp3", tone, 128, true)
 	s.WaitMount(ctx, "/tone.mp3")
+}
+
+// fatalRecorder is a test whose Fatalf hands its message over and ends
+// the calling goroutine, as testing's does, so that a test can check how
+// a helper fails.
+type fatalRecorder struct {
+	testing.TB
+	msg chan string
+}
+
+func (f fatalRecorder) Helper() {}
+
+func (f fatalRecorder) Fatalf(format string, args ...any) {
+	f.msg <- fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+// TestWaitMountReportsEndedSource: a source that cannot start (its file
+// does not exist) fails WaitMount at once with ffmpeg's own words, not
+// when the test's context runs out minutes later.
+func TestWaitMountReportsEndedSource(t *testing.T) {
+	rec := fatalRecorder{TB: t, msg: make(chan string, 1)}
+	s := icecast.Start(rec)
+	s.Push(t, "/gone.mp3", filepath.Join(t.TempDir(), "missing.wav"), 128, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	go s.WaitMount(ctx, "/gone.mp3")
+	msg := <-rec.msg
+	if !strings.Contains(msg, "its source ended") || !strings.Contains(msg, "missing.wav") {
+		t.Fatalf("WaitMount failed with %q, want the source's end and ffmpeg's message naming the file", msg)
+	}
 }
