@@ -161,7 +161,12 @@ func (m *isoNet) forward(in []float32, s *isoScratch, gain []float64) {
 type isoBandMap struct {
 	lo   []int
 	up   []float64
+	dn   []float64         // 1-up
 	norm [isoBands]float64 // 1 / (the weights summed into each band * the window's energy)
+	// first[b] is the first bin of band lo b (lo does not decrease with
+	// the bin): band b's bins are first[b-1]:first[b] (weight up) and
+	// first[b]:first[b+1] (weight dn).
+	first [isoBands + 1]int
 }
 
 func newIsoBandMap(sampleRate, n int, win []float64) isoBandMap {
@@ -174,7 +179,7 @@ func newIsoBandMap(sampleRate, n int, win []float64) isoBandMap {
 		f := 700 * (math.Pow(10, m/2595) - 1)
 		centres[b] = f * float64(n) / float64(sampleRate)
 	}
-	bm := isoBandMap{lo: make([]int, bins), up: make([]float64, bins)}
+	bm := isoBandMap{lo: make([]int, bins), up: make([]float64, bins), dn: make([]float64, bins)}
 	var sum [isoBands]float64
 	b := 0
 	for k := range bins {
@@ -182,7 +187,7 @@ func newIsoBandMap(sampleRate, n int, win []float64) isoBandMap {
 			b++
 		}
 		u := min(1, max(0, (float64(k)-centres[b])/(centres[b+1]-centres[b])))
-		bm.lo[k], bm.up[k] = b, u
+		bm.lo[k], bm.up[k], bm.dn[k] = b, u, 1-u
 		sum[b] += 1 - u
 		sum[b+1] += u
 	}
@@ -193,19 +198,41 @@ func newIsoBandMap(sampleRate, n int, win []float64) isoBandMap {
 	for b := range bm.norm {
 		bm.norm[b] = 1 / (max(sum[b], 1e-9) * we)
 	}
+	for b := range bm.first {
+		k := 0
+		for k < bins && bm.lo[k] < b {
+			k++
+		}
+		bm.first[b] = k
+	}
 	return bm
 }
 
 // energies sets e to the mean power per bin of each band of pow.
 func (bm *isoBandMap) energies(pow []float64, e []float64) {
-	clear(e[:isoBands])
-	for k, p := range pow {
-		b, u := bm.lo[k], bm.up[k]
-		e[b] += (1 - u) * p
-		e[b+1] += u * p
-	}
+	bm.sums(pow, e)
 	for b := range isoBands {
 		e[b] *= bm.norm[b]
+	}
+}
+
+// sums sets e (isoBands) to each band's weighted sum of x, band by band
+// in a register. The sum of band b takes its bins in the order a loop
+// over the bins adding each to its two bands would (those of band lo
+// b-1 first), so the sums are that loop's to the bit (isoBandsGo in the
+// tests).
+func (bm *isoBandMap) sums(x []float64, e []float64) {
+	for b := range isoBands {
+		var acc float64
+		if b > 0 {
+			for k := bm.first[b-1]; k < bm.first[b]; k++ {
+				acc += bm.up[k] * x[k]
+			}
+		}
+		for k := bm.first[b]; k < bm.first[b+1]; k++ {
+			acc += bm.dn[k] * x[k]
+		}
+		e[b] = acc
 	}
 }
 
@@ -236,6 +263,7 @@ type isoFront struct {
 	le       [][]float64 // ring
 	harm     []float64   // ring
 	comb     [][]float64 // ring: each band's share of its power on the frame's pitch harmonics
+	combW    []float64   // a frame's power weighted by the comb (combShares)
 	lag      int         // the last frame's autocorrelation peak (0: none)
 	live     []bool      // ring
 	cols     []float64
@@ -267,6 +295,7 @@ func newIsoFront(sampleRate, n, hop int, win []float64) *isoFront {
 	for i := range f.comb {
 		f.comb[i] = make([]float64, isoBands)
 	}
+	f.combW = make([]float64, n/2+1)
 	f.hz = float64(sampleRate) / float64(n)
 	f.sr = float64(sampleRate)
 	f.live = make([]bool, f.R)
@@ -354,15 +383,13 @@ func (f *isoFront) combShares(pow []float64, c []float64) {
 	step := f.hz * float64(f.lag) / f.sr // harmonics per bin
 	rot := cmplx.Rect(1, 2*math.Pi*step)
 	z := complex(1, 0)
+	w := f.combW[:len(pow)]
 	for k, p := range pow {
-		w := 0.5 * (1 + real(z)) * p
+		w[k] = 0.5 * (1 + real(z)) * p
 		z *= rot
-		b, u := f.bands.lo[k], f.bands.up[k]
-		num[b] += (1 - u) * w
-		num[b+1] += u * w
-		den[b] += (1 - u) * p
-		den[b+1] += u * p
 	}
+	f.bands.sums(w, num[:])
+	f.bands.sums(pow, den[:])
 	for b := range c {
 		c[b] = 0.5
 		if den[b] > 0 {

@@ -82,6 +82,8 @@ type Profiler struct {
 	// snDone: the mask has marked enough pauses for the profile to be
 	// theirs (FromVAD), which makes sn's of no use: it is fed no more.
 	snDone bool
+	// sharedFrames counts the frames whose power came from sn's.
+	sharedFrames int
 
 	// The last two analysed frames: held, [1], until the frame after it is
 	// known, since a frame is placed in the histograms by its neighbours'
@@ -208,13 +210,28 @@ func (a *Profiler) Write(b audio.Buffer) error {
 	return nil
 }
 
+// profilerSharesFrames: the Profiler takes a mono frame's power from
+// Static's presence profile when it has it (false in a test only).
+var profilerSharesFrames = true
+
 // frame analyses one full frame of n samples.
 func (a *Profiler) frame() {
 	clear(a.pow)
 	var ms float64
+	// On a mono stream Static's presence profile may have transformed the
+	// frame already (same size, window and samples: the same power).
+	var shared []float64
+	if len(a.buf) == 1 && !a.snDone && profilerSharesFrames {
+		shared = a.sn.powOf(a.pos)
+	}
 	for c := range a.buf {
 		for _, v := range a.buf[c] {
 			ms += v * v
+		}
+		if shared != nil {
+			copy(a.pow, shared)
+			a.sharedFrames++
+			continue
 		}
 		a.fft.forwardPow(a.spec, a.pow, a.buf[c], a.win)
 	}

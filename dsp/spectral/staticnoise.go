@@ -109,6 +109,7 @@ type staticNoise struct {
 	at, fill int
 	spec     []complex128
 	pow      []float64
+	powAt    int64       // the sample the frame of pow starts at (-1: none)
 	next     int64       // frames entered
 	held     [][]float64 // ring: the power of the frames the network is run on
 	band, g  []float64
@@ -136,6 +137,7 @@ func newStaticNoise(sampleRate int) *staticNoise {
 	s.buf = make([]float64, n+staticBufHops*s.hop)
 	s.spec = make([]complex128, b)
 	s.pow = make([]float64, b)
+	s.powAt = -1
 	s.band, s.g = make([]float64, isoBands), make([]float64, b)
 	s.num, s.den = make([]float64, b), make([]float64, b)
 	s.held = make([][]float64, s.front.W/staticEvery+2)
@@ -182,6 +184,7 @@ func (s *staticNoise) frame(x []float64) {
 	if at := int(t % staticEvery); s.ctx[at] {
 		clear(s.pow)
 		s.forwardPow(s.spec, s.pow, x, s.win)
+		s.powAt = t * int64(s.hop)
 		if s.hf == nil {
 			s.front.pushLevels(s.pow, s.harm[at])
 		} else {
@@ -222,6 +225,17 @@ func (s *staticNoise) frame(x []float64) {
 		s.rowWP[k*staticRows+r] += float32(w * p[k])
 	}
 	s.evals++
+}
+
+// powOf returns the power of the frame of the mix that starts at sample
+// pos when the last frame analysed was that one (nil otherwise): on a
+// mono stream the Profiler's frames are every 8th of these, and one in
+// three of those it analysed (profile.go).
+func (s *staticNoise) powOf(pos int64) []float64 {
+	if s.powAt != pos {
+		return nil
+	}
+	return s.pow
 }
 
 // result returns the profile, nil when the network ran on too few frames

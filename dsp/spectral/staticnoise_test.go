@@ -3,6 +3,8 @@ package spectral
 import (
 	"context"
 	"math"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
@@ -233,5 +235,33 @@ func TestStaticNoiseAllocatesNothing(t *testing.T) {
 	})
 	if s.evals == 0 || allocs != 0 {
 		t.Fatalf("%v allocations a block (%d network passes)", allocs, s.evals)
+	}
+}
+
+// On a mono stream the Profiler takes the power of the frames Static's
+// presence profile has transformed already: the profile is the one it
+// makes transforming them itself (42 frames of 6 s shared).
+func TestProfilerSharedFramesKeepProfile(t *testing.T) {
+	x := swelling(6 * fs)
+	vad := slices.Repeat([]bool{true}, len(x)/BlockFrames(fs)+1)
+	profile := func(share bool) (*Profile, int) {
+		defer func(v bool) { profilerSharesFrames = v }(profilerSharesFrames)
+		profilerSharesFrames = share
+		a, err := NewProfiler(audio.Format{SampleRate: fs, Channels: 1}, ProfilerOptions{VAD: vad})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := audio.Copy(context.Background(), a, audio.NewBufferSource(audio.Buffer{x}, fs)); err != nil {
+			t.Fatal(err)
+		}
+		return a.Finish(), a.sharedFrames
+	}
+	want, _ := profile(false)
+	got, shared := profile(true)
+	if shared == 0 {
+		t.Fatal("no frame shared")
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("profiles differ:\n%+v\n%+v", got, want)
 	}
 }
