@@ -43,6 +43,20 @@ import "math"
 // +6.02 -> +6.44, nonstationary +2.55 -> +3.58), and with the spread's
 // over-subtraction (staticSpreadGain) +5.03 (+6.49, +3.82).
 //
+// With the network that also sees the comb shares (isonet.go, refitted),
+// re-tuned on the 11 mixes with the sample taken at 4 offsets (0, 1/4,
+// 1/2 and 3/4 of the spacing; one offset's figure swings by 0.2 dB with
+// which frames it samples, 40th: +5.04 at 0, +4.81 at 20): the mean over
+// the offsets is +4.87 every 40th, +4.95 every 32nd, +4.98 every 28th,
+// +5.12 every 24th, +5.06 every 20th, +4.99 every 16th (the front's
+// percentiles read more live frames as the sample grows denser, so the
+// curve is not monotone). The constants hold with every 24th as with
+// every 40th: staticTrimBias 1.3 +5.11, staticSpreadGain 0.5 +5.08 (and
+// at every 40th, one offset, bias 1/1.1/1.3/1.4 +4.89/+4.99/+5.07/+5.07,
+// spread 0/0.5/1.5 +4.88/+5.02/+5.00, trim 1%/5% +5.00/+4.95, steady 4.5/7
+// dB +5.06/+4.97, exponent 4/8 +4.96/+5.01, against +5.04; at offset 20
+// none over +4.83 against +4.81): every 24th is used, the rest stays.
+//
 // Cost: for each pass of the network, 9 transforms of n and their band
 // levels, 5 harmonicities (isoHarmonicity), the features and the forward
 // pass of all bands at once (staticnoise_fast.go). The Profiler feeds it
@@ -54,12 +68,21 @@ import "math"
 // 1.62/1.66 to 1.56/1.53 on a stereo one; with pauses (static-dehum-mono,
 // static-dehum) 1.36/1.31 to 1.38/1.59 and 1.73/1.67 to 1.92/1.75 (the
 // Profiler's histograms' AVX2 kernel, binRowsOf, more than pays the
-// first second).
+// first second). Every 24th frame instead of every 40th (and the band
+// sums in a register, the Profiler's mono frames shared), alternating
+// with main 3c43eed in one run (load 2-5): no pauses, mono 1.22/1.15/1.14
+// -> 1.09/1.04/1.04 (an earlier pair 1.22/1.20 -> 1.09/1.12); with
+// pauses mono 1.36/1.50/1.40 -> 1.33/1.46/1.42, stereo 1.74/1.67/1.92 ->
+// 1.83/1.75/1.55: still ahead of afftdn where the profile runs the whole
+// file, by less.
 const (
 	staticExp = 6
 	// staticEvery is how many frames of the network's STFT (hop n/4, 10.7
-	// ms at 48 kHz) lie between two it is run on: 0.43 s.
-	staticEvery = 40
+	// ms at 48 kHz) lie between two it is run on: 0.26 s. A multiple of
+	// 8, so that on a mono stream all of the Profiler's frames (every 8th
+	// of these) are among those the sample's features read (isoCtx 0, 8
+	// and -8 of a pass) and shared (powOf).
+	staticEvery = 24
 	// staticMinEvals is how many frames the network must have been run on
 	// for the profile to be used; a shorter recording keeps the Profiler's.
 	staticMinEvals = 4
@@ -229,8 +252,8 @@ func (s *staticNoise) frame(x []float64) {
 
 // powOf returns the power of the frame of the mix that starts at sample
 // pos when the last frame analysed was that one (nil otherwise): on a
-// mono stream the Profiler's frames are every 8th of these, and one in
-// three of those it analysed (profile.go).
+// mono stream the Profiler's frames are every 8th of these, all of them
+// analysed here (staticEvery; profile.go).
 func (s *staticNoise) powOf(pos int64) []float64 {
 	if s.powAt != pos {
 		return nil

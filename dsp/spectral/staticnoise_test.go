@@ -261,6 +261,7 @@ func TestProfilerSharedFramesKeepProfile(t *testing.T) {
 	if shared == 0 {
 		t.Fatal("no frame shared")
 	}
+	t.Logf("%d frames shared", shared)
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("profiles differ:\n%+v\n%+v", got, want)
 	}
