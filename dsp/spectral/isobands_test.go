@@ -55,6 +55,7 @@ func TestIsoCombSharesAreGo(t *testing.T) {
 		for k := range pow {
 			pow[k] = math.Exp(10 * r.NormFloat64())
 		}
+		f.pushLevels(pow, false)
 		f.lag = lag
 		f.combShares(pow, got)
 		var num, den [isoBands]float64

@@ -211,6 +211,11 @@ func newIsoBandMap(sampleRate, n int, win []float64) isoBandMap {
 // energies sets e to the mean power per bin of each band of pow.
 func (bm *isoBandMap) energies(pow []float64, e []float64) {
 	bm.sums(pow, e)
+	bm.scale(e)
+}
+
+// scale turns band sums (sums) into energies.
+func (bm *isoBandMap) scale(e []float64) {
 	for b := range isoBands {
 		e[b] *= bm.norm[b]
 	}
@@ -263,6 +268,7 @@ type isoFront struct {
 	le       [][]float64 // ring
 	harm     []float64   // ring
 	comb     [][]float64 // ring: each band's share of its power on the frame's pitch harmonics
+	sum      []float64   // the last frame's band sums (isoBandMap.sums)
 	combW    []float64   // a frame's power weighted by the comb (combShares)
 	lag      int         // the last frame's autocorrelation peak (0: none)
 	live     []bool      // ring
@@ -296,6 +302,7 @@ func newIsoFront(sampleRate, n, hop int, win []float64) *isoFront {
 		f.comb[i] = make([]float64, isoBands)
 	}
 	f.combW = make([]float64, n/2+1)
+	f.sum = make([]float64, isoBands)
 	f.hz = float64(sampleRate) / float64(n)
 	f.sr = float64(sampleRate)
 	f.live = make([]bool, f.R)
@@ -339,7 +346,9 @@ func (f *isoFront) pushLevels(pow []float64, harm bool) {
 		tot += p
 	}
 	f.live[slot] = tot > 0
-	f.bands.energies(pow, f.e)
+	f.bands.sums(pow, f.sum)
+	copy(f.e, f.sum)
+	f.bands.scale(f.e)
 	le := f.le[slot]
 	for b, v := range f.e {
 		le[b] = max(isoLogMin, math.Log10(v+1e-12))
@@ -370,13 +379,14 @@ func (f *isoFront) skip() {
 // combShares sets c (isoBands) to each band's power weighted by a comb
 // at the last frame's pitch, cos^2(pi d) with d the bin's distance from
 // the nearest harmonic, over the band's power (about 0.5 without a
-// pitch or on a spectrum without harmonics).
+// pitch or on a spectrum without harmonics). pow is the last frame
+// pushed, whose band sums pushLevels has taken.
 func (f *isoFront) combShares(pow []float64, c []float64) {
 	if f.lag == 0 {
 		f.noComb(c)
 		return
 	}
-	var num, den [isoBands]float64
+	var num [isoBands]float64
 	// cos^2(pi d) = (1 + cos(2 pi r))/2 for r = k step harmonics at bin
 	// k, cos(2 pi r) the real part of a phasor turned by 2 pi step a bin
 	// (math.Cos per bin cost a tenth of the stage).
@@ -389,7 +399,7 @@ func (f *isoFront) combShares(pow []float64, c []float64) {
 		z *= rot
 	}
 	f.bands.sums(w, num[:])
-	f.bands.sums(pow, den[:])
+	den := f.sum
 	for b := range c {
 		c[b] = 0.5
 		if den[b] > 0 {
