@@ -444,11 +444,13 @@ func TestServeRoles(t *testing.T) {
 // TestServeWorkerShutdown: on SIGTERM a worker finishes the production it
 // is processing when the shutdown timeout allows, and hands it back to the
 // queue (released, the attempt not counted) when it does not. The second
-// timeout is twice what finishing a production six times shorter took
-// here (at least 200 ms): too short to finish, and with a quarter of it
-// for the hand-back's transaction whatever the machine's load (at a load
-// of 20, 200 ms left the job running when serve exited, abandoned as the
-// flag documents).
+// timeout is four times what finishing a production six times shorter
+// took here (at least 800 ms): the worker lets it run for three quarters
+// of that, half of what finishing would need, and keeps a quarter, as
+// long as the whole shorter production took, for stopping the engine and
+// the hand-back's transaction whatever the machine's load (with twice,
+// a quarter was ~240 ms, and a clean-clone CI run at a load of 7 left the
+// job running when serve exited, abandoned as the flag documents).
 func TestServeWorkerShutdown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts PostgreSQL, S3 and three processes")
@@ -472,7 +474,7 @@ func TestServeWorkerShutdown(t *testing.T) {
 			c.t = t
 			timeout := 60 * time.Second
 			if tc.want == storage.JobQueued {
-				timeout = max(200*time.Millisecond, 2*finished).Round(time.Millisecond)
+				timeout = max(800*time.Millisecond, 4*finished).Round(time.Millisecond)
 			}
 			uuid := createProduction(c, preset, tc.name, "", serveWAV(t, tc.seconds))
 			w := e.startWorker(t, "worker", t.TempDir(), "-shutdown-timeout", timeout.String())
