@@ -611,13 +611,16 @@ func (r *report) deverb(t *testing.T, c *realaudio.Corpus) {
 				on = "off (-1)"
 			}
 			fmt.Fprintf(&b, "| %s | %s | %+.1f dB | %+.1f dB | %+.1f dB |\n", name, on, mean(g["image-source"]), mean(g["sox"]), mean(all))
-			worst = min(worst, mean(all))
+			// The issue asks +3 dB of image-source rooms and of sox's
+			// reverb each: the summary is the worst kind of room, not the
+			// mean of the two.
+			worst = min(worst, mean(g["image-source"]), mean(g["sox"]))
 			bars = append(bars, bar{name + " " + on, mean(all), true})
 		}
 	}
 	f := r.plot("deverb", barsSVG("Deverb: SI-SDR gain, RT60 0.5-1.0 s (dB)", bars, 3))
 	b.WriteString("\n![deverb](" + f + ")\n")
-	r.add(summaryRow{"deverb", "SI-SDR gain, RT60 0.5-1.0 s, worst method/noise setting", fmt.Sprintf("%+.1f dB", worst), "", "≥ +3 dB", worst >= 3})
+	r.add(summaryRow{"deverb", "SI-SDR gain, RT60 0.5-1.0 s, worst method/noise setting/kind of room", fmt.Sprintf("%+.1f dB", worst), "", "≥ +3 dB", worst >= 3})
 	r.section("Deverb", fmt.Sprintf("%d held-out rooms with RT60 0.5 to 1.0 s: image-source shoebox rooms and sox reverb, reverb reduction full (deverbamount 0), noise reduction automatic or off. The reference is the dry speech lined up with the direct path. Mean SI-SDR gain:\n\n", len(rooms))+b.String())
 }
 
