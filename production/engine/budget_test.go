@@ -116,11 +116,7 @@ func TestEngineBoundsDecodedDisk(t *testing.T) {
 	if p.Status != production.StatusError || !strings.Contains(p.ErrorMessage, "in at most 2.0 MB of temporary disk") {
 		t.Errorf("status %v, error %q", p.Status, p.ErrorMessage)
 	}
-	for _, d := range []string{tmp, outDir} {
-		if files, _ := os.ReadDir(d); len(files) > 0 {
-			t.Errorf("%d files left in %s", len(files), d)
-		}
-	}
+	wantNoFiles(t, tmp, outDir)
 }
 
 // TestEngineBoundsCopiedVideo runs a "video" output of a 1 s video input
@@ -158,11 +154,7 @@ func TestEngineBoundsCopiedVideo(t *testing.T) {
 	if p.InputSize != fi.Size() || !p.HasVideo || p.InputDecoder != "ffmpeg" {
 		t.Errorf("probed input size %d (video %v, decoder %q), want %d (ffmpeg's)", p.InputSize, p.HasVideo, p.InputDecoder, fi.Size())
 	}
-	for _, d := range []string{tmp, outDir} {
-		if files, _ := os.ReadDir(d); len(files) > 0 {
-			t.Errorf("%d files left in %s", len(files), d)
-		}
-	}
+	wantNoFiles(t, tmp, outDir)
 }
 
 // TestEngineBoundsEncoderTemp runs a multitrack production whose one
@@ -199,11 +191,7 @@ func TestEngineBoundsEncoderTemp(t *testing.T) {
 	if !errors.As(err, &fe) || !strings.HasPrefix(fe["output_files.0"], "its encoder's temporary files grew past the 1.5 MB planned for them") {
 		t.Fatalf("run: %v, want the form error of output_files.0 (probed length %.2f s)", err, p.MultiInputFiles[0].InputLength)
 	}
-	for _, d := range []string{tmp, outDir} {
-		if files, _ := os.ReadDir(d); len(files) > 0 {
-			t.Errorf("%d files left in %s", len(files), d)
-		}
-	}
+	wantNoFiles(t, tmp, outDir)
 }
 
 // processorWatch is the chain's processor, telling the test when the
@@ -303,5 +291,16 @@ func TestEngineDecodeProgress(t *testing.T) {
 	}
 	if want := disk - production.PlanWork(p).Disk; job.SpillBytes != want || want <= 0 {
 		t.Errorf("the chain may spill %d bytes, want the %d the disk limit leaves", job.SpillBytes, want)
+	}
+}
+
+// wantNoFiles fails the test for each of dirs that holds a file: a run
+// stopped by a limit leaves nothing in TempDir or the outputs.
+func wantNoFiles(t *testing.T, dirs ...string) {
+	t.Helper()
+	for _, d := range dirs {
+		if files, _ := os.ReadDir(d); len(files) > 0 {
+			t.Errorf("%d files left in %s", len(files), d)
+		}
 	}
 }
