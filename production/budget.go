@@ -637,7 +637,7 @@ func CheckWork(p *Production, l Limits) FieldErrors {
 		}
 		errs.Addf(indexPath("output_files", i)+".split_on_chapters",
 			"would split into %d parts, one per chapter; %s of input allow at most %d (one per %s of input, at most %d)",
-			chapters, formatSeconds(b.Timeline), b.Parts, formatSeconds(l.PartSeconds), l.Parts)
+			chapters, FormatSeconds(b.Timeline), b.Parts, FormatSeconds(l.PartSeconds), l.Parts)
 	}
 	if len(errs) == 0 {
 		// Files and processes follow from the parts: only without an
@@ -646,7 +646,7 @@ func CheckWork(p *Production, l Limits) FieldErrors {
 			errs.Addf("output_files", "would write %d files (split parts included); at most %d", w.Files, b.Files)
 		} else if w.Processes > b.Processes {
 			errs.Addf("output_files", "would start %d external processes (encoders, and decoders verifying lossy files); %s of input allow at most %d (%d, and %g per second of input, at most %d)",
-				w.Processes, formatSeconds(b.Timeline), b.Processes, BaseProcesses, l.ProcessesPerSecond, l.Processes)
+				w.Processes, FormatSeconds(b.Timeline), b.Processes, BaseProcesses, l.ProcessesPerSecond, l.Processes)
 		}
 	}
 	if p.IsMultitrack && w.Duration > b.Duration {
@@ -654,12 +654,12 @@ func CheckWork(p *Production, l Limits) FieldErrors {
 			if end > b.Duration {
 				errs.Addf(indexPath("multi_input_files", i)+".offset",
 					"places the track's end at %s; the inputs together are %s long, and offsets may add at most %s of silence",
-					formatSeconds(end), formatSeconds(b.Inputs), formatSeconds(l.Silence))
+					FormatSeconds(end), FormatSeconds(b.Inputs), FormatSeconds(l.Silence))
 			}
 		}
 		if len(errs) == 0 {
 			errs.Addf("multi_input_files", "the programme would be %s long; the inputs together are %s, and offsets may add at most %s of silence",
-				formatSeconds(w.Duration), formatSeconds(b.Inputs), formatSeconds(l.Silence))
+				FormatSeconds(w.Duration), FormatSeconds(b.Inputs), FormatSeconds(l.Silence))
 		}
 	}
 	if w.Memory > b.Memory {
@@ -680,7 +680,7 @@ func CheckWork(p *Production, l Limits) FieldErrors {
 			}
 		}
 		errs.Addf(field, "processing would need up to %s of temporary disk (%s for inputs only ffmpeg decodes, kept as 32-bit floats; %s for the encoders' temporary files); at most %s",
-			formatBytes(w.Disk), formatBytes(w.DecodedDisk), formatBytes(w.OutputDisk), formatBytes(b.Disk))
+			FormatBytes(w.Disk), FormatBytes(w.DecodedDisk), FormatBytes(w.OutputDisk), FormatBytes(b.Disk))
 	}
 	if len(errs) == 0 {
 		return nil
@@ -758,13 +758,7 @@ func ChaptersDroppedWarning(dropped []Chapter, end float64) string {
 
 // FormatBytes writes a size for messages as CheckWork does: "3.3 MB",
 // "740 MB", "2.8 GB" (MiB and GiB, as the limits are set).
-func FormatBytes(n int64) string { return formatBytes(n) }
-
-// FormatSeconds writes a length for messages as CheckWork does: "10 s",
-// "1.5 s", "2 h 3 min".
-func FormatSeconds(s float64) string { return formatSeconds(s) }
-
-func formatBytes(n int64) string {
+func FormatBytes(n int64) string {
 	switch {
 	case n < 100<<20:
 		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
@@ -774,8 +768,9 @@ func formatBytes(n int64) string {
 	return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
 }
 
-// formatSeconds writes a length for messages: "10 s", "1.5 s", "2 h 3 min".
-func formatSeconds(s float64) string {
+// FormatSeconds writes a length for messages as CheckWork does: "10 s",
+// "1.5 s", "2 h 3 min".
+func FormatSeconds(s float64) string {
 	d := time.Duration(math.Round(s*1000)) * time.Millisecond
 	switch {
 	case s < 60:
