@@ -98,42 +98,6 @@ type isoNet struct {
 	b3          [1]float32
 }
 
-// isoScratch holds the activations of one band's forward pass.
-type isoScratch struct {
-	x  [isoIn]float32
-	h1 [isoH1]float32
-	h2 [isoH2]float32
-}
-
-// band returns the gain of one band from its raw features in, through
-// standardised s.x.
-func (m *isoNet) band(in []float32, s *isoScratch) float32 {
-	for i, v := range in[:isoIn] {
-		s.x[i] = (v - m.mean[i]) * m.scale[i]
-	}
-	for j := range s.h1 {
-		w := &m.w1[j]
-		a := m.b1[j]
-		for i, v := range s.x {
-			a += w[i] * v
-		}
-		s.h1[j] = tanh32(a)
-	}
-	for j := range s.h2 {
-		w := &m.w2[j]
-		a := m.b2[j]
-		for i, v := range s.h1 {
-			a += w[i] * v
-		}
-		s.h2[j] = tanh32(a)
-	}
-	a := m.b3[0]
-	for i, v := range s.h2 {
-		a += m.w3[i] * v
-	}
-	return float32(1 / (1 + math.Exp(-float64(a))))
-}
-
 // tanh32 is tanh within 1e-4 (Lambert's continued fraction to x^7,
 // held at +-1 from 4.97 on): math.Tanh took a fifth of the stage's time.
 func tanh32(x float32) float32 {
@@ -145,14 +109,6 @@ func tanh32(x float32) float32 {
 	}
 	x2 := x * x
 	return x * (135135 + x2*(17325+x2*(378+x2))) / (135135 + x2*(62370+x2*(3150+28*x2)))
-}
-
-// forward sets gain (isoBands) from the features of a frame (isoBands
-// rows of isoIn).
-func (m *isoNet) forward(in []float32, s *isoScratch, gain []float64) {
-	for b := range isoBands {
-		gain[b] = float64(m.band(in[b*isoIn:(b+1)*isoIn], s))
-	}
 }
 
 // isoBandMap sums bins into triangular bands and spreads band gains
@@ -278,7 +234,7 @@ type isoFront struct {
 	unit     []float64 // ones: the inverse FFT's raw output
 	next     int64     // index of the next frame
 	feat     []float32 // the network's input for a frame
-	sc       isoScratch
+	batch    isoBatch
 }
 
 func newIsoFront(sampleRate, n, hop int, win []float64) *isoFront {
@@ -450,7 +406,7 @@ func (f *isoFront) harmonicity(pow []float64) float64 {
 // which the Dynamic's speech presence also reads.
 func (f *isoFront) gains(o int64, g []float64) {
 	f.features(o, f.feat)
-	isoModel.forward(f.feat, &f.sc, g)
+	isoModel.forwardBatch(f.feat, &f.batch, g)
 }
 
 // features sets dst (isoBands rows of isoIn) to the features of frame o; the frames up

@@ -136,7 +136,6 @@ type staticNoise struct {
 	next     int64       // frames entered
 	held     [][]float64 // ring: the power of the frames the network is run on
 	band, g  []float64
-	batch    isoBatch // the network's activations (staticnoise_fast.go)
 	num, den []float64
 	// rowW and rowWP: per bin, staticRows rows of the weight and the
 	// weighted power of the cells of that level.
@@ -230,7 +229,7 @@ func (s *staticNoise) frame(x []float64) {
 		return
 	}
 	s.front.features(o, s.front.feat)
-	isoModel.forwardBatch(s.front.feat, &s.batch, s.band)
+	isoModel.forwardBatch(s.front.feat, &s.front.batch, s.band)
 	s.front.bands.spread(s.band, s.g)
 
 	p := s.held[int(o/staticEvery)%len(s.held)]

@@ -37,7 +37,8 @@ var isoTanhK = func() (k [10][8]float32) {
 }()
 
 // forwardBatch sets gain (isoBands) from the features of a frame
-// (isoBands rows of isoIn) as forward does.
+// (isoBands rows of isoIn), bit for bit as the band-at-a-time reference
+// of the fitting program (isonet_ref_test.go) does.
 func (m *isoNet) forwardBatch(in []float32, s *isoBatch, gain []float64) {
 	in = in[:isoBands*isoIn]
 	for b := range isoBands {
