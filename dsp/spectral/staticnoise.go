@@ -74,7 +74,12 @@ import "math"
 // -> 1.09/1.04/1.04 (an earlier pair 1.22/1.20 -> 1.09/1.12); with
 // pauses mono 1.36/1.50/1.40 -> 1.33/1.46/1.42, stereo 1.74/1.67/1.92 ->
 // 1.83/1.75/1.55: still ahead of afftdn where the profile runs the whole
-// file, by less.
+// file, by less. After the first 20 s the network runs in runs, a
+// quarter of its passes (staticDenseSec): no pauses, mono, alternating
+// with main 036eea9 in one run (load 8-10), 1.20/1.01/1.10 ->
+// 1.26/1.17/1.24 (ours 190/189/200 -> 221/247/214x realtime per CPU s;
+// in CPU profiles of the two passes, this profile 26% -> 12%, the
+// Profiler's own transforms, of the frames the runs leave, 1% -> 6%).
 const (
 	staticExp = 6
 	// staticEvery is how many frames of the network's STFT (hop n/4, 10.7
@@ -102,6 +107,32 @@ const (
 	// +5.06/+5.03 and +4.94/+4.96 (gains 0.5/1).
 	staticSteadyDB   = 5.6
 	staticSpreadGain = 1.0
+)
+
+// The schedule of the network's passes: every staticEvery-th frame for
+// the first staticDenseSec of the stream, then in runs of staticBurst of
+// those passes, one run in every staticPeriod passes (3.1 s of every
+// 12.3 at 48 kHz) at a place in the period drawn afresh each time, the
+// runs' passes weighing staticPeriod/staticBurst times as much, so that
+// every stretch of the stream counts as it did. A run analyses the
+// frames of the passes staticNoise.reach either side of it as the dense
+// schedule does (the features' percentiles read them), so that each of
+// its passes gives the gains it gives there, bit for bit
+// (TestStaticNoiseRunsAreDense). Where the voice never pauses the profile
+// runs the whole file, and on an hour the runs cost a third of the dense
+// schedule. The corpus's clips are under 18 s: on them nothing changes.
+// Tuning half, its 8 real noises (2 keep the Profiler's profile) looped under 120 s and 240 s of its
+// clean speech at 5, 10 or 15 dB SNR, a mask without pauses: dense
+// +4.09 and +4.16 dB; runs of 12 in 48 after 30 s at fixed places
+// +4.04 and +4.06 (at 240 s one machine noise's mix 7.64 -> 7.06; 8.02
+// with the places drawn), at drawn places after 30 s +4.21 at 240 s,
+// after 20 s +4.19 (+4.07 at 120 s; after 10, 20, 40 or 60 s, fixed places,
+// +4.04/+4.00/+4.06/+4.06); runs of 12 or 24 in 96 after 15 s lost more
+// (+3.94/+3.95 at 120 s), as did stopping after 30 s (+3.98).
+const (
+	staticDenseSec = 20
+	staticBurst    = 12
+	staticPeriod   = 48
 )
 
 // staticBufHops is how many hops the buffer of samples holds beyond a
@@ -142,6 +173,12 @@ type staticNoise struct {
 	rowW, rowWP []float32
 	scale       float64 // from power to full scale
 	evals       int
+	// denseEvals is how many passes run on every staticEvery-th frame
+	// before the runs (staticDenseSec), burst and period the runs'
+	// length and spacing, in passes; reach is how many passes either
+	// side of one the frames of its features' percentiles belong to.
+	denseEvals           int64
+	burst, period, reach int64
 	// ctx and harm hold, for each frame number modulo staticEvery,
 	// whether the features of a frame the network is run on read its
 	// levels and its harmonicity.
@@ -168,6 +205,9 @@ func newStaticNoise(sampleRate int) *staticNoise {
 	}
 	s.rowW, s.rowWP = make([]float32, b*staticRows), make([]float32, b*staticRows)
 	s.scale = 4 / float64(n) / float64(n)
+	s.denseEvals = int64(math.Ceil(staticDenseSec * float64(sampleRate) / float64(staticEvery*s.hop)))
+	s.burst, s.period = staticBurst, staticPeriod
+	s.reach = int64((s.front.W + isoCtx[len(isoCtx)-1]) / staticEvery)
 	s.ctx, s.harm = make([]bool, staticEvery), make([]bool, staticEvery)
 	for _, j := range isoCtx {
 		s.ctx[((j%staticEvery)+staticEvery)%staticEvery] = true
@@ -203,15 +243,16 @@ func (s *staticNoise) write(x []float64) {
 func (s *staticNoise) frame(x []float64) {
 	t := s.next
 	s.next++
-	if at := int(t % staticEvery); s.ctx[at] {
+	if at := int(t % staticEvery); s.ctx[at] && s.needed(s.passOf(t, at)) {
 		clear(s.pow)
 		s.forwardPow(s.spec, s.pow, x, s.win)
 		s.powAt = t * int64(s.hop)
+		harm := s.harm[at] && s.on(s.passOf(t, at))
 		if s.hf == nil {
-			s.front.pushLevels(s.pow, s.harm[at])
+			s.front.pushLevels(s.pow, harm)
 		} else {
 			s.front.pushLevels(s.pow, false)
-			if s.harm[at] {
+			if harm {
 				slot := int((s.front.next - 1) % int64(s.front.R))
 				s.front.harm[slot] = s.hf.of(s.pow)
 				s.front.lag = s.hf.lag
@@ -225,8 +266,12 @@ func (s *staticNoise) frame(x []float64) {
 		s.front.skip()
 	}
 	o := t - int64(s.front.W)
-	if o < 0 || o%staticEvery != 0 {
+	if o < 0 || o%staticEvery != 0 || !s.on(o/staticEvery) {
 		return
+	}
+	weight := 1.0
+	if o/staticEvery >= s.denseEvals {
+		weight = float64(s.period) / float64(s.burst)
 	}
 	s.front.features(o, s.front.feat)
 	isoModel.forwardBatch(s.front.feat, &s.front.batch, s.band)
@@ -236,7 +281,7 @@ func (s *staticNoise) frame(x []float64) {
 	for k, g := range s.g {
 		u := max(1-g, 0)
 		u2 := u * u
-		w := u2 * u2 * u2 // staticExp
+		w := u2 * u2 * u2 * weight // staticExp
 		s.num[k] += w * p[k]
 		s.den[k] += w
 		r := 0
@@ -247,6 +292,46 @@ func (s *staticNoise) frame(x []float64) {
 		s.rowWP[k*staticRows+r] += float32(w * p[k])
 	}
 	s.evals++
+}
+
+// on tells whether the network runs on the e-th of every staticEvery
+// frames (the schedule's).
+func (s *staticNoise) on(e int64) bool {
+	if e < s.denseEvals {
+		return true
+	}
+	// The run's place in its period is drawn (splitmix64 of the
+	// period's number), so that runs do not keep step with a noise that
+	// cycles.
+	k, r := (e-s.denseEvals)/s.period, (e-s.denseEvals)%s.period
+	z := uint64(k+1) * 0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	r -= int64(z % uint64(s.period-s.burst+1))
+	return r >= 0 && r < s.burst
+}
+
+// needed tells whether the frames of the e-th pass's features are
+// analysed: its own run's or, within reach, a run's neighbour's.
+func (s *staticNoise) needed(e int64) bool {
+	for d := -s.reach; d <= s.reach; d++ {
+		if e+d >= 0 && s.on(e+d) {
+			return true
+		}
+	}
+	return false
+}
+
+// passOf returns which pass's features read frame t, at = t modulo
+// staticEvery (one of s.ctx): isoCtx reaches less than half of
+// staticEvery either side.
+func (s *staticNoise) passOf(t int64, at int) int64 {
+	j := int64(at)
+	if at > staticEvery/2 {
+		j -= staticEvery
+	}
+	return (t - j) / staticEvery
 }
 
 // powOf returns the power of the frame of the mix that starts at sample

@@ -94,6 +94,52 @@ func TestStaticNoiseBlocks(t *testing.T) {
 	}
 }
 
+// After its first staticDenseSec the profile runs the network in runs
+// of passes (staticBurst of every staticPeriod), each pass's gains those
+// of the pass on every staticEvery-th frame, bit for bit, and the runs'
+// weight times period/burst.
+func TestStaticNoiseRunsAreDense(t *testing.T) {
+	x := swelling(12 * fs)
+	dense, runs := newStaticNoise(fs), newStaticNoise(fs)
+	dense.denseEvals = math.MaxInt64
+	runs.denseEvals, runs.burst, runs.period = 5, 3, 11
+	bins := len(dense.den)
+	dPrev, rPrev := make([]float64, bins), make([]float64, bins)
+	compared, scaled := 0, 0
+	for i := 0; i < len(x); i += dense.hop {
+		blk := x[i:min(i+dense.hop, len(x))]
+		before := runs.evals
+		copy(dPrev, dense.den)
+		copy(rPrev, runs.den)
+		dense.write(blk)
+		runs.write(blk)
+		if runs.evals == before {
+			continue
+		}
+		for k, g := range runs.g {
+			if g != dense.g[k] {
+				t.Fatalf("pass %d, bin %d: gain %v, every frame's %v", dense.evals, k, g, dense.g[k])
+			}
+		}
+		w := 1.0
+		if runs.evals > int(runs.denseEvals) {
+			w = float64(runs.period) / float64(runs.burst)
+			scaled++
+		}
+		for k := range bins {
+			d, r := dense.den[k]-dPrev[k], runs.den[k]-rPrev[k]
+			if math.Abs(r-w*d) > 1e-9*max(r, 1e-300) {
+				t.Fatalf("pass %d, bin %d: weight %v, every frame's %v times %v", dense.evals, k, r, d, w)
+			}
+		}
+		compared++
+	}
+	if scaled < 6 || dense.evals-runs.evals < compared/3 {
+		t.Fatalf("%d passes compared (%d in runs), %d left out", compared, scaled, dense.evals-runs.evals)
+	}
+	t.Logf("%d passes compared (%d in runs), %d left out", compared, scaled, dense.evals-runs.evals)
+}
+
 // The batched forward pass gives band's gains bit for bit (with the AVX2
 // kernel where the CPU has it; TestIsoBatchGoIsBand the Go loops), on a
 // front's features and on features scaled up until the tanh saturates.
@@ -240,7 +286,8 @@ func TestStaticNoiseAllocatesNothing(t *testing.T) {
 
 // On a mono stream the Profiler takes the power of the frames Static's
 // presence profile has transformed already: the profile is the one it
-// makes transforming them itself (42 frames of 6 s shared).
+// makes transforming them itself (52 frames of 6 s shared, with the
+// profile's runs from the second second on; 70 without runs).
 func TestProfilerSharedFramesKeepProfile(t *testing.T) {
 	x := swelling(6 * fs)
 	vad := slices.Repeat([]bool{true}, len(x)/BlockFrames(fs)+1)
@@ -251,6 +298,9 @@ func TestProfilerSharedFramesKeepProfile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Runs from the 2nd second on: frames between them are not
+		// analysed, and the Profiler transforms those itself.
+		a.sn.denseEvals, a.sn.burst, a.sn.period = 4, 3, 10
 		if _, err := audio.Copy(context.Background(), a, audio.NewBufferSource(audio.Buffer{x}, fs)); err != nil {
 			t.Fatal(err)
 		}
