@@ -218,7 +218,9 @@ func openWAV(tb testing.TB, path string) (*wav.Decoder, *os.File) {
 // static-dehum-mono-nopauses is static-dehum-mono with a voice activity
 // mask that finds no pauses, as on speech under a noise that does not
 // let up: the Profiler then runs Static's presence profile over the
-// whole file (with pauses it stops once it has a second of them).
+// whole file, on every 24th frame for the first 20 s and in runs of a
+// quarter of those passes after (with pauses it stops once it has a
+// second of them).
 func BenchmarkDenoise(b *testing.B) {
 	report := func(b *testing.B, cpu time.Duration) {
 		b.ReportMetric(denoiseSeconds*float64(b.N)/b.Elapsed().Seconds(), "x_realtime")
