@@ -332,6 +332,7 @@ type Denoiser struct {
 	// last frame's reverberant power per bin.
 	revStrength, revKappa, revStep float64
 	wpeDelay                       int // WPE's prediction delay, hops
+	wpeContext                     int // WPE's frames either side for the dry variance
 	revQ                           []float64
 
 	acc []segAcc
@@ -421,10 +422,11 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 	}
 	// A room given by its RT60 alone is taken as all reverberation.
 	d.revStrength, d.revKappa = 1, 1
-	d.wpeDelay = wpeDelay
+	d.wpeDelay, d.wpeContext = wpeDelay, wpeContext
 	if opts.RT60 == 0 && opts.Profile != nil {
 		d.revStrength = reverbStrength(opts.Profile.DRRDB)
 		d.wpeDelay = wpeDelayFor(opts.Profile.DRRDB)
+		d.wpeContext = wpeContextFor(opts.Profile.DRRDB)
 	}
 	if rt < 0 || rt > 10 {
 		return nil, fmt.Errorf("%w: RT60 %g s", ErrInvalidParameter, rt)
@@ -507,7 +509,7 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 		// Dereverberation by linear prediction first, then the late
 		// reverberation gain on what is left. Each frame loses as much of
 		// its predicted tail as its segment's DeverbDB allows.
-		d.wpe = newWPE(f.Channels, f.SampleRate, d.wpeDelay, d.wpeAmount)
+		d.wpe = newWPE(f.Channels, f.SampleRate, d.wpeDelay, d.wpeContext, d.wpeAmount)
 		d.wrun = newHopRunner(up, d.wpe.hop, d.wpe.latency(), d.wpe.process)
 		up = d.wrun
 	}

@@ -134,10 +134,14 @@ func TestDeverbRoomParams(t *testing.T) {
 				c.Half, r.RT60, r.Size[0], r.Size[1], r.Size[2], v, d, 0.057*math.Sqrt(v/r.RT60), drr, early, late)
 		}
 		cases := deverbCases(t, c, true, 3)
+		// The image-source clips first, then sox's (the room model's
+		// estimate only: their rooms are sox's).
 		var ics []reverbCase
-		for _, rc := range cases {
-			if rc.method == "image-source" {
-				ics = append(ics, rc)
+		for _, m := range []string{"image-source", "sox"} {
+			for _, rc := range cases {
+				if rc.method == m {
+					ics = append(ics, rc)
+				}
 			}
 		}
 		lines := make([]string, len(ics))
@@ -161,6 +165,7 @@ var (
 	dvWideRooms = flag.Int("dvwiderooms", 36, "TestDeverbWideRooms: how many rooms")
 	dvWideSeed  = flag.Uint64("dvwideseed", 30, "TestDeverbWideRooms: the rooms' seed")
 	dvWideNR    = flag.String("dvwidenr", "auto,off", "TestDeverbWideRooms: the noise reductions (auto, off)")
+	dvWideSox   = flag.Bool("dvwidesox", true, "TestDeverbWideRooms: also the half's sox rooms of RT60 0.5 to 1.0 s, five clips each")
 )
 
 // wideRoom is an image-source room of the wide set with its impulse
@@ -279,6 +284,13 @@ func TestDeverbWideRooms(t *testing.T) {
 	c := realCorpus(t)
 	rooms := wideRooms(t, *dvWideRooms, *dvWideSeed)
 	cases := wideCases(c, rooms)
+	if *dvWideSox {
+		for _, rc := range deverbCases(t, c, true, 3) {
+			if rc.method == "sox" {
+				cases = append(cases, rc)
+			}
+		}
+	}
 	var reds []float64
 	for _, s := range strings.Split(*dvWideNR, ",") {
 		switch s {
@@ -291,19 +303,26 @@ func TestDeverbWideRooms(t *testing.T) {
 	var tab table
 	lines := make([]string, len(cases))
 	parallel(len(cases), func(i int) {
-		rc, w := cases[i], rooms[i]
+		rc := cases[i]
 		p := analyse(t, audio.Buffer{rc.input}, ProfilerOptions{VAD: classifyVAD(t, audio.Buffer{rc.input})})
 		in := testaudio.SISDR(rc.dry, rc.input)
-		line := fmt.Sprintf("%-30s RT60 %.2f %4.1fx%4.1fx%3.1f d %.1f DRR %+5.1f early %+5.1f late %+5.1f; model %.2f %+4.0f; input %5.1f dB;",
-			rc.id, rc.rt60, w.room.Size[0], w.room.Size[1], w.room.Size[2], w.distance, w.drr, w.early, w.late, p.RT60, p.DRRDB, in)
-		group := "late over early"
-		if w.early > w.late {
-			group = "early over late"
+		line := fmt.Sprintf("%-30s RT60 %.2f; model %.2f %+4.0f; input %5.1f dB;", rc.id, rc.rt60, p.RT60, p.DRRDB, in)
+		group := "sox"
+		if i < len(rooms) {
+			w := rooms[i]
+			line = fmt.Sprintf("%-30s RT60 %.2f %4.1fx%4.1fx%3.1f d %.1f DRR %+5.1f early %+5.1f late %+5.1f; model %.2f %+4.0f; input %5.1f dB;",
+				rc.id, rc.rt60, w.room.Size[0], w.room.Size[1], w.room.Size[2], w.distance, w.drr, w.early, w.late, p.RT60, p.DRRDB, in)
+			group = "late over early"
+			if w.early > w.late {
+				group = "early over late"
+			}
 		}
 		for _, red := range reds {
 			y, _ := denoise(t, rc.input, DenoiserOptions{Settings: Settings{Method: Static, ReductionDB: red}, Profile: p})
 			g := testaudio.SISDR(rc.dry, y) - in
-			tab.add("all", deverbColumn(Static, red), g)
+			if group != "sox" {
+				tab.add("image-source", deverbColumn(Static, red), g)
+			}
 			tab.add(group, deverbColumn(Static, red), g)
 			line += fmt.Sprintf(" %+.2f", g)
 		}

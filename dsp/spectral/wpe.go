@@ -38,20 +38,22 @@ import (
 // little power: the stage costs about what it did at 12 frames
 // (BenchmarkNodes/dynamic-deverb).
 const (
-	wpeDelay    = 2   // hops between a frame and the first one predicting it
-	wpeDelayHi  = 5   // the same where the direct sound stands over its tail (wpeDelayFor)
-	wpeTaps     = 24  // frames in the prediction
-	wpeIters    = 1   // estimates of the dry variance
-	wpeContext  = 6   // frames either side averaged for the dry variance
-	wpeBlockSec = 2.0 // block length
-	wpeForget   = 0.9 // weight of the previous blocks' statistics
-	wpeMaxHz    = 5000
+	wpeDelay      = 2   // hops between a frame and the first one predicting it
+	wpeDelayHi    = 5   // the same where the direct sound stands over its tail (wpeDelayFor)
+	wpeTaps       = 24  // frames in the prediction
+	wpeIters      = 1   // estimates of the dry variance
+	wpeContext    = 6   // frames either side averaged for the dry variance
+	wpeContextLow = 20  // the same where the reverberation reaches the direct sound (wpeContextFor)
+	wpeBlockSec   = 2.0 // block length
+	wpeForget     = 0.9 // weight of the previous blocks' statistics
+	wpeMaxHz      = 5000
 )
 
 // wpe is the dereverberation stage: a hopRunner process on hop frames.
 type wpe struct {
 	ch, n, hop, bins, kmax int
 	delay                  int // hops between a frame and the first one predicting it
+	context                int // frames either side averaged for the dry variance
 	L, H, W                int // block frames, history frames, W = H+L
 	win, swin              []float64
 	rfft
@@ -75,10 +77,10 @@ type wpe struct {
 	amount func(centre int64) float64 // fraction of the prediction to remove at a frame centre
 }
 
-func newWPE(channels, sampleRate, delay int, amount func(int64) float64) *wpe {
+func newWPE(channels, sampleRate, delay, context int, amount func(int64) float64) *wpe {
 	n := FFTSize(sampleRate)
 	hop := n / 4
-	w := &wpe{ch: channels, n: n, hop: hop, bins: n/2 + 1, delay: delay, amount: amount}
+	w := &wpe{ch: channels, n: n, hop: hop, bins: n/2 + 1, delay: delay, context: context, amount: amount}
 	w.kmax = min(w.bins, int(math.Ceil(wpeMaxHz*float64(n)/float64(sampleRate)))+1)
 	w.L = max(16, int(math.Round(wpeBlockSec*float64(sampleRate)/float64(hop))))
 	w.H = delay + wpeTaps - 1
@@ -251,7 +253,7 @@ func (w *wpe) predict(y []complex128, t int) complex128 {
 }
 
 // weights sets lam[H:] to the inverse of the dry variance of the block's
-// frames: the prediction error's power averaged over wpeContext frames
+// frames: the prediction error's power averaged over w.context frames
 // either side (within the block), floored.
 func (w *wpe) weights(H int) {
 	W, lam, avg := w.W, w.lam, w.avg
@@ -263,11 +265,11 @@ func (w *wpe) weights(H int) {
 	var s, mx float64
 	lo, hi := H, H
 	for t := H; t < W; t++ {
-		for hi < min(W, t+wpeContext+1) {
+		for hi < min(W, t+w.context+1) {
 			s += lam[hi]
 			hi++
 		}
-		for lo < t-wpeContext {
+		for lo < t-w.context {
 			s -= lam[lo]
 			lo++
 		}
