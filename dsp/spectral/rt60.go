@@ -435,6 +435,16 @@ func (r *rt60Estimator) tailsOff(p *Profile, prof, floor [rtBands]float64) {
 		}
 		p.Noise[k] *= ratio[b]
 	}
+	// Static's profile from speech presence holds the tails too, where
+	// the room model is sure of the room: at DRR wpeLowDRR and under.
+	// The tuning half's babble mixes that it takes for rooms (4 of 126
+	// noisy mixes, RT60 0.4 to 0.6 s, DRR +3 dB) lose 1.0 to 1.5 dB of
+	// static's SI-SDR gain when their StaticNoise is lowered.
+	if p.DRRDB <= wpeLowDRR && len(p.StaticNoise) == len(p.Noise) {
+		for k, v := range p.Noise {
+			p.StaticNoise[k] = min(p.StaticNoise[k], v)
+		}
+	}
 	if math.IsInf(p.NoiseDB, 0) || math.IsNaN(p.NoiseDB) {
 		return
 	}
