@@ -107,20 +107,26 @@ func deverbCases(t testing.TB, c *realaudio.Corpus, all bool, extra int) []rever
 // method and noise setting keeps on the held-out half. The issue asks +3
 // dB: sox's rooms are held to it; the image-source rooms to what they
 // reach today, less 0.2 dB or more, so that a change that loses ground
-// fails. The plain run measures image-source +2.03 and +2.05 dB (noise
+// fails. The plain run measures image-source +2.31 and +2.31 dB (noise
 // reduction automatic and off), sox +5.20 and +5.20; -realfull, on 30
-// rooms, image-source +2.05 to +2.07 and sox +3.38 to +3.71 (static
-// +3.70/+3.67, dynamic +3.71/+3.66, speech_isolation +3.49/+3.38; its
-// klettres clips, recorded in rooms of their own, lose up to 3.0 dB; the
-// image-source rooms of 0.5 s gain +0.1 to +1.5: their early reflections,
-// which the reference does not hold, are most of their reverberation, see
-// TestDeverbOracle). Sox's rooms gained +1.34 to +1.64 before WPE
+// rooms, image-source +2.27 to +2.31 (static +2.29/+2.29, dynamic
+// +2.28/+2.27, speech_isolation +2.31/+2.29) and sox +3.23 to +3.54
+// (static +3.47/+3.46, dynamic +3.54/+3.49, speech_isolation
+// +3.33/+3.23; its klettres clips, recorded in rooms of their own, lose
+// up to 4.5 dB; the image-source rooms of 0.5 s gain +0.0 to +1.5: their
+// early reflections, which the reference does not hold, are most of
+// their reverberation, see TestDeverbOracle). Before WPE averaged the
+// dry variance over +-20 frames at DRR 0 dB and under (wpeContextFor) and
+// Static's presence profile lost the tails there too (tailsOff),
+// image-source gained +2.00 to +2.07, sox +3.38 to +3.71 (static
+// +3.61/+3.59): the two held-out klettres sox clips the room model puts
+// at 0 dB lose 1-2 dB more. Sox's rooms gained +1.34 to +1.64 before WPE
 // predicted from five hops in rooms over 4.5 dB DRR and removed all it
 // predicts (wpeDelayFor, reverbStrength). The room model fitted against
 // the measured noise floor (the fades around digital silence left out)
 // from a second of signal per band, the Profile's noise lowered to that
 // floor where a room is found, with WPE on 24 frames.
-var deverbFloorDB = map[string]float64{"image-source": 1.4, "sox": 3.0}
+var deverbFloorDB = map[string]float64{"image-source": 2.0, "sox": 3.0}
 
 // Real speech in rooms of RT60 0.5 to 1.0 s (image-source and sox's
 // reverb) through the real node, as the engine runs it (the Profiler with
