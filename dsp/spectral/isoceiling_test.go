@@ -3,6 +3,7 @@ package spectral
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"sort"
 	"strings"
@@ -36,6 +37,9 @@ func isoFrame(m realaudio.Mix, nets []*isoNet) *isoMixFrames {
 	hop := n / 4
 	win := sqrtHann(n)
 	front := newIsoFront(fs, n, hop, win)
+	if *isoCeilTruePitch {
+		front.pitchOf = isoTruePitch(m.Clean) // isodiag_test.go
+	}
 	ft := newRFFT(n)
 	bins := n/2 + 1
 	spec := make([]complex128, bins)
@@ -423,6 +427,7 @@ func TestIsolationCeiling(t *testing.T) {
 			return geo(g, mf.wiener(g, 6, 8, 94, 1, 1))
 		},
 	}
+	maps.Copy(masks, isoDiagMasks(bmNet)) // isodiag_test.go
 	var nets []*isoNet
 	if *isoCeilNets != "" {
 		for i, path := range strings.Split(*isoCeilNets, ",") {

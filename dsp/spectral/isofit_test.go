@@ -51,6 +51,8 @@ var fitIsolation = flag.Bool("fit", false, "TestFitIsolation: fit speech isolati
 var (
 	fitSeed      = flag.Uint64("fitseed", isoFitSeed, "TestFitIsolation: the seed of the fitting mixes and of the fit (the validation mixes keep isoFitSeed)")
 	fitMaxWeight = flag.Float64("fitmaxweight", isoFitMaxWeight, "TestFitIsolation: the cap of a band's weight in the loss, its energy over the mix's mean band energy")
+	fitTrain     = flag.Int("fittrain", isoFitTrain, "TestFitIsolation: the number of mixes to fit on")
+	fitKind      = flag.String("fitkind", "", "TestFitIsolation: fit on the mixes of this interferer only (babble, music, noise: a specialist), of -fittrain drawn")
 	fitSave      = flag.String("fitsave", "", "TestFitIsolation: also write the kept network as a gob file (TestIsolationCeiling -isoceilnets reads it)")
 )
 
@@ -215,6 +217,9 @@ func isoExamples(mix isoMix, every, phase int, set *isoSet) {
 	hop := n / 4
 	win := sqrtHann(n)
 	front := newIsoFront(fs, n, hop, win)
+	if *fitTruePitch {
+		front.pitchOf = isoTruePitch(mix.clean) // isodiag_test.go
+	}
 	ft := newRFFT(n)
 	spec := make([]complex128, n/2+1)
 	frame := make([]float64, n)
@@ -458,7 +463,11 @@ func TestFitIsolation(t *testing.T) {
 		isoAddExtra(t, &fitM)
 	}
 	r := rand.New(rand.NewPCG(*fitSeed, 0x5eed))
-	train := isoExamplesOf(isoMixes(fitM, isoFitTrain, r), isoFitEvery)
+	mixes := isoMixes(fitM, *fitTrain, r)
+	if *fitKind != "" {
+		mixes = slices.DeleteFunc(mixes, func(m isoMix) bool { return m.kind != *fitKind })
+	}
+	train := isoExamplesOf(mixes, isoFitEvery)
 	speakersOf := func(cs []realaudio.Clip) []string {
 		var s []string
 		for _, c := range cs {
@@ -492,7 +501,7 @@ func TestFitIsolation(t *testing.T) {
 		"energy; a mask open everywhere %.4f). The held-out half's speakers, music\n"+
 		"and noises are others than these (internal/realaudio splits by source): what\n"+
 		"the network gains there is in isolate_test.go (TestRealSpeechIsolation).",
-		train.len(), isoFitEvery, isoFitTrain, len(fitM.clips), len(fitS), len(fitM.extra), len(speakersOf(fitM.extra)),
+		train.len(), isoFitEvery, *fitTrain, len(fitM.clips), len(fitS), len(fitM.extra), len(speakersOf(fitM.extra)),
 		strconv.FormatFloat(fitM.extraShare, 'g', -1, 64), isoExtraPackages(fitM), val.len(), isoFitDecay, isoFitBatch, *fitSeed, isoFitEpochs, kept, loss, open)
 	if *fitSave != "" {
 		var b bytes.Buffer

@@ -235,6 +235,10 @@ type isoFront struct {
 	next     int64     // index of the next frame
 	feat     []float32 // the network's input for a frame
 	batch    isoBatch
+	// pitchOf, in tests, gives the lag (samples) of frame t's comb
+	// instead of the mixture's autocorrelation peak, 0 to keep that:
+	// the target speech's own pitch, an oracle of the cue (isodiag_test.go).
+	pitchOf func(t int64) int
 }
 
 func newIsoFront(sampleRate, n, hop int, win []float64) *isoFront {
@@ -312,6 +316,11 @@ func (f *isoFront) pushLevels(pow []float64, harm bool) {
 	f.harm[slot] = 0
 	if harm {
 		f.harm[slot] = f.harmonicity(pow)
+		if f.pitchOf != nil {
+			if l := f.pitchOf(f.next - 1); l > 0 {
+				f.lag = l
+			}
+		}
 		f.combShares(pow, f.comb[slot])
 	} else {
 		f.noComb(f.comb[slot])
