@@ -368,6 +368,9 @@ func TestIsolationCeiling(t *testing.T) {
 		}
 		mixes = append(mixes, m)
 	}
+	if *isoCeilVal {
+		mixes = isoValMixes(c) // isodiag_test.go
+	}
 	bm48 := newBandMapN(48, fs, FFTSize(fs))
 	bm96 := newBandMapN(96, fs, FFTSize(fs))
 	bm24 := newBandMapN(24, fs, FFTSize(fs))
@@ -480,6 +483,11 @@ func TestIsolationCeiling(t *testing.T) {
 			d, err := NewDenoiser(audio.NewBufferSource(audio.Buffer{m.Input}, fs), DenoiserOptions{Settings: Settings{Method: SpeechIsolation, DeverbDB: -1}, Profile: p})
 			if err != nil {
 				t.Error(err)
+				return
+			}
+			if d.iso == nil && *isoCeilVal {
+				t.Logf("%s: no isolation stage (the automatic amount), left out", m.ID)
+				gains[i] = nil
 				return
 			}
 			if d.iso == nil {

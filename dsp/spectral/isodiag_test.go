@@ -2,7 +2,9 @@ package spectral
 
 import (
 	"flag"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -312,4 +314,27 @@ func isoTruePitch(clean []float64) func(int64) int {
 		}
 		return 0
 	}
+}
+
+var isoCeilVal = flag.Bool("isoceilval", false, "TestIsolationCeiling: measure on TestFitIsolation's validation mixes (speakers the network was not fitted on) instead of the corpus's babble and music mixes")
+
+// isoValMixes are TestFitIsolation's validation mixes of babble and
+// music (the tuning half's speakers it keeps back, the last quarter of
+// each piece of music), as the corpus's mixes: the tuning half's own
+// babble and music mixes (NoisySpeech) are all of speakers the network
+// is fitted on, so that they reward a network that learns its speakers.
+func isoValMixes(c *realaudio.Corpus) []realaudio.Mix {
+	_, valM := isoSplit(c)
+	var out []realaudio.Mix
+	for i, m := range isoMixes(valM, isoFitVal, rand.New(rand.NewPCG(isoFitSeed, 0x7a1))) {
+		if m.kind == "noise" {
+			continue
+		}
+		snr := 10 * math.Log10(realaudio.ActiveLevel(m.clean)/max(meanPower(m.noise), 1e-30))
+		if snr < 3 || snr > 17 {
+			continue
+		}
+		out = append(out, realaudio.Mix{ID: fmt.Sprintf("val%d/%s/%.0fdB", i, m.kind, snr), Clean: m.clean, Noise: m.noise, Input: m.input, SNR: snr, Interferer: m.kind})
+	}
+	return out
 }

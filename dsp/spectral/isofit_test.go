@@ -53,6 +53,7 @@ var (
 	fitMaxWeight = flag.Float64("fitmaxweight", isoFitMaxWeight, "TestFitIsolation: the cap of a band's weight in the loss, its energy over the mix's mean band energy")
 	fitTrain     = flag.Int("fittrain", isoFitTrain, "TestFitIsolation: the number of mixes to fit on")
 	fitKind      = flag.String("fitkind", "", "TestFitIsolation: fit on the mixes of this interferer only (babble, music, noise: a specialist), of -fittrain drawn")
+	fitDecay     = flag.Float64("fitdecay", isoFitDecay, "TestFitIsolation: AdamW's decoupled weight decay")
 	fitSave      = flag.String("fitsave", "", "TestFitIsolation: also write the kept network as a gob file (TestIsolationCeiling -isoceilnets reads it)")
 )
 
@@ -413,7 +414,7 @@ func isoFit(t *testing.T, train, val isoSet) (isoNet, float64, int) {
 			c1, c2 := 1-math.Pow(b1, float64(step)), 1-math.Pow(b2, float64(step))
 			for k, p := range pm {
 				gk, mk, vk := pg[k], p1[k], p2[k]
-				decay := float32(1 - lr*isoFitDecay)
+				decay := float32(1 - lr**fitDecay)
 				if k < 3 {
 					decay = 1 // biases
 				}
@@ -502,7 +503,7 @@ func TestFitIsolation(t *testing.T) {
 		"and noises are others than these (internal/realaudio splits by source): what\n"+
 		"the network gains there is in isolate_test.go (TestRealSpeechIsolation).",
 		train.len(), isoFitEvery, *fitTrain, len(fitM.clips), len(fitS), len(fitM.extra), len(speakersOf(fitM.extra)),
-		strconv.FormatFloat(fitM.extraShare, 'g', -1, 64), isoExtraPackages(fitM), val.len(), isoFitDecay, isoFitBatch, *fitSeed, isoFitEpochs, kept, loss, open)
+		strconv.FormatFloat(fitM.extraShare, 'g', -1, 64), isoExtraPackages(fitM), val.len(), *fitDecay, isoFitBatch, *fitSeed, isoFitEpochs, kept, loss, open)
 	if *fitSave != "" {
 		var b bytes.Buffer
 		if err := binary.Write(&b, binary.LittleEndian, isoNetSlices(&m)); err != nil {
