@@ -53,6 +53,8 @@ type isolator struct {
 	win, swin        []float64
 	rfft
 	front      *isoFront
+	fine       *isoFine // the per-bin stage under isoFineTopHz (isofine.go)
+	fineNet    *isoFineNet
 	frame, acc [][]float64
 	spec       [][]complex128 // ring: slot*ch+c, bins each
 	pow        []float64
@@ -83,6 +85,7 @@ func newIsolator(channels, sampleRate int, amount func(int64) (float64, float64)
 	// W frames after it.
 	s.L = s.front.W + 1
 	s.R = s.L + 2
+	s.fine, s.fineNet = newIsoFine(sampleRate, n, s.L), &isoFineModel
 	s.frame = make([][]float64, channels)
 	s.acc = make([][]float64, channels)
 	for c := range s.frame {
@@ -129,6 +132,7 @@ func (s *isolator) process(in, out audio.Buffer) {
 		p[k] /= float64(s.ch)
 	}
 	s.front.push(p)
+	s.fine.push(p, s.front)
 	if q := f - int64(s.front.W); q >= 0 {
 		s.front.gains(q, s.band[int(q%R)])
 	}
@@ -154,6 +158,9 @@ func (s *isolator) process(in, out audio.Buffer) {
 			s.sm[i] = 0.25*b0[i] + 0.5*b1[i] + 0.25*b2[i]
 		}
 		s.front.bands.spread(s.sm, g)
+		if s.fineNet != nil {
+			s.fine.refine(s.fineNet, o, g)
+		}
 		if s.mask != nil {
 			s.mask(o, g)
 		}

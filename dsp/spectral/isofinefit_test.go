@@ -1,0 +1,481 @@
+package spectral
+
+import (
+	"bytes"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"go/format"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/audiopost/audiopost/internal/realaudio"
+)
+
+// TestFitIsoFine fits speech isolation's per-bin network (isofine.go) on
+// top of the band network as it is (isomodel.go) and writes
+// isofinemodel.go:
+//
+//	go test ./dsp/spectral -run TestFitIsoFine -v -args -finefit
+//
+// It keeps the band network's fitting conventions (isofit_test.go): the
+// tuning half split by speaker and by time (isoSplit), the same validation
+// mixes, ktuberling-data's speakers in the part to fit on (-fitextra);
+// its own mixes to fit on are drawn with another seed (isoFineSeed) than
+// the band network's, so that it does not learn to trust band gains on
+// the mixes those were fitted to. Every isoFitEvery-th frame is framed
+// as the isolator frames it (isoFront, the band gains smoothed and
+// spread, isoFine's ring), and each bin under isoFineTopHz is an example
+// whose target is its ideal ratio mask S/(S+N) and whose loss is the
+// squared error weighted by the bin's energy over the mix's mean under
+// the top (at most isoFitMaxWeight). Adam (AdamW), batches of
+// isoFitBatch, isoFineEpochs epochs; the epoch with the lowest
+// validation loss is kept.
+var (
+	fineFit    = flag.Bool("finefit", false, "TestFitIsoFine: fit speech isolation's per-bin network on the tuning half and write isofinemodel.go")
+	fineMat    = flag.String("finemat", "fit", "TestFitIsoFine: the speakers of the mixes to fit on: fit (the band network's) or val (its validation speakers, whose band gains are honest)")
+	fineOracle = flag.Bool("fineoracle", false, "TestFitIsoFine: fit on the oracle band gains instead of the band network's")
+	fineNoise  = flag.Float64("finenoise", 0, "TestFitIsoFine: the deviation of a normal noise added to the logit of each band gain of the mixes to fit on (the band network is surer of its own fitting speakers than of others)")
+	fineSave   = flag.String("finesave", "", "TestFitIsoFine: write the network to this file instead of isofinemodel.go (TestIsoFineCeiling -finenets reads it)")
+)
+
+const (
+	isoFineSeed   = 40
+	isoFineEpochs = 10
+	isoFineEvery  = 8 // frames: a frame's 64 bins are examples enough
+)
+
+// isoFineSet is a set of per-bin examples: features, target, weight.
+type isoFineSet struct {
+	x, y, w []float32
+	kind    []isoKind
+}
+
+// isoKind is a mix's kind of interferer, a byte a bin.
+type isoKind uint8
+
+var isoKinds = []string{"babble", "music", "noise"}
+
+func (k isoKind) String() string { return isoKinds[k] }
+
+func (s *isoFineSet) len() int { return len(s.y) }
+
+// isoFineExamples frames mix as the isolator does and adds the bins of
+// every every-th frame, from phase on, to set.
+func isoFineExamples(mix isoMix, every, phase int, oracle bool, noise float64, set *isoFineSet) {
+	rn := rand.New(rand.NewPCG(isoFineSeed, uint64(len(mix.input))^uint64(phase)))
+	n := FFTSize(fs)
+	hop := n / 4
+	win := sqrtHann(n)
+	front := newIsoFront(fs, n, hop, win)
+	L := front.W + 1
+	fine := newIsoFine(fs, n, L)
+	K := fine.K
+	ft := newRFFT(n)
+	spec := make([]complex128, n/2+1)
+	frame := make([]float64, n)
+	pow := make([]float64, n/2+1)
+	powOf := func(x []float64, f int) []float64 {
+		clear(frame)
+		start := (f+1)*hop - n
+		for i := range frame {
+			if j := start + i; j >= 0 && j < len(x) {
+				frame[i] = x[j]
+			}
+		}
+		clear(pow)
+		ft.forwardPow(spec, pow, frame, win)
+		return pow
+	}
+	frames := (len(mix.input) + hop - 1) / hop
+	S, V := make([][]float64, frames), make([][]float64, frames)
+	ideal := make([][]float64, frames) // the band IRM, with -fineoracle
+	es, en := make([]float64, isoBands), make([]float64, isoBands)
+	var mean float64
+	for f := range frames {
+		S[f] = slices.Clone(powOf(mix.clean, f)[:K])
+		if oracle {
+			front.bands.energies(pow, es)
+		}
+		V[f] = slices.Clone(powOf(mix.noise, f)[:K])
+		if oracle {
+			front.bands.energies(pow, en)
+			ideal[f] = make([]float64, isoBands)
+			for b := range es {
+				ideal[f][b] = 1
+				if es[b]+en[b] > 0 {
+					ideal[f][b] = es[b] / (es[b] + en[b])
+				}
+			}
+		}
+		for k := range K {
+			mean += S[f][k] + V[f][k]
+		}
+	}
+	mean /= float64(frames * K)
+	if mean <= 0 {
+		return
+	}
+	R := L + 2
+	band := make([][]float64, R)
+	for i := range band {
+		band[i] = make([]float64, isoBands)
+	}
+	sm := make([]float64, isoBands)
+	g := make([]float64, n/2+1)
+	for f := 0; f < frames+L; f++ {
+		p := powOf(mix.input, f)
+		front.push(p)
+		fine.push(p, front)
+		if q := f - front.W; q >= 0 {
+			if oracle && q < frames {
+				copy(band[q%R], ideal[q])
+			} else {
+				front.gains(int64(q), band[q%R])
+			}
+		}
+		o := f - L
+		if o < 0 || o >= frames || o%every != phase {
+			continue
+		}
+		b0, b1, b2 := band[max(o-1, 0)%R], band[o%R], band[(o+1)%R]
+		for i := range sm {
+			sm[i] = 0.25*b0[i] + 0.5*b1[i] + 0.25*b2[i]
+			if noise > 0 {
+				v := min(1-1e-6, max(1e-6, sm[i]))
+				sm[i] = 1 / (1 + math.Exp(-(math.Log(v/(1-v)) + noise*rn.NormFloat64())))
+			}
+		}
+		front.bands.spread(sm, g)
+		fine.features(int64(o), g)
+		for k := range K {
+			s, v := S[o][k], V[o][k]
+			y := 1.0
+			if s+v > 0 {
+				y = s / (s + v)
+			}
+			for i := range isoFineIn {
+				set.x = append(set.x, fine.x[i*K+k])
+			}
+			set.y = append(set.y, float32(y))
+			set.w = append(set.w, float32(min(isoFitMaxWeight, (s+v)/mean)))
+			set.kind = append(set.kind, isoKind(slices.Index(isoKinds, mix.kind)))
+		}
+	}
+}
+
+// isoFineExamplesOf makes n mixes of m with r (isoMixes' draws) and
+// takes their examples, a few mixes at a time: a mix's samples are
+// megabytes, its examples far fewer.
+func isoFineExamplesOf(m isoMaterial, n int, r *rand.Rand, every int, oracle bool, noise float64) isoFineSet {
+	var s isoFineSet
+	for at := 0; at < n; at += 16 {
+		mixes := isoMixes(m, min(16, n-at), r)
+		parts := make([]isoFineSet, len(mixes))
+		parallel(len(mixes), func(i int) { isoFineExamples(mixes[i], every, (at+i)%every, oracle, noise, &parts[i]) })
+		for _, p := range parts {
+			s.x = append(s.x, p.x...)
+			s.y = append(s.y, p.y...)
+			s.w = append(s.w, p.w...)
+			s.kind = append(s.kind, p.kind...)
+		}
+	}
+	return s
+}
+
+// isoFineScratch holds one bin's activations.
+type isoFineScratch struct {
+	x  [isoFineIn]float32
+	h1 [isoFineH1]float32
+	h2 [isoFineH2]float32
+}
+
+// bin is the network's gain of one bin from its raw features, the
+// reference forwardBins is held to bit for bit (TestIsoFineBinsAreBin)
+// and the fit differentiates.
+func (m *isoFineNet) bin(in []float32, s *isoFineScratch) float32 {
+	for i, v := range in[:isoFineIn] {
+		s.x[i] = (v - m.mean[i]) * m.scale[i]
+	}
+	for j := range s.h1 {
+		a := m.b1[j]
+		for i, v := range s.x {
+			a += m.w1[j][i] * v
+		}
+		s.h1[j] = tanh32(a)
+	}
+	for j := range s.h2 {
+		a := m.b2[j]
+		for i, v := range s.h1 {
+			a += m.w2[j][i] * v
+		}
+		s.h2[j] = tanh32(a)
+	}
+	a := m.b3[0]
+	for i, v := range s.h2 {
+		a += m.w3[i] * v
+	}
+	return float32(1 / (1 + math.Exp(-float64(a))))
+}
+
+func isoFineLoss(m *isoFineNet, s isoFineSet) (float64, map[string]float64) {
+	var sc isoFineScratch
+	var all float64
+	sum, cnt := map[string]float64{}, map[string]int{}
+	for i := range s.len() {
+		d := float64(m.bin(s.x[i*isoFineIn:(i+1)*isoFineIn], &sc) - s.y[i])
+		e := float64(s.w[i]) * d * d
+		all += e
+		sum[s.kind[i].String()] += e
+		cnt[s.kind[i].String()]++
+	}
+	by := map[string]float64{}
+	for k, v := range sum {
+		by[k] = v / float64(cnt[k])
+	}
+	return all / float64(max(1, s.len())), by
+}
+
+// isoFineParams lists the network's weights, biases first.
+func isoFineParams(n *isoFineNet) [][]float32 {
+	p := [][]float32{n.b1[:], n.b2[:], n.b3[:], n.w3[:]}
+	for j := range n.w1 {
+		p = append(p, n.w1[j][:])
+	}
+	for j := range n.w2 {
+		p = append(p, n.w2[j][:])
+	}
+	return p
+}
+
+func isoFineFit(t *testing.T, train, val isoFineSet) (isoFineNet, float64, int) {
+	r := rand.New(rand.NewPCG(isoFineSeed, 0x150))
+	m := new(isoFineNet)
+	N := train.len()
+	for i := range isoFineIn {
+		var s, s2 float64
+		for e := range N {
+			v := float64(train.x[e*isoFineIn+i])
+			s += v
+			s2 += v * v
+		}
+		mu := s / float64(N)
+		m.mean[i], m.scale[i] = float32(mu), float32(1/math.Sqrt(max(s2/float64(N)-mu*mu, 1e-8)))
+	}
+	initW := func(w []float32, fanIn int) {
+		a := math.Sqrt(1 / float64(fanIn))
+		for i := range w {
+			w[i] = float32(a * r.NormFloat64())
+		}
+	}
+	for j := range m.w1 {
+		initW(m.w1[j][:], isoFineIn)
+	}
+	for j := range m.w2 {
+		initW(m.w2[j][:], isoFineH1)
+	}
+	initW(m.w3[:], isoFineH2)
+	g, mom, vel := new(isoFineNet), new(isoFineNet), new(isoFineNet)
+	pm, pg, p1, p2 := isoFineParams(m), isoFineParams(g), isoFineParams(mom), isoFineParams(vel)
+	best, bestLoss, bestEpoch := *m, math.Inf(1), 0
+	order := make([]int, N)
+	for i := range order {
+		order[i] = i
+	}
+	var sc isoFineScratch
+	var d2 [isoFineH2]float32
+	var d1 [isoFineH1]float32
+	step := 0
+	b1, b2 := 0.9, 0.999
+	for epoch := 1; epoch <= isoFineEpochs; epoch++ {
+		r.Shuffle(N, func(i, j int) { order[i], order[j] = order[j], order[i] })
+		lr := isoFitRate
+		if epoch > isoFineEpochs*2/3 {
+			lr /= 4
+		}
+		var trainLoss float64
+		for at := 0; at < N; at += isoFitBatch {
+			batch := order[at:min(N, at+isoFitBatch)]
+			for _, p := range pg {
+				clear(p)
+			}
+			for _, e := range batch {
+				gb := m.bin(train.x[e*isoFineIn:(e+1)*isoFineIn], &sc)
+				d := gb - train.y[e]
+				wt := train.w[e]
+				trainLoss += float64(wt * d * d)
+				d3 := 2 * wt * d * gb * (1 - gb)
+				g.b3[0] += d3
+				for j, h := range sc.h2 {
+					g.w3[j] += d3 * h
+					d2[j] = d3 * m.w3[j] * (1 - h*h)
+				}
+				clear(d1[:])
+				for j, d := range d2 {
+					g.b2[j] += d
+					for i, h := range sc.h1 {
+						g.w2[j][i] += d * h
+						d1[i] += d * m.w2[j][i]
+					}
+				}
+				for j := range d1 {
+					d := d1[j] * (1 - sc.h1[j]*sc.h1[j])
+					g.b1[j] += d
+					for i, x := range sc.x {
+						g.w1[j][i] += d * x
+					}
+				}
+			}
+			step++
+			inv := 1 / float64(len(batch))
+			c1, c2 := 1-math.Pow(b1, float64(step)), 1-math.Pow(b2, float64(step))
+			for k, p := range pm {
+				gk, mk, vk := pg[k], p1[k], p2[k]
+				decay := float32(1 - lr*isoFitDecay)
+				if k < 3 {
+					decay = 1 // biases
+				}
+				for i := range p {
+					p[i] *= decay
+					gr := float64(gk[i]) * inv
+					mv := b1*float64(mk[i]) + (1-b1)*gr
+					vv := b2*float64(vk[i]) + (1-b2)*gr*gr
+					mk[i], vk[i] = float32(mv), float32(vv)
+					p[i] -= float32(lr * (mv / c1) / (math.Sqrt(vv/c2) + 1e-8))
+				}
+			}
+		}
+		vl, by := isoFineLoss(m, val)
+		t.Logf("epoch %2d: train loss %.4f, validation %.4f (babble %.4f, music %.4f, noise %.4f)", epoch, trainLoss/float64(N), vl, by["babble"], by["music"], by["noise"])
+		if vl < bestLoss {
+			best, bestLoss, bestEpoch = *m, vl, epoch
+		}
+	}
+	return best, bestLoss, bestEpoch
+}
+
+func TestFitIsoFine(t *testing.T) {
+	if !*fineFit {
+		t.Skip("fits speech isolation's per-bin network and writes isofinemodel.go with -finefit")
+	}
+	c := realaudio.Load(t, realaudio.Tuning)
+	fitM, valM := isoSplit(c)
+	val := isoFineExamplesOf(valM, isoFitVal, rand.New(rand.NewPCG(isoFitSeed, 0x7a1)), isoFineEvery, false, 0)
+	mat := fitM
+	switch *fineMat {
+	case "fit":
+		if *fitExtra != "" {
+			isoAddExtra(t, &mat)
+		}
+	case "val":
+		mat = valM
+	case "all":
+		if *fitExtra != "" {
+			isoAddExtra(t, &mat)
+		}
+		mat.clips = append(slices.Clone(mat.clips), valM.clips...)
+	default:
+		t.Fatalf("-finemat %q: fit or val", *fineMat)
+	}
+	train := isoFineExamplesOf(mat, isoFitTrain, rand.New(rand.NewPCG(isoFineSeed, 0x5eed)), isoFineEvery, *fineOracle, *fineNoise)
+	t.Logf("%d bins to fit on, %d to validate on", train.len(), val.len())
+	var tb float64
+	for i := range train.len() {
+		d := float64(train.x[i*isoFineIn] - train.y[i])
+		tb += float64(train.w[i]) * d * d
+	}
+	t.Logf("the band gains alone: fitting loss %.4f", tb/float64(max(1, train.len())))
+	// The loss to beat: the band gain as it comes (input 0).
+	var sum float64
+	byK, cnt := map[string]float64{}, map[string]int{}
+	for i := range val.len() {
+		d := float64(val.x[i*isoFineIn] - val.y[i])
+		e := float64(val.w[i]) * d * d
+		sum += e
+		byK[val.kind[i].String()] += e
+		cnt[val.kind[i].String()]++
+	}
+	bandLoss := sum / float64(max(1, val.len()))
+	t.Logf("the band gains alone: validation %.4f (babble %.4f, music %.4f, noise %.4f)", bandLoss, byK["babble"]/float64(cnt["babble"]), byK["music"]/float64(cnt["music"]), byK["noise"]/float64(cnt["noise"]))
+	m, loss, epoch := isoFineFit(t, train, val)
+	t.Logf("validation loss %.4f at epoch %d (the band gains alone %.4f)", loss, epoch, bandLoss)
+	header := fmt.Sprintf("isoFineModel was fitted on %d bins under %d Hz of frames (every %d-th) of %d mixes made\n"+
+		"as isoModel's (isomodel.go) from the tuning half and ktuberling-data's speakers, drawn with\n"+
+		"seed %d, their band gains from isoModel; validated on isoModel's validation mixes (%d bins).\n"+
+		"AdamW (decay %g), batches of %d, %d epochs; kept epoch %d: validation loss %.4f (squared\n"+
+		"error of the bins' gains weighted by their energy; the band gains alone %.4f).",
+		train.len(), isoFineTopHz, isoFineEvery, isoFitTrain, isoFineSeed, val.len(), isoFitDecay, isoFitBatch, isoFineEpochs, epoch, loss, bandLoss)
+	if *fineSave != "" {
+		var b bytes.Buffer
+		if err := binary.Write(&b, binary.LittleEndian, isoFineFlat(&m)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(*fineSave, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	src := isoFineModelSource(&m, header)
+	t.Logf("isofinemodel.go: %d bytes", len(src))
+	if err := os.WriteFile("isofinemodel.go", src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// isoFineModelSource returns isofinemodel.go for m.
+func isoFineModelSource(m *isoFineNet, header string) []byte {
+	var b bytes.Buffer
+	list := func(xs []float32) string {
+		s := make([]string, len(xs))
+		for i, v := range xs {
+			s[i] = strconv.FormatFloat(float64(v), 'g', -1, 32)
+		}
+		return strings.Join(s, ",")
+	}
+	fmt.Fprintf(&b, "// Code generated by go test ./dsp/spectral -run TestFitIsoFine -finefit; DO NOT EDIT.\n\npackage spectral\n\n")
+	for _, l := range strings.Split(header, "\n") {
+		fmt.Fprintf(&b, "// %s\n", l)
+	}
+	fmt.Fprintf(&b, "var isoFineModel = isoFineNet{\n")
+	fmt.Fprintf(&b, "mean: [isoFineIn]float32{%s},\n", list(m.mean[:]))
+	fmt.Fprintf(&b, "scale: [isoFineIn]float32{%s},\n", list(m.scale[:]))
+	fmt.Fprintf(&b, "w1: [isoFineH1][isoFineIn]float32{\n")
+	for _, row := range m.w1 {
+		fmt.Fprintf(&b, "{%s},\n", list(row[:]))
+	}
+	fmt.Fprintf(&b, "},\nb1: [isoFineH1]float32{%s},\n", list(m.b1[:]))
+	fmt.Fprintf(&b, "w2: [isoFineH2][isoFineH1]float32{\n")
+	for _, row := range m.w2 {
+		fmt.Fprintf(&b, "{%s},\n", list(row[:]))
+	}
+	fmt.Fprintf(&b, "},\nb2: [isoFineH2]float32{%s},\n", list(m.b2[:]))
+	fmt.Fprintf(&b, "w3: [isoFineH2]float32{%s},\n", list(m.w3[:]))
+	fmt.Fprintf(&b, "b3: [1]float32{%s},\n}\n", list(m.b3[:]))
+	src, err := format.Source(b.Bytes())
+	if err != nil {
+		panic(err)
+	}
+	return src
+}
+
+// loadIsoFineNet reads a network written by TestFitIsoFine -finesave.
+func loadIsoFineNet(path string) (*isoFineNet, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m := new(isoFineNet)
+	return m, binary.Read(bytes.NewReader(b), binary.LittleEndian, isoFineFlat(m))
+}
+
+// isoFineFlat is m's weights as one slice (the struct is float32 arrays
+// alone).
+func isoFineFlat(m *isoFineNet) []float32 {
+	return unsafe.Slice(&m.mean[0], unsafe.Sizeof(*m)/4)
+}
