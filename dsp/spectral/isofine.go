@@ -61,22 +61,23 @@ type isoFineNet struct {
 	b3          [1]float32
 }
 
-// isoFine is the stage's state: a ring of the mixture's power under the
-// top bin and of the frames' pitch, and the network's activations for the
-// bins of one frame, [unit][bin].
+// isoFine is the stage's state: a ring of each frame's levels under the
+// top bin (taken once, when the frame enters) and pitch, and the
+// network's activations for the bins of one frame, [unit][bin].
 type isoFine struct {
 	K, kFade int // bins refined; first bin of the crossover
 	R        int
 	hz, sr   float64
-	pow      [][]float64 // ring: the mixture's power, bins 0..K+3
+	lp       [][]float64 // ring: log10 of the mixture's power, bins 0..K-1
+	peak     [][]float64 // ring: lp over the log10 mean power of the +-2 neighbours
+	lvl      [][]float64 // ring: lp over the +-3 neighbours'
 	lag      []int       // ring: the frame's autocorrelation peak in samples (0: none)
 	harm     []float64   // ring
 	next     int64
+	zero     int       // the slot of a frame before the first (digital silence)
 	x        []float32 // [isoFineIn][K]
 	h1, h2   []float32
 	out      []float32
-	lp       [2*isoFineCtx + 1][]float64 // log10 power of frames o-2..o+2
-	zero     []float64                   // a frame before the first
 }
 
 // newIsoFine returns the stage for frames of n at sampleRate, refined
@@ -85,20 +86,18 @@ func newIsoFine(sampleRate, n, ahead int) *isoFine {
 	hz := float64(sampleRate) / float64(n)
 	K := min(n/2+1, int(isoFineTopHz/hz)+1)
 	s := &isoFine{K: K, kFade: min(K, int(isoFineFadeHz/hz)), R: ahead + isoFineCtx + 2, hz: hz, sr: float64(sampleRate)}
-	s.pow = make([][]float64, s.R)
-	for i := range s.pow {
-		s.pow[i] = make([]float64, K+4)
+	s.zero = s.R
+	s.lp, s.peak, s.lvl = make([][]float64, s.R+1), make([][]float64, s.R+1), make([][]float64, s.R+1)
+	for i := range s.lp {
+		s.lp[i], s.peak[i], s.lvl[i] = make([]float64, K), make([]float64, K), make([]float64, K)
 	}
-	s.lag = make([]int, s.R)
-	s.harm = make([]float64, s.R)
+	s.levels(s.zero, make([]float64, K+3))
+	s.lag = make([]int, s.R+1)
+	s.harm = make([]float64, s.R+1)
 	s.x = make([]float32, isoFineIn*K)
 	s.h1 = make([]float32, isoFineH1*K)
 	s.h2 = make([]float32, isoFineH2*K)
 	s.out = make([]float32, K)
-	for i := range s.lp {
-		s.lp[i] = make([]float64, K+4)
-	}
-	s.zero = make([]float64, K+4)
 	return s
 }
 
@@ -107,30 +106,15 @@ func newIsoFine(sampleRate, n, ahead int) *isoFine {
 func (s *isoFine) push(pow []float64, front *isoFront) {
 	slot := int(s.next % int64(s.R))
 	s.next++
-	copy(s.pow[slot], pow[:len(s.pow[slot])])
+	s.levels(slot, pow)
 	s.lag[slot], s.harm[slot] = front.lastPitch()
 }
 
-// features sets s.x to the inputs of frame o's bins, g the frame's band
-// gains spread to the bins; frames up to o+isoFineCtx must have been
-// pushed (frames before the first are digital silence).
-func (s *isoFine) features(o int64, g []float64) {
-	K := s.K
-	var frames [2*isoFineCtx + 1][]float64
-	for j := range s.lp {
-		t := o + int64(j-isoFineCtx)
-		lp := s.lp[j]
-		frames[j] = s.zero
-		if t >= 0 {
-			frames[j] = s.pow[int(t%int64(s.R))]
-		}
-		for k, p := range frames[j] {
-			lp[k] = max(isoLogMin, math.Log10(p+1e-12))
-		}
-	}
-	now := s.lp[isoFineCtx]
+// levels sets the ring's levels of slot from pow (bins 0..K+2).
+func (s *isoFine) levels(slot int, pow []float64) {
+	lp, peak, lvl := s.lp[slot], s.peak[slot], s.lvl[slot]
 	// around is the log10 mean power of bins k-r..k+r but k (those >= 0).
-	around := func(pow []float64, k, r int) float64 {
+	around := func(k, r int) float64 {
 		var sum float64
 		n := 0
 		for j := max(0, k-r); j <= k+r; j++ {
@@ -141,8 +125,28 @@ func (s *isoFine) features(o int64, g []float64) {
 		}
 		return max(isoLogMin, math.Log10(sum/float64(n)+1e-12))
 	}
+	for k := range lp {
+		lp[k] = max(isoLogMin, math.Log10(pow[k]+1e-12))
+		peak[k] = lp[k] - around(k, 2)
+		lvl[k] = lp[k] - around(k, 3)
+	}
+}
+
+// features sets s.x to the inputs of frame o's bins, g the frame's band
+// gains spread to the bins; frames up to o+isoFineCtx must have been
+// pushed (frames before the first are digital silence).
+func (s *isoFine) features(o int64, g []float64) {
+	K := s.K
+	var slots [2*isoFineCtx + 1]int
+	for j := range slots {
+		slots[j] = s.zero
+		if t := o + int64(j-isoFineCtx); t >= 0 {
+			slots[j] = int(t % int64(s.R))
+		}
+	}
 	clamp := func(v float64) float32 { return float32(min(3, max(-3, v))) }
-	slot := int(o % int64(s.R))
+	slot := slots[isoFineCtx]
+	now := s.lp[slot]
 	lag, harm := s.lag[slot], s.harm[slot]
 	// cos(2 pi r) for r = k step harmonics at bin k, by a turning phasor.
 	rot, z := complex(1, 0), complex(0, 0)
@@ -155,13 +159,13 @@ func (s *isoFine) features(o int64, g []float64) {
 		i := 0
 		set := func(v float32) { x[i*K+k] = v; i++ }
 		set(float32(g[k]))
-		set(clamp(now[k] - around(frames[isoFineCtx], k, 3)))
-		for j := range s.lp {
-			set(clamp(s.lp[j][k] - around(frames[j], k, 2)))
+		set(clamp(s.lvl[slot][k]))
+		for _, q := range slots {
+			set(clamp(s.peak[q][k]))
 		}
-		for j := range s.lp {
+		for j, q := range slots {
 			if j != isoFineCtx {
-				set(clamp(s.lp[j][k] - now[k]))
+				set(clamp(s.lp[q][k] - now[k]))
 			}
 		}
 		set(float32(real(z)))
