@@ -201,8 +201,20 @@ func (m *isoFineNet) forwardBins(s *isoFine, out []float32) {
 			row[k] = (v - m.mean[i]) * m.scale[i]
 		}
 	}
-	denseTanhGo(unsafe.Slice(&m.w1[0][0], isoFineH1*isoFineIn), m.b1[:], x, s.h1, K, 0, K)
-	denseTanhGo(unsafe.Slice(&m.w2[0][0], isoFineH2*isoFineH1), m.b2[:], s.h1, s.h2, K, 0, K)
+	w1, w2 := unsafe.Slice(&m.w1[0][0], isoFineH1*isoFineIn), unsafe.Slice(&m.w2[0][0], isoFineH2*isoFineH1)
+	// The band network's kernel takes 48 bins at a time, bit for bit as
+	// the Go loop takes the rest.
+	b0 := 0
+	if useAVX2 {
+		for ; b0+48 <= K; b0 += 48 {
+			denseTanh48AVX2(&w1[0], &m.b1[0], &x[b0], &s.h1[b0], isoFineIn, isoFineH1, 4*K, &isoTanhK)
+			denseTanh48AVX2(&w2[0], &m.b2[0], &s.h1[b0], &s.h2[b0], isoFineH1, isoFineH2, 4*K, &isoTanhK)
+		}
+	}
+	if b0 < K {
+		denseTanhGo(w1, m.b1[:], x, s.h1, K, b0, K)
+		denseTanhGo(w2, m.b2[:], s.h1, s.h2, K, b0, K)
+	}
 	for k := range out {
 		out[k] = m.b3[0]
 	}
