@@ -29,19 +29,23 @@ import (
 // mixes, ktuberling-data's speakers in the part to fit on (-fitextra);
 // its own mixes to fit on are drawn with another seed (isoFineSeed) than
 // the band network's, so that it does not learn to trust band gains on
-// the mixes those were fitted to. Every isoFitEvery-th frame is framed
+// the mixes those were fitted to. Every isoFineEvery-th frame is framed
 // as the isolator frames it (isoFront, the band gains smoothed and
 // spread, isoFine's ring), and each bin under isoFineTopHz is an example
 // whose target is its ideal ratio mask S/(S+N) and whose loss is the
 // squared error weighted by the bin's energy over the mix's mean under
-// the top (at most isoFitMaxWeight). Adam (AdamW), batches of
+// the top (at most isoFitMaxWeight); the band gains' logits are
+// jittered by isoFineNoise (the band network is surer of its fitting
+// speakers than of others). Adam (AdamW), batches of
 // isoFitBatch, isoFineEpochs epochs; the epoch with the lowest
-// validation loss is kept.
+// validation loss is kept. -finemat, -fineoracle, -finesave and
+// TestIsoFineCeiling -finenets measure the alternatives isofine.go
+// records.
 var (
 	fineFit    = flag.Bool("finefit", false, "TestFitIsoFine: fit speech isolation's per-bin network on the tuning half and write isofinemodel.go")
-	fineMat    = flag.String("finemat", "fit", "TestFitIsoFine: the speakers of the mixes to fit on: fit (the band network's) or val (its validation speakers, whose band gains are honest)")
+	fineMat    = flag.String("finemat", "fit", "TestFitIsoFine: the speakers of the mixes to fit on: fit (the band network's), val (its validation speakers, whose band gains are honest) or all")
 	fineOracle = flag.Bool("fineoracle", false, "TestFitIsoFine: fit on the oracle band gains instead of the band network's")
-	fineNoise  = flag.Float64("finenoise", 0, "TestFitIsoFine: the deviation of a normal noise added to the logit of each band gain of the mixes to fit on (the band network is surer of its own fitting speakers than of others)")
+	fineNoise  = flag.Float64("finenoise", isoFineNoise, "TestFitIsoFine: the deviation of a normal noise added to the logit of each band gain of the mixes to fit on (the band network is surer of its own fitting speakers than of others)")
 	fineSave   = flag.String("finesave", "", "TestFitIsoFine: write the network to this file instead of isofinemodel.go (TestIsoFineCeiling -finenets reads it)")
 )
 
@@ -49,6 +53,9 @@ const (
 	isoFineSeed   = 40
 	isoFineEpochs = 10
 	isoFineEvery  = 8 // frames: a frame's 64 bins are examples enough
+	// isoFineNoise is the deviation of the jitter of the band gains'
+	// logits in the mixes to fit on (isofine.go says why).
+	isoFineNoise = 0.7
 )
 
 // isoFineSet is a set of per-bin examples: features, target, weight.
@@ -405,12 +412,13 @@ func TestFitIsoFine(t *testing.T) {
 	t.Logf("the band gains alone: validation %.4f (babble %.4f, music %.4f, noise %.4f)", bandLoss, byK["babble"]/float64(cnt["babble"]), byK["music"]/float64(cnt["music"]), byK["noise"]/float64(cnt["noise"]))
 	m, loss, epoch := isoFineFit(t, train, val)
 	t.Logf("validation loss %.4f at epoch %d (the band gains alone %.4f)", loss, epoch, bandLoss)
-	header := fmt.Sprintf("isoFineModel was fitted on %d bins under %d Hz of frames (every %d-th) of %d mixes made\n"+
-		"as isoModel's (isomodel.go) from the tuning half and ktuberling-data's speakers, drawn with\n"+
-		"seed %d, their band gains from isoModel; validated on isoModel's validation mixes (%d bins).\n"+
-		"AdamW (decay %g), batches of %d, %d epochs; kept epoch %d: validation loss %.4f (squared\n"+
-		"error of the bins' gains weighted by their energy; the band gains alone %.4f).",
-		train.len(), isoFineTopHz, isoFineEvery, isoFitTrain, isoFineSeed, val.len(), isoFitDecay, isoFitBatch, isoFineEpochs, epoch, loss, bandLoss)
+	header := fmt.Sprintf("isoFineModel was fitted (-finemat %s -finenoise %g) on %d bins under %d Hz of frames\n"+
+		"(every %d-th) of %d mixes made as isoModel's (isomodel.go) from the tuning half (and\n"+
+		"ktuberling-data's speakers: -fitextra %q), drawn with seed %d, their band gains from isoModel;\n"+
+		"validated on isoModel's validation mixes (%d bins). AdamW (decay %g), batches of %d,\n"+
+		"%d epochs; kept epoch %d: validation loss %.4f (squared error of the bins' gains weighted by\n"+
+		"their energy; the band gains alone %.4f).",
+		*fineMat, *fineNoise, train.len(), isoFineTopHz, isoFineEvery, isoFitTrain, *fitExtra, isoFineSeed, val.len(), isoFitDecay, isoFitBatch, isoFineEpochs, epoch, loss, bandLoss)
 	if *fineSave != "" {
 		var b bytes.Buffer
 		if err := binary.Write(&b, binary.LittleEndian, isoFineFlat(&m)); err != nil {
