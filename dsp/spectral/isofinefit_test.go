@@ -46,7 +46,7 @@ var (
 	fineMat    = flag.String("finemat", "fit", "TestFitIsoFine: the speakers of the mixes to fit on: fit (the band network's), val (its validation speakers, whose band gains are honest) or all")
 	fineOracle = flag.Bool("fineoracle", false, "TestFitIsoFine: fit on the oracle band gains instead of the band network's")
 	fineNoise  = flag.Float64("finenoise", isoFineNoise, "TestFitIsoFine: the deviation of a normal noise added to the logit of each band gain of the mixes to fit on (the band network is surer of its own fitting speakers than of others)")
-	fineSave   = flag.String("finesave", "", "TestFitIsoFine: write the network to this file instead of isofinemodel.go (TestIsoFineCeiling -finenets reads it)")
+	fineSave   = flag.String("finesave", "", "TestFitIsoFine: write the network to this file (TestIsoFineCeiling -finenets reads it) and its source to this file .go instead of isofinemodel.go")
 )
 
 const (
@@ -419,6 +419,8 @@ func TestFitIsoFine(t *testing.T) {
 		"%d epochs; kept epoch %d: validation loss %.4f (squared error of the bins' gains weighted by\n"+
 		"their energy; the band gains alone %.4f).",
 		*fineMat, *fineNoise, train.len(), isoFineTopHz, isoFineEvery, isoFitTrain, *fitExtra, isoFineSeed, val.len(), isoFitDecay, isoFitBatch, isoFineEpochs, epoch, loss, bandLoss)
+	src := isoFineModelSource(&m, header)
+	out := "isofinemodel.go"
 	if *fineSave != "" {
 		var b bytes.Buffer
 		if err := binary.Write(&b, binary.LittleEndian, isoFineFlat(&m)); err != nil {
@@ -427,11 +429,10 @@ func TestFitIsoFine(t *testing.T) {
 		if err := os.WriteFile(*fineSave, b.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		return
+		out = *fineSave + ".go"
 	}
-	src := isoFineModelSource(&m, header)
-	t.Logf("isofinemodel.go: %d bytes", len(src))
-	if err := os.WriteFile("isofinemodel.go", src, 0o644); err != nil {
+	t.Logf("%s: %d bytes", out, len(src))
+	if err := os.WriteFile(out, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
