@@ -56,7 +56,7 @@ func TestIsoFineBinsAreBin(t *testing.T) {
 		isoFineModel.forwardBins(fine, out)
 		for k := range fine.K {
 			for i := range isoFineIn {
-				in[i] = x[i*fine.K+k]
+				in[i] = x[i*fine.C+k]
 			}
 			if want := isoFineModel.bin(in, &sc); out[k] != want {
 				t.Fatalf("frame %d bin %d: %g over all bins, %g one bin at a time", o, k, out[k], want)

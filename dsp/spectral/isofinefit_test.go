@@ -168,7 +168,7 @@ func isoFineExamples(mix isoMix, every, phase int, oracle bool, noise float64, s
 				y = s / (s + v)
 			}
 			for i := range isoFineIn {
-				set.x = append(set.x, fine.x[i*K+k])
+				set.x = append(set.x, fine.x[i*fine.C+k])
 			}
 			set.y = append(set.y, float32(y))
 			set.w = append(set.w, float32(min(isoFitMaxWeight, (s+v)/mean)))
