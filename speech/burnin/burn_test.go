@@ -259,41 +259,60 @@ func TestBurn(t *testing.T) {
 	}
 }
 
-// renderFrames renders the ASS script of style s over a grey 320x180
-// video at the given times (multiples of 0.1 s), in one ffmpeg run and
-// without encoding: the fast path for checking many styles.
-func renderFrames(t *testing.T, s burnin.Style, at ...time.Duration) [][]byte {
-	t.Helper()
-	dir := t.TempDir()
-	var b bytes.Buffer
-	if _, err := burnin.WriteASS(&b, speech.Cues(testWords(), speech.CueOptions{}), s, 320, 180); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "s.ass"), b.Bytes(), 0o644)
-	var sel []string
-	last := time.Duration(0)
-	for _, a := range at {
-		sel = append(sel, fmt.Sprintf("eq(n\\,%d)", a/(100*time.Millisecond)))
-		last = max(last, a)
-	}
-	cmd := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", fmt.Sprintf("color=c=%s:s=320x180:r=10:d=%.1f", grey, last.Seconds()+0.2),
-		"-vf", "ass=s.ass,select="+strings.Join(sel, "+"), "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1")
-	cmd.Dir = dir
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	const size = 320 * 180 * 3
-	if err := cmd.Run(); err != nil || out.Len() != len(at)*size {
-		t.Fatalf("render: %v, %d bytes: %s", err, out.Len(), stderr.String())
-	}
-	frames := make([][]byte, len(at))
-	for i := range frames {
-		frames[i] = out.Bytes()[i*size : (i+1)*size]
-	}
-	return frames
+// renderJob is a style to render and the times of the frames wanted
+// (multiples of 0.1 s).
+type renderJob struct {
+	style burnin.Style
+	at    []time.Duration
 }
 
-func renderFrame(t *testing.T, s burnin.Style, at time.Duration) []byte {
-	return renderFrames(t, s, at)[0]
+// renderBatch renders the ASS script of each job's style over a grey
+// 320x180 video at its times, without encoding, all in one ffmpeg run:
+// each run starts ffmpeg and libass's fonts again (about 0.1 s of CPU),
+// what rendering a frame costs many times over. It returns each job's
+// frames, rgb24.
+func renderBatch(t *testing.T, jobs []renderJob) [][][]byte {
+	t.Helper()
+	dir := t.TempDir()
+	args := []string{"-nostdin", "-v", "error"}
+	var graph []string
+	var outs []string
+	for i, j := range jobs {
+		var b bytes.Buffer
+		if _, err := burnin.WriteASS(&b, speech.Cues(testWords(), speech.CueOptions{}), j.style, 320, 180); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("s%d.ass", i)), b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var sel []string
+		last := time.Duration(0)
+		for _, a := range j.at {
+			sel = append(sel, fmt.Sprintf("eq(n\\,%d)", a/(100*time.Millisecond)))
+			last = max(last, a)
+		}
+		args = append(args, "-f", "lavfi", "-i", fmt.Sprintf("color=c=%s:s=320x180:r=10:d=%.1f", grey, last.Seconds()+0.2))
+		graph = append(graph, fmt.Sprintf("[%d:v]ass=s%d.ass,select=%s[o%d]", i, i, strings.Join(sel, "+"), i))
+		outs = append(outs, "-map", fmt.Sprintf("[o%d]", i), "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgb24", fmt.Sprintf("o%d.rgb", i))
+	}
+	args = append(args, "-filter_complex", strings.Join(graph, ";"))
+	cmd := exec.Command("ffmpeg", append(args, outs...)...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("render: %v: %s", err, out)
+	}
+	const size = 320 * 180 * 3
+	frames := make([][][]byte, len(jobs))
+	for i, j := range jobs {
+		raw, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("o%d.rgb", i)))
+		if err != nil || len(raw) != len(j.at)*size {
+			t.Fatalf("render of style %d: %v, %d bytes, want %d frames", i, err, len(raw), len(j.at))
+		}
+		for k := range j.at {
+			frames[i] = append(frames[i], raw[k*size:(k+1)*size])
+		}
+	}
+	return frames
 }
 
 // TestRenderStyles renders every style mode, word highlight, alignment,
@@ -306,16 +325,11 @@ func TestRenderStyles(t *testing.T) {
 	base := burnin.DefaultStyle()
 	base.FontSize = 60 // 22 px on the 180-line test frame: colours survive chroma subsampling
 	at1, at3 := ms(600), ms(1200)
-	ref := renderFrame(t, base, at1)
-	blank := renderFrame(t, base, ms(2200))
-	if count(blank, 0x80, 0x80, 0x80, 3) != 320*180 {
-		t.Fatal("frame between cues is not plain grey")
-	}
 
 	type colours struct{ r, g, b, min int }
-	// Each case starts ffmpeg with libass (about 0.1 s of CPU): -short
-	// renders six of the seventeen styles and three of the nine
-	// alignments, the plain run all of them and the fonts.
+	// -short renders six of the seventeen styles and three of the nine
+	// alignments, the plain run all of them and the fonts; every frame in
+	// one ffmpeg run (renderBatch).
 	cases := []struct {
 		name   string
 		change func(*burnin.Style)
@@ -344,13 +358,55 @@ func TestRenderStyles(t *testing.T) {
 	if testing.Short() {
 		cases = testsize.Pick(cases, 6)
 	}
+	type position struct{ h, v string }
+	var positions []position
+	for i, h := range burnin.HAligns {
+		for j, v := range burnin.VAligns {
+			if testing.Short() && i != j {
+				continue // left/top, center/middle, right/bottom
+			}
+			positions = append(positions, position{h, v})
+		}
+	}
+	// Fonts: the plain run's (one not installed renders in the fallback
+	// face; its subtest below skips, or fails under CI).
+	var fonts []string
+	if !testing.Short() {
+		fonts = burnin.FontNames
+	}
+
+	// Every frame the checks below read, rendered at once: the default
+	// style at word 1 and between the cues, then each case at words 1
+	// and 3, each position, each font.
+	jobs := []renderJob{{base, []time.Duration{at1}}, {base, []time.Duration{ms(2200)}}}
 	for _, c := range cases {
 		s := base
 		c.change(&s)
 		if errs := s.Validate(); errs != nil {
 			t.Fatalf("%s: %v", c.name, errs)
 		}
-		fs := renderFrames(t, s, at1, at3)
+		jobs = append(jobs, renderJob{s, []time.Duration{at1, at3}})
+	}
+	for _, p := range positions {
+		s := base
+		s.HAlign, s.VAlign, s.WordHighlight = p.h, p.v, "none"
+		s.FontSize = 30
+		jobs = append(jobs, renderJob{s, []time.Duration{at1}})
+	}
+	for _, name := range fonts {
+		s := base
+		s.Font, s.WordHighlight = name, "none"
+		jobs = append(jobs, renderJob{s, []time.Duration{at1}})
+	}
+	rendered := renderBatch(t, jobs)
+	next := func() [][]byte { f := rendered[0]; rendered = rendered[1:]; return f }
+
+	ref, blank := next()[0], next()[0]
+	if count(blank, 0x80, 0x80, 0x80, 3) != 320*180 {
+		t.Fatal("frame between cues is not plain grey")
+	}
+	for _, c := range cases {
+		fs := next()
 		f1, f3 := fs[0], fs[1]
 		if d := diff(f1, blank); d < 0.5 {
 			t.Errorf("%s: nothing drawn (difference %.2f)", c.name, d)
@@ -367,35 +423,27 @@ func TestRenderStyles(t *testing.T) {
 
 	// Positions: each alignment puts the text somewhere else.
 	seen := map[string]string{}
-	for i, h := range burnin.HAligns {
-		for j, v := range burnin.VAligns {
-			if testing.Short() && i != j {
-				continue // left/top, center/middle, right/bottom
+	for _, p := range positions {
+		h, v := p.h, p.v
+		f := next()[0]
+		// Where the box is: its bounding box of black pixels.
+		x0, y0, x1, y1 := 320, 180, 0, 0
+		for i := 0; i < 320*180; i++ {
+			if f[3*i] < 20 && f[3*i+1] < 20 && f[3*i+2] < 20 {
+				x, y := i%320, i/320
+				x0, y0, x1, y1 = min(x0, x), min(y0, y), max(x1, x), max(y1, y)
 			}
-			s := base
-			s.HAlign, s.VAlign, s.WordHighlight = h, v, "none"
-			s.FontSize = 30
-			f := renderFrame(t, s, at1)
-			key := fmt.Sprintf("%x", f[:0])
-			// Where the box is: its bounding box of black pixels.
-			x0, y0, x1, y1 := 320, 180, 0, 0
-			for i := 0; i < 320*180; i++ {
-				if f[3*i] < 20 && f[3*i+1] < 20 && f[3*i+2] < 20 {
-					x, y := i%320, i/320
-					x0, y0, x1, y1 = min(x0, x), min(y0, y), max(x1, x), max(y1, y)
-				}
-			}
-			key = fmt.Sprint(x0, y0, x1, y1)
-			if other, dup := seen[key]; dup {
-				t.Errorf("%s/%s is drawn where %s is (%s)", h, v, other, key)
-			}
-			seen[key] = h + "/" + v
-			cx, cy := (x0+x1)/2, (y0+y1)/2
-			wantX := map[string]func(int) bool{"left": func(x int) bool { return x < 130 }, "center": func(x int) bool { return x > 130 && x < 190 }, "right": func(x int) bool { return x > 190 }}
-			wantY := map[string]func(int) bool{"top": func(y int) bool { return y < 60 }, "middle": func(y int) bool { return y > 60 && y < 120 }, "bottom": func(y int) bool { return y > 120 }}
-			if !wantX[h](cx) || !wantY[v](cy) {
-				t.Errorf("%s/%s: box centred at %d,%d", h, v, cx, cy)
-			}
+		}
+		key := fmt.Sprint(x0, y0, x1, y1)
+		if other, dup := seen[key]; dup {
+			t.Errorf("%s/%s is drawn where %s is (%s)", h, v, other, key)
+		}
+		seen[key] = h + "/" + v
+		cx, cy := (x0+x1)/2, (y0+y1)/2
+		wantX := map[string]func(int) bool{"left": func(x int) bool { return x < 130 }, "center": func(x int) bool { return x > 130 && x < 190 }, "right": func(x int) bool { return x > 190 }}
+		wantY := map[string]func(int) bool{"top": func(y int) bool { return y < 60 }, "middle": func(y int) bool { return y > 60 && y < 120 }, "bottom": func(y int) bool { return y > 120 }}
+		if !wantX[h](cx) || !wantY[v](cy) {
+			t.Errorf("%s/%s: box centred at %d,%d", h, v, cx, cy)
 		}
 	}
 
@@ -403,12 +451,14 @@ func TestRenderStyles(t *testing.T) {
 	if testing.Short() {
 		return
 	}
+	byFont := map[string][]byte{}
+	for _, name := range fonts {
+		byFont[name] = next()[0]
+	}
 	for _, name := range burnin.FontNames {
 		t.Run("font "+name, func(t *testing.T) {
 			need.Font(t, burnin.Fonts[name].Family)
-			s := base
-			s.Font, s.WordHighlight = name, "none"
-			f := renderFrame(t, s, at1)
+			f := byFont[name]
 			res := burnin.ResolveFont(name)
 			if res.Fallback {
 				t.Fatalf("%s is installed, yet font %s falls back to %s", burnin.Fonts[name].Family, name, res.Family)
