@@ -48,12 +48,10 @@ func decodeAll(t testing.TB, r io.Reader) (audio.Buffer, *Decoder) {
 // decode of the same file, and with the signal that was encoded.
 func TestDecodeAgreesWithFFmpeg(t *testing.T) {
 	need.Programs(t, "ffmpeg", "ffprobe")
-	if testsize.Race {
-		// Samples and levels, which the plain run checks; the decoder's
-		// goroutines run under the race detector in the other
-		// TestDecode tests (4.5 s of the race run's CPU).
-		t.Skip("numbers only, checked by the plain run")
-	}
+	// Samples and levels, which the plain run checks; the decoder's
+	// goroutines run under the race detector in the other
+	// TestDecode tests (4.5 s of the race run's CPU).
+	testsize.SkipRace(t, "numbers only, checked by the plain run")
 	t.Parallel()
 	cases := []struct {
 		name, file string
@@ -105,12 +103,10 @@ func TestDecodeAgreesWithFFmpeg(t *testing.T) {
 // is the number of frames the decoder delivers.
 func TestDecodeExactLength(t *testing.T) {
 	need.Programs(t, "ffmpeg", "ffprobe")
-	if testsize.Race {
-		// Frame counts (2.6 s of the race run's CPU): the decoder's
-		// goroutines go through the race detector in the other
-		// TestDecode tests.
-		t.Skip("numbers only, checked by the plain run")
-	}
+	// Frame counts (2.6 s of the race run's CPU): the decoder's
+	// goroutines go through the race detector in the other
+	// TestDecode tests.
+	testsize.SkipRace(t, "numbers only, checked by the plain run")
 	t.Parallel()
 	for _, tc := range []struct{ file, codec string }{
 		{"a.m4a", "alac"}, {"a.flac", "flac"}, {"a.wav", "pcm_s16le"},

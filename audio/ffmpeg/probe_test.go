@@ -20,12 +20,10 @@ var tagArgs = []string{"-metadata", "title=Episode 1", "-metadata", "artist=The 
 
 func TestProbeFormats(t *testing.T) {
 	need.Programs(t, "ffmpeg", "ffprobe")
-	if testsize.Race {
-		// What ffprobe reports of each format: the probe runs no
-		// goroutine of ours (TestProbeStreams and TestProbeUnknownContent
-		// take it through the race detector).
-		t.Skip("numbers only, checked by the plain run")
-	}
+	// What ffprobe reports of each format: the probe runs no
+	// goroutine of ours (TestProbeStreams and TestProbeUnknownContent
+	// take it through the race detector).
+	testsize.SkipRace(t, "numbers only, checked by the plain run")
 	t.Parallel()
 	sine := func(d, ch string) []string {
 		return []string{"-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=" + d, "-ac", ch}

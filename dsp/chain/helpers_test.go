@@ -31,9 +31,7 @@ const fs = 48000
 // pass) and the plain run checks the numbers.
 func skipUnderRace(t *testing.T) {
 	t.Helper()
-	if testsize.Race {
-		t.Skip("numbers only, checked by the plain run; the race run checks the staged passes")
-	}
+	testsize.SkipRace(t, "numbers only, checked by the plain run; the race run checks the staged passes")
 }
 
 type xorshift uint64

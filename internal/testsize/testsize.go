@@ -12,6 +12,7 @@ package testsize
 import (
 	"os"
 	"strconv"
+	"testing"
 )
 
 // Env is the environment variable that asks for every point.
@@ -47,4 +48,14 @@ func Pick[T any](all []T, n int) []T {
 		out = append(out, all[i*(len(all)-1)/(n-1)])
 	}
 	return out
+}
+
+// SkipRace skips tb in a test binary built with the race detector (Race),
+// saying why: a test of numbers, or of one goroutine, which the plain run
+// checks, while CI's race run is for the goroutines.
+func SkipRace(tb testing.TB, why string) {
+	tb.Helper()
+	if Race {
+		tb.Skip(why)
+	}
 }

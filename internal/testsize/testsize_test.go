@@ -47,3 +47,14 @@ func ExamplePick() {
 	fmt.Println(Pick(targets, 4))
 	// Output: [-13 -16 -23 -31]
 }
+
+func TestSkipRace(t *testing.T) {
+	ran := false
+	t.Run("sub", func(t *testing.T) {
+		SkipRace(t, "under the race detector")
+		ran = true
+	})
+	if ran == Race {
+		t.Errorf("SkipRace let the test run: %v, built with -race: %v", ran, Race)
+	}
+}

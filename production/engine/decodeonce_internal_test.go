@@ -40,12 +40,10 @@ func opusFile(t *testing.T, seconds float64) string {
 // three read exactly the samples ffmpeg decodes, under the Info of the
 // probe. Cleanup deletes the decoded file.
 func TestDecodedInputIsFFmpegs(t *testing.T) {
-	if testsize.Race {
-		// Samples and counts of one goroutine's opens: the race run
-		// takes the decode-once path through whole runs in
-		// TestInputsDecodedOnce and TestEngineDecodeProgress.
-		t.Skip("one goroutine's samples and counts, checked by the plain run")
-	}
+	// Samples and counts of one goroutine's opens: the race run
+	// takes the decode-once path through whole runs in
+	// TestInputsDecodedOnce and TestEngineDecodeProgress.
+	testsize.SkipRace(t, "one goroutine's samples and counts, checked by the plain run")
 	opus := opusFile(t, 2)
 	want, _ := testaudio.ReadFile(t, opus)
 	info, err := audio.ProbeFile(t.Context(), opus)
@@ -88,9 +86,7 @@ func TestDecodedInputIsFFmpegs(t *testing.T) {
 // probe understates its length (here: none) stops at the limit with no
 // file left, instead of filling the disk. At the limit it decodes.
 func TestDecodeDiskLimit(t *testing.T) {
-	if testsize.Race {
-		t.Skip("one goroutine's limits and errors, checked by the plain run")
-	}
+	testsize.SkipRace(t, "one goroutine's limits and errors, checked by the plain run")
 	opus := opusFile(t, 4)
 	pool := procpool.New(procpool.Config{Size: 4, Logger: slog.New(slog.DiscardHandler)})
 	ctx := procpool.With(t.Context(), pool)

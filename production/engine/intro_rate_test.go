@@ -32,12 +32,10 @@ func goertzelDB(x []float64, f, fs float64) float64 {
 // one second of output; its level is brought to the loudness target.
 func TestEngineOutroOtherSampleRate(t *testing.T) {
 	need.Programs(t, "ffmpeg")
-	if testsize.Race {
-		// A tone's pitch, length and level (3.7 s of the race run's
-		// CPU): the race run takes an intro's passes through the engine
-		// in TestInputsDecodedOnce.
-		t.Skip("numbers only, checked by the plain run")
-	}
+	// A tone's pitch, length and level (3.7 s of the race run's
+	// CPU): the race run takes an intro's passes through the engine
+	// in TestInputsDecodedOnce.
+	testsize.SkipRace(t, "numbers only, checked by the plain run")
 	const rate, outroRate = 48000, 44100
 	dir, outDir := t.TempDir(), t.TempDir()
 	main := filepath.Join(dir, "main.wav")

@@ -427,9 +427,7 @@ func TestEngineVideoFromAudio(t *testing.T) {
 // naming the file, instead of failing.
 func TestVorbisMonoBitrate(t *testing.T) {
 	need.Programs(t, "ffmpeg", "ffprobe")
-	if testsize.Race {
-		t.Skip("an encoder's bitrate and a warning, checked by the plain run")
-	}
+	testsize.SkipRace(t, "an encoder's bitrate and a warning, checked by the plain run")
 	const rate = 48000
 	dir, outDir := t.TempDir(), t.TempDir()
 	input := filepath.Join(dir, "talk.wav")

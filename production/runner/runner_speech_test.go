@@ -19,12 +19,10 @@ import (
 // written; with the service gone, the audio is made and the warning says
 // why the transcript is not.
 func TestRunnerSpeechRecognition(t *testing.T) {
-	if testsize.Race {
-		// The recognizer's choice and the transcript (3.9 s of the race
-		// run's CPU, most of it the recognizer): the job runs beside its
-		// lease's heartbeat as in every other RunOnce of the race run.
-		t.Skip("the service's transcript, checked by the plain run")
-	}
+	// The recognizer's choice and the transcript (3.9 s of the race
+	// run's CPU, most of it the recognizer): the job runs beside its
+	// lease's heartbeat as in every other RunOnce of the race run.
+	testsize.SkipRace(t, "the service's transcript, checked by the plain run")
 	need.Program(t, "pocketsphinx_continuous")
 	need.Path(t, "/usr/share/pocketsphinx/model/en-us")
 	need.Program(t, "espeak-ng")

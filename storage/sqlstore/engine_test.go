@@ -51,9 +51,7 @@ func eachEngineSerial(t *testing.T, test func(t *testing.T, e engine)) {
 // the race detector (see eachEngineSerial).
 func oneGoroutine(t *testing.T) {
 	t.Helper()
-	if testsize.Race {
-		t.Skip("one goroutine, checked by the plain run; the race run checks the store's concurrency")
-	}
+	testsize.SkipRace(t, "one goroutine, checked by the plain run; the race run checks the store's concurrency")
 }
 
 // open opens a store on a new database and returns it with its DSN, for

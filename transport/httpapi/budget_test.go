@@ -53,9 +53,7 @@ func (e *env) wantForm(r *resp, path, msg string) {
 // under the detector.
 func formErrorsOnly(t *testing.T) {
 	t.Helper()
-	if testsize.Race {
-		t.Skip("form errors and warnings, checked by the plain run; the race run is for goroutines")
-	}
+	testsize.SkipRace(t, "form errors and warnings, checked by the plain run; the race run is for goroutines")
 }
 
 func TestBudgetTenThousandChapters(t *testing.T) {

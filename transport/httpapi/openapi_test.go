@@ -286,9 +286,7 @@ func TestOpenAPIErrorCodes(t *testing.T) {
 // registered for that method (not the 405 fallback nor the 404 of
 // unknown API paths).
 func TestOpenAPIRoutes(t *testing.T) {
-	if testsize.Race {
-		t.Skip("checks the document; the plain run does, and the race run is for goroutines")
-	}
+	testsize.SkipRace(t, "checks the document; the plain run does, and the race run is for goroutines")
 	for _, base := range []string{"http://127.0.0.1:8080", "http://127.0.0.1:8080/mount"} {
 		t.Run(base, func(t *testing.T) {
 			h := handlerAt(t, base)
@@ -458,9 +456,7 @@ func (e *env) makeFixtures(t *testing.T, wav []byte) fixtures {
 // schema. Operations that need credentials are also sent without and
 // must answer their documented 401.
 func TestOpenAPIRequests(t *testing.T) {
-	if testsize.Race {
-		t.Skip("checks the document; the plain run does, and the race run is for goroutines")
-	}
+	testsize.SkipRace(t, "checks the document; the plain run does, and the race run is for goroutines")
 	e := newEnv(t)
 	doc := decodeJSON(t, e.getRaw("/api/openapi.json", ""))
 	d := schemaDoc{root: doc}
@@ -614,9 +610,7 @@ func (e *env) getRaw(path, key string) []byte {
 // credentials, as application/json, with the handler's BaseURL as its
 // server and the OAuth URLs under it, revalidated by ETag.
 func TestOpenAPIServed(t *testing.T) {
-	if testsize.Race {
-		t.Skip("checks the document; the plain run does, and the race run is for goroutines")
-	}
+	testsize.SkipRace(t, "checks the document; the plain run does, and the race run is for goroutines")
 	e := newEnv(t)
 	r, _ := http.NewRequest("GET", e.base+"/api/openapi.json", nil)
 	status, h, raw := e.send(r)
