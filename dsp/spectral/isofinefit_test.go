@@ -249,122 +249,21 @@ func isoFineLoss(m *isoFineNet, s isoFineSet) (float64, map[string]float64) {
 	return all / float64(max(1, s.len())), by
 }
 
-// isoFineParams lists the network's weights, biases first.
-func isoFineParams(n *isoFineNet) [][]float32 {
-	p := [][]float32{n.b1[:], n.b2[:], n.b3[:], n.w3[:]}
-	for j := range n.w1 {
-		p = append(p, n.w1[j][:])
-	}
-	for j := range n.w2 {
-		p = append(p, n.w2[j][:])
-	}
-	return p
-}
-
+// isoFineFit fits a per-bin network on train (mlpFit), keeping the
+// weights of the epoch that did best on val; it logs the losses.
 func isoFineFit(t *testing.T, train, val isoFineSet) (isoFineNet, float64, int) {
-	r := rand.New(rand.NewPCG(isoFineSeed, 0x150))
 	m := new(isoFineNet)
-	N := train.len()
-	for i := range isoFineIn {
-		var s, s2 float64
-		for e := range N {
-			v := float64(train.x[e*isoFineIn+i])
-			s += v
-			s2 += v * v
-		}
-		mu := s / float64(N)
-		m.mean[i], m.scale[i] = float32(mu), float32(1/math.Sqrt(max(s2/float64(N)-mu*mu, 1e-8)))
-	}
-	initW := func(w []float32, fanIn int) {
-		a := math.Sqrt(1 / float64(fanIn))
-		for i := range w {
-			w[i] = float32(a * r.NormFloat64())
-		}
-	}
-	for j := range m.w1 {
-		initW(m.w1[j][:], isoFineIn)
-	}
-	for j := range m.w2 {
-		initW(m.w2[j][:], isoFineH1)
-	}
-	initW(m.w3[:], isoFineH2)
-	g, mom, vel := new(isoFineNet), new(isoFineNet), new(isoFineNet)
-	pm, pg, p1, p2 := isoFineParams(m), isoFineParams(g), isoFineParams(mom), isoFineParams(vel)
-	best, bestLoss, bestEpoch := *m, math.Inf(1), 0
-	order := make([]int, N)
-	for i := range order {
-		order[i] = i
-	}
 	var sc isoFineScratch
-	var d2 [isoFineH2]float32
-	var d1 [isoFineH1]float32
-	step := 0
-	b1, b2 := 0.9, 0.999
-	for epoch := 1; epoch <= isoFineEpochs; epoch++ {
-		r.Shuffle(N, func(i, j int) { order[i], order[j] = order[j], order[i] })
-		lr := isoFitRate
-		if epoch > isoFineEpochs*2/3 {
-			lr /= 4
-		}
-		var trainLoss float64
-		for at := 0; at < N; at += isoFitBatch {
-			batch := order[at:min(N, at+isoFitBatch)]
-			for _, p := range pg {
-				clear(p)
-			}
-			for _, e := range batch {
-				gb := m.bin(train.x[e*isoFineIn:(e+1)*isoFineIn], &sc)
-				d := gb - train.y[e]
-				wt := train.w[e]
-				trainLoss += float64(wt * d * d)
-				d3 := 2 * wt * d * gb * (1 - gb)
-				g.b3[0] += d3
-				for j, h := range sc.h2 {
-					g.w3[j] += d3 * h
-					d2[j] = d3 * m.w3[j] * (1 - h*h)
-				}
-				clear(d1[:])
-				for j, d := range d2 {
-					g.b2[j] += d
-					for i, h := range sc.h1 {
-						g.w2[j][i] += d * h
-						d1[i] += d * m.w2[j][i]
-					}
-				}
-				for j := range d1 {
-					d := d1[j] * (1 - sc.h1[j]*sc.h1[j])
-					g.b1[j] += d
-					for i, x := range sc.x {
-						g.w1[j][i] += d * x
-					}
-				}
-			}
-			step++
-			inv := 1 / float64(len(batch))
-			c1, c2 := 1-math.Pow(b1, float64(step)), 1-math.Pow(b2, float64(step))
-			for k, p := range pm {
-				gk, mk, vk := pg[k], p1[k], p2[k]
-				decay := float32(1 - lr*isoFitDecay)
-				if k < 3 {
-					decay = 1 // biases
-				}
-				for i := range p {
-					p[i] *= decay
-					gr := float64(gk[i]) * inv
-					mv := b1*float64(mk[i]) + (1-b1)*gr
-					vv := b2*float64(vk[i]) + (1-b2)*gr*gr
-					mk[i], vk[i] = float32(mv), float32(vv)
-					p[i] -= float32(lr * (mv / c1) / (math.Sqrt(vv/c2) + 1e-8))
-				}
-			}
-		}
-		vl, by := isoFineLoss(m, val)
-		t.Logf("epoch %2d: train loss %.4f, validation %.4f (babble %.4f, music %.4f, noise %.4f)", epoch, trainLoss/float64(N), vl, by["babble"], by["music"], by["noise"])
-		if vl < bestLoss {
-			best, bestLoss, bestEpoch = *m, vl, epoch
-		}
-	}
-	return best, bestLoss, bestEpoch
+	n := mlpCarve(isoFineFlat(m), isoFineIn, isoFineH1, isoFineH2, func(x []float32) (float32, []float32, []float32, []float32) {
+		return m.bin(x, &sc), sc.x[:], sc.h1[:], sc.h2[:]
+	})
+	loss, epoch := mlpFit(t, n, train.x, train.y, train.w, mlpOpts{
+		seed:   isoFineSeed,
+		epochs: isoFineEpochs,
+		decay:  isoFitDecay,
+		val:    func() (float64, map[string]float64) { return isoFineLoss(m, val) },
+	})
+	return *m, loss, epoch
 }
 
 func TestFitIsoFine(t *testing.T) {

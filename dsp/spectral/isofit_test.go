@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/audiopost/audiopost/internal/realaudio"
 )
@@ -306,10 +307,6 @@ func isoExamplesOf(m isoMaterial, n int, r *rand.Rand, every int, kind string) i
 // isoFitChunk is how many mixes isoExamplesOf holds at once.
 const isoFitChunk = 16
 
-// isoGrad is the gradient of the loss by every weight, laid out as the
-// network.
-type isoGrad = isoNet
-
 // isoLoss is the mean squared error of the band gains over the set, by
 // kind of interferer and overall.
 func isoLoss(m *isoNet, s isoSet) (all float64, byKind map[string]float64) {
@@ -330,127 +327,23 @@ func isoLoss(m *isoNet, s isoSet) (all float64, byKind map[string]float64) {
 	return all / float64(max(1, s.len())), byKind
 }
 
-// isoFit fits a network on train, keeping the weights of the epoch that
-// did best on val; it logs the losses.
+// isoFit fits a network on train (mlpFit), keeping the weights of the
+// epoch that did best on val, or their mean over the epochs at the lower
+// rate if that validates better; it logs the losses.
 func isoFit(t *testing.T, train, val isoSet) (isoNet, float64, int) {
-	r := rand.New(rand.NewPCG(*fitSeed, 0x150))
 	m := new(isoNet)
-	// Standardise each input over the examples.
-	N := train.len()
-	for i := range isoIn {
-		var s, s2 float64
-		for e := range N {
-			v := float64(train.x[e*isoIn+i])
-			s += v
-			s2 += v * v
-		}
-		mu := s / float64(N)
-		sd := math.Sqrt(max(s2/float64(N)-mu*mu, 1e-8))
-		m.mean[i], m.scale[i] = float32(mu), float32(1/sd)
-	}
-	initW := func(w []float32, fanIn int) {
-		a := math.Sqrt(1 / float64(fanIn))
-		for i := range w {
-			w[i] = float32(a * r.NormFloat64())
-		}
-	}
-	for j := range m.w1 {
-		initW(m.w1[j][:], isoIn)
-	}
-	for j := range m.w2 {
-		initW(m.w2[j][:], isoH1)
-	}
-	initW(m.w3[:], isoH2)
-	params := func(n *isoNet) [][]float32 {
-		p := [][]float32{n.b1[:], n.b2[:], n.b3[:], n.w3[:]}
-		for j := range n.w1 {
-			p = append(p, n.w1[j][:])
-		}
-		for j := range n.w2 {
-			p = append(p, n.w2[j][:])
-		}
-		return p
-	}
-	g, mom, vel := new(isoGrad), new(isoNet), new(isoNet)
-	pm, pg, p1, p2 := params(m), params(g), params(mom), params(vel)
-	best, bestLoss, bestEpoch := *m, math.Inf(1), 0
+	params := func(n *isoNet) [][]float32 { return isoNetView(n).params() }
+	pm := params(m)
 	swa, swaN := new(isoNet), 0
-	swa.mean, swa.scale = m.mean, m.scale
-	order := make([]int, N)
-	for i := range order {
-		order[i] = i
-	}
-	var sc isoScratch
-	var d2 [isoH2]float32
-	var d1 [isoH1]float32
-	step := 0
-	b1, b2 := 0.9, 0.999
-	for epoch := 1; epoch <= isoFitEpochs; epoch++ {
-		r.Shuffle(N, func(i, j int) { order[i], order[j] = order[j], order[i] })
-		lr := isoFitRate
-		if epoch > isoFitEpochs*2/3 {
-			lr /= 4
-		}
-		var trainLoss float64
-		for at := 0; at < N; at += isoFitBatch {
-			batch := order[at:min(N, at+isoFitBatch)]
-			for _, p := range pg {
-				clear(p)
+	loss, epoch := mlpFit(t, isoNetView(m), train.x, train.y, train.w, mlpOpts{
+		seed:   *fitSeed,
+		epochs: isoFitEpochs,
+		decay:  *fitDecay,
+		val:    func() (float64, map[string]float64) { return isoLoss(m, val) },
+		epoch: func(epoch int) {
+			if epoch <= isoFitEpochs*2/3 {
+				return
 			}
-			for _, e := range batch {
-				gb := m.band(train.x[e*isoIn:(e+1)*isoIn], &sc)
-				d := gb - train.y[e]
-				wt := train.w[e]
-				trainLoss += float64(wt * d * d)
-				d3 := 2 * wt * d * gb * (1 - gb)
-				g.b3[0] += d3
-				for j, h := range sc.h2 {
-					g.w3[j] += d3 * h
-					d2[j] = d3 * m.w3[j] * (1 - h*h)
-				}
-				clear(d1[:])
-				for j, d := range d2 {
-					g.b2[j] += d
-					w, gw := &m.w2[j], &g.w2[j]
-					for i, h := range sc.h1 {
-						gw[i] += d * h
-						d1[i] += d * w[i]
-					}
-				}
-				for j := range d1 {
-					d := d1[j] * (1 - sc.h1[j]*sc.h1[j])
-					g.b1[j] += d
-					gw := &g.w1[j]
-					for i, x := range sc.x {
-						gw[i] += d * x
-					}
-				}
-			}
-			step++
-			inv := 1 / float64(len(batch))
-			c1, c2 := 1-math.Pow(b1, float64(step)), 1-math.Pow(b2, float64(step))
-			for k, p := range pm {
-				gk, mk, vk := pg[k], p1[k], p2[k]
-				decay := float32(1 - lr**fitDecay)
-				if k < 3 {
-					decay = 1 // biases
-				}
-				for i := range p {
-					p[i] *= decay
-					gr := float64(gk[i]) * inv
-					mv := b1*float64(mk[i]) + (1-b1)*gr
-					vv := b2*float64(vk[i]) + (1-b2)*gr*gr
-					mk[i], vk[i] = float32(mv), float32(vv)
-					p[i] -= float32(lr * (mv / c1) / (math.Sqrt(vv/c2) + 1e-8))
-				}
-			}
-		}
-		vl, byKind := isoLoss(m, val)
-		t.Logf("epoch %2d: train loss %.4f, validation %.4f (babble %.4f, music %.4f, noise %.4f)", epoch, trainLoss/float64(N), vl, byKind["babble"], byKind["music"], byKind["noise"])
-		if vl < bestLoss {
-			best, bestLoss, bestEpoch = *m, vl, epoch
-		}
-		if epoch > isoFitEpochs*2/3 {
 			// The weights averaged over the epochs at the lower rate.
 			swaN++
 			for k, p := range params(swa) {
@@ -458,14 +351,23 @@ func isoFit(t *testing.T, train, val isoSet) (isoNet, float64, int) {
 					p[i] += (v - p[i]) / float32(swaN)
 				}
 			}
-		}
-	}
+		},
+	})
+	swa.mean, swa.scale = m.mean, m.scale
 	sl, slBy := isoLoss(swa, val)
 	t.Logf("the weights averaged over the last %d epochs: validation %.4f (babble %.4f, music %.4f, noise %.4f)", swaN, sl, slBy["babble"], slBy["music"], slBy["noise"])
-	if sl < bestLoss {
+	if sl < loss {
 		return *swa, sl, 0
 	}
-	return best, bestLoss, bestEpoch
+	return *m, loss, epoch
+}
+
+// isoNetView is m as mlpFit fits it.
+func isoNetView(m *isoNet) *mlpNet {
+	var sc isoScratch
+	return mlpCarve(unsafe.Slice(&m.mean[0], unsafe.Sizeof(*m)/4), isoIn, isoH1, isoH2, func(x []float32) (float32, []float32, []float32, []float32) {
+		return m.band(x, &sc), sc.x[:], sc.h1[:], sc.h2[:]
+	})
 }
 
 func TestFitIsolation(t *testing.T) {
