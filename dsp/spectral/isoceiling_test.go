@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -361,13 +361,7 @@ func TestIsolationCeiling(t *testing.T) {
 		t.Skip("measures speech isolation's mask ceilings on the tuning half with -isoceiling")
 	}
 	c := realaudio.Load(t, realaudio.Tuning)
-	var mixes []realaudio.Mix
-	for i, m := range c.NoisySpeech() {
-		if isNoise(m) || realaudio.FloorBelowDB(m.Clean) < cleanRefDB || (!*realFull && i%3 != 0) {
-			continue
-		}
-		mixes = append(mixes, m)
-	}
+	mixes := isoCeilingMixes(c)
 	if *isoCeilVal {
 		mixes = isoValMixes(c) // isodiag_test.go
 	}
@@ -454,20 +448,43 @@ func TestIsolationCeiling(t *testing.T) {
 			return mf.binGains(bmNet, avg)
 		}
 	}
-	var names []string
-	if *isoCeiling == "all" {
-		for k := range masks {
-			names = append(names, k)
+	isoCeilingRun(t, mixes, nets, isoCeilingNames(t, masks), masks, nil)
+}
+
+// isoCeilingMixes is the tuning half's babble and music mixes the
+// ceilings measure on: clean references only, every third without
+// -realfull.
+func isoCeilingMixes(c *realaudio.Corpus) []realaudio.Mix {
+	var mixes []realaudio.Mix
+	for i, m := range c.NoisySpeech() {
+		if isNoise(m) || realaudio.FloorBelowDB(m.Clean) < cleanRefDB || (!*realFull && i%3 != 0) {
+			continue
 		}
-		sort.Strings(names)
-	} else {
-		names = strings.Split(*isoCeiling, ",")
-		for _, k := range names {
-			if _, ok := masks[k]; !ok {
-				t.Fatalf("-isoceiling: no mask %q", k)
-			}
+		mixes = append(mixes, m)
+	}
+	return mixes
+}
+
+// isoCeilingNames is the masks of masks that -isoceiling names, sorted if
+// all.
+func isoCeilingNames(t *testing.T, masks map[string]func(mf *isoMixFrames) [][]float64) []string {
+	if *isoCeiling == "all" {
+		return slices.Sorted(maps.Keys(masks))
+	}
+	names := strings.Split(*isoCeiling, ",")
+	for _, k := range names {
+		if _, ok := masks[k]; !ok {
+			t.Fatalf("-isoceiling: no mask %q", k)
 		}
 	}
+	return names
+}
+
+// isoCeilingRun runs the product's speech isolation over each mix once
+// per mask of names (framed by isoFrame with nets), the mask in place of
+// the network's (nil: the product's own), after setup if not nil, and
+// logs each mix's SI-SDR gains and their means on babble and on music.
+func isoCeilingRun(t *testing.T, mixes []realaudio.Mix, nets []*isoNet, names []string, masks map[string]func(mf *isoMixFrames) [][]float64, setup func(name string, iso *isolator)) {
 	gains := make([][]float64, len(mixes)) // [mix][name]
 	parallel(len(mixes), func(i int) {
 		m := mixes[i]
@@ -493,6 +510,9 @@ func TestIsolationCeiling(t *testing.T) {
 			if d.iso == nil {
 				t.Errorf("%s: no isolation stage", m.ID)
 				return
+			}
+			if setup != nil {
+				setup(name, d.iso)
 			}
 			if g != nil {
 				d.iso.mask = func(o int64, dst []float64) {

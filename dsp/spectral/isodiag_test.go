@@ -153,13 +153,7 @@ func TestIsolationDiag(t *testing.T) {
 		t.Skip("diagnoses speech isolation's network on the tuning half with -isodiag")
 	}
 	c := realaudio.Load(t, realaudio.Tuning)
-	var mixes []realaudio.Mix
-	for i, m := range c.NoisySpeech() {
-		if isNoise(m) || realaudio.FloorBelowDB(m.Clean) < cleanRefDB || (!*realFull && i%3 != 0) {
-			continue
-		}
-		mixes = append(mixes, m)
-	}
+	mixes := isoCeilingMixes(c)
 	type acc struct{ err, wt, n float64 }
 	var mu sync.Mutex
 	stats := map[string]*acc{}

@@ -4,13 +4,10 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"testing"
 
-	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/internal/realaudio"
-	"github.com/audiopost/audiopost/internal/testaudio"
 )
 
 // TestIsoFineCeiling measures, as TestIsolationCeiling does (tuning half,
@@ -31,13 +28,7 @@ func TestIsoFineCeiling(t *testing.T) {
 		t.Skip("measures per-bin refinements of speech isolation's mask on the tuning half with -isoceiling")
 	}
 	c := realaudio.Load(t, realaudio.Tuning)
-	var mixes []realaudio.Mix
-	for i, m := range c.NoisySpeech() {
-		if isNoise(m) || realaudio.FloorBelowDB(m.Clean) < cleanRefDB || (!*realFull && i%3 != 0) {
-			continue
-		}
-		mixes = append(mixes, m)
-	}
+	mixes := isoCeilingMixes(c)
 	bm := newBandMapN(isoBands, fs, FFTSize(fs))
 	kOf := func(hz float64) float64 { return hz * float64(FFTSize(fs)) / fs }
 	irm := func(mf *isoMixFrames) [][]float64 {
@@ -106,63 +97,11 @@ func TestIsoFineCeiling(t *testing.T) {
 			return mf.reshape(bm, net(mf), mf.harmonic(a), kOf(1500))
 		}
 	}
-	var names []string
-	if *isoCeiling == "all" {
-		for k := range masks {
-			names = append(names, k)
+	isoCeilingRun(t, mixes, nil, isoCeilingNames(t, masks), masks, func(name string, iso *isolator) {
+		if n := fineNets[name]; n != nil {
+			iso.fineNet = n
 		}
-		sort.Strings(names)
-	} else {
-		names = strings.Split(*isoCeiling, ",")
-		for _, k := range names {
-			if _, ok := masks[k]; !ok {
-				t.Fatalf("-isoceiling: no mask %q", k)
-			}
-		}
-	}
-	gains := make([][]float64, len(mixes))
-	parallel(len(mixes), func(i int) {
-		m := mixes[i]
-		p := analyse(t, audio.Buffer{m.Input}, ProfilerOptions{VAD: classifyVAD(t, audio.Buffer{m.Input})})
-		mf := isoFrame(m, nil)
-		in := testaudio.SISDR(m.Clean, m.Input)
-		gains[i] = make([]float64, len(names))
-		for j, name := range names {
-			var g [][]float64
-			if mk := masks[name]; mk != nil {
-				g = mk(mf)
-			}
-			d, err := NewDenoiser(audio.NewBufferSource(audio.Buffer{m.Input}, fs), DenoiserOptions{Settings: Settings{Method: SpeechIsolation, DeverbDB: -1}, Profile: p})
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			if n := fineNets[name]; n != nil {
-				d.iso.fineNet = n
-			}
-			if g != nil {
-				d.iso.mask = func(o int64, dst []float64) {
-					if int(o) < len(g) {
-						copy(dst, g[o])
-					}
-				}
-			}
-			y := testaudio.ReadAll(t, d)[0]
-			gains[i][j] = testaudio.SISDR(m.Clean, y) - in
-		}
-		t.Logf("%-40s in %5.1f dB: %v", m.ID, in, fmtGains(names, gains[i]))
 	})
-	for j, name := range names {
-		sum, cnt := map[string]float64{}, map[string]int{}
-		for i, m := range mixes {
-			if gains[i] == nil {
-				continue
-			}
-			sum[m.Interferer] += gains[i][j]
-			cnt[m.Interferer]++
-		}
-		t.Logf("%-16s babble %+.2f (%d), music %+.2f (%d) dB SI-SDR", name, sum["babble"]/float64(cnt["babble"]), cnt["babble"], sum["music"]/float64(cnt["music"]), cnt["music"])
-	}
 }
 
 func fmtA(name string, a float64) string {
