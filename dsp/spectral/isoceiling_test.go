@@ -374,19 +374,7 @@ func TestIsolationCeiling(t *testing.T) {
 		"oracle24": func(mf *isoMixFrames) [][]float64 { return mf.binGains(bm24, mf.bandIRM(bm24)) },
 		"oracle48": func(mf *isoMixFrames) [][]float64 { return mf.binGains(bm48, mf.bandIRM(bm48)) },
 		"oracle96": func(mf *isoMixFrames) [][]float64 { return mf.binGains(bm96, mf.bandIRM(bm96)) },
-		"irm": func(mf *isoMixFrames) [][]float64 {
-			out := make([][]float64, mf.frames)
-			for f := range out {
-				out[f] = make([]float64, mf.bins)
-				for k := range out[f] {
-					out[f][k] = 1
-					if d := mf.s[f][k] + mf.v[f][k]; d > 0 {
-						out[f][k] = mf.s[f][k] / d
-					}
-				}
-			}
-			return out
-		},
+		"irm":      (*isoMixFrames).irm,
 		"oracle48+comb": func(mf *isoMixFrames) [][]float64 {
 			return mf.comb(bm48, mf.binGains(bm48, mf.bandIRM(bm48)), 0.2, 0.4, 0.7, 4000)
 		},
@@ -545,4 +533,20 @@ func fmtGains(names []string, g []float64) string {
 		parts[j] = fmt.Sprintf("%s %+.2f", n, g[j])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// irm is the ideal ratio mask of the mix's frames, S/(S+N) in each bin
+// (1 where both are 0).
+func (mf *isoMixFrames) irm() [][]float64 {
+	out := make([][]float64, mf.frames)
+	for f := range out {
+		out[f] = make([]float64, mf.bins)
+		for k := range out[f] {
+			out[f][k] = 1
+			if d := mf.s[f][k] + mf.v[f][k]; d > 0 {
+				out[f][k] = mf.s[f][k] / d
+			}
+		}
+	}
+	return out
 }

@@ -31,19 +31,7 @@ func TestIsoFineCeiling(t *testing.T) {
 	mixes := isoCeilingMixes(c)
 	bm := newBandMapN(isoBands, fs, FFTSize(fs))
 	kOf := func(hz float64) float64 { return hz * float64(FFTSize(fs)) / fs }
-	irm := func(mf *isoMixFrames) [][]float64 {
-		out := make([][]float64, mf.frames)
-		for f := range out {
-			out[f] = make([]float64, mf.bins)
-			for k := range out[f] {
-				out[f][k] = 1
-				if d := mf.s[f][k] + mf.v[f][k]; d > 0 {
-					out[f][k] = mf.s[f][k] / d
-				}
-			}
-		}
-		return out
-	}
+	irm := (*isoMixFrames).irm
 	net := func(mf *isoMixFrames) [][]float64 { return mf.binGains(bm, mf.net) }
 	orc := func(mf *isoMixFrames) [][]float64 { return mf.binGains(bm, mf.bandIRM(bm)) }
 	// corr multiplies g under hz by the ideal mask over the oracle band
