@@ -64,6 +64,15 @@ func BenchmarkNodes(b *testing.B) {
 			return d
 		})
 	})
+	// The same without the learned mask after the rule (dvmask.go): its
+	// cost is the difference.
+	b.Run("dynamic-deverb-rule", func(b *testing.B) {
+		run(b, func() audio.Source {
+			d, _ := NewDenoiser(audio.NewBufferSource(in, fs), DenoiserOptions{Settings: Settings{Method: Dynamic}, Profile: p, RT60: 0.7})
+			d.dvm = nil
+			return d
+		})
+	})
 	b.Run("dehum", func(b *testing.B) {
 		run(b, func() audio.Source {
 			d, _ := NewDehum(audio.NewBufferSource(in, fs), DehumOptions{Profile: p})

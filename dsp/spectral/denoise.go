@@ -277,6 +277,7 @@ type Denoiser struct {
 	dehum *Dehum
 	wpe   *wpe       // dereverberation before the gains; nil when off
 	wrun  *hopRunner // drives wpe
+	dvm   *dvMask    // the learned reverb mask after the rule; nil when off
 	iso   *isolator  // speech isolation's mask (its network); nil without
 	irun  *hopRunner // drives iso
 	brth  *Debreath
@@ -440,6 +441,13 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 		}
 	} else {
 		d.needRev = false
+	}
+	roomDRR := 0.0 // a room given by its RT60 alone is all reverberation
+	if opts.RT60 == 0 && opts.Profile != nil {
+		roomDRR = opts.Profile.DRRDB
+	}
+	if d.needRev && dvMaskOn && roomDRR <= dvMaskDRR {
+		d.dvm = newDvMask(f.SampleRate, d.n, &dvMaskModel, rt, roomDRR)
 	}
 
 	b := d.bins
@@ -781,6 +789,11 @@ func (d *Denoiser) spectral(P, G []float64) {
 		d.gain(&d.segs[prev], d.Gb)
 		for k := range d.G {
 			d.G[k] = w*d.G[k] + (1-w)*d.Gb[k]
+		}
+	}
+	if d.dvm != nil {
+		if r := &d.segs[cur]; r.rmin < 1 && r.s.Method != Off {
+			d.dvm.apply(P, d.lamR, d.lam, G, min(r.gmin, r.rmin))
 		}
 	}
 	if d.onGain != nil {

@@ -166,6 +166,10 @@ var (
 	dvWideSeed  = flag.Uint64("dvwideseed", 30, "TestDeverbWideRooms: the rooms' seed")
 	dvWideNR    = flag.String("dvwidenr", "auto,off", "TestDeverbWideRooms: the noise reductions (auto, off)")
 	dvWideSox   = flag.Bool("dvwidesox", true, "TestDeverbWideRooms: also the half's sox rooms of RT60 0.5 to 1.0 s, five clips each")
+	dvWideMask  = flag.String("dvwidemask", "on", "TestDeverbWideRooms: the learned reverb mask on, off, or both (on,off)")
+	dvWideSoxN  = flag.Int("dvwidesoxn", 0, "TestDeverbWideRooms: also this many settings of sox's reverb drawn at random (RT60 0.3 to 1.2 s), a clip of the half each")
+	dvWideLow   = flag.Float64("dvwidelow", math.NaN(), "TestDeverbWideRooms: WPE's long variance context and the StaticNoise cut at this DRR (dB) and under (wpeLowDRR)")
+	dvWideDRR   = flag.Float64("dvwidemaskdrr", math.NaN(), "TestDeverbWideRooms: the learned mask at this DRR (dB) and under (dvMaskDRR)")
 )
 
 // wideRoom is an image-source room of the wide set with its impulse
@@ -280,9 +284,21 @@ func wideCases(c *realaudio.Corpus, rooms []wideRoom) []reverbCase {
 // With WPE's variance over +-20 frames at DRR 0 dB and under
 // (wpeContextFor) and Static's presence profile lowered there
 // (tailsOff): +2.85/+2.86; the half's 15 sox clips +4.63/+4.91.
+// -dvwidesoxn adds settings of sox's reverb drawn at random, -dvwidemask
+// on,off runs each case with and without the learned mask after the rule
+// (dvmask.go), -dvwidelow and -dvwidemaskdrr move the room model's DRR
+// gates (wpeLowDRR, dvMaskDRR).
 func TestDeverbWideRooms(t *testing.T) {
 	if !*dvWide {
 		t.Skip("-dvwide: a measurement over simulated rooms, not a test")
+	}
+	if !math.IsNaN(*dvWideLow) {
+		defer func(v float64) { wpeLowDRR = v }(wpeLowDRR)
+		wpeLowDRR = *dvWideLow
+	}
+	if !math.IsNaN(*dvWideDRR) {
+		defer func(v float64) { dvMaskDRR = v }(dvMaskDRR)
+		dvMaskDRR = *dvWideDRR
 	}
 	c := realCorpus(t)
 	rooms := wideRooms(t, *dvWideRooms, *dvWideSeed)
@@ -292,6 +308,26 @@ func TestDeverbWideRooms(t *testing.T) {
 			if rc.method == "sox" {
 				cases = append(cases, rc)
 			}
+		}
+	}
+	if n := *dvWideSoxN; n > 0 {
+		clips := c.Clips()
+		for i, rm := range dvMaskSoxRooms(t, n, rand.New(rand.NewPCG(*dvWideSeed, 0x50c5))) {
+			cl := clips[(i*7+2)%len(clips)]
+			x := append(append([]float64(nil), cl.Samples...), make([]float64, fs/4)...)
+			wet := convolve(x, rm.h)
+			pk := 0.0
+			for j := range wet {
+				wet[j] += x[j]
+				pk = max(pk, math.Abs(wet[j]))
+			}
+			g := 0.89 / max(pk, 0.89)
+			dry := make([]float64, len(x))
+			for j := range wet {
+				wet[j] *= g
+				dry[j] = x[j] * g
+			}
+			cases = append(cases, reverbCase{id: fmt.Sprintf("%s/soxwide%d", cl.ID, i), method: "sox", rt60: realaudio.SchroederRT60(rm.h, fs), dry: dry, input: wet, impulse: rm.h})
 		}
 	}
 	var reds []float64
@@ -321,13 +357,23 @@ func TestDeverbWideRooms(t *testing.T) {
 			}
 		}
 		for _, red := range reds {
-			y, _ := denoise(t, rc.input, DenoiserOptions{Settings: Settings{Method: Static, ReductionDB: red}, Profile: p})
-			g := testaudio.SISDR(rc.dry, y) - in
-			if group != "sox" {
-				tab.add("image-source", deverbColumn(Static, red), g)
+			for _, mask := range strings.Split(*dvWideMask, ",") {
+				d, err := NewDenoiser(audio.NewBufferSource(audio.Buffer{rc.input}, fs), DenoiserOptions{Settings: Settings{Method: Static, ReductionDB: red}, Profile: p})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if mask == "off" {
+					d.dvm = nil
+				}
+				y := testaudio.ReadAll(t, d)[0]
+				g := testaudio.SISDR(rc.dry, y) - in
+				col := deverbColumn(Static, red) + " mask " + mask
+				if group != "sox" {
+					tab.add("image-source", col, g)
+				}
+				tab.add(group, col, g)
+				line += fmt.Sprintf(" %+.2f", g)
 			}
-			tab.add(group, deverbColumn(Static, red), g)
-			line += fmt.Sprintf(" %+.2f", g)
 		}
 		lines[i] = line
 	})

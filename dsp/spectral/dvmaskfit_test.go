@@ -1,0 +1,353 @@
+package spectral
+
+import (
+	"bytes"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/internal/realaudio"
+	"github.com/audiopost/audiopost/internal/testaudio"
+)
+
+// TestFitDvMask fits the learned reverb mask (dvmask.go) and writes
+// dvmaskmodel.go, from the tuning half's speech only:
+//
+//	flock /tmp/audiopost-fit.lock nice go test ./dsp/spectral -run TestFitDvMask -v -timeout 3h -args -fitdvmask
+//
+// The speakers are split (sorted, every fourth to validation), and so are
+// the rooms: image-source rooms drawn as TestDeverbWideRooms draws its
+// own but over a wider range (RT60 0.3 to 1.2 s, the talker 0.8 to 3 m
+// from the microphone; seeds dvMaskFitSeed and +1, never the wide set's
+// 30) and sox's reverb at random settings, three mixes in four in an
+// image-source room. Each mix runs through the Profiler and the Denoiser
+// (Static, noise reduction automatic in one mix in two, off in the
+// other) as the product runs them; where the room model puts the room
+// at dvMaskDRR or under, every second frame's units are examples: the
+// features the stage computes, the target the gain that turns the
+// unit's power into the dry speech's (within 0 and 1), weighted by the
+// unit's power over the mix's mean unit power (at most 20). AdamW
+// (mlpFit), the epoch with the lowest validation loss kept.
+var (
+	fitDvMask    = flag.Bool("fitdvmask", false, "TestFitDvMask: fit the learned reverb mask on the tuning half and write dvmaskmodel.go")
+	dvMaskOut    = flag.String("dvmaskout", "dvmaskmodel.go", "TestFitDvMask: the file to write")
+	dvMaskMixes  = flag.Int("dvmaskmixes", 240, "TestFitDvMask: mixes to fit on (a fifth as many to validate on)")
+	dvMaskRooms  = flag.Int("dvmaskrooms", 60, "TestFitDvMask: image-source rooms to fit on (a fifth as many to validate on)")
+	dvMaskEpochs = flag.Int("dvmaskepochs", 14, "TestFitDvMask: epochs")
+)
+
+const (
+	dvMaskFitSeed = 71
+	dvMaskSoxN    = 12 // sox settings to fit on (a third as many to validate on)
+	dvMaskMaxSec  = 8
+	dvMaskEvery   = 2
+	dvMaskMaxW    = 20
+)
+
+// dvMaskRoom is a room of the fit: its impulse response, where its
+// direct path is, and whether it is sox's wet part (the input adds the
+// dry speech).
+type dvMaskRoom struct {
+	h    []float64
+	lead int
+	sox  bool
+}
+
+// dvMaskImageRooms draws n image-source rooms as wideRooms does, over
+// RT60 rtLo-rtHi and talker distances dLo-dHi.
+func dvMaskImageRooms(n int, seed uint64, rtLo, rtHi, dLo, dHi float64) []dvMaskRoom {
+	out := make([]dvMaskRoom, n)
+	parallel(n, func(i int) {
+		rr := rand.New(rand.NewPCG(seed, uint64(100+i)))
+		for {
+			l := 4 + 9*rr.Float64()
+			size := [3]float64{l, l * (0.7 + 0.1*rr.Float64()), 2.5 + 2*rr.Float64()*min(1, l/9)}
+			rt := rtLo + (rtHi-rtLo)*rr.Float64()
+			src := [3]float64{size[0] * (0.25 + 0.1*rr.Float64()), size[1] * (0.3 + 0.2*rr.Float64()), 1.6}
+			az := 0.6 * (rr.Float64() - 0.5)
+			d := dLo + (dHi-dLo)*rr.Float64()
+			mic := [3]float64{src[0] + d*math.Cos(az), src[1] + d*math.Sin(az), src[2] - 0.2}
+			if mic[0] > size[0]-0.3 || mic[1] > size[1]-0.3 || mic[1] < 0.3 {
+				continue
+			}
+			v := size[0] * size[1] * size[2]
+			s := 2 * (size[0]*size[1] + size[0]*size[2] + size[1]*size[2])
+			room := realaudio.Room{Size: size, Source: src, Mic: mic, RT60: rt, Beta: math.Sqrt(math.Exp(-0.161 * v / (s * rt)))}
+			var h []float64
+			ok := false
+			for range 4 {
+				h = room.Impulse()
+				got := realaudio.SchroederRT60(h, fs)
+				if got == 0 {
+					break
+				}
+				if math.Abs(got/rt-1) < 0.05 {
+					ok = true
+					break
+				}
+				room.Beta = math.Exp(math.Log(room.Beta) * got / rt)
+			}
+			if !ok {
+				continue
+			}
+			lead := 0
+			for j, x := range h {
+				if math.Abs(x) > math.Abs(h[lead]) {
+					lead = j
+				}
+			}
+			out[i] = dvMaskRoom{h: h, lead: lead}
+			return
+		}
+	})
+	return out
+}
+
+// dvMaskSoxRooms draws n settings of sox's reverb (its wet part alone):
+// reverberance, HF damping, room scale and pre-delay at random, kept
+// where the RT60 is 0.3 to 1.2 s.
+func dvMaskSoxRooms(t testing.TB, n int, r *rand.Rand) []dvMaskRoom {
+	var out []dvMaskRoom
+	for len(out) < n {
+		rev, hf, scale, pre := 30+70*r.Float64(), 100*r.Float64(), 40+60*r.Float64(), 20*r.Float64()
+		args := []string{"-t", "f32", "-r", strconv.Itoa(fs), "-c", "1", "-", "-t", "f32", "-r", strconv.Itoa(fs), "-c", "1", "-",
+			"reverb", "-w", fmt.Sprintf("%.1f", rev), fmt.Sprintf("%.1f", hf), fmt.Sprintf("%.1f", scale), "100", fmt.Sprintf("%.1f", pre)}
+		imp := make([]float32, 3*fs)
+		imp[0] = 1
+		var in bytes.Buffer
+		binary.Write(&in, binary.LittleEndian, imp)
+		cmd := exec.Command("sox", args...)
+		cmd.Stdin = &in
+		b, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("sox %v: %v", args, err)
+		}
+		h32 := make([]float32, len(b)/4)
+		binary.Read(bytes.NewReader(b), binary.LittleEndian, h32)
+		h := make([]float64, len(h32))
+		for i, v := range h32 {
+			h[i] = float64(v)
+		}
+		if got := realaudio.SchroederRT60(h, fs); got < 0.3 || got > 1.2 {
+			continue
+		}
+		out = append(out, dvMaskRoom{h: h, sox: true})
+	}
+	return out
+}
+
+// dvMaskSet is a set of examples: features, target gains, weights, and
+// the rule's gain (feature 0) for the loss to beat.
+type dvMaskSet struct {
+	x, y, w []float32
+	kind    []string
+}
+
+func (s *dvMaskSet) len() int { return len(s.y) }
+
+// dvMaskExamples makes n mixes of clips in rooms and returns their
+// examples.
+func dvMaskExamples(t testing.TB, clips []realaudio.Clip, img, sox []dvMaskRoom, n int, seed uint64) dvMaskSet {
+	type job struct {
+		x    []float64
+		room dvMaskRoom
+		red  float64
+	}
+	r := rand.New(rand.NewPCG(seed, 0xd5))
+	jobs := make([]job, n)
+	for i := range jobs {
+		cl := clips[r.IntN(len(clips))]
+		x := cl.Samples
+		if m := dvMaskMaxSec * fs; len(x) > m {
+			at := r.IntN(len(x) - m)
+			x = x[at : at+m]
+		}
+		rm := img[r.IntN(len(img))]
+		if r.IntN(4) == 0 {
+			rm = sox[r.IntN(len(sox))]
+		}
+		jobs[i] = job{x: x, room: rm, red: float64(-(i % 2))}
+	}
+	var mu sync.Mutex
+	var set dvMaskSet
+	served := 0
+	parallel(n, func(i int) {
+		j := jobs[i]
+		x := append(append([]float64(nil), j.x...), make([]float64, j.room.lead+fs/4)...)
+		wet := convolve(x, j.room.h)
+		dry := make([]float64, len(x))
+		kind := "sox"
+		if j.room.sox {
+			for k := range wet {
+				wet[k] += x[k]
+			}
+			copy(dry, x)
+		} else {
+			kind = "image-source"
+			copy(dry[j.room.lead:], j.x)
+		}
+		pk := 0.0
+		for _, v := range wet {
+			pk = max(pk, math.Abs(v))
+		}
+		g := 0.89 / max(pk, 1e-9)
+		for k := range wet {
+			wet[k] *= g
+			dry[k] *= g
+		}
+		p := analyse(t, audio.Buffer{wet}, ProfilerOptions{VAD: classifyVAD(t, audio.Buffer{wet})})
+		if p.RT60 < dryRT60 || p.DRRDB > dvMaskDRR {
+			return
+		}
+		d, err := NewDenoiser(audio.NewBufferSource(audio.Buffer{wet}, fs), DenoiserOptions{Settings: Settings{Method: Static, ReductionDB: j.red}, Profile: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.dvm == nil {
+			return
+		}
+		nf := len(wet)/(FFTSize(fs)/2) + 64
+		dp := framePows(dry, nf)
+		lo := d.dvm.lo
+		var xs, ys, es []float32
+		f := 0
+		d.dvm.record = func(x []float32, e []float64) {
+			defer func() { f++ }()
+			if f%dvMaskEvery != 0 || f >= len(dp) {
+				return
+			}
+			for u, eu := range e {
+				var s float64
+				for k := lo[u]; k < lo[u+1]; k++ {
+					s += dp[f][k]
+				}
+				xs = append(xs, x[u*dvMaskIn:(u+1)*dvMaskIn]...)
+				ys = append(ys, float32(min(1, math.Sqrt(s/max(eu, 1e-30)))))
+				es = append(es, float32(eu))
+			}
+		}
+		testaudio.ReadAll(t, d)
+		var mean float64
+		for _, e := range es {
+			mean += float64(e)
+		}
+		mean /= float64(max(1, len(es)))
+		ws := make([]float32, len(es))
+		for k, e := range es {
+			ws[k] = float32(min(dvMaskMaxW, float64(e)/max(mean, 1e-30)))
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		served++
+		set.x = append(set.x, xs...)
+		set.y = append(set.y, ys...)
+		set.w = append(set.w, ws...)
+		for range ys {
+			set.kind = append(set.kind, kind)
+		}
+	})
+	t.Logf("%d of %d mixes served (room model at DRR %.1f dB or under), %d examples", served, n, dvMaskDRR, set.len())
+	return set
+}
+
+// dvMaskLoss is the network's weighted squared error on s, overall and
+// by kind of room.
+func dvMaskLoss(m *dvMaskNet, s dvMaskSet) (float64, map[string]float64) {
+	var sc dvMaskScratch
+	return dvMaskLossOf(s, func(x []float32) float32 { return m.unit(x, &sc) })
+}
+
+func dvMaskLossOf(s dvMaskSet, f func(x []float32) float32) (float64, map[string]float64) {
+	var all float64
+	sum, cnt := map[string]float64{}, map[string]float64{}
+	for i := range s.len() {
+		d := float64(f(s.x[i*dvMaskIn:(i+1)*dvMaskIn]) - s.y[i])
+		e := float64(s.w[i]) * d * d
+		all += e
+		sum[s.kind[i]] += e
+		cnt[s.kind[i]]++
+	}
+	for k := range sum {
+		sum[k] /= cnt[k]
+	}
+	return all / float64(max(1, s.len())), sum
+}
+
+// dvMaskFlat is m's weights as one slice.
+func dvMaskFlat(m *dvMaskNet) []float32 {
+	return unsafe.Slice(&m.mean[0], unsafe.Sizeof(*m)/4)
+}
+
+func TestFitDvMask(t *testing.T) {
+	if !*fitDvMask {
+		t.Skip("-fitdvmask fits the learned reverb mask and writes dvmaskmodel.go")
+	}
+	c := realaudio.Load(t, realaudio.Tuning)
+	var spk []string
+	for _, cl := range c.Clips() {
+		if !slices.Contains(spk, cl.Speaker) {
+			spk = append(spk, cl.Speaker)
+		}
+	}
+	slices.Sort(spk)
+	var fitC, valC []realaudio.Clip
+	for _, cl := range c.Clips() {
+		if slices.Index(spk, cl.Speaker)%4 == 3 {
+			valC = append(valC, cl)
+		} else {
+			fitC = append(fitC, cl)
+		}
+	}
+	nr := *dvMaskRooms
+	img := dvMaskImageRooms(nr, dvMaskFitSeed, 0.3, 1.2, 0.8, 3)
+	imgV := dvMaskImageRooms(max(1, nr/5), dvMaskFitSeed+1, 0.3, 1.2, 0.8, 3)
+	rs := rand.New(rand.NewPCG(dvMaskFitSeed, 0x50c))
+	sox := dvMaskSoxRooms(t, dvMaskSoxN, rs)
+	soxV := dvMaskSoxRooms(t, dvMaskSoxN/3, rs)
+	t.Logf("speakers %d to fit on, %d to validate on; %d+%d image-source rooms, %d+%d sox settings", len(spk)-len(spk)/4, len(spk)/4, len(img), len(imgV), len(sox), len(soxV))
+	train := dvMaskExamples(t, fitC, img, sox, *dvMaskMixes, dvMaskFitSeed)
+	val := dvMaskExamples(t, valC, imgV, soxV, max(1, *dvMaskMixes/5), dvMaskFitSeed+1)
+	rule := func(x []float32) float32 { return x[0] }
+	rl, rby := dvMaskLossOf(val, rule)
+	t.Logf("the rule's gains: validation %.4f (image-source %.4f, sox %.4f)", rl, rby["image-source"], rby["sox"])
+	m := new(dvMaskNet)
+	var sc dvMaskScratch
+	n := mlpCarve(dvMaskFlat(m), dvMaskIn, dvMaskH1, dvMaskH2, func(x []float32) (float32, []float32, []float32, []float32) {
+		return m.unit(x, &sc), sc.x[:], sc.h1[:], sc.h2[:]
+	})
+	loss, epoch := mlpFit(t, n, train.x, train.y, train.w, mlpOpts{
+		seed:   dvMaskFitSeed,
+		epochs: *dvMaskEpochs,
+		decay:  isoFitDecay,
+		val: func() (float64, map[string]float64) {
+			l, by := dvMaskLoss(m, val)
+			t.Logf("validation by room: image-source %.4f, sox %.4f", by["image-source"], by["sox"])
+			return l, by
+		},
+	})
+	t.Logf("validation loss %.4f at epoch %d (the rule's %.4f)", loss, epoch, rl)
+	header := fmt.Sprintf("dvMaskModel was fitted on %d units' gains (every %d-th frame) of %d mixes of the tuning\n"+
+		"half's speech (%d speakers) in %d image-source rooms (RT60 0.3-1.2 s, talker 0.8-3 m) and %d\n"+
+		"settings of sox's reverb, seed %d; validated on %d units of %d mixes of %d other speakers in\n"+
+		"%d other rooms and %d other settings. AdamW (decay %g), batches of %d, %d epochs; kept epoch %d:\n"+
+		"validation loss %.4f (the squared error of the units' gains weighted by their power; the\n"+
+		"rule's gains %.4f).",
+		train.len(), dvMaskEvery, *dvMaskMixes, len(spk)-len(spk)/4, len(img), len(sox), dvMaskFitSeed,
+		val.len(), max(1, *dvMaskMixes/5), len(spk)/4, len(imgV), len(soxV), isoFitDecay, isoFitBatch, *dvMaskEpochs, epoch, loss, rl)
+	src := mlpModel{command: "go test ./dsp/spectral -run TestFitDvMask -args -fitdvmask", name: "dvMaskModel", typ: "dvMaskNet",
+		in: "dvMaskIn", h1: "dvMaskH1", h2: "dvMaskH2", digits: -1}.source(mlpCarve(dvMaskFlat(m), dvMaskIn, dvMaskH1, dvMaskH2, nil), header)
+	t.Logf("%s: %d bytes", *dvMaskOut, len(src))
+	if err := os.WriteFile(*dvMaskOut, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
