@@ -446,7 +446,9 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 	if opts.RT60 == 0 && opts.Profile != nil {
 		roomDRR = opts.Profile.DRRDB
 	}
-	if d.needRev && dvMaskOn && roomDRR <= dvMaskDRR {
+	// The mask was fitted in rooms the room model measured: a room
+	// assumed (no Profile, no RT60 given) is not one.
+	if d.needRev && dvMaskOn && roomDRR <= dvMaskDRR && (opts.RT60 > 0 || opts.Profile != nil) {
 		d.dvm = newDvMask(f.SampleRate, d.n, &dvMaskModel, rt, roomDRR)
 	}
 
@@ -793,7 +795,10 @@ func (d *Denoiser) spectral(P, G []float64) {
 	}
 	if d.dvm != nil {
 		if r := &d.segs[cur]; r.rmin < 1 && r.s.Method != Off {
-			d.dvm.apply(P, d.lamR, d.lam, G, min(r.gmin, r.rmin))
+			// No lower than the rule's floor, which mixes the noise's
+			// (the noise reduction's cap) and the reverberation's by
+			// their shares of the bin.
+			d.dvm.apply(P, d.lamR, d.lam, G, d.floor)
 		}
 	}
 	if d.onGain != nil {
