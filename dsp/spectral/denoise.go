@@ -448,7 +448,7 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 	}
 	// The mask was fitted in rooms the room model measured: a room
 	// assumed (no Profile, no RT60 given) is not one.
-	if d.needRev && dvMaskOn && roomDRR <= dvMaskDRR && (opts.RT60 > 0 || opts.Profile != nil) {
+	if d.needRev && roomDRR <= dvMaskDRR && (opts.RT60 > 0 || opts.Profile != nil) {
 		d.dvm = newDvMask(f.SampleRate, d.n, &dvMaskModel, rt, roomDRR)
 	}
 

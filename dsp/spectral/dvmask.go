@@ -245,9 +245,6 @@ func (s *dvMask) apply(P, lamR, noise, G, floor []float64) {
 	}
 }
 
-// dvMaskOn serves the learned mask (in rooms at dvMaskDRR and under).
-var dvMaskOn = true
-
 // dvMaskDRR is the DRR (dB, as the room model measures it) at and under
 // which the learned mask serves: where WPE predicts from two hops
 // (wpeHiDRR). On TestDeverbWideRooms' rooms served at 0 dB and under
