@@ -244,11 +244,16 @@ func TestMultipart4xxIsFinal(t *testing.T) {
 	id := enqueue(t, st, owner, "p-3", rc.URL, 3, "Done")
 	var mu sync.Mutex
 	var told []string
+	toldOnce := make(chan struct{}, 1)
 	cfg := testConfig(st)
 	cfg.OnFailed = func(_ context.Context, d storage.Delivery, msg string) {
 		mu.Lock()
 		defer mu.Unlock()
 		told = append(told, d.Production+": "+msg)
+		select {
+		case toldOnce <- struct{}{}:
+		default:
+		}
 	}
 	start(t, cfg)
 	d := waitState(t, st, id, storage.DeliveryFailed)
@@ -258,7 +263,14 @@ func TestMultipart4xxIsFinal(t *testing.T) {
 	if !strings.Contains(d.LastError, "HTTP 500") || !strings.Contains(d.LastError, "HTTP 403") || !strings.Contains(d.LastError, "rejected") {
 		t.Errorf("last error %q", d.LastError)
 	}
-	// The owner is told once, which hook failed and why.
+	// The owner is told once, which hook failed and why. The sender
+	// calls OnFailed after the store has the delivery failed, so the
+	// state above can be read before the call (the race run once did:
+	// "OnFailed calls []"); 15 s is a guard against a hang only.
+	select {
+	case <-toldOnce:
+	case <-time.After(15 * time.Second):
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(told) != 1 || !strings.HasPrefix(told[0], "p-3: webhook to "+rc.URL+" not delivered: ") || !strings.HasSuffix(told[0], d.LastError) {
