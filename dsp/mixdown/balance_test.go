@@ -38,12 +38,23 @@ func TestBalance(t *testing.T) {
 			continue
 		}
 		t.Run(fmt.Sprintf("%v strength %v", c.gain, c.strength), func(t *testing.T) {
-			clean, spans := conversation(t, texts, testaudio.Voices[:2], 1, 0.7, 1)
-			for k := range clean { // both speakers at -20 LUFS before the microphone gains
-				testaudio.Scale(clean[k], dbAmp(-20-dialogLUFS(t, clean[k], spans[k])))
+			// The recording and its analysis depend on the gains alone:
+			// the three cases at 0 and -15 dB, which differ in strength,
+			// share them (analysed once, not three times).
+			type scene struct {
+				mics  [][]float64
+				spans [][]span
+				an    *mixdown.Analysis
 			}
-			mics, _ := microphones(clean, c.gain, -20, -65)
-			an := analyse(t, mics, nil, nil)
+			sc := cached(fmt.Sprint("balance ", c.gain), func() scene {
+				clean, spans := conversation(t, texts, testaudio.Voices[:2], 1, 0.7, 1)
+				for k := range clean { // both speakers at -20 LUFS before the microphone gains
+					testaudio.Scale(clean[k], dbAmp(-20-dialogLUFS(t, clean[k], spans[k])))
+				}
+				mics, _ := microphones(clean, c.gain, -20, -65)
+				return scene{mics, spans, analyse(t, mics, nil, nil)}
+			})
+			mics, spans, an := sc.mics, sc.spans, sc.an
 			var lv [2]float64
 			for k := range mics {
 				b, err := mixdown.NewBalance(monoSource(mics[k]), an, k, mixdown.BalanceOptions{Strength: c.strength})
