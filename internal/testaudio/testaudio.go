@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/cmplx"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,6 +30,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/audio/wav"
+	"github.com/audiopost/audiopost/internal/fft"
 	"github.com/audiopost/audiopost/internal/need"
 )
 
@@ -413,10 +415,30 @@ func SISDR(ref, est []float64) float64 {
 
 // Lag returns the shift d in [-maxLag, maxLag] that maximises the
 // correlation of ref[i] with est[i+d]: how late est is.
+//
+// Past a few hundred shifts the correlation at every shift costs
+// maxLag times the length (a peer's alignment, 9601 shifts of a second at
+// 48 kHz, took 0.4 s of CPU): there every shift's correlation comes from
+// one FFT first, and only the shifts within a billionth of the norms'
+// product of its largest, far more than the FFT's rounding, are summed
+// again as below, so that the result is the direct search's exactly.
 func Lag(ref, est []float64, maxLag int) int {
+	n := min(len(ref), len(est))
+	if maxLag > 256 && n > 0 {
+		return lagFFT(ref[:n], est, maxLag)
+	}
+	return lagAt(ref, est, -maxLag, maxLag, nil)
+}
+
+// lagAt is Lag's direct search over the shifts from lo to hi, or over
+// those of only where only is not nil.
+func lagAt(ref, est []float64, lo, hi int, only []bool) int {
 	best, bestC := 0, math.Inf(-1)
 	n := min(len(ref), len(est))
-	for d := -maxLag; d <= maxLag; d++ {
+	for d := lo; d <= hi; d++ {
+		if only != nil && !only[d-lo] {
+			continue
+		}
 		var c float64
 		for i := max(0, -d); i < n && i+d < len(est); i++ {
 			c += ref[i] * est[i+d]
@@ -426,6 +448,54 @@ func Lag(ref, est []float64, maxLag int) int {
 		}
 	}
 	return best
+}
+
+// lagFFT is Lag by the circular correlation of ref and est zero-padded
+// to a power of two past both lengths (no wrap-around), checked as Lag's
+// comment says.
+func lagFFT(ref, est []float64, maxLag int) int {
+	size := 2
+	for size < len(ref)+len(est) {
+		size *= 2
+	}
+	plan := fft.NewReal(size)
+	pad := make([]float64, size)
+	spec := func(x []float64) []complex128 {
+		clear(pad)
+		copy(pad, x)
+		c := make([]complex128, size/2+1)
+		plan.Coefficients(c, pad)
+		return c
+	}
+	r, e := spec(ref), spec(est)
+	for k := range r {
+		r[k] = cmplx.Conj(r[k]) * e[k]
+	}
+	corr := make([]float64, size)
+	plan.Sequence(corr, r) // size times the correlation at shift k (mod size)
+	at := func(d int) float64 {
+		if d <= -len(ref) || d >= len(est) {
+			return 0 // no overlap: Lag's sum is empty
+		}
+		return corr[(d+size)%size] / float64(size)
+	}
+	top := math.Inf(-1)
+	for d := -maxLag; d <= maxLag; d++ {
+		top = max(top, at(d))
+	}
+	var er, ee float64
+	for _, v := range ref {
+		er += v * v
+	}
+	for _, v := range est {
+		ee += v * v
+	}
+	tol := 1e-9 * math.Sqrt(er*ee)
+	near := make([]bool, 2*maxLag+1)
+	for d := -maxLag; d <= maxLag; d++ {
+		near[d+maxLag] = at(d) >= top-tol
+	}
+	return lagAt(ref, est, -maxLag, maxLag, near)
 }
 
 // Shift returns est moved earlier by d frames (later for negative d),

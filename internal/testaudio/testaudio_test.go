@@ -27,6 +27,37 @@ func TestLagAndShift(t *testing.T) {
 	}
 }
 
+// Past 256 shifts Lag searches through an FFT and sums again only the
+// shifts near its largest correlation: it must return what the direct
+// search over every shift returns, on signals with a clear peak, on
+// periodic ones whose peaks are nearly equal, on silence and where the
+// shifts run past the signals.
+func TestLagFFTIsDirect(t *testing.T) {
+	tone := make([]float64, 9600)
+	for i := range tone {
+		tone[i] = math.Sin(2 * math.Pi * 440 * float64(i) / 48000)
+	}
+	pink := PinkNoise(30000, 0.1, 5)
+	for _, c := range []struct {
+		name     string
+		ref, est []float64
+		maxLag   int
+	}{
+		{"noise, est late", pink[:20000], Add(Shift(pink, -1234)[:20000], WhiteNoise(20000, 0.05, 6)), 4800},
+		{"noise, est early and longer", pink[2000:12000], pink, 3000},
+		{"noise, est shorter", pink, pink[500:8000], 1000},
+		{"tone: periodic peaks", tone, Shift(tone, 17), 2000},
+		{"tone, shifts past both", tone[:600], tone[:900], 5000},
+		{"silence", make([]float64, 5000), make([]float64, 5000), 300},
+		{"one sample", []float64{1}, []float64{0, 0, 1}, 400},
+	} {
+		want := lagAt(c.ref, c.est, -c.maxLag, c.maxLag, nil)
+		if got := Lag(c.ref, c.est, c.maxLag); got != want {
+			t.Errorf("%s: Lag %d, the direct search %d", c.name, got, want)
+		}
+	}
+}
+
 func TestSpeechAndPhrases(t *testing.T) {
 	x, spans := Phrases(t, 48000, Sentences[:2], 1, Voices[0], Voices[1])
 	if len(spans) != 2 || spans[1].Start-spans[0].End != 48000 {
