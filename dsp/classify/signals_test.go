@@ -172,16 +172,34 @@ func beatMusic(seconds float64, seed uint64) []float64 {
 // musicKinds are the music generators tests cycle through.
 var musicKinds = []string{"testaudio", "pluck", "beat", "square", "piano"}
 
+// makeMusic returns seconds of music of a kind (musicKinds, "organ"); the
+// same music is made once per test binary and copied: TestSpeechMusic's
+// programmes and TestMusicCutter's start with the same 25 s.
 func makeMusic(t testing.TB, kind string, seconds float64, seed int) []float64 {
-	switch kind {
-	case "testaudio":
-		return testaudio.Music(testFS, seconds, uint64(seed))
-	case "beat":
-		return beatMusic(seconds, uint64(seed))
-	default:
-		return soxMusic(t, kind, seconds, seed)
+	key := fmt.Sprint(kind, seconds, seed)
+	musicMade.Lock()
+	x, ok := musicMade.m[key]
+	musicMade.Unlock()
+	if !ok {
+		switch kind {
+		case "testaudio":
+			x = testaudio.Music(testFS, seconds, uint64(seed))
+		case "beat":
+			x = beatMusic(seconds, uint64(seed))
+		default:
+			x = soxMusic(t, kind, seconds, seed)
+		}
+		musicMade.Lock()
+		musicMade.m[key] = x
+		musicMade.Unlock()
 	}
+	return append([]float64(nil), x...)
 }
+
+var musicMade = struct {
+	sync.Mutex
+	m map[string][]float64
+}{m: map[string][]float64{}}
 
 // speechSegment returns about seconds of speech: sentences in turn with
 // pauses of 0.4 to 1.2 s (the voice and sentence order depend on seed), and
