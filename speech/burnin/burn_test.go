@@ -151,17 +151,33 @@ func makeVideo(t *testing.T, seconds float64) string {
 	return out
 }
 
-// frame returns the frame of a video at time at as RGB bytes.
-func frame(t *testing.T, path string, at time.Duration) []byte {
+// frames returns the frames of a video at the times at as RGB bytes,
+// from one ffmpeg run: the video once an input for each time, seeked to
+// it (-ss before -i) as a run for each time would, and an output for
+// each (a start of ffmpeg and its decoder costs more CPU than a frame).
+func frames(t *testing.T, path string, at ...time.Duration) [][]byte {
 	t.Helper()
-	cmd := exec.Command("ffmpeg", "-nostdin", "-v", "error", "-ss", fmt.Sprintf("%.3f", at.Seconds()), "-i", path,
-		"-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1")
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Run(); err != nil || out.Len() == 0 {
-		t.Fatalf("frame at %v of %s: %v %s", at, path, err, stderr.String())
+	dir := t.TempDir()
+	args := []string{"-nostdin", "-v", "error"}
+	for _, a := range at {
+		args = append(args, "-ss", fmt.Sprintf("%.3f", a.Seconds()), "-i", path)
 	}
-	return out.Bytes()
+	for i := range at {
+		args = append(args, "-map", fmt.Sprintf("%d:v", i), "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24",
+			filepath.Join(dir, fmt.Sprintf("%d.rgb", i)))
+	}
+	if out, err := exec.Command("ffmpeg", args...).CombinedOutput(); err != nil {
+		t.Fatalf("frames at %v of %s: %v %s", at, path, err, out)
+	}
+	f := make([][]byte, len(at))
+	for i := range at {
+		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("%d.rgb", i)))
+		if err != nil || len(b) == 0 {
+			t.Fatalf("frame at %v of %s: %v (%d bytes)", at[i], path, err, len(b))
+		}
+		f[i] = b
+	}
+	return f
 }
 
 // diff is the mean absolute difference of two frames, per channel value.
@@ -228,7 +244,7 @@ func TestBurn(t *testing.T) {
 	}
 	t.Logf("ffprobe: %s, %s %dx%d + %s, %s s", filepath.Base(out), p.Streams[0].CodecName, p.Streams[0].Width, p.Streams[0].Height, p.Streams[1].CodecName, p.Format.Duration)
 
-	for _, c := range []struct {
+	cases := []struct {
 		at   time.Duration
 		cue  bool
 		what string
@@ -239,8 +255,14 @@ func TestBurn(t *testing.T) {
 		{ms(2200), false, "between the cues"},
 		{ms(3200), true, "cue 2"},
 		{ms(3700), false, "after the last cue"},
-	} {
-		d := diff(frame(t, in, c.at), frame(t, out, c.at))
+	}
+	var at []time.Duration
+	for _, c := range cases {
+		at = append(at, c.at)
+	}
+	inFrames, outFrames := frames(t, in, at...), frames(t, out, at...)
+	for i, c := range cases {
+		d := diff(inFrames[i], outFrames[i])
 		t.Logf("%v (%s): mean difference %.2f", c.at, c.what, d)
 		if c.cue && d < 1 {
 			t.Errorf("%v (%s): burned-in frame differs by %.2f only", c.at, c.what, d)
@@ -250,11 +272,11 @@ func TestBurn(t *testing.T) {
 		}
 	}
 	// The highlight moves with the words: two words of one cue look different.
-	if d := diff(frame(t, out, ms(600)), frame(t, out, ms(1200))); d < 0.05 {
+	if d := diff(outFrames[1], outFrames[2]); d < 0.05 { // 600 and 1200 ms
 		t.Errorf("highlight on word 1 and word 3 look the same (difference %.3f)", d)
 	}
 	// A black box around the text.
-	if k := count(frame(t, out, ms(600)), 0, 0, 0, 40); k < 500 {
+	if k := count(outFrames[1], 0, 0, 0, 40); k < 500 {
 		t.Errorf("default style: %d black pixels", k)
 	}
 }
