@@ -327,6 +327,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 // TestMeasure measures as `audiopost measure` does: the decoder and the
 // meter over the file, here over the recording read in slices.
 func TestMeasure(t *testing.T) {
+	testsize.SkipRace(t, "one goroutine: the decoder and the meter, numbers the plain run checks")
 	data := speech(t, 12)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a.wav")
