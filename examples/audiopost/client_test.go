@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/audiopost/audiopost/internal/testsize"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/sqlstore"
 )
@@ -19,6 +20,7 @@ func clientOutput(out string) map[string]string {
 }
 
 func TestClientCommands(t *testing.T) {
+	testsize.SkipRace(t, "sequential CLI commands on a store; the plain run checks them, the store's concurrency is storage/sqlstore's race run")
 	dir := t.TempDir()
 	alice := addUser(t, dir, "alice")
 	conf := clientOutput(mustCLI(t, "client", "add", "-data", dir, "-user", "alice", "-name", "web app",

@@ -15,6 +15,7 @@ import (
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
 	"github.com/audiopost/audiopost/internal/need"
+	"github.com/audiopost/audiopost/internal/testsize"
 )
 
 // runInfoJSON runs "audiopost info path" and decodes its output.
@@ -76,6 +77,7 @@ func TestInfoWAV(t *testing.T) {
 }
 
 func TestInfoFFmpegFormats(t *testing.T) {
+	testsize.SkipRace(t, "info probes files in one goroutine; the plain run checks what it prints")
 	need.Programs(t, "ffmpeg", "ffprobe")
 	dir := t.TempDir()
 	cover := filepath.Join(dir, "cover.png")

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/audiopost/audiopost/internal/testsize"
 	"github.com/audiopost/audiopost/storage/sqlstore"
 	"github.com/audiopost/audiopost/transport/auth"
 )
@@ -28,6 +29,7 @@ func authenticates(t *testing.T, dir, key string) bool {
 }
 
 func TestKeyCommands(t *testing.T) {
+	testsize.SkipRace(t, "sequential CLI commands on a store; the plain run checks them, the store's concurrency is storage/sqlstore's race run")
 	dir := t.TempDir()
 	addUser(t, dir, "alice")
 	addUser(t, dir, "bob")

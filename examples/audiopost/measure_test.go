@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/audiopost/audiopost/internal/testsize"
 )
 
 // writeTone writes a 16-bit stereo WAV of a 1 kHz tone at peak level db
@@ -44,6 +46,7 @@ func writeTone(t *testing.T, path string, db, secs float64) {
 }
 
 func TestMeasureJSON(t *testing.T) {
+	testsize.SkipRace(t, "measure decodes and meters in one goroutine; the plain run checks its numbers")
 	dir := t.TempDir()
 	tone := filepath.Join(dir, "tone.wav")
 	silent := filepath.Join(dir, "silent.wav")
@@ -94,6 +97,7 @@ func TestMeasureJSON(t *testing.T) {
 }
 
 func TestMeasureTable(t *testing.T) {
+	testsize.SkipRace(t, "measure decodes and meters in one goroutine; the plain run checks its numbers")
 	dir := t.TempDir()
 	tone := filepath.Join(dir, "tone.wav")
 	writeTone(t, tone, -20, 5)
@@ -113,6 +117,7 @@ func TestMeasureTable(t *testing.T) {
 }
 
 func TestMeasureErrors(t *testing.T) {
+	testsize.SkipRace(t, "measure decodes and meters in one goroutine; the plain run checks its errors")
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.wav")
 	os.WriteFile(bad, []byte("not audio at all"), 0o644)
