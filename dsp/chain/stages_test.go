@@ -64,7 +64,10 @@ func TestAsyncSinkError(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	}
-	b := stereoOf(voice(20, 140, 9, nil))
+	// TestStagesAreBitIdentical's programme, synthesized once for both
+	// (a 20 s one of its own took 1.5 s of the race run's CPU): 140
+	// blocks, far more than the failing sink may see.
+	b := stereoOf(voice(12, 140, 9, []float64{0, -9, -3}))
 	bad := &failingSink{n: 3}
 	err := runPass(context.Background(), DefaultConfig(), bufferOpener(b), nil, func(audio.Format, int64, *stages) ([]audio.Sink, error) {
 		return []audio.Sink{audio.MultiSink(), bad}, nil
