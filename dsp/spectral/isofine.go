@@ -58,10 +58,16 @@ import (
 const (
 	isoFineTopHz  = 2000
 	isoFineFadeHz = 1750
-	isoFineIn     = 14
-	isoFineH1     = 24
-	isoFineH2     = 16
 	isoFineCtx    = 2 // frames either side
+	isoFineNb     = 0 // neighbour bins either side whose peakiness now is an input
+	// isoFineIn is the inputs: the band gain, the level over the +-3
+	// neighbours, the peakiness in each frame of the context and the
+	// level in each other frame over now's, the peakiness now of the
+	// isoFineNb bins either side, the harmonic place, the harmonicity
+	// and the bin's place.
+	isoFineIn = 4*isoFineCtx + 6 + 2*isoFineNb
+	isoFineH1 = 24
+	isoFineH2 = 16
 )
 
 // isoFineNet is the per-bin network: input standardised by mean and
@@ -184,6 +190,10 @@ func (s *isoFine) features(o int64, g []float64) {
 			if j != isoFineCtx {
 				set(clamp(s.lp[q][k] - now[k]))
 			}
+		}
+		for j := 1; j <= isoFineNb; j++ {
+			set(clamp(s.peak[slot][max(0, k-j)]))
+			set(clamp(s.peak[slot][min(K-1, k+j)]))
 		}
 		set(float32(real(z)))
 		z *= rot

@@ -16,6 +16,10 @@ import (
 //
 //	go test ./dsp/spectral -run TestIsoFineCeiling -v -args -isoceiling all -realfull
 //
+// With -isoceilval it measures on TestFitIsoFine's validation mixes
+// instead (speakers neither network was fitted on: the tuning half's own
+// babble and music mixes are all of speakers they were fitted on).
+//
 // Oracle: the network's gains (or the oracle band gains) with the ideal
 // ratio mask under f, or times the ideal mask's shape within the band (the
 // per-bin IRM over the band IRM spread to the bin). Blind: the band gain
@@ -29,6 +33,9 @@ func TestIsoFineCeiling(t *testing.T) {
 	}
 	c := realaudio.Load(t, realaudio.Tuning)
 	mixes := isoCeilingMixes(c)
+	if *isoCeilVal {
+		mixes = isoValMixes(c) // isodiag_test.go
+	}
 	bm := newBandMapN(isoBands, fs, FFTSize(fs))
 	kOf := func(hz float64) float64 { return hz * float64(FFTSize(fs)) / fs }
 	irm := (*isoMixFrames).irm

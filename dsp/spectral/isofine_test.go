@@ -15,7 +15,7 @@ func TestIsoFineBinsAreBin(t *testing.T) {
 	hop := n / 4
 	win := sqrtHann(n)
 	front := newIsoFront(fs, n, hop, win)
-	fine := newIsoFine(fs, n, 2)
+	fine := newIsoFine(fs, n, isoFineCtx)
 	ft := newRFFT(n)
 	spec := make([]complex128, n/2+1)
 	x := testaudio.PinkNoise(fs, 0.05, 3)
@@ -44,7 +44,7 @@ func TestIsoFineBinsAreBin(t *testing.T) {
 		ft.forwardPow(spec, p, frame, win)
 		front.push(p)
 		fine.push(p, front)
-		o := int64(f - 2)
+		o := int64(f - isoFineCtx)
 		if o < 0 {
 			continue
 		}
