@@ -3,7 +3,9 @@ package spectral
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,8 +94,22 @@ func TestIsoFineCeiling(t *testing.T) {
 			return mf.reshape(bm, net(mf), mf.harmonic(a), kOf(1500))
 		}
 	}
+	// The stage from hz up, the band gains under (setLow), as masks
+	// net>hz (or fineN>hz, the nets of -finenets).
+	lows := map[string]float64{}
+	for _, hz := range []float64{60, 100, 150, 250, 400} {
+		for _, base := range append([]string{"net"}, slices.Sorted(maps.Keys(fineNets))...) {
+			name := fmt.Sprintf("%s>%g", base, hz)
+			masks[name], lows[name] = nil, hz
+		}
+	}
 	isoCeilingRun(t, mixes, nil, isoCeilingNames(t, masks), masks, func(name string, iso *isolator) {
-		if n := fineNets[name]; n != nil {
+		base := name
+		if hz, ok := lows[name]; ok {
+			iso.fine.setLow(hz)
+			base, _, _ = strings.Cut(name, ">")
+		}
+		if n := fineNets[base]; n != nil {
 			iso.fineNet = n
 		}
 	})
