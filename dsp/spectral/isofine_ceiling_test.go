@@ -103,11 +103,24 @@ func TestIsoFineCeiling(t *testing.T) {
 			masks[name], lows[name] = nil, hz
 		}
 	}
+	// The stage up to hz, the band gains over (setHigh), as masks
+	// net<hz (fineN<hz), with the band gains under isoFineLowHz.
+	highs := map[string]float64{}
+	for _, hz := range []float64{1000, 1500} {
+		for _, base := range append([]string{"net"}, slices.Sorted(maps.Keys(fineNets))...) {
+			name := fmt.Sprintf("%s<%g", base, hz)
+			masks[name], highs[name] = nil, hz
+		}
+	}
 	isoCeilingRun(t, mixes, nil, isoCeilingNames(t, masks), masks, func(name string, iso *isolator) {
 		base := name
 		if hz, ok := lows[name]; ok {
 			iso.fine.setLow(hz)
 			base, _, _ = strings.Cut(name, ">")
+		}
+		if hz, ok := highs[name]; ok {
+			iso.fine.setHigh(hz*isoFineFadeHz/isoFineTopHz, hz)
+			base, _, _ = strings.Cut(name, "<")
 		}
 		if n := fineNets[base]; n != nil {
 			iso.fineNet = n
