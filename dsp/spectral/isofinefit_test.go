@@ -387,14 +387,7 @@ func TestFitIsoFine(t *testing.T) {
 	m, loss, epoch := isoFineFit(t, train, val)
 	t.Logf("validation loss %.4f at epoch %d (the band gains alone %.4f)", loss, epoch, bandLoss)
 	isoFineReport(t, &m, val)
-	header := fmt.Sprintf("isoFineModel was fitted (-finemat %s -finenoise %g -fineweight %s -finemaxweight %g) on %d bins\n"+
-		"under %d Hz (%d frames either side) of frames"+
-		" (every %d-th) of %d mixes made as isoModel's (isomodel.go) from the tuning half (and\n"+
-		"ktuberling-data's speakers: -fitextra %q), drawn with seed %d, their band gains from isoModel;\n"+
-		"validated on isoModel's validation mixes (%d bins). AdamW (decay %g), batches of %d,\n"+
-		"%d epochs; kept epoch %d: validation loss %.4f (squared error of the bins' gains weighted by\n"+
-		"their energy; the band gains alone %.4f).",
-		*fineMat, *fineNoise, *fineWeight, *fineMaxW, train.len(), isoFineTopHz, isoFineCtx, isoFineEvery, isoFitTrain, *fitExtra, isoFineSeed, val.len(), isoFitDecay, isoFitBatch, isoFineEpochs, epoch, loss, bandLoss)
+	header := isoFineHeader(train.len(), val.len(), epoch, loss, bandLoss)
 	src := isoFineModelSource(&m, header)
 	out := "isofinemodel.go"
 	if *fineSave != "" {
@@ -407,6 +400,20 @@ func TestFitIsoFine(t *testing.T) {
 	if err := os.WriteFile(out, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// isoFineHeader is the comment of isofinemodel.go on a fit of train
+// bins validated on val, its kept epoch and validation loss, and the
+// band gains' validation loss.
+func isoFineHeader(train, val, epoch int, loss, bandLoss float64) string {
+	return fmt.Sprintf("isoFineModel was fitted (-finemat %s -finenoise %g -fineweight %s -finemaxweight %g) on\n"+
+		"%d bins under %d Hz of frames (every %d-th; the context: %d frames either side, %d\n"+
+		"neighbour bins) of %d mixes made as isoModel's (isomodel.go) from the tuning half (and\n"+
+		"ktuberling-data's speakers: -fitextra %q), drawn with seed %d, their band gains from isoModel;\n"+
+		"validated on isoModel's validation mixes (%d bins). AdamW (decay %g), batches of %d,\n"+
+		"%d epochs; kept epoch %d: validation loss %.4f (squared error of the bins' gains weighted by\n"+
+		"their energy; the band gains alone %.4f).",
+		*fineMat, *fineNoise, *fineWeight, *fineMaxW, train, isoFineTopHz, isoFineEvery, isoFineCtx, isoFineNb, isoFitTrain, *fitExtra, isoFineSeed, val, isoFitDecay, isoFitBatch, isoFineEpochs, epoch, loss, bandLoss)
 }
 
 // isoFineModelSource returns isofinemodel.go for m.
