@@ -21,13 +21,17 @@ import (
 // it fits on only, recordings of Debian packages the corpus does not take
 // from, so that the held-out half stays unheard and the validation part
 // (the tuning half's own speakers kept back) still measures what the
-// network does on voices it was not fitted on. CI does not install these:
-// only refitting needs them; isomodel.go is what runs.
+// network does on voices it was not fitted on: the voices of
+// internal/realaudio's fit-only pool (FitSpeech; -fitextra names its
+// sets), hedgewars's and game music here. -fitfold holds some of the
+// pool's voices back as a second validation (isoFolds). CI does not
+// install these: only refitting needs them; isomodel.go is what runs.
 //
 // What each set did to the per-band network's validation loss (tuning
 // half, 2026-11-28; corpus alone 0.0651 best, 0.065-0.080 over the
 // epochs): ktuberling's words at 0.3 of the mixes 0.0609 best, 0.061-0.078,
-// lower from the fourth epoch on (kept); the Russian prompts (8 kHz) and
+// lower from the fourth epoch on (kept); the Russian prompts (8 kHz then;
+// the pool has them at 16 kHz) and
 // hedgewars's shouted voices as two thirds of the speech, with the game
 // music, 0.080-0.099: worse. The game music alone made the validation
 // music worse too, also with whole pieces of the corpus's music held back
@@ -36,7 +40,8 @@ import (
 // half's is (internal/realaudio's hold music, instrument samples and
 // General MIDI pieces), which game soundtracks are not.
 var (
-	fitExtra      = flag.String("fitextra", "ktuberling", "TestFitIsolation: the extra material's sets (ktuberling, music, hedgewars, ru; empty: none)")
+	fitExtra      = flag.String("fitextra", "ktuberling", "TestFitIsolation: the extra material's sets (internal/realaudio's fit-only pool: ktuberling, fillets, prompts16k, prompts8k; and music, hedgewars; empty: none)")
+	fitFold       = flag.Int("fitfold", 0, "TestFitIsolation: hold back the pool's voices of fold 1 or 2 (isoFolds) from the fit and validate on them too (0: none)")
 	fitValPieces  = flag.Bool("fitvalpieces", false, "TestFitIsolation: validate on whole pieces of music held back (false: on the last quarter of every piece)")
 	fitExtraShare = flag.Float64("fitextrashare", isoFitExtraShare, "TestFitIsolation: the share of mixes whose speech is an extra speaker's")
 )
@@ -48,22 +53,15 @@ type isoExtraVoice struct {
 	max                     int
 }
 
-// isoExtraSpeech are the extra speakers. Left out: the Mexican Spanish
-// prompts (asterisk-core-sounds-es), read by the held-out half's Allison;
-// hedgewars's Robot (a vocoder) and Singer (sung) voices.
+// isoExtraSpeech are the extra speakers outside internal/realaudio's
+// fit-only pool (FitVoices, whose sets -fitextra names too):
+// hedgewars's shouted game voices, left out of the pool (so are its Robot,
+// a vocoder, and Singer, sung).
 var isoExtraSpeech = func() []isoExtraVoice {
-	v := []isoExtraVoice{
-		{"ru", "asterisk/ivrvoice-ru", "asterisk-core-sounds-ru-wav", "/usr/share/asterisk/sounds/ru_RU_f_IvrvoiceRU/*.wav", 200},
-	}
+	var v []isoExtraVoice
 	for _, name := range []string{"British", "Classic", "Default", "Default_es", "Default_pl", "Default_ru", "Default_uk",
 		"HillBilly", "Mobster", "Pirate", "Russian", "Russian_pl", "Surfer"} {
 		v = append(v, isoExtraVoice{"hedgewars", "hedgewars/" + name, "hedgewars-data", "/usr/share/games/hedgewars/Data/Sounds/voices/" + name + "/*.ogg", 0})
-	}
-	// ktuberling's words, one speaker a language: only languages klettres
-	// (whose speakers are in the corpus, half of them held out) does not
-	// have, as the same volunteer may have recorded both.
-	for _, lang := range []string{"ca", "el", "fi", "ga", "gl", "ro", "sl", "sr", "sv", "wa"} {
-		v = append(v, isoExtraVoice{"ktuberling", "ktuberling/" + lang, "ktuberling-data", "/usr/share/ktuberling/sounds/" + lang + "/*.ogg;/usr/share/ktuberling/sounds/" + lang + "/*.wav", 0})
 	}
 	return v
 }()
@@ -162,9 +160,25 @@ func isoCutClips(speaker string, x []float64) []realaudio.Clip {
 	return out
 }
 
+// isoFolds are the fit-only pool's voices held back together by
+// -fitfold: each fold a low and a high voice of Fish Fillets (of two
+// languages) and read prompts. None is ktuberling's, so that the
+// committed network (fitted with ktuberling's voices, none of these) is
+// measured on the folds as one fitted without them.
+var isoFolds = [][]string{
+	nil,
+	{"fillets/cs-big", "fillets/nl-small", "asterisk/menardi-it"},
+	{"fillets/nl-big", "fillets/cs-small", "asterisk/ivrvoice-ru"},
+}
+
 // isoAddExtra adds the extra speakers (their clips, and their voices to
 // the babble) and music to m, and logs what came from which package.
-func isoAddExtra(t *testing.T, m *isoMaterial) {
+func isoAddExtra(t *testing.T, m *isoMaterial) { isoAddExtraFold(t, m, nil) }
+
+// isoAddExtraFold is isoAddExtra where the voices of fold -fitfold go to
+// fold's clips instead of m's (their voices are in the babble of both, as
+// the corpus's validation speakers' are), if fold is not nil.
+func isoAddExtraFold(t *testing.T, m *isoMaterial, fold *isoMaterial) {
 	talker := make(map[string][]float64, len(m.talker))
 	for k, v := range m.talker {
 		talker[k] = v
@@ -172,17 +186,43 @@ func isoAddExtra(t *testing.T, m *isoMaterial) {
 	m.talker = talker
 	m.names = append([]string(nil), m.names...)
 	sets := strings.Split(*fitExtra, ",")
+	add := func(speaker, what string, x []float64) {
+		clips := isoCutClips(speaker, x)
+		if fold != nil && slices.Contains(isoFolds[*fitFold], speaker) {
+			fold.clips = append(fold.clips, clips...)
+			what += ", held back for validation"
+		} else {
+			m.extra = append(m.extra, clips...)
+		}
+		m.talker[speaker] = x
+		m.names = append(m.names, speaker)
+		t.Logf("extra speech: %s, %s, %.0f s, %d clips", speaker, what, float64(len(x))/fs, len(clips))
+	}
+	var pool []string
+	for _, s := range realaudio.FitSets() {
+		if slices.Contains(sets, s) {
+			pool = append(pool, s)
+		}
+	}
+	if len(pool) > 0 {
+		speech, err := realaudio.FitSpeech(pool...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, us := range speech {
+			var x []float64
+			for _, u := range us {
+				x = append(x, u.Samples...)
+			}
+			add(us[0].Speaker, fmt.Sprintf("%d files of %s (%s)", len(us), us[0].Origin.Package, filepath.Dir(us[0].Origin.Path)), x)
+		}
+	}
 	for _, v := range isoExtraSpeech {
 		if !slices.Contains(sets, v.set) {
 			continue
 		}
 		files := v.files(t)
-		x := isoDecode(t, files, 0)
-		clips := isoCutClips(v.speaker, x)
-		m.extra = append(m.extra, clips...)
-		m.talker[v.speaker] = x
-		m.names = append(m.names, v.speaker)
-		t.Logf("extra speech: %s, %d files of %s (%s), %.0f s, %d clips", v.speaker, len(files), v.pkg, filepath.Dir(files[0]), float64(len(x))/fs, len(clips))
+		add(v.speaker, fmt.Sprintf("%d files of %s (%s)", len(files), v.pkg, filepath.Dir(files[0])), isoDecode(t, files, 0))
 	}
 	if len(m.extra) > 0 {
 		m.extraShare = *fitExtraShare
@@ -198,6 +238,9 @@ func isoAddExtra(t *testing.T, m *isoMaterial) {
 		}
 		t.Logf("extra music: %s, %d pieces of %s (%s), up to %d s each", v.speaker, len(files), v.pkg, filepath.Dir(v.glob), isoExtraMusicSec)
 	}
+	if fold != nil {
+		fold.talker, fold.names = m.talker, m.names
+	}
 }
 
 // isoFitExtraShare is the share of the mixes whose speech is an extra
@@ -206,9 +249,14 @@ func isoAddExtra(t *testing.T, m *isoMaterial) {
 const isoFitExtraShare = 0.3
 
 // isoExtraPackages names the packages m's extra material came from.
-func isoExtraPackages(m isoMaterial) string {
+func isoExtraPackages() string {
 	var pkgs []string
 	sets := strings.Split(*fitExtra, ",")
+	for _, v := range realaudio.FitVoices {
+		if slices.Contains(sets, v.Set) && !slices.Contains(pkgs, v.Package) {
+			pkgs = append(pkgs, v.Package)
+		}
+	}
 	for _, v := range append(slices.Clone(isoExtraSpeech), isoExtraMusic...) {
 		if slices.Contains(sets, v.set) && !slices.Contains(pkgs, v.pkg) {
 			pkgs = append(pkgs, v.pkg)

@@ -326,7 +326,12 @@ func isoLoss(m *isoNet, s isoSet) (all float64, byKind map[string]float64) {
 // isoFit fits a network on train (mlpFit), keeping the weights of the
 // epoch that did best on val, or their mean over the epochs at the lower
 // rate if that validates better; it logs the losses.
-func isoFit(t *testing.T, train, val isoSet) (isoNet, float64, int) {
+//
+// fold, if not empty, is the validation set of the pool's voices held
+// back (-fitfold): logged each epoch and for the kept weights, never
+// chosen on, so that it measures the fit on voices neither fitted nor
+// chosen on.
+func isoFit(t *testing.T, train, val, fold isoSet) (isoNet, float64, int) {
 	m := new(isoNet)
 	params := func(n *isoNet) [][]float32 { return isoNetView(n).params() }
 	pm := params(m)
@@ -337,6 +342,7 @@ func isoFit(t *testing.T, train, val isoSet) (isoNet, float64, int) {
 		decay:  *fitDecay,
 		val:    func() (float64, map[string]float64) { return isoLoss(m, val) },
 		epoch: func(epoch int) {
+			isoLogFold(t, fmt.Sprintf("epoch %d", epoch), m, fold)
 			if epoch <= isoFitEpochs*2/3 {
 				return
 			}
@@ -352,10 +358,20 @@ func isoFit(t *testing.T, train, val isoSet) (isoNet, float64, int) {
 	swa.mean, swa.scale = m.mean, m.scale
 	sl, slBy := isoLoss(swa, val)
 	t.Logf("the weights averaged over the last %d epochs: validation %.4f (babble %.4f, music %.4f, noise %.4f)", swaN, sl, slBy["babble"], slBy["music"], slBy["noise"])
+	isoLogFold(t, "the averaged weights", swa, fold)
 	if sl < loss {
 		return *swa, sl, 0
 	}
 	return *m, loss, epoch
+}
+
+// isoLogFold logs m's loss on the fold's validation set, if any.
+func isoLogFold(t *testing.T, what string, m *isoNet, fold isoSet) {
+	if fold.len() == 0 {
+		return
+	}
+	l, by := isoLoss(m, fold)
+	t.Logf("%s: fold %d validation %.4f (babble %.4f, music %.4f, noise %.4f)", what, *fitFold, l, by["babble"], by["music"], by["noise"])
 }
 
 // isoNetView is m as mlpFit fits it.
@@ -375,8 +391,29 @@ func TestFitIsolation(t *testing.T) {
 	// The validation mixes are drawn first, from a generator of their
 	// own, so that they stay the same whatever is added to fit on.
 	val := isoExamplesOf(valM, isoFitVal, rand.New(rand.NewPCG(isoFitSeed, 0x7a1)), isoFitEvery, "")
+	var foldM *isoMaterial
+	if *fitFold > 0 {
+		if *fitFold >= len(isoFolds) || *fitExtra == "" {
+			t.Fatalf("-fitfold %d: folds 1 to %d, of -fitextra's pool", *fitFold, len(isoFolds)-1)
+		}
+		foldM = &isoMaterial{music: valM.music, noise: valM.noise}
+	}
 	if *fitExtra != "" {
-		isoAddExtra(t, &fitM)
+		isoAddExtraFold(t, &fitM, foldM)
+	}
+	var fold isoSet
+	if foldM != nil {
+		fold = isoExamplesOf(*foldM, isoFitVal, rand.New(rand.NewPCG(isoFitSeed, 0xf01d)), isoFitEvery, "")
+		var fs []string
+		for _, c := range foldM.clips {
+			if !slices.Contains(fs, c.Speaker) {
+				fs = append(fs, c.Speaker)
+			}
+		}
+		t.Logf("fold %d: %d clips of %v held back, %d examples", *fitFold, len(foldM.clips), fs, fold.len())
+		isoLogFold(t, "the committed network (isomodel.go)", &isoModel, fold)
+		l, by := isoLoss(&isoModel, val)
+		t.Logf("the committed network (isomodel.go): validation %.4f (babble %.4f, music %.4f, noise %.4f)", l, by["babble"], by["music"], by["noise"])
 	}
 	r := rand.New(rand.NewPCG(*fitSeed, 0x5eed))
 	train := isoExamplesOf(fitM, *fitTrain, r, isoFitEvery, *fitKind)
@@ -396,7 +433,7 @@ func TestFitIsolation(t *testing.T) {
 	unit.b3[0] = 20
 	open, openBy := isoLoss(&unit, val)
 	t.Logf("a mask open everywhere: validation loss %.4f %v", open, openBy)
-	m, loss, epoch := isoFit(t, train, val)
+	m, loss, epoch := isoFit(t, train, val, fold)
 	t.Logf("validation loss %.4f at epoch %d (a mask open everywhere: %.4f)", loss, epoch, open)
 	kept := fmt.Sprintf("epoch %d", epoch)
 	if epoch == 0 {
@@ -414,7 +451,7 @@ func TestFitIsolation(t *testing.T) {
 		"and noises are others than these (internal/realaudio splits by source): what\n"+
 		"the network gains there is in isolate_test.go (TestRealSpeechIsolation).",
 		train.len(), isoFitEvery, *fitTrain, len(fitM.clips), len(fitS), len(fitM.extra), len(speakersOf(fitM.extra)),
-		strconv.FormatFloat(fitM.extraShare, 'g', -1, 64), isoExtraPackages(fitM), val.len(), *fitDecay, isoFitBatch, *fitSeed, isoFitEpochs, kept, loss, open)
+		strconv.FormatFloat(fitM.extraShare, 'g', -1, 64), isoExtraPackages(), val.len(), *fitDecay, isoFitBatch, *fitSeed, isoFitEpochs, kept, loss, open)
 	if *fitSave != "" {
 		if err := mlpSave(*fitSave, isoNetFlat(&m)); err != nil {
 			t.Fatal(err)

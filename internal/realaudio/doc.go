@@ -100,6 +100,22 @@
 //     PausedOtherLanguages makes more paused files of the tuning half's
 //     French and Italian prompts, to tune pause decisions on.
 //
+// # The fit-only pool
+//
+// FitSpeech is more real voices for fitting networks only (speech
+// isolation's learns the speakers it is fitted on better than others,
+// and the tuning half has few): Fish Fillets' acted dialogue in Czech and
+// Dutch (fillets-ng-data-cs, -nl, 22 kHz), Russian prompts at 16 kHz,
+// Italian telephone prompts at 8 kHz, and
+// ktuberling's words in ten languages (FitVoices says which file comes
+// from where under which licence). The pool is in neither half: no
+// Corpus, scenario or figure reads it, so no figure moves because of it
+// and the held-out half stays unheard; its speakers and packages are
+// none of the halves' (TestFitVoicesAreInNoHalf). CI does not install
+// its packages (FitPackages): only the fitting commands read it, and
+// they fail naming the package missing. It is decoded and cached as the
+// corpus is.
+//
 // # Cache
 //
 // Decoded and rendered signals are kept as 32-bit floats under

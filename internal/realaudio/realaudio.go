@@ -156,8 +156,9 @@ func decode(path string) ([]float64, error) {
 // and resampled (soxr) by ffmpeg, which decodes up to 64 of the files not
 // yet cached in one run: starting ffmpeg costs more than decoding a
 // prompt. With seconds above 0, each file is cut after that many seconds.
-// Raw G.722 (.g722) and raw 8 kHz 16-bit PCM (.raw, codec2's
-// samples) are named to ffmpeg by format.
+// Raw G.722 (.g722), raw 8 kHz 16-bit PCM (.raw, codec2's samples) and
+// raw GSM (.gsm, the fit-only pool's prompts) are named to ffmpeg by
+// format.
 func decodeAll(paths []string, seconds float64) ([][]float64, error) {
 	out := make([][]float64, len(paths))
 	keys := make([]string, len(paths))
@@ -188,6 +189,8 @@ func decodeAll(paths []string, seconds float64) ([][]float64, error) {
 				args = append(args, "-f", "g722")
 			case ".raw":
 				args = append(args, "-f", "s16le", "-ar", "8000", "-ac", "1")
+			case ".gsm":
+				args = append(args, "-f", "gsm")
 			}
 			if seconds > 0 {
 				args = append(args, "-t", fmt.Sprint(seconds))
