@@ -16,7 +16,7 @@ import (
 
 var (
 	isoCeiling  = flag.String("isoceiling", "", "TestIsolationCeiling: comma-separated masks to measure (all: every one)")
-	isoCeilNets = flag.String("isoceilnets", "", "TestIsolationCeiling: networks written by TestFitIsolation -fitsave, comma-separated: masks net1.. and avg (their mean) measure them")
+	isoCeilNets = flag.String("isoceilnets", "", "TestIsolationCeiling: networks written by TestFitIsolation -fitsave (isomodel: the committed one), comma-separated: masks net1.. and avg (their mean) measure them")
 )
 
 // isoMixFrames is what the ceilings need of a mix, framed as the isolator

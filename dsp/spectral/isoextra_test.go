@@ -133,7 +133,9 @@ func isoDecode(tb testing.TB, files []string, seconds float64) []float64 {
 
 // isoCutClips cuts a speaker's speech into clips of 6 to 10 s, each cut at
 // the quietest 100 ms there so that no word is split, and sets each to the
-// corpus's active speech level.
+// corpus's active speech level in place: the clips are x's own samples (a
+// copy of the pool took 0.7 GB more of a fit's memory), and x, a talker of
+// the babble, is levelled stretch by stretch.
 func isoCutClips(speaker string, x []float64) []realaudio.Clip {
 	var out []realaudio.Clip
 	w := fs / 10
@@ -147,7 +149,7 @@ func isoCutClips(speaker string, x []float64) []realaudio.Clip {
 				}
 			}
 		}
-		c := append([]float64(nil), x[:at]...)
+		c := x[:at:at]
 		if a := realaudio.ActiveLevel(c); a > 0 {
 			g := math.Pow(10, realaudio.SpeechDB/20) / math.Sqrt(a)
 			for i := range c {

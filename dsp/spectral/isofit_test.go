@@ -476,9 +476,14 @@ func isoNetParts(m *isoNet) [][]float32 {
 	return append(p, m.b2[:], m.w3[:], m.b3[:])
 }
 
-// loadIsoNet reads a network written by TestFitIsolation -fitsave.
+// loadIsoNet reads a network written by TestFitIsolation -fitsave, or
+// returns a copy of the committed one (isomodel.go) for "isomodel".
 func loadIsoNet(path string) (*isoNet, error) {
 	m := new(isoNet)
+	if path == "isomodel" {
+		*m = isoModel
+		return m, nil
+	}
 	return m, mlpLoad(path, isoNetFlat(m))
 }
 

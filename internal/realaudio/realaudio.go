@@ -168,7 +168,7 @@ func decodeAll(paths []string, seconds float64) ([][]float64, error) {
 		if err != nil {
 			return nil, err
 		}
-		keys[i] = fmt.Sprintf("decode|%s|%d|%g", p, st.Size(), seconds)
+		keys[i] = decodeKey(p, st.Size(), seconds)
 		if x, ok := lookup(keys[i]); ok {
 			out[i] = x
 		} else {
@@ -221,6 +221,22 @@ func decodeAll(paths []string, seconds float64) ([][]float64, error) {
 		}
 	}
 	return out, nil
+}
+
+// decodeKey is the cache key of the file at path, of size bytes, decoded
+// by decodeAll.
+func decodeKey(path string, size int64, seconds float64) string {
+	return fmt.Sprintf("decode|%s|%d|%g", path, size, seconds)
+}
+
+// forget drops the files decoded by decodeAll(paths, seconds) from the
+// memory of this run (the cache on disk keeps them).
+func forget(paths []string, seconds float64) {
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil {
+			memo.Delete(cacheVersion + "|" + decodeKey(p, st.Size(), seconds))
+		}
+	}
 }
 
 // runF32 runs a program that writes 32-bit float samples to its standard

@@ -123,7 +123,9 @@ func (v FitVoice) files() ([]string, error) {
 // sets (every voice if sets is empty), one slice per speaker in
 // FitVoices' order, decoded to mono at Rate and cached as the corpus is.
 // It reads no recording of either half, and an error names the package
-// to install. For fitting only: nothing measured may read it.
+// to install. For fitting only: nothing measured may read it. Unlike the
+// corpus's, its signals are not kept in memory past the call (a fit
+// reads them once; the pool is 0.7 GB as float64).
 func FitSpeech(sets ...string) ([][]Utterance, error) {
 	var out [][]Utterance
 	for _, v := range FitVoices {
@@ -142,6 +144,7 @@ func FitSpeech(sets ...string) ([][]Utterance, error) {
 		for i, p := range files {
 			us[i] = Utterance{Speaker: v.Speaker, Lang: v.Lang, Samples: xs[i], Origin: Origin{Package: v.Package, Path: p, License: v.License, Note: "fit-only pool"}}
 		}
+		forget(files, 0)
 		out = append(out, us)
 	}
 	return out, nil
