@@ -363,7 +363,7 @@ func TestIsolationCeiling(t *testing.T) {
 	c := realaudio.Load(t, realaudio.Tuning)
 	mixes := isoCeilingMixes(c)
 	if *isoCeilVal {
-		mixes = isoValMixes(c) // isodiag_test.go
+		mixes = isoValMixes(t, c) // isodiag_test.go
 	}
 	bm48 := newBandMapN(48, fs, FFTSize(fs))
 	bm96 := newBandMapN(96, fs, FFTSize(fs))

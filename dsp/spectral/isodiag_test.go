@@ -310,6 +310,8 @@ func isoTruePitch(clean []float64) func(int64) int {
 	}
 }
 
+var isoCeilFold = flag.Int("isoceilfold", 0, "TestIsolationCeiling -isoceilval: measure on TestFitIsolation -fitfold's validation mixes of this fold (the fit-only pool's voices; -fitextra names the pool's sets)")
+
 var isoCeilVal = flag.Bool("isoceilval", false, "TestIsolationCeiling: measure on TestFitIsolation's validation mixes (speakers the network was not fitted on) instead of the corpus's babble and music mixes")
 
 // isoValMixes are TestFitIsolation's validation mixes of babble and
@@ -317,10 +319,20 @@ var isoCeilVal = flag.Bool("isoceilval", false, "TestIsolationCeiling: measure o
 // each piece of music), as the corpus's mixes: the tuning half's own
 // babble and music mixes (NoisySpeech) are all of speakers the network
 // is fitted on, so that they reward a network that learns its speakers.
-func isoValMixes(c *realaudio.Corpus) []realaudio.Mix {
-	_, valM := isoSplit(c)
+//
+// With -isoceilfold, they are TestFitIsolation -fitfold's validation
+// mixes instead: the fit-only pool's voices of that fold.
+func isoValMixes(t *testing.T, c *realaudio.Corpus) []realaudio.Mix {
+	fitM, valM := isoSplit(c)
+	mixes := func() []isoMix { return isoMixes(valM, isoFitVal, rand.New(rand.NewPCG(isoFitSeed, 0x7a1))) }
+	if *isoCeilFold > 0 {
+		*fitFold = *isoCeilFold
+		foldM := &isoMaterial{music: valM.music, noise: valM.noise}
+		isoAddExtraFold(t, &fitM, foldM)
+		mixes = func() []isoMix { return isoMixes(*foldM, isoFitVal, rand.New(rand.NewPCG(isoFitSeed, 0xf01d))) }
+	}
 	var out []realaudio.Mix
-	for i, m := range isoMixes(valM, isoFitVal, rand.New(rand.NewPCG(isoFitSeed, 0x7a1))) {
+	for i, m := range mixes() {
 		if m.kind == "noise" {
 			continue
 		}

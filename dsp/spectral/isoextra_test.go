@@ -211,11 +211,16 @@ func isoAddExtraFold(t *testing.T, m *isoMaterial, fold *isoMaterial) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, us := range speech {
-			var x []float64
+		for i, us := range speech {
+			n := 0
+			for _, u := range us {
+				n += len(u.Samples)
+			}
+			x := make([]float64, 0, n)
 			for _, u := range us {
 				x = append(x, u.Samples...)
 			}
+			speech[i] = nil
 			add(us[0].Speaker, fmt.Sprintf("%d files of %s (%s)", len(us), us[0].Origin.Package, filepath.Dir(us[0].Origin.Path)), x)
 		}
 	}
