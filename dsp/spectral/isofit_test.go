@@ -442,7 +442,7 @@ func TestFitIsolation(t *testing.T) {
 	header := fmt.Sprintf("isoModel was fitted on %d bands of frames (12 of every %d-th) of %d mixes made from the\n"+
 		"tuning half of the real-recording corpus (internal/realaudio): %d clips of %d\n"+
 		"speakers, and %d clips of %d speakers from outside the corpus (%s of the mixes' speech;\n"+
-		"internal/realaudio's fit-only pool, isoextra_test.go: %s), under babble of 4 to 8 of the others, music or a real noise (2:2:1) at\n"+
+		"isoextra_test.go: %s), under babble of 4 to 8 of the others, music or a real noise (2:2:1) at\n"+
 		"0 to 20 dB SNR (1 in 12 at 30 to 45 dB), levels -18 to +6 dB around the corpus's,\n"+
 		"the last quarter of each piece and noise and a quarter of the speakers kept for\n"+
 		"validation (%d bands). AdamW (decay %g), batches of %d, seed %d, %d epochs; kept %s:\n"+
