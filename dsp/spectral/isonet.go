@@ -70,7 +70,19 @@ import (
 // for this network, refitted to the byte), and the three validation
 // speakers cannot tell apart variants within that spread (the same fit
 // from seed 31: validation 0.0588 at its third epoch, the validation
-// mixes +2.70/+4.09: 0.2 dB between networks is the seed's). Its inputs,
+// mixes +2.70/+4.09: 0.2 dB between networks is the seed's).
+//
+// Session 10 gave the fit more voices (internal/realaudio's fit-only
+// pool: Fish Fillets' four acted voices in Czech and Dutch, Russian 16
+// kHz and Italian 8 kHz prompts, beside ktuberling's words;
+// isoextra_test.go's isoFitExtraSets). Fitted with them the network
+// validated at 0.0607 and gained on the validation mixes through the
+// product (+2.48/+4.38 -> +2.72/+4.55 with the per-bin stage), but not on
+// the held-out half (babble +3.78 -> +3.90, music +3.97 -> +3.52): not
+// kept. Held back as a second validation (-fitfold 1), three pool voices
+// were no better served by a network fitted on the others than by this
+// one. Voices of these kinds, in these amounts (three to four minutes
+// each), do not move the estimate beyond the seed's spread. Its inputs,
 // for band b of frame o:
 //
 //   - the log energies of bands b-1, b and b+1 in the frames o+j, j in
