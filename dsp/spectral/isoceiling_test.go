@@ -363,7 +363,10 @@ func TestIsolationCeiling(t *testing.T) {
 	c := realaudio.Load(t, realaudio.Tuning)
 	mixes := isoCeilingMixes(c)
 	if *isoCeilVal {
-		mixes = isoValMixes(t, c) // isodiag_test.go
+		mixes = isoValMixes(c) // isodiag_test.go
+		if *isoCeilFold > 0 {
+			mixes = isoFoldMixes(t, c, *isoCeilFold)
+		}
 	}
 	bm48 := newBandMapN(48, fs, FFTSize(fs))
 	bm96 := newBandMapN(96, fs, FFTSize(fs))

@@ -319,20 +319,27 @@ var isoCeilVal = flag.Bool("isoceilval", false, "TestIsolationCeiling: measure o
 // each piece of music), as the corpus's mixes: the tuning half's own
 // babble and music mixes (NoisySpeech) are all of speakers the network
 // is fitted on, so that they reward a network that learns its speakers.
-//
-// With -isoceilfold, they are TestFitIsolation -fitfold's validation
-// mixes instead: the fit-only pool's voices of that fold.
-func isoValMixes(t *testing.T, c *realaudio.Corpus) []realaudio.Mix {
+func isoValMixes(c *realaudio.Corpus) []realaudio.Mix {
+	_, valM := isoSplit(c)
+	return isoAsMixes(isoMixes(valM, isoFitVal, rand.New(rand.NewPCG(isoFitSeed, 0x7a1))))
+}
+
+// isoFoldMixes are TestFitIsolation -fitfold fold's validation mixes of
+// babble and music (the fit-only pool's voices of that fold), as
+// isoValMixes.
+func isoFoldMixes(t *testing.T, c *realaudio.Corpus, fold int) []realaudio.Mix {
 	fitM, valM := isoSplit(c)
-	mixes := func() []isoMix { return isoMixes(valM, isoFitVal, rand.New(rand.NewPCG(isoFitSeed, 0x7a1))) }
-	if *isoCeilFold > 0 {
-		*fitFold = *isoCeilFold
-		foldM := &isoMaterial{music: valM.music, noise: valM.noise}
-		isoAddExtraFold(t, &fitM, foldM)
-		mixes = func() []isoMix { return isoMixes(*foldM, isoFitVal, rand.New(rand.NewPCG(isoFitSeed, 0xf01d))) }
-	}
+	*fitFold = fold
+	foldM := &isoMaterial{music: valM.music, noise: valM.noise}
+	isoAddExtraFold(t, &fitM, foldM)
+	return isoAsMixes(isoMixes(*foldM, isoFitVal, rand.New(rand.NewPCG(isoFitSeed, 0xf01d))))
+}
+
+// isoAsMixes returns the babble and music mixes of ms at 3 to 17 dB SNR
+// as the corpus's mixes.
+func isoAsMixes(ms []isoMix) []realaudio.Mix {
 	var out []realaudio.Mix
-	for i, m := range mixes() {
+	for i, m := range ms {
 		if m.kind == "noise" {
 			continue
 		}

@@ -261,7 +261,10 @@ func isoAddExtraFold(t *testing.T, m *isoMaterial, fold *isoMaterial) {
 // babble +3.78 -> +3.90 and music +3.97 -> +3.52: not kept. A fit holding
 // fold 1's voices back (-fitfold 1) was no better on them than the
 // committed network (-isoceilfold 1: -0.94/+2.29 against -1.00/+2.19; on
-// these voices babble costs both networks dB). Within the seed's spread
+// these voices babble costs both networks dB), and one holding fold 2's
+// back worse (+0.12/+1.45 against +0.63/+1.97; its loss on them fell
+// under the committed network's, 0.0614, only in epochs the validation
+// speakers did not choose). Within the seed's spread
 // (0.2 dB on the validation mixes, isonet.go), more voices of these kinds
 // did not move the network. A fit with the whole pool peaked at 5.9 GB
 // of RSS, 4.2 GB under GOMEMLIMIT=4GiB with its clips levelled in place

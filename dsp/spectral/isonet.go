@@ -79,9 +79,9 @@ import (
 // validated at 0.0607 and gained on the validation mixes through the
 // product (+2.48/+4.38 -> +2.72/+4.55 with the per-bin stage), but not on
 // the held-out half (babble +3.78 -> +3.90, music +3.97 -> +3.52): not
-// kept. Held back as a second validation (-fitfold 1), three pool voices
-// were no better served by a network fitted on the others than by this
-// one. Voices of these kinds, in these amounts (three to four minutes
+// kept. Held back as a second validation (-fitfold 1, 2), three pool
+// voices at a time were no better served by a network fitted on the
+// others than by this one (fold 2: worse). Voices of these kinds, in these amounts (three to four minutes
 // each), do not move the estimate beyond the seed's spread. Its inputs,
 // for band b of frame o:
 //
