@@ -3,12 +3,15 @@ package ffmpeg
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/procpool"
@@ -41,7 +44,8 @@ type Decoder struct {
 }
 
 // headLimit is how much of a non-seekable stream is held in memory so that
-// ffprobe can describe it before ffmpeg decodes it from the start.
+// ffprobe can describe it before ffmpeg decodes it from the start, where
+// the length must be exact (see exactCandidate).
 const headLimit = 1 << 20
 
 // rawBlock is the pipe read size: large enough that a 4096-frame block of
@@ -53,42 +57,326 @@ const rawBlock = 64 << 10
 // ctx bounds the whole decode: cancelling it kills ffmpeg. Close kills it
 // too and must be called. Streams keep their sample rate: converting it is
 // dsp.Resampler's job, in pure Go.
+//
+// One ffmpeg run does it all: the stream's format is the header of the
+// WAV file ffmpeg writes on the pipe, Info what ffmpeg prints of the
+// input before it decodes (see parseDump). ffprobe runs first only for
+// the formats whose length Info states exactly (PCM in WAV or AIFF, FLAC,
+// ALAC in MP4: see exactCandidate), whose exact frame count ffmpeg does
+// not print, and under a memo of probes (WithProbes), for work that
+// reports its inputs' properties exactly. Each run costs ~0.1 s of CPU
+// before any audio, loading ffmpeg's libraries.
 func Decode(ctx context.Context, r io.Reader) (*Decoder, error) {
 	tool, err := lookTool("ffmpeg", "decoding a format without a pure-Go codec")
 	if err != nil {
 		return nil, err
 	}
 	in := newInput(r)
-	var det Details
+	var det *Details // the probe's, where one ran
+	// Under a memo of probes (WithProbes) Info is always the probe's.
+	probe := memoOf(ctx) != nil
 	switch {
-	case in.stdin == nil || in.rewind != nil:
-		det, err = ProbeDetails(ctx, r)
-	default:
-		// A one-way stream can be read only once: probe a bounded head and
-		// replay it in front of the rest for ffmpeg.
-		head := make([]byte, headLimit)
-		n, rerr := io.ReadFull(r, head)
-		head = head[:n]
-		complete := rerr == io.EOF || rerr == io.ErrUnexpectedEOF
-		if rerr != nil && !complete {
-			return nil, fmt.Errorf("ffmpeg: reading input: %w", rerr)
+	case in.stdin == nil:
+		// By path: the file can be read beside ffmpeg.
+		if probe || exactCandidate(r.(io.ReaderAt), -1) {
+			d, err := ProbeDetails(ctx, r)
+			if err != nil {
+				return nil, err
+			}
+			det = &d
 		}
-		det, err = ProbeDetails(ctx, bytes.NewReader(head))
-		if !complete {
-			// ffprobe saw only the head: its duration is an extrapolation.
-			det.Length, det.Frames = 0, -1
+	case in.rewind != nil:
+		ra, ok := r.(io.ReaderAt)
+		var pos int64
+		if ok {
+			pos, err = r.(io.Seeker).Seek(0, io.SeekCurrent)
+			ok = err == nil
+		}
+		if probe || !ok || exactCandidate(io.NewSectionReader(ra, pos, math.MaxInt64-pos), -1) {
+			d, err := ProbeDetails(ctx, r)
+			if err != nil {
+				return nil, err
+			}
+			det = &d
+		}
+	default:
+		// A one-way stream can be read only once: what is sniffed (and
+		// probed, where it must be) is replayed in front of the rest.
+		head, complete, err := readHead(r, nil, 64)
+		if err != nil {
+			return nil, err
+		}
+		probe = probe || exactCandidate(bytes.NewReader(head), int64(len(head)))
+		if !complete && (probe || isMP4(head)) {
+			// ffprobe reads a bounded head, and ALAC's sample entry is
+			// in MP4's index, which a file made to stream has in front.
+			if head, complete, err = readHead(r, head, headLimit); err != nil {
+				return nil, err
+			}
+		}
+		if probe || exactCandidate(bytes.NewReader(head), int64(len(head))) {
+			d, err := ProbeDetails(ctx, bytes.NewReader(head))
+			if err != nil {
+				return nil, err
+			}
+			if !complete {
+				// ffprobe saw only the head: its duration is an extrapolation.
+				d.Length, d.Frames = 0, -1
+			}
+			det = &d
 		}
 		in.stdin = io.MultiReader(bytes.NewReader(head), r)
 	}
+	if det != nil {
+		if err := det.StreamFormat().Validate(); err != nil {
+			return nil, fmt.Errorf("ffmpeg: %s stream: %w", det.Format, err)
+		}
+	}
+	return startWAVDecoder(ctx, tool, in, det)
+}
+
+// readHead reads r until head holds n bytes or r ends (complete).
+func readHead(r io.Reader, head []byte, n int) ([]byte, bool, error) {
+	more := make([]byte, n-len(head))
+	m, err := io.ReadFull(r, more)
+	head = append(head, more[:m]...)
+	complete := err == io.EOF || err == io.ErrUnexpectedEOF
+	if err != nil && !complete {
+		return nil, false, fmt.Errorf("ffmpeg: reading input: %w", err)
+	}
+	return head, complete, nil
+}
+
+// exactCandidate reports whether the stream r holds (size bytes, -1 when
+// unknown) may be one whose length a probe states exactly (exactLength):
+// WAV, AIFF and FLAC by their first bytes, MP4 when its index names ALAC.
+// A false yes costs one ffprobe run, a false no an Info without Frames.
+func exactCandidate(r io.ReaderAt, size int64) bool {
+	head := make([]byte, 12)
+	n, _ := r.ReadAt(head, 0)
+	head = head[:n]
+	switch {
+	case len(head) < 12:
+		return false
+	case bytes.HasPrefix(head, []byte("RIFF")), bytes.HasPrefix(head, []byte("RF64")), bytes.HasPrefix(head, []byte("FORM")),
+		bytes.HasPrefix(head, []byte("fLaC")), bytes.HasPrefix(head, []byte("ID3")):
+		// ID3: a FLAC file may carry one in front (MP3 files, which do
+		// too, are decoded in pure Go).
+		return true
+	case isMP4(head):
+		return mp4HasALAC(r, size)
+	}
+	return false
+}
+
+// isMP4 reports whether head starts with an ISO BMFF ftyp box.
+func isMP4(head []byte) bool { return len(head) >= 8 && string(head[4:8]) == "ftyp" }
+
+// mp4IndexLimit bounds how much of an MP4 file's index (moov) is read to
+// find its codec.
+const mp4IndexLimit = 64 << 20
+
+// mp4HasALAC walks the top-level boxes of an MP4 file to its index and
+// reports whether the index names ALAC's sample entry.
+func mp4HasALAC(r io.ReaderAt, size int64) bool {
+	var off int64
+	hdr := make([]byte, 16)
+	for i := 0; i < 1000 && (size < 0 || off+8 <= size); i++ {
+		n, _ := r.ReadAt(hdr, off)
+		if n < 8 {
+			return false
+		}
+		boxLen, hl := int64(binary.BigEndian.Uint32(hdr)), int64(8)
+		switch boxLen {
+		case 1:
+			if n < 16 {
+				return false
+			}
+			boxLen, hl = int64(binary.BigEndian.Uint64(hdr[8:])), 16
+		case 0:
+			boxLen = math.MaxInt64 - off // to the end
+		}
+		if boxLen < hl {
+			return false
+		}
+		if string(hdr[4:8]) == "moov" {
+			moov := make([]byte, min(boxLen-hl, mp4IndexLimit))
+			m, _ := r.ReadAt(moov, off+hl)
+			return bytes.Contains(moov[:m], []byte("alac"))
+		}
+		if boxLen > math.MaxInt64-off {
+			return false
+		}
+		off += boxLen
+	}
+	return false
+}
+
+// startWAVDecoder runs ffmpeg on in, writing the first audio stream as a
+// WAV file of float64 on a pipe, and returns once the file's header says
+// the stream's format: the Decoder reads its samples from there. det is
+// the probe's description where one ran, else Info is what ffmpeg printed
+// of the input. A failure before the header (not audio, no audio stream,
+// damaged) is the error.
+func startWAVDecoder(ctx context.Context, tool string, in input, det *Details) (*Decoder, error) {
+	args := []string{"-nostdin", "-hide_banner", "-nostats", "-v", "level+info", "-protocol_whitelist", "file,pipe",
+		"-i", in.arg, "-map", "0:a:0", "-vn", "-sn", "-dn", "-map_metadata", "-1", "-c:a", "pcm_f64le", "-f", "wav", "pipe:1"}
+	cmd := procpool.Command(ctx, tool, args...)
+	pr, pw, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("ffmpeg: %w", err)
 	}
-	f := det.StreamFormat()
+	cmd.Stdout = pw
+	cmd.Stdin = in.stdin
+	lw := newLevelWriter()
+	cmd.Stderr = lw
+	what := "decoding"
+	if det != nil {
+		what += " " + det.Format
+	}
+	d := &Decoder{
+		ctx:    ctx,
+		cmd:    cmd,
+		stdout: pr,
+		stderr: lw.errs,
+		done:   make(chan struct{}),
+		run:    run{tool: "ffmpeg", what: what, input: true},
+	}
+	if det != nil {
+		d.info, d.run.format = det.Info, det.Format
+	}
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		if ctx.Err() != nil || errors.Is(err, procpool.ErrClosed) {
+			return nil, fmt.Errorf("ffmpeg: %s: %w", what, err)
+		}
+		return nil, fmt.Errorf("%w: starting ffmpeg to decode %s: %v", audio.ErrCodecUnavailable, d.info.Format, err)
+	}
+	pw.Close()
+	go func() {
+		d.waitErr = cmd.Wait()
+		close(d.done)
+	}()
+	f, rest, herr := readWAVHeader(pr)
+	// The input's description precedes the header on stderr; without a
+	// header, ffmpeg has exited.
+	select {
+	case <-lw.dumped:
+	case <-d.done:
+	}
+	dump, dumpErr := parseDump(lw.dump())
+	if det == nil {
+		d.info, d.run.format = dump.Info, dump.Format
+		d.run.what = "decoding " + dump.Format
+		if dump.Format == "" {
+			d.run.what = "decoding an input"
+		}
+	}
+	if herr != nil {
+		if errors.Is(herr, io.EOF) || errors.Is(herr, io.ErrUnexpectedEOF) {
+			// ffmpeg closed its output: its exit status says why.
+			<-d.done
+		}
+		d.Close()
+		if ctx.Err() != nil || errors.Is(d.waitErr, procpool.ErrClosed) {
+			return nil, exitError(ctx, d.run, d.waitErr, d.stderr)
+		}
+		if d.waitErr == nil {
+			return nil, fmt.Errorf("%w: ffmpeg's decode of %s: %v", audio.ErrMalformed, d.info.Format, herr)
+		}
+		return nil, d.startError(dumpErr)
+	}
 	if err := f.Validate(); err != nil {
-		return nil, fmt.Errorf("ffmpeg: %s stream: %w", det.Format, err)
+		d.Close()
+		return nil, fmt.Errorf("ffmpeg: %s stream: %w", d.info.Format, err)
 	}
-	args := append(baseArgs(), "-i", in.arg, "-map", "0:a:0", "-vn", "-sn", "-dn")
-	return startDecoder(ctx, tool, args, in.stdin, f, det.Info, run{tool: "ffmpeg", what: "decoding " + det.Format, format: det.Format, input: true})
+	d.format = f
+	d.info.SampleRate, d.info.Channels = f.SampleRate, f.Channels
+	d.frameLen = 8 * f.Channels
+	d.raw = make([]byte, max(rawBlock-rawBlock%d.frameLen, len(rest)+d.frameLen))
+	d.hi = copy(d.raw, rest)
+	return d, nil
+}
+
+// startError is the error of an ffmpeg that exited before the header of
+// its output: what a probe said of such inputs (not audio, no audio
+// stream), else why it failed.
+func (d *Decoder) startError(dumpErr error) error {
+	lower := strings.ToLower(d.stderr.String())
+	switch {
+	case dumpErr == errNoDump && strings.Contains(lower, "invalid data found"):
+		procpool.Logger(d.ctx).Info("external program failed", "program", "ffmpeg", "while", "opening an input", "err", d.waitErr,
+			"stderr", d.stderr.String())
+		return &sentence{audio.ErrUnknownFormat, notValid("")}
+	case dumpErr != nil && dumpErr != errNoDump:
+		return dumpErr
+	}
+	return exitError(d.ctx, d.run, d.waitErr, d.stderr)
+}
+
+// wavHeaderLimit bounds the header read from ffmpeg's WAV output.
+const wavHeaderLimit = 64 << 10
+
+// readWAVHeader reads the header of the WAV file of float64 samples
+// ffmpeg writes on a pipe, up to its data chunk, whose size a pipe cannot
+// state: the stream's format, and what was read past the header.
+func readWAVHeader(r io.Reader) (audio.Format, []byte, error) {
+	var f audio.Format
+	buf := make([]byte, 0, 512)
+	fill := func(n int) error {
+		for len(buf) < n {
+			if n > wavHeaderLimit {
+				return errors.New("header larger than 64 KB")
+			}
+			if cap(buf) < n {
+				buf = append(buf[:cap(buf)], make([]byte, n-cap(buf))...)[:len(buf)]
+			}
+			m, err := r.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+m]
+			if err != nil && len(buf) < n {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := fill(12); err != nil {
+		return f, nil, err
+	}
+	if string(buf[:4]) != "RIFF" || string(buf[8:12]) != "WAVE" {
+		return f, nil, errors.New("output is not WAV")
+	}
+	off, bits, float := 12, 0, false
+	for {
+		if err := fill(off + 8); err != nil {
+			return f, nil, err
+		}
+		id, size := string(buf[off:off+4]), int(binary.LittleEndian.Uint32(buf[off+4:]))
+		off += 8
+		if id == "data" {
+			if bits != 64 || !float || f.Channels == 0 {
+				return f, nil, fmt.Errorf("output is %d-bit WAV, not float64", bits)
+			}
+			return f, buf[off:], nil
+		}
+		if size > wavHeaderLimit {
+			return f, nil, fmt.Errorf("WAV chunk %q of %d bytes", id, size)
+		}
+		if err := fill(off + size + size%2); err != nil {
+			return f, nil, err
+		}
+		if c := buf[off : off+size]; id == "fmt " && len(c) >= 16 {
+			tag := binary.LittleEndian.Uint16(c)
+			if tag == 0xfffe && len(c) >= 26 {
+				tag = binary.LittleEndian.Uint16(c[24:]) // the extensible format's subformat
+			}
+			float = tag == 3
+			f.Channels = int(binary.LittleEndian.Uint16(c[2:]))
+			f.SampleRate = int(binary.LittleEndian.Uint32(c[4:]))
+			bits = int(binary.LittleEndian.Uint16(c[14:]))
+		}
+		off += size + size%2
+	}
 }
 
 // startDecoder runs ffmpeg with the input arguments args (ending with the
@@ -138,8 +426,9 @@ func startDecoder(ctx context.Context, tool string, args []string, stdin io.Read
 // Format implements audio.Source.
 func (d *Decoder) Format() audio.Format { return d.format }
 
-// Info implements audio.Decoder: what ffprobe reported. Frames is exact for
-// PCM, FLAC and ALAC, -1 otherwise.
+// Info implements audio.Decoder: what ffmpeg printed of the input (see
+// parseDump), or ffprobe reported where it ran. Frames is exact for PCM,
+// FLAC and ALAC, -1 otherwise.
 func (d *Decoder) Info() audio.Info { return d.info }
 
 // Read implements audio.Source.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/audiotest"
+	"github.com/audiopost/audiopost/audio/procpool"
 	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/internal/testsize"
@@ -335,4 +336,85 @@ func processGone(pid int) error {
 		return fmt.Errorf("kill(%d, 0) = %v, want ESRCH: process not reaped", pid, err)
 	}
 	return nil
+}
+
+// TestDecodeStarts counts the programs a decode starts: one ffmpeg run
+// for a format whose length a probe cannot state exactly either (AAC,
+// Opus, read by path or streamed), ffprobe before it where the probe
+// states the exact length (ALAC in MP4, by path and streamed), and under a
+// memo of probes (WithProbes) ffprobe once per file however often it is
+// decoded, its Info the probe's.
+func TestDecodeStarts(t *testing.T) {
+	need.Programs(t, "ffmpeg", "ffprobe")
+	t.Parallel()
+	aac := makeFile(t, "a.m4a", "-f", "lavfi", "-i", "sine=duration=1", "-c:a", "aac")
+	opus := makeFile(t, "a.opus", "-f", "lavfi", "-i", "sine=duration=1", "-c:a", "libopus")
+	alac := makeFile(t, "b.m4a", "-f", "lavfi", "-i", "sine=duration=1", "-c:a", "alac")
+	starts := func(name string, r func() io.Reader, memo *Probes, times int) (probes, decodes int, info audio.Info) {
+		t.Helper()
+		pool := procpool.New(procpool.Config{Size: 2})
+		ctx := procpool.With(context.Background(), pool)
+		if memo != nil {
+			ctx = WithProbes(ctx, memo)
+		}
+		for range times {
+			d, err := Decode(ctx, r())
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if _, err := audio.ReadAll(ctx, d); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			info = d.Info()
+			d.Close()
+		}
+		return pool.Starts("ffprobe"), pool.Starts("ffmpeg"), info
+	}
+	byPath := func(p string) func() io.Reader { return func() io.Reader { return openFile(t, p) } }
+	streamed := func(p string) func() io.Reader {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return func() io.Reader { return struct{ io.Reader }{bytes.NewReader(data)} }
+	}
+	for _, tc := range []struct {
+		name           string
+		r              func() io.Reader
+		probes, ffmpeg int
+	}{
+		{"aac by path", byPath(aac), 0, 1},
+		{"opus streamed", streamed(opus), 0, 1},
+		{"alac by path", byPath(alac), 1, 1},
+		{"alac streamed", streamed(alac), 1, 1},
+	} {
+		if p, m, info := starts(tc.name, tc.r, nil, 1); p != tc.probes || m != tc.ffmpeg || info.Format == "" {
+			t.Errorf("%s: ffprobe %d, ffmpeg %d times (Info %+v), want %d and %d", tc.name, p, m, info, tc.probes, tc.ffmpeg)
+		}
+	}
+	var memo Probes
+	p, m, info := starts("aac under a memo", byPath(aac), &memo, 3)
+	want, err := ProbeDetails(context.Background(), openFile(t, aac))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p != 1 || m != 3 || info != want.Info {
+		t.Errorf("aac decoded 3 times under a memo: ffprobe %d, ffmpeg %d times, Info %+v, want 1, 3 and the probe's %+v", p, m, info, want.Info)
+	}
+	// A file written anew is probed anew.
+	if err := os.WriteFile(aac, mustRead(t, opus), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p, _, info := starts("aac replaced by opus", byPath(aac), &memo, 1); p != 1 || info.Format != "opus" {
+		t.Errorf("file replaced: ffprobe %d times, Info %+v, want once and opus", p, info)
+	}
+}
+
+func mustRead(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

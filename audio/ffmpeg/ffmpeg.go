@@ -16,8 +16,9 @@
 // the matching audio sentinel ("the file is not valid MP3 audio");
 // ffmpeg's own diagnostics go to the pool's log.
 //
-// Audio crosses the process boundary as raw little-endian float64 PCM on
-// pipes; no intermediate WAV files are written. Files are handed to ffmpeg by
+// Audio crosses the process boundary as little-endian float64 PCM on
+// pipes (a decode's behind a WAV header, which says the stream's format);
+// no intermediate WAV files are written. Files are handed to ffmpeg by
 // path when the caller gives an *os.File (containers such as MP4 need to
 // seek), otherwise they stream through stdin.
 package ffmpeg

@@ -39,8 +39,26 @@ func Probe(ctx context.Context, r io.Reader) (audio.Info, error) {
 	return d.Info, err
 }
 
-// ProbeDetails is Probe with chapters and the cover's location.
+// ProbeDetails is Probe with chapters and the cover's location. Under
+// WithProbes, a file is probed once.
 func ProbeDetails(ctx context.Context, r io.Reader) (Details, error) {
+	memo := memoOf(ctx)
+	if memo != nil {
+		if path, fi, ok := memoFile(r); ok {
+			if det, ok := memo.lookup(path, fi); ok {
+				return det, nil
+			}
+			det, err := probeDetails(ctx, r)
+			if err == nil {
+				memo.store(path, fi, det)
+			}
+			return det, err
+		}
+	}
+	return probeDetails(ctx, r)
+}
+
+func probeDetails(ctx context.Context, r io.Reader) (Details, error) {
 	in := newInput(r)
 	out, err := runProbe(ctx, in)
 	if in.rewind != nil {

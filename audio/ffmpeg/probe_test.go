@@ -78,7 +78,10 @@ func TestProbeFormats(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			d, err := ProbeDetails(context.Background(), f)
+			// The probe, and the cover's extraction after it, share one
+			// ffprobe run.
+			probes := WithProbes(context.Background(), new(Probes))
+			d, err := ProbeDetails(probes, f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +116,7 @@ func TestProbeFormats(t *testing.T) {
 				if c == nil || c.MIMEType != "image/jpeg" || c.Size != coverSize || d.CoverStream < 0 {
 					t.Fatalf("cover = %+v (stream %d), want image/jpeg of %d bytes", c, d.CoverStream, coverSize)
 				}
-				pic, err := ExtractCoverFile(context.Background(), path)
+				pic, err := ExtractCoverFile(probes, path)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -125,14 +128,49 @@ func TestProbeFormats(t *testing.T) {
 				if got.Tags.Cover != nil {
 					t.Errorf("cover %+v in a file without one", got.Tags.Cover)
 				}
-				if _, err := ExtractCoverFile(context.Background(), path); !errors.Is(err, ErrNoCover) {
+				if _, err := ExtractCoverFile(probes, path); !errors.Is(err, ErrNoCover) {
 					t.Errorf("ExtractCoverFile = %v, want ErrNoCover", err)
 				}
 			}
 			if tc.name == "video" && d.VideoCodec != "h264" {
 				t.Errorf("VideoCodec = %q, want h264", d.VideoCodec)
 			}
+			decoderInfoAgrees(t, path, d.Info)
 		})
+	}
+}
+
+// decoderInfoAgrees checks that the Info of Decode, read from ffmpeg's
+// description of the input where ffprobe did not run (see parseDump),
+// is the probe's within that description's roundings: the length to
+// 10 ms, the bitrate to whole kbps (Ogg's, which ffmpeg gives for the
+// whole file, within 5%), no cover size, Frames -1 unless exact.
+func decoderInfoAgrees(t *testing.T, path string, want audio.Info) {
+	t.Helper()
+	dec, err := Decode(context.Background(), openFile(t, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	got := dec.Info()
+	if got.Format != want.Format || got.Container != want.Container || got.Channels != want.Channels ||
+		got.SampleRate != want.SampleRate || got.HasVideo != want.HasVideo || got.BitDepth != want.BitDepth ||
+		got.Tags.Title != want.Tags.Title || got.Frames != want.Frames {
+		t.Errorf("decoder's Info %+v\nprobe's %+v", got, want)
+	}
+	if math.Abs(got.Length-want.Length) > 0.0051 {
+		t.Errorf("decoder's length %.4f s, probe's %.4f", got.Length, want.Length)
+	}
+	if tol := max(1, 0.05*want.Bitrate); math.Abs(got.Bitrate-want.Bitrate) > tol {
+		t.Errorf("decoder's bitrate %.3f kbps, probe's %.3f", got.Bitrate, want.Bitrate)
+	}
+	gt, wt := got.Tags, want.Tags
+	if (gt.Cover == nil) != (wt.Cover == nil) || (gt.Cover != nil && gt.Cover.MIMEType != wt.Cover.MIMEType) {
+		t.Errorf("decoder's cover %+v, probe's %+v", gt.Cover, wt.Cover)
+	}
+	gt.Cover, wt.Cover = nil, nil
+	if gt != wt {
+		t.Errorf("decoder's tags %+v\nprobe's %+v", gt, wt)
 	}
 }
 

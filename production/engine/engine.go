@@ -194,6 +194,8 @@ type run struct {
 	chapterPics map[string]*audio.Picture
 	decoders    []audio.Decoder
 	closers     []io.Closer // processed sources, closed before the decoders
+	// probes holds the probe of each input ffmpeg reads (see Run).
+	probes ffmpeg.Probes
 	// reading is the fraction reporter of the analysis passes; nil while
 	// encoding.
 	reading  func(frames int64)
@@ -263,6 +265,9 @@ func (e *Engine) Run(ctx context.Context, p *production.Production, in Inputs, o
 	r := &run{e: e, p: p, in: in, out: out, progress: progress}
 	started := time.Now()
 	ctx = procpool.With(ctx, e.Processes)
+	// Each input ffmpeg reads is probed once in the run: its decode, the
+	// remux of its video and the extraction of its cover share the probe.
+	ctx = ffmpeg.WithProbes(ctx, &r.probes)
 	err := r.do(ctx)
 	r.cleanup(err != nil)
 	if r.unreserve != nil {
@@ -682,6 +687,8 @@ func (r *run) open(ctx context.Context, path, what string) (audio.Decoder, error
 	if r.e.MaxDuration > 0 {
 		opts = append(opts, audio.WithMaxDuration(r.e.MaxDuration))
 	}
+	// The run's probes, also where a test calls open alone.
+	ctx = ffmpeg.WithProbes(ctx, &r.probes)
 	if di := r.decoded[path]; di != nil {
 		f.Close()
 		d, err := r.openDecoded(ctx, di, opts)
