@@ -145,7 +145,10 @@ func TestEncodeRoundTrip(t *testing.T) {
 						t.Errorf("%s file has no %q header", tc.name, tag)
 					}
 				}
-				d, err := ProbeDetails(context.Background(), openFile(t, outPath))
+				// The probe, and the cover's extraction after it, share
+				// one ffprobe run.
+				probes := WithProbes(context.Background(), new(Probes))
+				d, err := ProbeDetails(probes, openFile(t, outPath))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -180,7 +183,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 				}
 				if d.Tags.Cover == nil || d.Tags.Cover.MIMEType != "image/jpeg" || d.Tags.Cover.Size != len(cover) {
 					t.Errorf("cover read back %+v, want image/jpeg of %d bytes", d.Tags.Cover, len(cover))
-				} else if pic, err := ExtractCoverFile(context.Background(), outPath); err != nil || !bytes.Equal(pic.Data, cover) {
+				} else if pic, err := ExtractCoverFile(probes, outPath); err != nil || !bytes.Equal(pic.Data, cover) {
 					t.Errorf("extracted cover differs from the embedded one (err %v)", err)
 				}
 				if len(d.Chapters) != len(testChapters) {
