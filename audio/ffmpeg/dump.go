@@ -21,8 +21,9 @@ import (
 // Warnings and the rest are dropped.
 
 // levelWriter sorts ffmpeg's stderr by level: errs keeps the errors,
-// dump the info lines up to "Stream mapping:", which ends the input's
-// description; dumped is closed there.
+// dump the info lines up to "Stream mapping:" (or the description of the
+// output, which follows it), which ends the input's description; dumped
+// is closed there.
 type levelWriter struct {
 	errs   *stderrBuffer
 	dumped chan struct{}
@@ -98,7 +99,7 @@ func (w *levelWriter) line(l string) {
 	case w.inErr:
 		w.errs.Write([]byte(m[1] + m[3] + "\n"))
 	case w.inInfo && !w.done:
-		if m[3] == "Stream mapping:" {
+		if m[3] == "Stream mapping:" || strings.HasPrefix(m[3], "Output #") {
 			w.done = true
 			close(w.dumped)
 			return
