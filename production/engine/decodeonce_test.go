@@ -10,6 +10,7 @@ import (
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/audio/procpool"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/testaudio"
 	"github.com/audiopost/audiopost/production/engine"
 )
@@ -89,5 +90,53 @@ func TestInputsDecodedOnce(t *testing.T) {
 	}
 	if most > 1.0/(1<<15) {
 		t.Errorf("the FLAC outputs differ by up to %.3g (%.1f dBFS): the decoded Opus inputs are not the samples ffmpeg gives", most, 20*math.Log10(most))
+	}
+}
+
+// TestInputProbedOnce: the uses of one input that ffprobe describes (its
+// decode, the remux of its video into the "video" output, the extraction
+// of its embedded cover) share one ffprobe run in a production
+// (ffmpeg.Probes, which Run carries), and the production's input
+// properties are the probe's. Before the memo a video input was probed
+// twice and an M4A with a cover twice.
+func TestInputProbedOnce(t *testing.T) {
+	need.Programs(t, "ffmpeg", "ffprobe")
+	dir := t.TempDir()
+	wav := filepath.Join(dir, "talk.wav")
+	testaudio.WriteWAV(t, wav, testaudio.SpeechLike(48000, 1, 0.05), 48000)
+	video := filepath.Join(dir, "clip.mp4")
+	run(t, "ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=10:duration=1", "-i", wav,
+		"-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", "-y", video)
+	cover := filepath.Join(dir, "cover.jpg")
+	run(t, "ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", "color=red:size=32x32", "-frames:v", "1", "-y", cover)
+	withCover := filepath.Join(dir, "talk.m4a")
+	run(t, "ffmpeg", "-nostdin", "-v", "error", "-i", wav, "-i", cover, "-map", "0:a", "-map", "1:v", "-c:v", "copy",
+		"-disposition:v", "attached_pic", "-c:a", "aac", "-y", withCover)
+	for _, tc := range []struct{ name, input, request string }{
+		{"video", video, `{"input_file": "https://example.org/clip.mp4", "output_files": [{"format": "video"}]}`},
+		{"cover", withCover, `{"input_file": "https://example.org/talk.m4a", "output_files": [{"format": "flac"}]}`},
+	} {
+		pool := procpool.New(procpool.Config{Size: 4, Logger: slog.New(slog.DiscardHandler)})
+		eng := &engine.Engine{Processes: pool, Logger: slog.New(slog.DiscardHandler), TempDir: t.TempDir()}
+		p := newProduction(t, tc.request)
+		res, err := eng.Run(t.Context(), p, engine.Inputs{Main: tc.input}, engine.DirWriter{Dir: t.TempDir()}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if n := pool.Starts("ffprobe"); n != 1 {
+			t.Errorf("%s: ffprobe ran %d times, want once", tc.name, n)
+		}
+		// The input's properties are the probe's, exact (what ffmpeg
+		// prints of an input is rounded: ffmpeg.Decode without a memo).
+		info, err := audio.ProbeFile(t.Context(), tc.input)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.InputLength != info.Length || p.Bitrate != info.Bitrate {
+			t.Errorf("%s: input length %v s, bitrate %v kbps; the probe's %v, %v", tc.name, p.InputLength, p.Bitrate, info.Length, info.Bitrate)
+		}
+		if tc.name == "cover" && res.Cover == nil {
+			t.Errorf("cover: the input's cover was not extracted")
+		}
 	}
 }
