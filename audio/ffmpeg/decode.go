@@ -106,10 +106,10 @@ func Decode(ctx context.Context, r io.Reader) (*Decoder, error) {
 		if err != nil {
 			return nil, err
 		}
-		probe = probe || exactCandidate(bytes.NewReader(head), int64(len(head)))
-		if !complete && (probe || isMP4(head)) {
-			// ffprobe reads a bounded head, and ALAC's sample entry is
-			// in MP4's index, which a file made to stream has in front.
+		if !complete && (probe || isMP4(head) || bytes.HasPrefix(head, []byte("ID3")) || exactCandidate(bytes.NewReader(head), int64(len(head)))) {
+			// ffprobe reads a bounded head; ALAC's sample entry is in
+			// MP4's index, which a file made to stream has in front, and
+			// what an ID3 tag holds comes after it.
 			if head, complete, err = readHead(r, head, headLimit); err != nil {
 				return nil, err
 			}
@@ -159,14 +159,31 @@ func exactCandidate(r io.ReaderAt, size int64) bool {
 	case len(head) < 12:
 		return false
 	case bytes.HasPrefix(head, []byte("RIFF")), bytes.HasPrefix(head, []byte("RF64")), bytes.HasPrefix(head, []byte("FORM")),
-		bytes.HasPrefix(head, []byte("fLaC")), bytes.HasPrefix(head, []byte("ID3")):
-		// ID3: a FLAC file may carry one in front (MP3 files, which do
-		// too, are decoded in pure Go).
+		bytes.HasPrefix(head, []byte("fLaC")):
 		return true
+	case bytes.HasPrefix(head, []byte("ID3")):
+		// A FLAC file may carry an ID3 tag in front, as MP3 files do.
+		after := make([]byte, 4)
+		n, _ := r.ReadAt(after, id3Size(head))
+		return n < 4 || string(after) == "fLaC"
 	case isMP4(head):
 		return mp4HasALAC(r, size)
 	}
 	return false
+}
+
+// id3Size is the size of the ID3v2 tag whose header starts head (at
+// least 10 bytes): its syncsafe size, the header and any footer.
+func id3Size(head []byte) int64 {
+	var n int64
+	for _, b := range head[6:10] {
+		n = n<<7 | int64(b&0x7f)
+	}
+	n += 10
+	if head[5]&0x10 != 0 {
+		n += 10
+	}
+	return n
 }
 
 // isMP4 reports whether head starts with an ISO BMFF ftyp box.

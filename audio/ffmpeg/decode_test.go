@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -340,8 +341,9 @@ func processGone(pid int) error {
 
 // TestDecodeStarts counts the programs a decode starts: one ffmpeg run
 // for a format whose length a probe cannot state exactly either (AAC,
-// Opus, read by path or streamed), ffprobe before it where the probe
-// states the exact length (ALAC in MP4, by path and streamed), and under a
+// Opus, MP3, read by path or streamed), ffprobe before it where the probe
+// states the exact length (ALAC in MP4, FLAC behind an ID3 tag, by path
+// and streamed), and under a
 // memo of probes (WithProbes) ffprobe once per file however often it is
 // decoded, its Info the probe's.
 func TestDecodeStarts(t *testing.T) {
@@ -350,6 +352,13 @@ func TestDecodeStarts(t *testing.T) {
 	aac := makeFile(t, "a.m4a", "-f", "lavfi", "-i", "sine=duration=1", "-c:a", "aac")
 	opus := makeFile(t, "a.opus", "-f", "lavfi", "-i", "sine=duration=1", "-c:a", "libopus")
 	alac := makeFile(t, "b.m4a", "-f", "lavfi", "-i", "sine=duration=1", "-c:a", "alac")
+	mp3 := makeFile(t, "a.mp3", "-f", "lavfi", "-i", "sine=duration=1", "-c:a", "libmp3lame", "-metadata", "title=x")
+	flac := makeFile(t, "a.flac", "-f", "lavfi", "-i", "sine=duration=1", "-c:a", "flac")
+	// FLAC behind an empty ID3v2 tag, as some taggers write it.
+	id3flac := filepath.Join(t.TempDir(), "id3.flac")
+	if err := os.WriteFile(id3flac, append([]byte("ID3\x03\x00\x00\x00\x00\x00\x0a\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"), mustRead(t, flac)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	starts := func(name string, r func() io.Reader, memo *Probes, times int) (probes, decodes int, info audio.Info) {
 		t.Helper()
 		pool := procpool.New(procpool.Config{Size: 2})
@@ -387,8 +396,11 @@ func TestDecodeStarts(t *testing.T) {
 		{"opus streamed", streamed(opus), 0, 1},
 		{"alac by path", byPath(alac), 1, 1},
 		{"alac streamed", streamed(alac), 1, 1},
+		{"mp3 behind its ID3 tag", byPath(mp3), 0, 1},
+		{"flac behind an ID3 tag, streamed", streamed(id3flac), 1, 1},
 	} {
-		if p, m, info := starts(tc.name, tc.r, nil, 1); p != tc.probes || m != tc.ffmpeg || info.Format == "" {
+		p, m, info := starts(tc.name, tc.r, nil, 1)
+		if p != tc.probes || m != tc.ffmpeg || info.Format == "" || (p > 0) != (info.Frames > 0) {
 			t.Errorf("%s: ffprobe %d, ffmpeg %d times (Info %+v), want %d and %d", tc.name, p, m, info, tc.probes, tc.ffmpeg)
 		}
 	}
