@@ -28,7 +28,8 @@ type Probes struct {
 	files map[string]probedFile
 }
 
-// WithProbes returns ctx carrying the memo p.
+// WithProbes returns ctx carrying the memo p; with p nil, ctx without a
+// memo (for a decode within such work whose Info does not matter).
 func WithProbes(ctx context.Context, p *Probes) context.Context {
 	if memoOf(ctx) == p {
 		return ctx

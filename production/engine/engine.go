@@ -1169,6 +1169,9 @@ func (ef *encodedFile) encodedLoudness(ctx context.Context) (res loudness.Result
 // decodedLoudness decodes a finished file and measures its true peak and
 // integrated loudness.
 func decodedLoudness(ctx context.Context, fh *fileHandle) (loudness.Result, error) {
+	// Only the samples count, not the output's Info: without the run's
+	// memo of probes an ffmpeg format costs one program, not ffprobe too.
+	ctx = ffmpeg.WithProbes(ctx, nil)
 	d, err := audio.Decode(ctx, io.NewSectionReader(fh.ra, 0, fh.size))
 	if err != nil {
 		return loudness.Result{}, err
