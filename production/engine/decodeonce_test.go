@@ -140,3 +140,23 @@ func TestInputProbedOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifiedFromFileOneProgram: where the pool has no room for an
+// encoder's monitor, a lossy output is verified by decoding the finished
+// file, and that decode is one ffmpeg run, without ffprobe (it needs the
+// samples, not the file's Info).
+func TestVerifiedFromFileOneProgram(t *testing.T) {
+	need.Programs(t, "ffmpeg", "ffprobe")
+	wav := filepath.Join(t.TempDir(), "talk.wav")
+	testaudio.WriteWAV(t, wav, testaudio.SpeechLike(48000, 2, 0.05), 48000)
+	pool := procpool.New(procpool.Config{Size: 1, Logger: slog.New(slog.DiscardHandler)})
+	eng := &engine.Engine{Processes: pool, Logger: slog.New(slog.DiscardHandler), TempDir: t.TempDir()}
+	p := newProduction(t, `{"input_file": "https://example.org/talk.wav", "algorithms": {"loudnesstarget": -16, "maxpeak": -1},
+		"output_files": [{"format": "opus"}]}`)
+	if _, err := eng.Run(t.Context(), p, engine.Inputs{Main: wav}, engine.DirWriter{Dir: t.TempDir()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if pr, m := pool.Starts("ffprobe"), pool.Starts("ffmpeg"); pr != 0 || m < 2 {
+		t.Errorf("ffprobe %d, ffmpeg %d runs: want no ffprobe, the encoder and the verifying decode", pr, m)
+	}
+}
