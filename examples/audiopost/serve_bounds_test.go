@@ -250,6 +250,10 @@ func (w *procWatch) alive() []string {
 // poolSize reads the pool's size from serve's start message.
 func poolSize(t *testing.T, p *proc) int {
 	t.Helper()
+	// serve prints the line before it writes -addr-file, but its output
+	// reaches p.out through a pipe a goroutine copies: the address can be
+	// read first.
+	p.waitOutput(t, " external programs (", time.Minute)
 	m := regexp.MustCompile(`at most (\d+) external programs`).FindStringSubmatch(p.out.String())
 	if m == nil {
 		t.Fatalf("serve did not say its pool size:\n%s", p.out.String())
