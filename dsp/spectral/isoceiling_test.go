@@ -40,25 +40,12 @@ func isoFrame(m realaudio.Mix, nets []*isoNet) *isoMixFrames {
 	if *isoCeilTruePitch {
 		front.pitchOf = isoTruePitch(m.Clean) // isodiag_test.go
 	}
-	ft := newRFFT(n)
+	fr := newIsoFramer(n, hop, win)
 	bins := n/2 + 1
-	spec := make([]complex128, bins)
-	frame := make([]float64, n)
 	// Frames past the end are the flush of the isolator's look-ahead.
 	frames := (len(m.Input)+n)/hop + front.W + 4
 	mf := &isoMixFrames{n: n, hop: hop, bins: bins, frames: frames, bands: front.bands}
-	powOf := func(x []float64, f int) []float64 {
-		start := (f+1)*hop - n
-		for i := range frame {
-			frame[i] = 0
-			if j := start + i; j >= 0 && j < len(x) {
-				frame[i] = x[j]
-			}
-		}
-		p := make([]float64, bins)
-		ft.forwardPow(spec, p, frame, win)
-		return p
-	}
+	powOf := func(x []float64, f int) []float64 { return fr.pow(x, f, make([]float64, bins)) }
 	mf.x, mf.s, mf.v = make([][]float64, frames), make([][]float64, frames), make([][]float64, frames)
 	mf.net = make([][]float64, frames)
 	mf.lag, mf.harm = make([]int, frames), make([]float64, frames)

@@ -282,23 +282,12 @@ func isoTruePitch(clean []float64) func(int64) int {
 	hop := n / 4
 	win := sqrtHann(n)
 	front := newIsoFront(fs, n, hop, win)
-	ft := newRFFT(n)
-	spec := make([]complex128, n/2+1)
-	frame := make([]float64, n)
+	fr := newIsoFramer(n, hop, win)
 	pow := make([]float64, n/2+1)
 	frames := (len(clean)+n)/hop + 1
 	lags := make([]int, frames)
 	for f := range lags {
-		clear(frame)
-		start := (f+1)*hop - n
-		for i := range frame {
-			if j := start + i; j >= 0 && j < len(clean) {
-				frame[i] = clean[j]
-			}
-		}
-		clear(pow)
-		ft.forwardPow(spec, pow, frame, win)
-		if front.harmonicity(pow) > 0.5 {
+		if front.harmonicity(fr.pow(clean, f, pow)) > 0.5 {
 			lags[f] = front.lag
 		}
 	}

@@ -145,22 +145,9 @@ func isoFineExamples(mix isoMix, every, phase int, opt isoFineOpts, set *isoFine
 	L := front.W + 1
 	fine := newIsoFine(fs, n, L)
 	K := fine.K
-	ft := newRFFT(n)
-	spec := make([]complex128, n/2+1)
-	frame := make([]float64, n)
+	fr := newIsoFramer(n, hop, win)
 	pow := make([]float64, n/2+1)
-	powOf := func(x []float64, f int) []float64 {
-		clear(frame)
-		start := (f+1)*hop - n
-		for i := range frame {
-			if j := start + i; j >= 0 && j < len(x) {
-				frame[i] = x[j]
-			}
-		}
-		clear(pow)
-		ft.forwardPow(spec, pow, frame, win)
-		return pow
-	}
+	powOf := func(x []float64, f int) []float64 { return fr.pow(x, f, pow) }
 	frames := (len(mix.input) + hop - 1) / hop
 	S, V := make([][]float64, frames), make([][]float64, frames)
 	ideal := make([][]float64, frames) // the band IRM, with -fineoracle

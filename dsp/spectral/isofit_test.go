@@ -218,23 +218,9 @@ func isoExamples(mix isoMix, every, phase int, set *isoSet) {
 	if *fitTruePitch {
 		front.pitchOf = isoTruePitch(mix.clean) // isodiag_test.go
 	}
-	ft := newRFFT(n)
-	spec := make([]complex128, n/2+1)
-	frame := make([]float64, n)
+	fr := newIsoFramer(n, hop, win)
 	pow := make([]float64, n/2+1)
-	// frame f holds the samples [(f+1)hop-n, (f+1)hop), zeros outside.
-	powOf := func(x []float64, f int) []float64 {
-		clear(frame)
-		start := (f+1)*hop - n
-		for i := range frame {
-			if j := start + i; j >= 0 && j < len(x) {
-				frame[i] = x[j]
-			}
-		}
-		clear(pow)
-		ft.forwardPow(spec, pow, frame, win)
-		return pow
-	}
+	powOf := func(x []float64, f int) []float64 { return fr.pow(x, f, pow) }
 	frames := (len(mix.input) + hop - 1) / hop
 	es, en := make([]float64, frames*isoBands), make([]float64, frames*isoBands)
 	var mean float64
