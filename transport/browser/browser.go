@@ -166,8 +166,13 @@ func Build(ctx context.Context, dir string, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// gzip's default level: on the 12.4 MB engine (Go 1.26, 2026-11-28)
+	// level 9 made 3,387,816 bytes in 1.03 s of CPU, 8 3,388,573 in 0.86,
+	// 7 3,399,048 in 0.56 and 6 3,414,285 in 0.37-0.44: the best level
+	// saved 26 KB (0.8 %) of a download browsers cache, for 0.6 s more
+	// of every build (each CI run builds the pages twice).
 	var gz bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.DefaultCompression)
 	zw.Write(wasm)
 	if err := zw.Close(); err != nil {
 		return nil, err
