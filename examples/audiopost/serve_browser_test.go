@@ -57,7 +57,7 @@ func TestServeBrowserPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	proxy := browsertest.NewProxy(t)
-	ctx := browsertest.New(t, 4*time.Minute, proxy.Options()...)
+	ctx := browsertest.Tab(t, 4*time.Minute, proxy)
 	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, steps...); err != nil {

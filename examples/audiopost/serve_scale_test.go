@@ -24,6 +24,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
+	"github.com/audiopost/audiopost/internal/browsertest"
 	"github.com/audiopost/audiopost/production"
 	"github.com/audiopost/audiopost/storage"
 	"github.com/audiopost/audiopost/storage/blob/s3test"
@@ -47,6 +48,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	code := m.Run()
+	browsertest.Stop()
 	pgtest.Stop()
 	s3test.Stop()
 	os.Exit(code)

@@ -6,8 +6,6 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
-
-	"github.com/chromedp/chromedp"
 )
 
 // Proxy is an HTTP proxy that Chromium sends every request through, from
@@ -80,16 +78,6 @@ func (p *Proxy) Requests() []Request {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]Request(nil), p.log...)
-}
-
-// Options are the flags that send every request of the browser through
-// the proxy, loopback addresses included (Chromium bypasses proxies for
-// them unless told otherwise).
-func (p *Proxy) Options() []chromedp.ExecAllocatorOption {
-	return []chromedp.ExecAllocatorOption{
-		chromedp.ProxyServer(p.srv.URL),
-		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
-	}
 }
 
 type countingBody struct {

@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 
 	"github.com/audiopost/audiopost/audio"
@@ -49,6 +48,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	browsertest.Stop()
 	os.RemoveAll(tmpRoot)
 	os.Exit(code)
 }
@@ -167,10 +167,7 @@ func nativeProcessEnv(t testing.TB, env []string, in, out string, extra ...strin
 // downloads of the result and of its figures in dir.
 func processInPage(t testing.TB, ctx context.Context, base, file, format, dir string) (audioPath string, figures map[string]any) {
 	t.Helper()
-	if _, err := chromedp.CallBrowser(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
-		Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir}); err != nil {
-		t.Fatal(err)
-	}
+	browsertest.AllowDownloads(t, ctx, dir)
 	do(t, ctx, "open the process page", chromedp.Navigate(base+"/browser/"),
 		chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)))
 	do(t, ctx, "fill in the form",
@@ -288,7 +285,7 @@ func TestProcessLikeNative(t *testing.T) {
 
 	base := serve(t)
 	proxy := browsertest.NewProxy(t)
-	ctx := browsertest.New(t, 20*time.Minute, proxy.Options()...)
+	ctx := browsertest.Tab(t, 20*time.Minute, proxy)
 	downloads := filepath.Join(dir, "downloads")
 	got, figures := processInPage(t, ctx, base, in, "wav", downloads)
 
@@ -436,7 +433,7 @@ func TestPresetsLikeNative(t *testing.T) {
 	in := filepath.Join(dir, "noisy.wav")
 	speechWAV(t, in, 8)
 	base := serve(t)
-	ctx := browsertest.New(t, 10*time.Minute)
+	ctx := browsertest.Tab(t, 10*time.Minute, nil)
 	do(t, ctx, "open the process page", chromedp.Navigate(base+"/browser/"), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)),
 		chromedp.SetUploadFiles(chromedp.ID("file"), []string{in}))
 	for i, b := range local.Builtins {

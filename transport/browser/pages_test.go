@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -54,12 +53,9 @@ func TestMeasurePage(t *testing.T) {
 
 	base := serve(t)
 	proxy := browsertest.NewProxy(t)
-	ctx := browsertest.New(t, 5*time.Minute, proxy.Options()...)
+	ctx := browsertest.Tab(t, 5*time.Minute, proxy)
 	downloads := filepath.Join(dir, "downloads")
-	if _, err := chromedp.CallBrowser(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
-		Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads}); err != nil {
-		t.Fatal(err)
-	}
+	browsertest.AllowDownloads(t, ctx, downloads)
 	do(t, ctx, "open the measure page", chromedp.Navigate(base+"/browser/measure.html"),
 		chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)),
 		chromedp.SetUploadFiles(chromedp.ID("files"), append(files, junk)))
@@ -166,7 +162,7 @@ func TestProcessPageKeyboard(t *testing.T) {
 	in := filepath.Join(dir, "talk.wav")
 	testaudio.WriteWAV(t, in, testaudio.SpeechLike(44100, 12, 0.2), 44100)
 	base := serve(t)
-	ctx := browsertest.New(t, 4*time.Minute)
+	ctx := browsertest.Tab(t, 4*time.Minute, nil)
 	do(t, ctx, "open the process page", chromedp.Navigate(base+"/browser/"), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"]`)))
 
 	unlabelled := run(t, ctx, "labels", chromedp.Evaluate[[]string](`[...document.querySelectorAll("input, select, button, summary, a")]

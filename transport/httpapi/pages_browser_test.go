@@ -19,10 +19,11 @@ import (
 	"github.com/audiopost/audiopost/storage"
 )
 
-// newBrowser starts a headless Chromium with a fresh profile.
+// newBrowser opens a tab of the test binary's Chromium, in a profile of
+// its own.
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
-	return browsertest.New(t, 2*time.Minute)
+	return browsertest.Tab(t, 2*time.Minute, nil)
 }
 
 // screenshot saves the page as PNG into the test's artifact directory:

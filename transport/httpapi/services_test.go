@@ -8,14 +8,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/audiopost/audiopost/internal/browsertest"
 	"github.com/audiopost/audiopost/storage/blob/s3test"
 	"github.com/audiopost/audiopost/storage/transfer"
 	"github.com/audiopost/audiopost/storage/transfer/transfertest"
 	"github.com/audiopost/audiopost/transport/httpapi"
 )
 
-// TestMain stops the S3 server the service tests start.
-func TestMain(m *testing.M) { s3test.Main(m) }
+// TestMain stops the S3 server the service tests start and the
+// Chromium of the page tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	browsertest.Stop()
+	s3test.Stop()
+	os.Exit(code)
+}
 
 // withLoopback lets the handler reach the test servers on loopback.
 func withLoopback(c *httpapi.Config) { c.Transfer = &transfer.Options{} }
