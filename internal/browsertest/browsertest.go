@@ -1,6 +1,15 @@
 // Package browsertest starts the headless Chromium that the tests of
 // audiopost's web pages drive with chromedp: the server's pages
-// (transport/httpapi) and the in-browser pages (transport/browser).
+// (transport/httpapi) and the in-browser pages (transport/browser,
+// examples/audiopost). A test opens a Tab of its test binary's one
+// Chromium, in a profile of its own; the package's TestMain ends that
+// Chromium with Stop:
+//
+//	func TestMain(m *testing.M) {
+//		code := m.Run()
+//		browsertest.Stop()
+//		os.Exit(code)
+//	}
 package browsertest
 
 import (
