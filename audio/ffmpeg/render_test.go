@@ -112,3 +112,24 @@ func TestRenderVideoRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderVP8OneThread: WebM's VP8 encoder runs one thread (see
+// sceneArgs), H.264's as many as libx264 picks.
+func TestRenderVP8OneThread(t *testing.T) {
+	for container, want := range map[string]bool{"webm": true, "mp4": false, "matroska": false} {
+		e := &Encoder{of: renderContainers[container], scene: &Scene{Width: 320, Height: 180, Color: "0x000000", FPS: 15, Container: container}}
+		_, maps, err := e.sceneArgs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		one := false
+		for i := 0; i+1 < len(maps); i++ {
+			if maps[i] == "-threads:v" && maps[i+1] == "1" {
+				one = true
+			}
+		}
+		if one != want {
+			t.Errorf("%s: one video encoder thread %v, want %v (%q)", container, one, want, maps)
+		}
+	}
+}
