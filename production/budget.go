@@ -70,7 +70,9 @@ type Limits struct {
 	// multitrack tracks. A run that would need more fails before it
 	// writes any of it, never with a full disk halfway; one whose plan
 	// was wrong (a length the probe got wrong) fails when a decode or an
-	// encoder's files outgrow their part of it (Work.OutputTemp).
+	// encoder's files outgrow their part of it (Work.OutputTemp). What
+	// the plan leaves free may hold an MP3 main input decoded once
+	// (production/engine's recordmp3.go), which is not planned.
 	Disk int64
 }
 

@@ -205,6 +205,9 @@ type run struct {
 	// the length the production held for each (see decodeProgress).
 	decodedDisk int64
 	decodesLeft map[string]float64
+	// rec keeps the main input's pure-Go decode of its first full pass
+	// for the passes after it (see recordmp3.go).
+	rec recorder
 	// tempFiles is the temporary disk planned for each output's encoder
 	// (production.Work.OutputTemp, see tempLimit).
 	tempFiles []int64
@@ -366,6 +369,7 @@ func (r *run) cleanup(failed bool) {
 	}
 	r.decoders = nil
 	r.removeDecoded()
+	r.rec.removeAll()
 	if r.burnDir != "" {
 		os.RemoveAll(r.burnDir)
 		r.burnDir = ""
@@ -689,7 +693,11 @@ func (r *run) open(ctx context.Context, path, what string) (audio.Decoder, error
 	}
 	// The run's probes, also where a test calls open alone.
 	ctx = ffmpeg.WithProbes(ctx, &r.probes)
-	if di := r.decoded[path]; di != nil {
+	di := r.decoded[path]
+	if di == nil {
+		di = r.rec.done(path)
+	}
+	if di != nil {
 		f.Close()
 		d, err := r.openDecoded(ctx, di, opts)
 		if err != nil {
@@ -738,6 +746,7 @@ func (r *run) openMain(ctx context.Context) (audio.Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	d = r.recordMain(ctx, d)
 	return &progressSource{Source: d, progress: r.readProgress}, nil
 }
 
