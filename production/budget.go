@@ -71,8 +71,8 @@ type Limits struct {
 	// writes any of it, never with a full disk halfway; one whose plan
 	// was wrong (a length the probe got wrong) fails when a decode or an
 	// encoder's files outgrow their part of it (Work.OutputTemp). What
-	// the plan leaves free may hold an MP3 main input decoded once
-	// (production/engine's recordmp3.go), which is not planned.
+	// the plan leaves free may hold an MP3 or FLAC main input decoded
+	// once (production/engine's recordinput.go), which is not planned.
 	Disk int64
 }
 

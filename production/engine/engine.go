@@ -206,7 +206,7 @@ type run struct {
 	decodedDisk int64
 	decodesLeft map[string]float64
 	// rec keeps the main input's pure-Go decode of its first full pass
-	// for the passes after it (see recordmp3.go).
+	// for the passes after it (see recordinput.go).
 	rec recorder
 	// tempFiles is the temporary disk planned for each output's encoder
 	// (production.Work.OutputTemp, see tempLimit).

@@ -12,26 +12,29 @@ import (
 	"github.com/audiopost/audiopost/production"
 )
 
-// An MP3 main input is decoded by the pure-Go decoder (go-mp3, several
-// times slower than ffmpeg's) on every pass of the chain over it, and a
-// production makes up to six: analysis, loudness, limiter and render
-// passes (restoration's spill keeps the processed signal for the later
-// ones, but only with restoration). So the first pass that reads the
-// main input to its end also writes what it decoded to a temporary WAV
-// file of 32-bit floats, as decodeonce.go keeps the inputs only ffmpeg
-// decodes, and every later open in the run reads that file instead,
-// under the MP3's Info. `audiopost process -o out.mp3 in.mp3` on 60 s of
-// 44.1 kHz stereo speech at 128 kb/s, three runs each: 2.93-3.02 s of
-// CPU before, 1.59-1.68 s after, the output byte for byte the same. The
-// decoder's samples are 16-bit PCM, which 32-bit floats hold
-// exactly, so every pass reads the very samples it read before.
+// An MP3 or FLAC main input is decoded by a pure-Go decoder (go-mp3
+// several times slower than ffmpeg's) on every pass of the chain over
+// it, and a production makes up to six: analysis, loudness, limiter and
+// render passes (restoration's spill keeps the processed signal for the
+// later ones, but only with restoration). So the first pass that reads
+// the main input to its end also writes what it decoded to a temporary
+// WAV file of 32-bit floats, as decodeonce.go keeps the inputs only
+// ffmpeg decodes, and every later open in the run reads that file
+// instead, under the input's Info. `audiopost process -o out.mp3 IN` on
+// 60 s of 44.1 kHz stereo speech, three runs each, CPU s before -> after,
+// the output byte for byte the same: a 128 kb/s MP3 2.93-3.02 -> 1.59-1.68,
+// a 16-bit FLAC 1.59-1.60 -> 1.26-1.30 (reading the float WAV costs less
+// than decoding FLAC; a WAV input is not recorded: reading it costs what
+// reading the recording would). MP3's samples are 16-bit PCM and FLAC's
+// are kept up to 24 bits, which 32-bit floats hold exactly, so every pass
+// reads the very samples it read before.
 //
 // Unlike an ffmpeg input's decode this one is not planned (Work's
 // DecodedDisk counts ffmpeg's inputs only, so the API's disk errors do
 // not change): it is kept only in the temporary disk the plan leaves
 // free beside the decodes, the encoders' files and the chain's spill, and
 // a recording that outgrows it, or a pass that stops before the end, is
-// dropped; the passes then decode the MP3 again, as before.
+// dropped; the passes then decode the input again, as before.
 
 // recorder holds the main input's recording. Its lock is needed because
 // a pass's reads, which complete a recording, may run on a goroutine of
@@ -70,11 +73,11 @@ func (rc *recorder) removeAll() {
 }
 
 // recordMain returns d, an open of the main input, recording what is
-// read from it when it is the run's first pure-Go MP3 decode of the main
-// input and the disk the plan leaves holds it; else d itself.
+// read from it when it is the run's first open of an input recorded
+// (see recorded) and the disk the plan leaves holds it; else d itself.
 func (r *run) recordMain(ctx context.Context, d audio.Decoder) audio.Decoder {
 	cd, ok := d.(*closingDecoder)
-	if !ok || audio.CodecOf(cd.Decoder) != "mp3" || len(r.decoders) == 0 || r.decoders[len(r.decoders)-1] != d {
+	if !ok || !recorded(cd) || len(r.decoders) == 0 || r.decoders[len(r.decoders)-1] != d {
 		return d
 	}
 	rc := &r.rec
@@ -179,4 +182,16 @@ func (d *recordingDecoder) drop() {
 func (d *recordingDecoder) Close() error {
 	d.drop()
 	return d.Decoder.Close()
+}
+
+// recorded reports whether the main input decoded by d is recorded: MP3,
+// and FLAC of up to 24 bits (what 32-bit floats hold exactly).
+func recorded(d *closingDecoder) bool {
+	switch audio.CodecOf(d.Decoder) {
+	case "mp3":
+		return true
+	case "flac":
+		return d.Info().BitDepth <= 24
+	}
+	return false
 }

@@ -38,23 +38,32 @@ func (f countingFile) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// TestMP3DecodedOnce runs one production from an MP3 twice: with the
-// default disk limit, where the first pass over the input keeps what it
-// decoded for the passes after it (recordmp3.go), and with a limit that
-// leaves no disk beside the chain's spill, where every pass decodes the
-// MP3 again. The first run reads the MP3 for one pass, the second for
-// every pass (six here: analysis, loudness, limiter and render passes),
-// so that the second reads the file at least twice more; both write the same
-// bytes and statistics: the passes read the same samples. Neither leaves
-// a file in the engine's temporary folder.
-func TestMP3DecodedOnce(t *testing.T) {
+// TestInputRecorded runs one production twice from an MP3 and from a
+// 24-bit FLAC: with the default disk limit, where the first pass over the
+// input keeps what it decoded for the passes after it (recordinput.go),
+// and with a limit that leaves no disk beside the chain's spill, where
+// every pass decodes the input again. The first run reads the input for
+// one pass, the second for every pass (six here: analysis, loudness,
+// limiter and render passes), so that the second reads the file at least
+// twice more; both write the same bytes and statistics: the passes read
+// the same samples. Neither leaves a file in the engine's temporary
+// folder.
+func TestInputRecorded(t *testing.T) {
 	dir := t.TempDir()
-	input := encodedInput(t, dir, "talk.mp3", 3, "-c:a", "libmp3lame", "-b:a", "128k")
+	for _, tc := range []struct{ name, file string }{
+		{"mp3", encodedInput(t, dir, "talk.mp3", 3, "-c:a", "libmp3lame", "-b:a", "128k")},
+		{"flac", encodedInput(t, dir, "talk.flac", 3, "-c:a", "flac", "-sample_fmt", "s32")},
+	} {
+		t.Run(tc.name, func(t *testing.T) { checkRecorded(t, tc.file) })
+	}
+}
+
+func checkRecorded(t *testing.T, input string) {
 	runWith := func(disk int64) (map[string][]byte, string, int64) {
 		t.Helper()
 		tmp, out := t.TempDir(), t.TempDir()
 		eng := &engine.Engine{TempDir: tmp, Limits: production.Limits{Disk: disk}}
-		p := newProduction(t, `{"input_file": "https://example.org/talk.mp3", "output_basename": "talk",
+		p := newProduction(t, `{"input_file": "https://example.org/talk`+filepath.Ext(input)+`", "output_basename": "talk",
 			"algorithms": {"loudnesstarget": -16}, "output_files": [{"format": "wav"}, {"format": "mp3"}]}`)
 		cfs := &countingFS{}
 		if _, err := eng.Run(t.Context(), p, engine.Inputs{Main: input, FS: cfs}, engine.DirWriter{Dir: out}, nil); err != nil {
@@ -85,10 +94,10 @@ func TestMP3DecodedOnce(t *testing.T) {
 	// 1 GiB: the spill's share (up to 2 GiB) takes all the disk the
 	// outputs leave.
 	every, everyStats, everyRead := runWith(1 << 30)
-	t.Logf("the MP3 (%d bytes) read %.1f times recorded, %.1f times not", size.Size(),
+	t.Logf("the input (%d bytes) read %.1f times recorded, %.1f times not", size.Size(),
 		float64(onceRead)/float64(size.Size()), float64(everyRead)/float64(size.Size()))
 	if everyRead-onceRead < 2*size.Size() {
-		t.Errorf("%d bytes of the MP3 read with its recording, %d without: want at least two passes fewer", onceRead, everyRead)
+		t.Errorf("%d bytes of the input read with its recording, %d without: want at least two passes fewer", onceRead, everyRead)
 	}
 	if len(once) != 2 || len(every) != 2 {
 		t.Fatalf("files %d and %d, want 2", len(once), len(every))
