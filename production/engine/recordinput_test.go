@@ -45,14 +45,15 @@ func (f countingFile) Read(p []byte) (int, error) {
 // every pass decodes the input again. The first run reads the input for
 // one pass, the second for every pass (six here: analysis, loudness,
 // limiter and render passes), so that the second reads the file at least
-// twice more; both write the same bytes and statistics: the passes read
-// the same samples. Neither leaves a file in the engine's temporary
-// folder.
+// twice more; both write the same WAV bytes and statistics: the passes
+// read the same samples. Neither leaves a file in the engine's temporary
+// folder. 2 s and a WAV output: 0.5 s of CPU (3 s with an MP3 output
+// beside it, 1.3 s).
 func TestInputRecorded(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct{ name, file string }{
-		{"mp3", encodedInput(t, dir, "talk.mp3", 3, "-c:a", "libmp3lame", "-b:a", "128k")},
-		{"flac", encodedInput(t, dir, "talk.flac", 3, "-c:a", "flac", "-sample_fmt", "s32")},
+		{"mp3", encodedInput(t, dir, "talk.mp3", 2, "-c:a", "libmp3lame", "-b:a", "128k")},
+		{"flac", encodedInput(t, dir, "talk.flac", 2, "-c:a", "flac", "-sample_fmt", "s32")},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkRecorded(t, tc.file) })
 	}
@@ -64,7 +65,7 @@ func checkRecorded(t *testing.T, input string) {
 		tmp, out := t.TempDir(), t.TempDir()
 		eng := &engine.Engine{TempDir: tmp, Limits: production.Limits{Disk: disk}}
 		p := newProduction(t, `{"input_file": "https://example.org/talk`+filepath.Ext(input)+`", "output_basename": "talk",
-			"algorithms": {"loudnesstarget": -16}, "output_files": [{"format": "wav"}, {"format": "mp3"}]}`)
+			"algorithms": {"loudnesstarget": -16}, "output_files": [{"format": "wav"}]}`)
 		cfs := &countingFS{}
 		if _, err := eng.Run(t.Context(), p, engine.Inputs{Main: input, FS: cfs}, engine.DirWriter{Dir: out}, nil); err != nil {
 			t.Fatalf("disk %d: %v", disk, err)
@@ -99,8 +100,8 @@ func checkRecorded(t *testing.T, input string) {
 	if everyRead-onceRead < 2*size.Size() {
 		t.Errorf("%d bytes of the input read with its recording, %d without: want at least two passes fewer", onceRead, everyRead)
 	}
-	if len(once) != 2 || len(every) != 2 {
-		t.Fatalf("files %d and %d, want 2", len(once), len(every))
+	if len(once) != 1 || len(every) != 1 {
+		t.Fatalf("files %d and %d, want 1", len(once), len(every))
 	}
 	for name, data := range every {
 		if !bytes.Equal(once[name], data) {
