@@ -115,7 +115,10 @@ func TestExitErrorSentences(t *testing.T) {
 // TestEncodersWaitForSlots opens more encoders with their monitors than a
 // pool of four runs at once, from as many goroutines: never more than
 // four programs run, and every encoder finishes (two at a time, each
-// taking its encoder's and its monitor's slot together).
+// taking its encoder's and its monitor's slot together). Four is the
+// fewest that checks it: were the two slots taken one at a time, four
+// encoders could hold all four and their monitors wait forever (six,
+// before, started 12 programs for the same check).
 func TestEncodersWaitForSlots(t *testing.T) {
 	need.Programs(t, "ffmpeg", "ffprobe")
 	t.Parallel()
@@ -123,7 +126,7 @@ func TestEncodersWaitForSlots(t *testing.T) {
 	ctx := procpool.With(context.Background(), pool)
 	const rate = 8000
 	var wg sync.WaitGroup
-	for range 6 {
+	for range 4 {
 		wg.Go(func() {
 			var out bytes.Buffer
 			var got countingSink
