@@ -41,7 +41,9 @@ import (
 // their own (audio.Prefetched) while the next pass opens the input.
 type recorder struct {
 	mu sync.Mutex
-	// busy is set while a recording is under way or done: one per run.
+	// busy is set once a recording is under way, done, or declined (no
+	// disk for it): one per run. An open that stops reading before the
+	// end clears it, so that a later pass records.
 	busy bool
 	// file is the recording complete (nil: none); files are every file
 	// made, removed by removeAll.
@@ -137,14 +139,16 @@ func (d *recordingDecoder) Read(dst audio.Buffer) (int, error) {
 	}
 	if n > 0 {
 		if werr := d.enc.Write(dst.Slice(0, n)); werr != nil {
-			d.drop()
+			// Outgrown the disk it was given (a length the probe got
+			// wrong), or the file failed: not again in this run.
+			d.drop(false)
 			return n, err
 		}
 	}
 	if errors.Is(err, io.EOF) {
 		d.finish()
 	} else if err != nil {
-		d.drop()
+		d.drop(false)
 	}
 	return n, err
 }
@@ -166,21 +170,26 @@ func (d *recordingDecoder) finish() {
 	d.rc.file, d.rc.path = &decodedInput{info: d.Decoder.Info(), path: d.f.Name()}, d.path
 }
 
-// drop abandons an unfinished recording; a later pass may record.
-func (d *recordingDecoder) drop() {
+// drop abandons an unfinished recording; with retry a later pass may
+// record.
+func (d *recordingDecoder) drop(retry bool) {
 	if d.enc == nil {
 		return
 	}
 	d.enc = nil
 	d.f.Close()
 	os.Remove(d.f.Name())
-	d.rc.mu.Lock()
-	d.rc.busy = false
-	d.rc.mu.Unlock()
+	if retry {
+		d.rc.mu.Lock()
+		d.rc.busy = false
+		d.rc.mu.Unlock()
+	}
 }
 
+// Close drops a recording its pass did not read to the end (a stop, or
+// a pass that needed only the start).
 func (d *recordingDecoder) Close() error {
-	d.drop()
+	d.drop(true)
 	return d.Decoder.Close()
 }
 
