@@ -275,11 +275,12 @@ type Denoiser struct {
 	src   audio.Source
 	out   audio.Source
 	dehum *Dehum
-	wpe   *wpe       // dereverberation before the gains; nil when off
-	wrun  *hopRunner // drives wpe
-	dvm   *dvMask    // the learned reverb mask after the rule; nil when off
-	iso   *isolator  // speech isolation's mask (its network); nil without
-	irun  *hopRunner // drives iso
+	wpe   *wpe        // dereverberation before the gains; nil when off
+	wrun  *hopRunner  // drives wpe
+	dvm   *dvMask     // the learned reverb mask after the rule; nil when off
+	next  [][]float64 // dvm's look-ahead: the power of the frames after the one at hand
+	iso   *isolator   // speech isolation's mask (its network); nil without
+	irun  *hopRunner  // drives iso
 	brth  *Debreath
 	run   *hopRunner
 	st    *stft
@@ -290,6 +291,7 @@ type Denoiser struct {
 	spp           *sppNoise      // the weighted means of the power
 	lamE          []float64      // spp's estimate of the frame
 	looked, msFed int64          // frames analysed (look-ahead); frames fed to trackMin
+	msLook        int64          // hops the minimum statistics reach past the frame (msAhead or 0)
 
 	fs, ch, n, hop, bins int
 	powScale             float64
@@ -447,8 +449,9 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 		roomDRR = opts.Profile.DRRDB
 	}
 	// The mask was fitted in rooms the room model measured: a room
-	// assumed (no Profile, no RT60 given) is not one.
-	if d.needRev && roomDRR <= dvMaskDRR && (opts.RT60 > 0 || opts.Profile != nil) {
+	// assumed (no Profile, no RT60 given) is not one. It reads
+	// dvMaskAhead hops ahead, which a causal stream does not have.
+	if d.needRev && roomDRR <= dvMaskDRR && (opts.RT60 > 0 || opts.Profile != nil) && !opts.Causal {
 		d.dvm = newDvMask(f.SampleRate, d.n, &dvMaskModel, rt, roomDRR)
 	}
 
@@ -548,11 +551,21 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 	}
 	d.st = newSTFT(f.Channels, d.n, d.hop, d.spectral)
 	d.P, d.G = d.st.pow, d.st.g
+	ahead := 0
 	if d.needTrack && !opts.Causal {
-		ahead := msAhead
+		d.msLook = msAhead
+		ahead = msAhead
 		if d.spp != nil {
 			ahead = max(ahead, d.spp.L)
 		}
+	}
+	if d.dvm != nil {
+		// Static's gain stage reads no further than its STFT without the
+		// mask: with it, dvMaskAhead hops more.
+		ahead = max(ahead, dvMaskAhead)
+		d.next = make([][]float64, dvMaskAhead)
+	}
+	if ahead > 0 {
 		d.st.lookAhead(ahead, d.lookMin)
 	}
 	d.run = newHopRunner(up, d.hop, d.st.latency(), d.st.process)
@@ -759,10 +772,11 @@ func (d *Denoiser) spectral(P, G []float64) {
 	if d.needMin && d.st.ahead == 0 {
 		d.trackMin()
 	}
-	if d.needMin && d.st.ahead > msAhead {
+	if d.needMin && d.st.ahead > 0 && int64(d.st.ahead) != d.msLook {
 		// The look-ahead reaches further than the minimum statistics'
-		// window should: it takes the frames msAhead ahead from the ring.
-		for ; d.msFed <= t+msAhead; d.msFed++ {
+		// window should (or they keep behind the frame, as Static's do):
+		// it takes the frames msLook ahead from the ring.
+		for ; d.msFed <= t+d.msLook; d.msFed++ {
 			d.P = d.st.powRing[int(d.msFed%int64(d.st.ahead+1))]
 			d.trackMin()
 		}
@@ -794,11 +808,15 @@ func (d *Denoiser) spectral(P, G []float64) {
 		}
 	}
 	if d.dvm != nil {
+		for j := range d.next {
+			d.next[j] = d.st.powRing[int((t+1+int64(j))%int64(d.st.ahead+1))]
+		}
+		d.dvm.see(t, P, d.next)
 		if r := &d.segs[cur]; r.rmin < 1 && r.s.Method != Off {
 			// No lower than the rule's floor, which mixes the noise's
 			// (the noise reduction's cap) and the reverberation's by
 			// their shares of the bin.
-			d.dvm.apply(P, d.lamR, d.lam, G, d.floor)
+			d.dvm.apply(t, P, d.lamR, d.lam, G, d.floor)
 		}
 	}
 	if d.onGain != nil {
@@ -923,7 +941,7 @@ func (d *Denoiser) lookMin(pow []float64) {
 		d.spp.push(pow, d.spp.g)
 	}
 	d.looked++
-	if d.st.ahead == msAhead {
+	if d.msLook > 0 && int64(d.st.ahead) == d.msLook {
 		d.P = pow
 		d.trackMin()
 	}

@@ -52,17 +52,24 @@ import (
 // (BenchmarkNodes/dynamic-deverb against dynamic-deverb-rule: 16.5x
 // against 22.4x realtime per CPU second).
 const (
-	dvMaskIn     = 16
+	dvMaskIn     = 22
 	dvMaskH1     = 24
 	dvMaskH2     = 16
 	dvMaskFineHz = 2000
 	dvMaskLong   = 48 // hops of the frame's level history (1 s at 48 kHz)
 	dvMaskPast   = 8  // hops of each unit's level history
+	dvMaskAhead  = 4  // hops of each unit's level ahead (the gain stage's look-ahead)
 	dvMaskLogMin = -12.0
 )
 
-// dvMaskBack are the hops back at which a unit's level is read.
-var dvMaskBack = [...]int{1, 2, 3, 4, 6, 8}
+// dvMaskBack are the hops back at which a unit's level is read, and
+// dvMaskNext the hops ahead; dvMaskNextFrame the hops ahead at which the
+// frame's level is read.
+var (
+	dvMaskBack      = [...]int{1, 2, 3, 4, 6, 8}
+	dvMaskNext      = [...]int{1, 2, 3, 4}
+	dvMaskNextFrame = [...]int{2, 4}
+)
 
 // dvMaskNet is the network: input standardised by mean and scale, two
 // hidden layers of tanh, a sigmoid (the layout mlpCarve reads).
@@ -118,10 +125,14 @@ type dvMask struct {
 	lo    []int // unit u holds bins lo[u] to lo[u+1]-1
 	units int
 	room  [2]float32
-	lv    [][]float64 // ring of dvMaskPast+1: log10 of each unit's power
-	fl    []float64   // ring of dvMaskLong: log10 of the frame's power
-	n     int64       // frames seen
-	e, r  []float64   // the unit's power, late reverberation, noise, gain^2*power
+	// The rings are indexed by the frame's number: lv holds log10 of each
+	// unit's power over dvMaskPast frames back to dvMaskAhead ahead, fl
+	// log10 of the frame's power over dvMaskLong back to dvMaskAhead
+	// ahead. A frame's levels are taken once, when it first comes ahead.
+	lv    [][]float64
+	fl    []float64
+	done  int64     // frames whose levels are in the rings
+	e, r  []float64 // the unit's power, late reverberation, noise, gain^2*power
 	nz, g []float64
 	x     []float32 // units rows of dvMaskIn
 	out   []float32
@@ -155,14 +166,14 @@ func newDvMask(sampleRate, n int, net *dvMaskNet, rt60, drrDB float64) *dvMask {
 	s.units = len(s.lo) - 1
 	s.room = [2]float32{float32(min(max(rt60, 0), 2)), float32(min(max(drrDB, -10), 20))}
 	U := s.units
-	s.lv = make([][]float64, dvMaskPast+1)
+	s.lv = make([][]float64, dvMaskPast+dvMaskAhead+1)
 	for i := range s.lv {
 		s.lv[i] = make([]float64, U)
 		for u := range s.lv[i] {
 			s.lv[i][u] = dvMaskLogMin
 		}
 	}
-	s.fl = make([]float64, dvMaskLong)
+	s.fl = make([]float64, dvMaskLong+dvMaskAhead)
 	for i := range s.fl {
 		s.fl[i] = dvMaskLogMin
 	}
@@ -174,12 +185,40 @@ func newDvMask(sampleRate, n int, net *dvMaskNet, rt60, drrDB float64) *dvMask {
 
 func clampF(v, lo, hi float64) float32 { return float32(min(hi, max(lo, v))) }
 
-// apply replaces G (the rule's gains) with the network's for the frame
-// of power P, late reverberation lamR and noise noise, no lower than
-// floor in each bin.
-func (s *dvMask) apply(P, lamR, noise, G, floor []float64) {
-	U := s.units
+// levels enters the units' and the frame's levels of frame f, of power
+// P, into the rings.
+func (s *dvMask) levels(f int64, P []float64) {
+	lv := s.lv[int(f%int64(len(s.lv)))]
 	var tot float64
+	for u := range s.units {
+		var e float64
+		for _, p := range P[s.lo[u]:s.lo[u+1]] {
+			e += p
+		}
+		lv[u] = max(dvMaskLogMin, math.Log10(e+1e-12))
+		tot += e
+	}
+	s.fl[int(f%int64(len(s.fl)))] = max(dvMaskLogMin, math.Log10(tot+1e-12))
+}
+
+// see enters the levels of frame t, of power P, and of the dvMaskAhead
+// frames after it (next, in order) as far as they are not in the rings:
+// every frame, whether the mask serves it or not.
+func (s *dvMask) see(t int64, P []float64, next [][]float64) {
+	for s.done = max(s.done, t); s.done <= t+dvMaskAhead; s.done++ {
+		if s.done == t {
+			s.levels(t, P)
+		} else {
+			s.levels(s.done, next[s.done-t-1])
+		}
+	}
+}
+
+// apply replaces G (the rule's gains) with the network's for frame t (see
+// has entered it) of power P, late reverberation lamR and noise noise, no
+// lower than floor in each bin.
+func (s *dvMask) apply(t int64, P, lamR, noise, G, floor []float64) {
+	U := s.units
 	for u := range U {
 		var e, r, nz, g float64
 		for k := s.lo[u]; k < s.lo[u+1]; k++ {
@@ -189,31 +228,29 @@ func (s *dvMask) apply(P, lamR, noise, G, floor []float64) {
 			g += G[k] * G[k] * P[k]
 		}
 		s.e[u], s.r[u], s.nz[u], s.g[u] = e, r, nz, g
-		tot += e
 	}
-	slot := int(s.n % (dvMaskPast + 1))
-	lv := s.lv[slot]
-	for u, e := range s.e {
-		lv[u] = max(dvMaskLogMin, math.Log10(e+1e-12))
-	}
-	ft := max(dvMaskLogMin, math.Log10(tot+1e-12))
-	s.fl[int(s.n%dvMaskLong)] = ft
+	slot := func(j int64, L int) int { return int(((t+j)%int64(L) + int64(L)) % int64(L)) }
+	at := func(ring []float64, j int64) float64 { return ring[slot(j, len(ring))] }
+	unitAt := func(j int64) []float64 { return s.lv[slot(j, len(s.lv))] }
+	ft := at(s.fl, 0)
 	hi := dvMaskLogMin
-	for _, v := range s.fl {
-		hi = max(hi, v)
+	for j := range int64(dvMaskLong) {
+		hi = max(hi, at(s.fl, -j))
 	}
-	back := func(ring []float64, j int) float64 {
-		L := int64(len(ring))
-		return ring[int((s.n-int64(j)+L*8)%L)]
+	// Frames before the first map to ring slots no frame has filled yet:
+	// they read dvMaskLogMin.
+	f0, f1, f3 := ft-hi, ft-at(s.fl, -1), ft-at(s.fl, -3)
+	var fn [len(dvMaskNextFrame)]float64
+	for i, j := range dvMaskNextFrame {
+		fn[i] = at(s.fl, int64(j)) - ft
 	}
-	f0, f1, f3 := ft-hi, ft-back(s.fl, 1), ft-back(s.fl, 3)
-	s.n++
+	lv := unitAt(0)
 	for u := range U {
 		row := s.x[u*dvMaskIn : (u+1)*dvMaskIn]
 		e := s.e[u] + 1e-20
 		row[0] = float32(math.Sqrt(min(1, s.g[u]/e)))
 		for i, j := range dvMaskBack {
-			row[1+i] = clampF(lv[u]-s.lv[(slot-j+dvMaskPast+1)%(dvMaskPast+1)][u], -4, 4)
+			row[1+i] = clampF(lv[u]-unitAt(-int64(j))[u], -4, 4)
 		}
 		row[7] = clampF(math.Log10(s.r[u]/e+1e-12), -4, 2)
 		row[8] = clampF(math.Log10(s.nz[u]/e+1e-12), -4, 2)
@@ -232,6 +269,12 @@ func (s *dvMask) apply(P, lamR, noise, G, floor []float64) {
 		row[12] = clampF(math.Log10(e/float64(s.lo[u+1]-s.lo[u])+1e-12)-math.Log10(around+1e-12), -4, 4)
 		row[13], row[14] = s.room[0], s.room[1]
 		row[15] = float32(u) / float32(U-1)
+		for i, j := range dvMaskNext {
+			row[16+i] = clampF(unitAt(int64(j))[u]-lv[u], -4, 4)
+		}
+		for i, v := range fn {
+			row[16+len(dvMaskNext)+i] = clampF(v, -4, 4)
+		}
 	}
 	if s.record != nil {
 		s.record(s.x, s.e)
