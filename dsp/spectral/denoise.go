@@ -143,7 +143,9 @@ type DenoiserOptions struct {
 	// needs: SpeechIsolation then goes without its network's mask, which
 	// looks 0.55 s ahead (isolate.go), and subtracts twice its
 	// fast-tracked noise instead; Dynamic goes without its speech
-	// presence (presence.go), which looks 1.6 s ahead.
+	// presence (presence.go), which looks 1.6 s ahead; the reverb
+	// reduction goes without its learned mask (dvmask.go), which looks
+	// dvMaskAhead hops (85 ms at 48 kHz) ahead.
 	Causal bool
 }
 

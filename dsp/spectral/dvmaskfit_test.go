@@ -41,8 +41,8 @@ import (
 var (
 	fitDvMask    = flag.Bool("fitdvmask", false, "TestFitDvMask: fit the learned reverb mask on the tuning half and write dvmaskmodel.go")
 	dvMaskOut    = flag.String("dvmaskout", "dvmaskmodel.go", "TestFitDvMask: the file to write")
-	dvMaskMixes  = flag.Int("dvmaskmixes", 240, "TestFitDvMask: mixes to fit on (a fifth as many to validate on)")
-	dvMaskRooms  = flag.Int("dvmaskrooms", 60, "TestFitDvMask: image-source rooms to fit on (a fifth as many to validate on)")
+	dvMaskMixes  = flag.Int("dvmaskmixes", 480, "TestFitDvMask: mixes to fit on (a fifth as many to validate on)")
+	dvMaskRooms  = flag.Int("dvmaskrooms", 120, "TestFitDvMask: image-source rooms to fit on (a fifth as many to validate on)")
 	dvMaskEpochs = flag.Int("dvmaskepochs", 14, "TestFitDvMask: epochs")
 )
 
@@ -320,6 +320,10 @@ func TestFitDvMask(t *testing.T) {
 	rule := func(x []float32) float32 { return x[0] }
 	rl, rby := dvMaskLossOf(val, rule)
 	t.Logf("the rule's gains: validation %.4f (image-source %.4f, sox %.4f)", rl, rby["image-source"], rby["sox"])
+	// The model in use, on the same examples: a baseline for the fit
+	// (inputs it was not given have a scale of zero).
+	ml, mby := dvMaskLoss(&dvMaskModel, val)
+	t.Logf("the model in dvmaskmodel.go: validation %.4f (image-source %.4f, sox %.4f)", ml, mby["image-source"], mby["sox"])
 	m := new(dvMaskNet)
 	var sc dvMaskScratch
 	n := mlpCarve(dvMaskFlat(m), dvMaskIn, dvMaskH1, dvMaskH2, func(x []float32) (float32, []float32, []float32, []float32) {
