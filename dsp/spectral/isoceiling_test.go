@@ -17,6 +17,7 @@ import (
 var (
 	isoCeiling  = flag.String("isoceiling", "", "TestIsolationCeiling: comma-separated masks to measure (all: every one)")
 	isoCeilNets = flag.String("isoceilnets", "", "TestIsolationCeiling: networks written by TestFitIsolation -fitsave (isomodel: the committed one), comma-separated: masks net1.. and avg (their mean) measure them")
+	isoCeilRec  = flag.String("isoceilrec", "", "TestIsolationCeiling: a band network with a state written by TestFitIsoRec -recsave: mask rec measures the product with it (mlp: the product with the band network alone; rec-band, mlp-band: without the per-bin stage)")
 )
 
 // isoMixFrames is what the ceilings need of a mix, framed as the isolator
@@ -426,7 +427,29 @@ func TestIsolationCeiling(t *testing.T) {
 			return mf.binGains(bmNet, avg)
 		}
 	}
-	isoCeilingRun(t, mixes, nets, isoCeilingNames(t, masks), masks, nil)
+	// rec and mlp are the product with the band gains of -isoceilrec's
+	// network and of the band network alone (isorec.go).
+	var rec *isoRecNet
+	if *isoCeilRec != "" {
+		rec = new(isoRecNet)
+		if err := mlpLoad(*isoCeilRec, recFlat(rec)); err != nil {
+			t.Fatal(err)
+		}
+		masks["rec"], masks["rec-band"] = nil, nil
+	}
+	masks["mlp"], masks["mlp-band"] = nil, nil
+	setup := func(name string, iso *isolator) {
+		switch strings.TrimSuffix(name, "-band") {
+		case "rec":
+			iso.recNet = rec
+		case "mlp":
+			iso.recNet = nil
+		}
+		if strings.HasSuffix(name, "-band") {
+			iso.fineNet = nil // the band gains alone
+		}
+	}
+	isoCeilingRun(t, mixes, nets, isoCeilingNames(t, masks), masks, setup)
 }
 
 // isoCeilingMixes is the tuning half's babble and music mixes the

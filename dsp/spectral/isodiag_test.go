@@ -301,6 +301,8 @@ func isoTruePitch(clean []float64) func(int64) int {
 
 var isoCeilFold = flag.Int("isoceilfold", 0, "TestIsolationCeiling -isoceilval: measure on TestFitIsolation -fitfold's validation mixes of this fold (the fit-only pool's voices; -fitextra names the pool's sets)")
 
+var isoCeilValBabble = flag.Bool("isoceilvalbabble", false, "TestIsolationCeiling -isoceilval: the validation mixes' babble is the corpus's (NoisySpeech's: six talkers, each utterance's silences at either end cut) instead of isoMixes' 4 to 8 talkers as they speak")
+
 var isoCeilVal = flag.Bool("isoceilval", false, "TestIsolationCeiling: measure on TestFitIsolation's validation mixes (speakers the network was not fitted on) instead of the corpus's babble and music mixes")
 
 // isoValMixes are TestFitIsolation's validation mixes of babble and
@@ -310,6 +312,9 @@ var isoCeilVal = flag.Bool("isoceilval", false, "TestIsolationCeiling: measure o
 // is fitted on, so that they reward a network that learns its speakers.
 func isoValMixes(c *realaudio.Corpus) []realaudio.Mix {
 	_, valM := isoSplit(c)
+	if *isoCeilValBabble {
+		valM.babble = c.Babble
+	}
 	return isoAsMixes(isoMixes(valM, isoFitVal, rand.New(rand.NewPCG(isoFitSeed, 0x7a1))))
 }
 

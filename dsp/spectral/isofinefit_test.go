@@ -45,6 +45,7 @@ var (
 	fineNoise  = flag.Float64("finenoise", isoFineNoise, "TestFitIsoFine: the deviation of a normal noise added to the logit of each band gain of the mixes to fit on (the band network is surer of its own fitting speakers than of others)")
 	fineSave   = flag.String("finesave", "", "TestFitIsoFine: write the network to this file (TestIsoFineCeiling -finenets reads it) and its source to this file .go instead of isofinemodel.go")
 	fineMaxW   = flag.Float64("finemaxweight", isoFitMaxWeight, "TestFitIsoFine: the cap of a bin's weight in the loss, its energy over the mix's mean under the top")
+	fineRec    = flag.String("finerec", "", "TestFitIsoFine: the band gains of a band network with a state (isorec.go): a file of TestFitIsoRec -recsave (empty: the band network alone, isomodel.go)")
 	fineWeight = flag.String("fineweight", "mix", "TestFitIsoFine: a bin's weight in the loss: mix (the mixture's energy, the squared error of the output) or target (the target's energy: errors where the target is)")
 )
 
@@ -65,6 +66,7 @@ type isoFineOpts struct {
 	noise  float64
 	target bool
 	maxW   float64
+	rec    *isoRecNet // the band gains of this network with a state, if not nil
 }
 
 // isoFineVal is the examples' options of the validation mixes: the
@@ -188,6 +190,10 @@ func isoFineExamples(mix isoMix, every, phase int, opt isoFineOpts, set *isoFine
 	}
 	sm := make([]float64, isoBands)
 	g := make([]float64, n/2+1)
+	var rec *isoRec
+	if opt.rec != nil {
+		rec = newIsoRec(opt.rec)
+	}
 	for f := 0; f < frames+L; f++ {
 		p := powOf(mix.input, f)
 		front.push(p)
@@ -195,6 +201,9 @@ func isoFineExamples(mix isoMix, every, phase int, opt isoFineOpts, set *isoFine
 		if q := f - front.W; q >= 0 {
 			if oracle && q < frames {
 				copy(band[q%R], ideal[q])
+			} else if rec != nil {
+				front.features(int64(q), front.feat)
+				rec.step(front.feat, band[q%R])
 			} else {
 				front.gains(int64(q), band[q%R])
 			}
@@ -334,7 +343,16 @@ func TestFitIsoFine(t *testing.T) {
 	}
 	c := realaudio.Load(t, realaudio.Tuning)
 	fitM, valM := isoSplit(c)
-	val := isoFineExamplesOf(valM, isoFitVal, rand.New(rand.NewPCG(isoFitSeed, 0x7a1)), isoFineEvery, isoFineVal)
+	valOpt := isoFineVal
+	var rec *isoRecNet
+	if *fineRec != "" {
+		rec = new(isoRecNet)
+		if err := mlpLoad(*fineRec, recFlat(rec)); err != nil {
+			t.Fatal(err)
+		}
+		valOpt.rec = rec
+	}
+	val := isoFineExamplesOf(valM, isoFitVal, rand.New(rand.NewPCG(isoFitSeed, 0x7a1)), isoFineEvery, valOpt)
 	mat := fitM
 	switch *fineMat {
 	case "fit":
@@ -351,7 +369,7 @@ func TestFitIsoFine(t *testing.T) {
 	default:
 		t.Fatalf("-finemat %q: fit or val", *fineMat)
 	}
-	train := isoFineExamplesOf(mat, isoFitTrain, rand.New(rand.NewPCG(isoFineSeed, 0x5eed)), isoFineEvery, isoFineOpts{oracle: *fineOracle, noise: *fineNoise, target: *fineWeight == "target", maxW: *fineMaxW})
+	train := isoFineExamplesOf(mat, isoFitTrain, rand.New(rand.NewPCG(isoFineSeed, 0x5eed)), isoFineEvery, isoFineOpts{oracle: *fineOracle, noise: *fineNoise, target: *fineWeight == "target", maxW: *fineMaxW, rec: rec})
 	t.Logf("%d bins to fit on, %d to validate on", train.len(), val.len())
 	var tb float64
 	for i := range train.len() {

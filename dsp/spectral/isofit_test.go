@@ -80,6 +80,9 @@ type isoMaterial struct {
 	// (isoextra_test.go), the speech of a share extraShare of the mixes.
 	extra      []realaudio.Clip
 	extraShare float64
+	// babble, if not nil, makes the babble of a mix (n samples, none of
+	// exclude's voice) instead of 4 to 8 of names' talkers as they speak.
+	babble func(n int, exclude string, seed uint64) []float64
 }
 
 // isoSplit splits the tuning half's material into a part to fit on and
@@ -155,6 +158,9 @@ func isoMixes(m isoMaterial, n int, r *rand.Rand) []isoMix {
 		var noise []float64
 		var kind string
 		switch u := r.Float64(); {
+		case u < 0.4 && m.babble != nil:
+			kind = "babble"
+			noise = m.babble(ln, cl.Speaker, r.Uint64())
 		case u < 0.4:
 			kind = "babble"
 			noise = make([]float64, ln)

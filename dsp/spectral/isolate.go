@@ -55,6 +55,8 @@ type isolator struct {
 	front      *isoFront
 	fine       *isoFine // the per-bin stage under isoFineTopHz (isofine.go)
 	fineNet    *isoFineNet
+	rec        *isoRec // the band gains' state (isorec.go), of recNet
+	recNet     *isoRecNet
 	frame, acc [][]float64
 	spec       [][]complex128 // ring: slot*ch+c, bins each
 	pow        []float64
@@ -134,7 +136,15 @@ func (s *isolator) process(in, out audio.Buffer) {
 	s.front.push(p)
 	s.fine.push(p, s.front)
 	if q := f - int64(s.front.W); q >= 0 {
-		s.front.gains(q, s.band[int(q%R)])
+		if s.recNet != nil {
+			if s.rec == nil || s.rec.m != s.recNet {
+				s.rec = newIsoRec(s.recNet)
+			}
+			s.front.features(q, s.front.feat)
+			s.rec.step(s.front.feat, s.band[int(q%R)])
+		} else {
+			s.front.gains(q, s.band[int(q%R)])
+		}
 	}
 	o := f - int64(s.L)
 	if o < 0 {

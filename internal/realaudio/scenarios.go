@@ -59,9 +59,16 @@ func meanPow(x []float64) float64 {
 	return s / float64(max(len(x), 1))
 }
 
+// Babble is the babble of NoisySpeech's mixes, for fits that make mixes
+// of their own alike (dsp/spectral's TestFitIsoRec -recbabble corpus).
+func (c *Corpus) Babble(n int, exclude string, seed uint64) []float64 {
+	x, _ := c.babble(n, exclude, seed)
+	return x
+}
+
 // babble returns n samples of real babble: six talkers of the half (none
-// of them exclude), each their utterances joined end to end and looped, at
-// equal levels, summed.
+// of them exclude), each their utterances joined end to end (their
+// silences at either end cut) and looped, at equal levels, summed.
 func (c *Corpus) babble(n int, exclude string, seed uint64) ([]float64, []Origin) {
 	out := make([]float64, n)
 	var origins []Origin
