@@ -15,9 +15,10 @@ import (
 )
 
 var (
-	isoCeiling  = flag.String("isoceiling", "", "TestIsolationCeiling: comma-separated masks to measure (all: every one)")
-	isoCeilNets = flag.String("isoceilnets", "", "TestIsolationCeiling: networks written by TestFitIsolation -fitsave (isomodel: the committed one), comma-separated: masks net1.. and avg (their mean) measure them")
-	isoCeilRec  = flag.String("isoceilrec", "", "TestIsolationCeiling: a band network with a state written by TestFitIsoRec -recsave: mask rec measures the product with it (mlp: the product with the band network alone; rec-band, mlp-band: without the per-bin stage)")
+	isoCeiling    = flag.String("isoceiling", "", "TestIsolationCeiling: comma-separated masks to measure (all: every one)")
+	isoCeilNets   = flag.String("isoceilnets", "", "TestIsolationCeiling: networks written by TestFitIsolation -fitsave (isomodel: the committed one), comma-separated: masks net1.. and avg (their mean) measure them")
+	isoCeilRecAvg = flag.Float64("isoceilrecavg", 0.5, "TestIsolationCeiling: mask recavg's weight of the band network's own gains beside -isoceilrec's")
+	isoCeilRec    = flag.String("isoceilrec", "", "TestIsolationCeiling: a band network with a state written by TestFitIsoRec -recsave: mask rec measures the product with it (mlp: the product with the band network alone; rec-band, mlp-band: without the per-bin stage)")
 )
 
 // isoMixFrames is what the ceilings need of a mix, framed as the isolator
@@ -435,13 +436,15 @@ func TestIsolationCeiling(t *testing.T) {
 		if err := mlpLoad(*isoCeilRec, recFlat(rec)); err != nil {
 			t.Fatal(err)
 		}
-		masks["rec"], masks["rec-band"] = nil, nil
+		masks["rec"], masks["rec-band"], masks["recavg"] = nil, nil, nil
 	}
 	masks["mlp"], masks["mlp-band"] = nil, nil
 	setup := func(name string, iso *isolator) {
 		switch strings.TrimSuffix(name, "-band") {
 		case "rec":
-			iso.recNet = rec
+			iso.recNet, iso.recAvg = rec, 0
+		case "recavg":
+			iso.recNet, iso.recAvg = rec, *isoCeilRecAvg
 		case "mlp":
 			iso.recNet = nil
 		}

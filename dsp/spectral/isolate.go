@@ -52,11 +52,15 @@ type isolator struct {
 	L, R             int // look-ahead in hops; ring length
 	win, swin        []float64
 	rfft
-	front      *isoFront
-	fine       *isoFine // the per-bin stage under isoFineTopHz (isofine.go)
-	fineNet    *isoFineNet
-	rec        *isoRec // the band gains' state (isorec.go), of recNet
-	recNet     *isoRecNet
+	front   *isoFront
+	fine    *isoFine // the per-bin stage under isoFineTopHz (isofine.go)
+	fineNet *isoFineNet
+	rec     *isoRec // the band gains' state (isorec.go), of recNet
+	recNet  *isoRecNet
+	// recAvg, if not 0, is the weight of the band network's own gains
+	// (isoModel's) in the band gains, the rest recNet's.
+	recAvg     float64
+	bandTmp    []float64
 	frame, acc [][]float64
 	spec       [][]complex128 // ring: slot*ch+c, bins each
 	pow        []float64
@@ -88,6 +92,7 @@ func newIsolator(channels, sampleRate int, amount func(int64) (float64, float64)
 	s.L = s.front.W + 1
 	s.R = s.L + 2
 	s.fine, s.fineNet = newIsoFine(sampleRate, n, s.L), &isoFineModel
+	s.recNet, s.recAvg = &isoRecModel, isoRecAvg
 	s.frame = make([][]float64, channels)
 	s.acc = make([][]float64, channels)
 	for c := range s.frame {
@@ -141,7 +146,17 @@ func (s *isolator) process(in, out audio.Buffer) {
 				s.rec = newIsoRec(s.recNet)
 			}
 			s.front.features(q, s.front.feat)
-			s.rec.step(s.front.feat, s.band[int(q%R)])
+			b := s.band[int(q%R)]
+			s.rec.step(s.front.feat, b)
+			if s.recAvg > 0 {
+				if s.bandTmp == nil {
+					s.bandTmp = make([]float64, isoBands)
+				}
+				isoModel.forwardBatch(s.front.feat, &s.front.batch, s.bandTmp)
+				for i, v := range s.bandTmp {
+					b[i] = (1-s.recAvg)*b[i] + s.recAvg*v
+				}
+			}
 		} else {
 			s.front.gains(q, s.band[int(q%R)])
 		}

@@ -63,7 +63,12 @@ func TestRealSpeechIsolation(t *testing.T) {
 // isolateWant and isolatePlainWant are the mean gains TestRealSpeechIsolation
 // asks of the held-out half with -realfull and in the plain run: the
 // figures measured there, rounded down (the issue's +6 is not reached).
-// Measured with the per-bin stage under 2 kHz (isofine.go): -realfull
+// Measured with the band gains averaged with those of the band network
+// with a state (isorec.go, look 1 after the choice): -realfull babble
+// +3.89 dB (5 mixes), music +4.46 (6); plain +4.12/+4.85 (2 each); the
+// main it was branched from -realfull +3.80/+4.22. Before it, with
+// the per-bin stage's +-8 frames (isofine.go) -realfull +3.80/+4.22.
+// With the per-bin stage under 2 kHz (isofine.go): -realfull
 // babble +3.78 dB (5 mixes), music +3.97 (6); plain +3.86/+4.50 (2
 // each); under 1.5 kHz -realfull +3.81/+3.93, plain +3.96/+4.21. Before
 // it, with the network that also sees each band's share on the
@@ -78,8 +83,8 @@ func TestRealSpeechIsolation(t *testing.T) {
 // With the hand-made percentile mask before it: -realfull +1.31/+2.08,
 // plain +1.73/+2.71; before any mask +0.76 on the two together.
 var (
-	isolateWant      = map[string]float64{"babble": 3.7, "music": 3.9}
-	isolatePlainWant = map[string]float64{"babble": 3.8, "music": 4.4}
+	isolateWant      = map[string]float64{"babble": 3.8, "music": 4.4}
+	isolatePlainWant = map[string]float64{"babble": 4.1, "music": 4.8}
 )
 
 // The isolator's output lines up with its input, whatever the block size

@@ -82,7 +82,10 @@ import (
 // kept. Held back as a second validation (-fitfold 1, 2), three pool
 // voices at a time were no better served by a network fitted on the
 // others than by this one (fold 2: worse). Voices of these kinds, in these amounts (three to four minutes
-// each), do not move the estimate beyond the seed's spread. Its inputs,
+// each), do not move the estimate beyond the seed's spread. Session 12
+// gave the network a state (isorec.go: a GRU per band beside its output,
+// fitted from it through time); the isolator averages the two's gains.
+// Its inputs,
 // for band b of frame o:
 //
 //   - the log energies of bands b-1, b and b+1 in the frames o+j, j in
