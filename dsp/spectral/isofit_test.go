@@ -213,6 +213,23 @@ type isoSet struct {
 
 func (s *isoSet) len() int { return len(s.y) }
 
+// isoTargetEnergies frames mix's clean speech and interferer with powOf,
+// as the isolator frames its input, and returns the frame count, their band
+// energies (frames*isoBands each) and the mean of the two together, from
+// which the fitting programs make their targets and loss weights.
+func isoTargetEnergies(front *isoFront, mix isoMix, hop int, powOf func(x []float64, f int) []float64) (frames int, es, en []float64, mean float64) {
+	frames = (len(mix.input) + hop - 1) / hop
+	es, en = make([]float64, frames*isoBands), make([]float64, frames*isoBands)
+	for f := range frames {
+		front.bands.energies(powOf(mix.clean, f), es[f*isoBands:])
+		front.bands.energies(powOf(mix.noise, f), en[f*isoBands:])
+	}
+	for i := range es {
+		mean += es[i] + en[i]
+	}
+	return frames, es, en, mean / float64(len(es))
+}
+
 // isoExamples frames mix as the isolator does (isoFront on the input,
 // the same STFT on the clean speech and the interferer for the target)
 // and adds every every-th frame, from phase on, to set.
@@ -227,17 +244,7 @@ func isoExamples(mix isoMix, every, phase int, set *isoSet) {
 	fr := newIsoFramer(n, hop, win)
 	pow := make([]float64, n/2+1)
 	powOf := func(x []float64, f int) []float64 { return fr.pow(x, f, pow) }
-	frames := (len(mix.input) + hop - 1) / hop
-	es, en := make([]float64, frames*isoBands), make([]float64, frames*isoBands)
-	var mean float64
-	for f := range frames {
-		front.bands.energies(powOf(mix.clean, f), es[f*isoBands:])
-		front.bands.energies(powOf(mix.noise, f), en[f*isoBands:])
-	}
-	for i := range es {
-		mean += es[i] + en[i]
-	}
-	mean /= float64(len(es))
+	frames, es, en, mean := isoTargetEnergies(front, mix, hop, powOf)
 	if mean <= 0 {
 		return
 	}

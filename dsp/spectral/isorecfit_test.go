@@ -98,17 +98,7 @@ func isoSeqExamples(mix isoMix, nb int, seed uint64) []isoSeq {
 	fr := newIsoFramer(n, hop, win)
 	pow := make([]float64, n/2+1)
 	powOf := func(x []float64, f int) []float64 { return fr.pow(x, f, pow) }
-	frames := (len(mix.input) + hop - 1) / hop
-	es, en := make([]float64, frames*isoBands), make([]float64, frames*isoBands)
-	var mean float64
-	for f := range frames {
-		front.bands.energies(powOf(mix.clean, f), es[f*isoBands:])
-		front.bands.energies(powOf(mix.noise, f), en[f*isoBands:])
-	}
-	for i := range es {
-		mean += es[i] + en[i]
-	}
-	mean /= float64(len(es))
+	frames, es, en, mean := isoTargetEnergies(front, mix, hop, powOf)
 	if mean <= 0 {
 		return nil
 	}
