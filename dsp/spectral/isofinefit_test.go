@@ -45,7 +45,8 @@ var (
 	fineNoise  = flag.Float64("finenoise", isoFineNoise, "TestFitIsoFine: the deviation of a normal noise added to the logit of each band gain of the mixes to fit on (the band network is surer of its own fitting speakers than of others)")
 	fineSave   = flag.String("finesave", "", "TestFitIsoFine: write the network to this file (TestIsoFineCeiling -finenets reads it) and its source to this file .go instead of isofinemodel.go")
 	fineMaxW   = flag.Float64("finemaxweight", isoFitMaxWeight, "TestFitIsoFine: the cap of a bin's weight in the loss, its energy over the mix's mean under the top")
-	fineRec    = flag.String("finerec", "", "TestFitIsoFine: the band gains of a band network with a state (isorec.go): a file of TestFitIsoRec -recsave (empty: the band network alone, isomodel.go)")
+	fineRec    = flag.String("finerec", "", "TestFitIsoFine: the band gains of a band network with a state (isorec.go) alone: a file of TestFitIsoRec -recsave (empty: the band network alone, isomodel.go)")
+	fineAvg    = flag.Bool("fineavg", false, "TestFitIsoFine: the band gains the product serves: isoRecModel's averaged with isoModel's by isoRecAvg (isolate.go's isoGains)")
 	fineWeight = flag.String("fineweight", "mix", "TestFitIsoFine: a bin's weight in the loss: mix (the mixture's energy, the squared error of the output) or target (the target's energy: errors where the target is)")
 )
 
@@ -66,7 +67,10 @@ type isoFineOpts struct {
 	noise  float64
 	target bool
 	maxW   float64
-	rec    *isoRecNet // the band gains of this network with a state, if not nil
+	// rec, if not nil, is a network with a state whose band gains, with
+	// the band network's by recAvg (isoGains), replace the band network's.
+	rec    *isoRecNet
+	recAvg float64
 }
 
 // isoFineVal is the examples' options of the validation mixes: the
@@ -190,10 +194,7 @@ func isoFineExamples(mix isoMix, every, phase int, opt isoFineOpts, set *isoFine
 	}
 	sm := make([]float64, isoBands)
 	g := make([]float64, n/2+1)
-	var rec *isoRec
-	if opt.rec != nil {
-		rec = newIsoRec(opt.rec)
-	}
+	gains := isoGains{recNet: opt.rec, recAvg: opt.recAvg}
 	for f := 0; f < frames+L; f++ {
 		p := powOf(mix.input, f)
 		front.push(p)
@@ -201,11 +202,8 @@ func isoFineExamples(mix isoMix, every, phase int, opt isoFineOpts, set *isoFine
 		if q := f - front.W; q >= 0 {
 			if oracle && q < frames {
 				copy(band[q%R], ideal[q])
-			} else if rec != nil {
-				front.features(int64(q), front.feat)
-				rec.step(front.feat, band[q%R])
 			} else {
-				front.gains(int64(q), band[q%R])
+				gains.bandGains(front, int64(q), band[q%R])
 			}
 		}
 		o := f - L
@@ -345,13 +343,19 @@ func TestFitIsoFine(t *testing.T) {
 	fitM, valM := isoSplit(c)
 	valOpt := isoFineVal
 	var rec *isoRecNet
-	if *fineRec != "" {
+	var recAvg float64
+	switch {
+	case *fineRec != "" && *fineAvg:
+		t.Fatal("-finerec and -fineavg: one or the other")
+	case *fineRec != "":
 		rec = new(isoRecNet)
 		if err := mlpLoad(*fineRec, recFlat(rec)); err != nil {
 			t.Fatal(err)
 		}
-		valOpt.rec = rec
+	case *fineAvg:
+		rec, recAvg = &isoRecModel, isoRecAvg
 	}
+	valOpt.rec, valOpt.recAvg = rec, recAvg
 	val := isoFineExamplesOf(valM, isoFitVal, rand.New(rand.NewPCG(isoFitSeed, 0x7a1)), isoFineEvery, valOpt)
 	mat := fitM
 	switch *fineMat {
@@ -369,7 +373,7 @@ func TestFitIsoFine(t *testing.T) {
 	default:
 		t.Fatalf("-finemat %q: fit or val", *fineMat)
 	}
-	train := isoFineExamplesOf(mat, isoFitTrain, rand.New(rand.NewPCG(isoFineSeed, 0x5eed)), isoFineEvery, isoFineOpts{oracle: *fineOracle, noise: *fineNoise, target: *fineWeight == "target", maxW: *fineMaxW, rec: rec})
+	train := isoFineExamplesOf(mat, isoFitTrain, rand.New(rand.NewPCG(isoFineSeed, 0x5eed)), isoFineEvery, isoFineOpts{oracle: *fineOracle, noise: *fineNoise, target: *fineWeight == "target", maxW: *fineMaxW, rec: rec, recAvg: recAvg})
 	t.Logf("%d bins to fit on, %d to validate on", train.len(), val.len())
 	var tb float64
 	for i := range train.len() {
@@ -414,11 +418,23 @@ func isoFineHeader(train, val, epoch int, loss, bandLoss float64) string {
 	return fmt.Sprintf("isoFineModel was fitted (-finemat %s -finenoise %g -fineweight %s -finemaxweight %g) on\n"+
 		"%d bins under %d Hz of frames (every %d-th; the context: %d frames either side, %d\n"+
 		"neighbour bins) of %d mixes made as isoModel's (isomodel.go) from the tuning half (and\n"+
-		"ktuberling-data's speakers: -fitextra %q), drawn with seed %d, their band gains from isoModel;\n"+
+		"ktuberling-data's speakers: -fitextra %q), drawn with seed %d, their band gains %s;\n"+
 		"validated on isoModel's validation mixes (%d bins). AdamW (decay %g), batches of %d,\n"+
 		"%d epochs; kept epoch %d: validation loss %.4f (squared error of the bins' gains weighted by\n"+
 		"their energy; the band gains alone %.4f).",
-		*fineMat, *fineNoise, *fineWeight, *fineMaxW, train, isoFineTopHz, isoFineEvery, isoFineCtx, isoFineNb, isoFitTrain, *fitExtra, isoFineSeed, val, isoFitDecay, isoFitBatch, isoFineEpochs, epoch, loss, bandLoss)
+		*fineMat, *fineNoise, *fineWeight, *fineMaxW, train, isoFineTopHz, isoFineEvery, isoFineCtx, isoFineNb, isoFitTrain, *fitExtra, isoFineSeed, isoFineGainsOf(), val, isoFitDecay, isoFitBatch, isoFineEpochs, epoch, loss, bandLoss)
+}
+
+// isoFineGainsOf says whose band gains the mixes' were, as the flags
+// chose.
+func isoFineGainsOf() string {
+	switch {
+	case *fineAvg:
+		return fmt.Sprintf("the product's (-fineavg:\nisoRecModel's averaged with isoModel's, isoRecAvg %g)", isoRecAvg)
+	case *fineRec != "":
+		return "from the network with a state of -finerec alone"
+	}
+	return "from isoModel"
 }
 
 // isoFineModelSource returns isofinemodel.go for m.

@@ -55,12 +55,7 @@ type isolator struct {
 	front   *isoFront
 	fine    *isoFine // the per-bin stage under isoFineTopHz (isofine.go)
 	fineNet *isoFineNet
-	rec     *isoRec // the band gains' state (isorec.go), of recNet
-	recNet  *isoRecNet
-	// recAvg, if not 0, is the weight of the band network's own gains
-	// (isoModel's) in the band gains, the rest recNet's.
-	recAvg     float64
-	bandTmp    []float64
+	isoGains
 	frame, acc [][]float64
 	spec       [][]complex128 // ring: slot*ch+c, bins each
 	pow        []float64
@@ -141,25 +136,7 @@ func (s *isolator) process(in, out audio.Buffer) {
 	s.front.push(p)
 	s.fine.push(p, s.front)
 	if q := f - int64(s.front.W); q >= 0 {
-		if s.recNet != nil {
-			if s.rec == nil || s.rec.m != s.recNet {
-				s.rec = newIsoRec(s.recNet)
-			}
-			s.front.features(q, s.front.feat)
-			b := s.band[int(q%R)]
-			s.rec.step(s.front.feat, b)
-			if s.recAvg > 0 {
-				if s.bandTmp == nil {
-					s.bandTmp = make([]float64, isoBands)
-				}
-				isoModel.forwardBatch(s.front.feat, &s.front.batch, s.bandTmp)
-				for i, v := range s.bandTmp {
-					b[i] = (1-s.recAvg)*b[i] + s.recAvg*v
-				}
-			}
-		} else {
-			s.front.gains(q, s.band[int(q%R)])
-		}
+		s.bandGains(s.front, q, s.band[int(q%R)])
 	}
 	o := f - int64(s.L)
 	if o < 0 {
@@ -198,5 +175,42 @@ func (s *isolator) process(in, out audio.Buffer) {
 		copy(out[c], a[:s.hop])
 		copy(a, a[s.hop:])
 		clear(a[s.n-s.hop:])
+	}
+}
+
+// isoGains gives a stream's band gains, frame by frame: the band
+// network's (isoModel) alone, or with recNet those of the network with a
+// state (isorec.go) averaged with them. The isolator and the per-bin
+// stage's fit (isofinefit_test.go) take them from here, so that the
+// stage is fitted on the gains the product serves.
+type isoGains struct {
+	rec    *isoRec // the band gains' state (isorec.go), of recNet
+	recNet *isoRecNet
+	// recAvg, if not 0, is the weight of the band network's own gains
+	// (isoModel's) in the band gains, the rest recNet's.
+	recAvg  float64
+	bandTmp []float64
+}
+
+// bandGains writes frame q's band gains to b; front must hold the
+// frames up to q+front.W, and q must follow the frame of the last call.
+func (s *isoGains) bandGains(front *isoFront, q int64, b []float64) {
+	if s.recNet == nil {
+		front.gains(q, b)
+		return
+	}
+	if s.rec == nil || s.rec.m != s.recNet {
+		s.rec = newIsoRec(s.recNet)
+	}
+	front.features(q, front.feat)
+	s.rec.step(front.feat, b)
+	if s.recAvg > 0 {
+		if s.bandTmp == nil {
+			s.bandTmp = make([]float64, isoBands)
+		}
+		isoModel.forwardBatch(front.feat, &front.batch, s.bandTmp)
+		for i, v := range s.bandTmp {
+			b[i] = (1-s.recAvg)*b[i] + s.recAvg*v
+		}
 	}
 }
