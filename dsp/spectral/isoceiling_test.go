@@ -18,7 +18,7 @@ var (
 	isoCeiling    = flag.String("isoceiling", "", "TestIsolationCeiling: comma-separated masks to measure (all: every one)")
 	isoCeilNets   = flag.String("isoceilnets", "", "TestIsolationCeiling: networks written by TestFitIsolation -fitsave (isomodel: the committed one), comma-separated: masks net1.. and avg (their mean) measure them")
 	isoCeilRecAvg = flag.Float64("isoceilrecavg", 0.5, "TestIsolationCeiling: mask recavg's weight of the band network's own gains beside -isoceilrec's")
-	isoCeilRec    = flag.String("isoceilrec", "", "TestIsolationCeiling: a band network with a state written by TestFitIsoRec -recsave: mask rec measures the product with it (mlp: the product with the band network alone; rec-band, mlp-band: without the per-bin stage)")
+	isoCeilRec    = flag.String("isoceilrec", "", "TestIsolationCeiling: comma-separated band networks with a state written by TestFitIsoRec -recsave: mask rec measures the product with the mean of their band gains, recavg that mean averaged with the band network's by -isoceilrecavg (mlp: the product with the band network alone; rec-band, mlp-band: without the per-bin stage)")
 )
 
 // isoMixFrames is what the ceilings need of a mix, framed as the isolator
@@ -430,11 +430,14 @@ func TestIsolationCeiling(t *testing.T) {
 	}
 	// rec and mlp are the product with the band gains of -isoceilrec's
 	// network and of the band network alone (isorec.go).
-	var rec *isoRecNet
+	var recs []*isoRecNet
 	if *isoCeilRec != "" {
-		rec = new(isoRecNet)
-		if err := mlpLoad(*isoCeilRec, recFlat(rec)); err != nil {
-			t.Fatal(err)
+		for _, path := range strings.Split(*isoCeilRec, ",") {
+			rec := new(isoRecNet)
+			if err := mlpLoad(path, recFlat(rec)); err != nil {
+				t.Fatal(err)
+			}
+			recs = append(recs, rec)
 		}
 		masks["rec"], masks["rec-band"], masks["recavg"] = nil, nil, nil
 	}
@@ -442,11 +445,11 @@ func TestIsolationCeiling(t *testing.T) {
 	setup := func(name string, iso *isolator) {
 		switch strings.TrimSuffix(name, "-band") {
 		case "rec":
-			iso.recNet, iso.recAvg = rec, 0
+			iso.recNets, iso.recAvg = recs, 0
 		case "recavg":
-			iso.recNet, iso.recAvg = rec, *isoCeilRecAvg
+			iso.recNets, iso.recAvg = recs, *isoCeilRecAvg
 		case "mlp":
-			iso.recNet = nil
+			iso.recNets = nil
 		}
 		if strings.HasSuffix(name, "-band") {
 			iso.fineNet = nil // the band gains alone

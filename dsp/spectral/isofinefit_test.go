@@ -46,7 +46,7 @@ var (
 	fineSave   = flag.String("finesave", "", "TestFitIsoFine: write the network to this file (TestIsoFineCeiling -finenets reads it) and its source to this file .go instead of isofinemodel.go")
 	fineMaxW   = flag.Float64("finemaxweight", isoFitMaxWeight, "TestFitIsoFine: the cap of a bin's weight in the loss, its energy over the mix's mean under the top")
 	fineRec    = flag.String("finerec", "", "TestFitIsoFine: the band gains of a band network with a state (isorec.go) alone: a file of TestFitIsoRec -recsave (empty: the band network alone, isomodel.go)")
-	fineAvg    = flag.Bool("fineavg", false, "TestFitIsoFine: the band gains the product serves: isoRecModel's averaged with isoModel's by isoRecAvg (isolate.go's isoGains)")
+	fineAvg    = flag.Bool("fineavg", false, "TestFitIsoFine: the band gains the product serves: isoRecModels' mean averaged with isoModel's by isoRecAvg (isolate.go's isoGains)")
 	fineWeight = flag.String("fineweight", "mix", "TestFitIsoFine: a bin's weight in the loss: mix (the mixture's energy, the squared error of the output) or target (the target's energy: errors where the target is)")
 )
 
@@ -67,9 +67,10 @@ type isoFineOpts struct {
 	noise  float64
 	target bool
 	maxW   float64
-	// rec, if not nil, is a network with a state whose band gains, with
-	// the band network's by recAvg (isoGains), replace the band network's.
-	rec    *isoRecNet
+	// recs, if any, are networks with a state whose band gains' mean,
+	// with the band network's by recAvg (isoGains), replace the band
+	// network's.
+	recs   []*isoRecNet
 	recAvg float64
 }
 
@@ -194,7 +195,7 @@ func isoFineExamples(mix isoMix, every, phase int, opt isoFineOpts, set *isoFine
 	}
 	sm := make([]float64, isoBands)
 	g := make([]float64, n/2+1)
-	gains := isoGains{recNet: opt.rec, recAvg: opt.recAvg}
+	gains := isoGains{recNets: opt.recs, recAvg: opt.recAvg}
 	for f := 0; f < frames+L; f++ {
 		p := powOf(mix.input, f)
 		front.push(p)
@@ -342,20 +343,21 @@ func TestFitIsoFine(t *testing.T) {
 	c := realaudio.Load(t, realaudio.Tuning)
 	fitM, valM := isoSplit(c)
 	valOpt := isoFineVal
-	var rec *isoRecNet
+	var recs []*isoRecNet
 	var recAvg float64
 	switch {
 	case *fineRec != "" && *fineAvg:
 		t.Fatal("-finerec and -fineavg: one or the other")
 	case *fineRec != "":
-		rec = new(isoRecNet)
+		rec := new(isoRecNet)
 		if err := mlpLoad(*fineRec, recFlat(rec)); err != nil {
 			t.Fatal(err)
 		}
+		recs = []*isoRecNet{rec}
 	case *fineAvg:
-		rec, recAvg = &isoRecModel, isoRecAvg
+		recs, recAvg = isoRecModels, isoRecAvg
 	}
-	valOpt.rec, valOpt.recAvg = rec, recAvg
+	valOpt.recs, valOpt.recAvg = recs, recAvg
 	val := isoFineExamplesOf(valM, isoFitVal, rand.New(rand.NewPCG(isoFitSeed, 0x7a1)), isoFineEvery, valOpt)
 	mat := fitM
 	switch *fineMat {
@@ -373,7 +375,7 @@ func TestFitIsoFine(t *testing.T) {
 	default:
 		t.Fatalf("-finemat %q: fit or val", *fineMat)
 	}
-	train := isoFineExamplesOf(mat, isoFitTrain, rand.New(rand.NewPCG(isoFineSeed, 0x5eed)), isoFineEvery, isoFineOpts{oracle: *fineOracle, noise: *fineNoise, target: *fineWeight == "target", maxW: *fineMaxW, rec: rec, recAvg: recAvg})
+	train := isoFineExamplesOf(mat, isoFitTrain, rand.New(rand.NewPCG(isoFineSeed, 0x5eed)), isoFineEvery, isoFineOpts{oracle: *fineOracle, noise: *fineNoise, target: *fineWeight == "target", maxW: *fineMaxW, recs: recs, recAvg: recAvg})
 	t.Logf("%d bins to fit on, %d to validate on", train.len(), val.len())
 	var tb float64
 	for i := range train.len() {
@@ -430,7 +432,7 @@ func isoFineHeader(train, val, epoch int, loss, bandLoss float64) string {
 func isoFineGainsOf() string {
 	switch {
 	case *fineAvg:
-		return fmt.Sprintf("the product's (-fineavg:\nisoRecModel's averaged with isoModel's, isoRecAvg %g)", isoRecAvg)
+		return fmt.Sprintf("the product's (-fineavg:\nisoRecModels' mean averaged with isoModel's, isoRecAvg %g)", isoRecAvg)
 	case *fineRec != "":
 		return "from the network with a state of -finerec alone"
 	}

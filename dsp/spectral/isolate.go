@@ -87,7 +87,7 @@ func newIsolator(channels, sampleRate int, amount func(int64) (float64, float64)
 	s.L = s.front.W + 1
 	s.R = s.L + 2
 	s.fine, s.fineNet = newIsoFine(sampleRate, n, s.L), &isoFineModel
-	s.recNet, s.recAvg = &isoRecModel, isoRecAvg
+	s.recNets, s.recAvg = isoRecModels, isoRecAvg
 	s.frame = make([][]float64, channels)
 	s.acc = make([][]float64, channels)
 	for c := range s.frame {
@@ -179,31 +179,50 @@ func (s *isolator) process(in, out audio.Buffer) {
 }
 
 // isoGains gives a stream's band gains, frame by frame: the band
-// network's (isoModel) alone, or with recNet those of the network with a
-// state (isorec.go) averaged with them. The isolator and the per-bin
-// stage's fit (isofinefit_test.go) take them from here, so that the
-// stage is fitted on the gains the product serves.
+// network's (isoModel) alone, or with recNets the mean of those of the
+// networks with a state (isorec.go) averaged with them. The isolator and
+// the per-bin stage's fit (isofinefit_test.go) take them from here, so
+// that the stage is fitted on the gains the product serves.
 type isoGains struct {
-	rec    *isoRec // the band gains' state (isorec.go), of recNet
-	recNet *isoRecNet
+	recs    []*isoRec // the band gains' states (isorec.go), of recNets
+	recNets []*isoRecNet
 	// recAvg, if not 0, is the weight of the band network's own gains
-	// (isoModel's) in the band gains, the rest recNet's.
-	recAvg  float64
-	bandTmp []float64
+	// (isoModel's) in the band gains, the rest the mean of recNets'.
+	recAvg          float64
+	bandTmp, recTmp []float64
 }
 
 // bandGains writes frame q's band gains to b; front must hold the
 // frames up to q+front.W, and q must follow the frame of the last call.
 func (s *isoGains) bandGains(front *isoFront, q int64, b []float64) {
-	if s.recNet == nil {
+	if len(s.recNets) == 0 {
 		front.gains(q, b)
 		return
 	}
-	if s.rec == nil || s.rec.m != s.recNet {
-		s.rec = newIsoRec(s.recNet)
+	if len(s.recs) != len(s.recNets) {
+		s.recs = make([]*isoRec, len(s.recNets))
+	}
+	for i, m := range s.recNets {
+		if s.recs[i] == nil || s.recs[i].m != m {
+			s.recs[i] = newIsoRec(m)
+		}
 	}
 	front.features(q, front.feat)
-	s.rec.step(front.feat, b)
+	s.recs[0].step(front.feat, b)
+	if len(s.recs) > 1 {
+		if s.recTmp == nil {
+			s.recTmp = make([]float64, isoBands)
+		}
+		for _, r := range s.recs[1:] {
+			r.step(front.feat, s.recTmp)
+			for i, v := range s.recTmp {
+				b[i] += v
+			}
+		}
+		for i := range b[:isoBands] {
+			b[i] /= float64(len(s.recs))
+		}
+	}
 	if s.recAvg > 0 {
 		if s.bandTmp == nil {
 			s.bandTmp = make([]float64, isoBands)
