@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"unsafe"
@@ -37,13 +38,19 @@ import (
 // features the stage computes, the target the gain that turns the
 // unit's power into the dry speech's (within 0 and 1), weighted by the
 // unit's power over the mix's mean unit power (at most 20). AdamW
-// (mlpFit), the epoch with the lowest validation loss kept.
+// (mlpFit), the epoch with the lowest validation loss kept. -dvmaskseeds
+// fits several seeds side by side on the same examples (the ensembles
+// dvmask.go records), -dvmaskswa also writes each fit's weights averaged
+// over its last epochs, -dvmaskmaxw moves the weights' cap.
 var (
 	fitDvMask    = flag.Bool("fitdvmask", false, "TestFitDvMask: fit the learned reverb mask on the tuning half and write dvmaskmodel.go")
 	dvMaskOut    = flag.String("dvmaskout", "dvmaskmodel.go", "TestFitDvMask: the file to write")
 	dvMaskMixes  = flag.Int("dvmaskmixes", 480, "TestFitDvMask: mixes to fit on (a fifth as many to validate on)")
 	dvMaskRooms  = flag.Int("dvmaskrooms", 120, "TestFitDvMask: image-source rooms to fit on (a fifth as many to validate on)")
 	dvMaskEpochs = flag.Int("dvmaskepochs", 14, "TestFitDvMask: epochs")
+	dvMaskSeeds  = flag.String("dvmaskseeds", "71", "TestFitDvMask: the seeds of the fits (of their start and batches), fitted side by side on the same examples; 71 writes dvMaskModel to -dvmaskout, another seed N dvMaskModelN to dvmaskmodelN.go")
+	dvMaskMaxW   = flag.Float64("dvmaskmaxw", 20, "TestFitDvMask: the most an example weighs against its mix's mean (without a cap the loss is the power of the magnitudes' error, as SI-SDR counts it)")
+	dvMaskSWA    = flag.Bool("dvmaskswa", false, "TestFitDvMask: also write each fit's weights averaged over its epochs at the lowered rate (dvMaskSWAN to dvmaskswaN.go)")
 )
 
 const (
@@ -51,7 +58,6 @@ const (
 	dvMaskSoxN    = 12 // sox settings to fit on (a third as many to validate on)
 	dvMaskMaxSec  = 8
 	dvMaskEvery   = 2
-	dvMaskMaxW    = 20
 )
 
 // dvMaskRoom is a room of the fit: its impulse response, where its
@@ -244,7 +250,7 @@ func dvMaskExamples(t testing.TB, clips []realaudio.Clip, img, sox []dvMaskRoom,
 		mean /= float64(max(1, len(es)))
 		ws := make([]float32, len(es))
 		for k, e := range es {
-			ws[k] = float32(min(dvMaskMaxW, float64(e)/max(mean, 1e-30)))
+			ws[k] = float32(min(*dvMaskMaxW, float64(e)/max(mean, 1e-30)))
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -324,34 +330,89 @@ func TestFitDvMask(t *testing.T) {
 	// (inputs it was not given have a scale of zero).
 	ml, mby := dvMaskLoss(&dvMaskModel, val)
 	t.Logf("the model in dvmaskmodel.go: validation %.4f (image-source %.4f, sox %.4f)", ml, mby["image-source"], mby["sox"])
+	var seeds []uint64
+	for _, f := range strings.Split(*dvMaskSeeds, ",") {
+		v, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			t.Fatalf("-dvmaskseeds %q: %v", *dvMaskSeeds, err)
+		}
+		seeds = append(seeds, v)
+	}
+	// The fits share the examples and run side by side (each on one
+	// core); each keeps its epoch of lowest validation loss.
+	var wg sync.WaitGroup
+	for _, seed := range seeds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dvMaskFitOne(t, train, val, seed, rl, len(spk), len(img), len(sox), len(imgV), len(soxV))
+		}()
+	}
+	wg.Wait()
+}
+
+// dvMaskFitOne fits one network with seed on train, validated on val,
+// and writes it (and with -dvmaskswa its weights averaged over the
+// epochs at the lowered rate).
+func dvMaskFitOne(t *testing.T, train, val dvMaskSet, seed uint64, rl float64, nSpk, nImg, nSox, nImgV, nSoxV int) {
 	m := new(dvMaskNet)
 	var sc dvMaskScratch
 	n := mlpCarve(dvMaskFlat(m), dvMaskIn, dvMaskH1, dvMaskH2, func(x []float32) (float32, []float32, []float32, []float32) {
 		return m.unit(x, &sc), sc.x[:], sc.h1[:], sc.h2[:]
 	})
+	// The average of the weights after each epoch at the lowered rate
+	// (mlpFit's last third).
+	swa := make([]float64, len(dvMaskFlat(m)))
+	swaN := 0
 	loss, epoch := mlpFit(t, n, train.x, train.y, train.w, mlpOpts{
-		seed:   dvMaskFitSeed,
+		seed:   seed,
 		epochs: *dvMaskEpochs,
 		decay:  isoFitDecay,
 		val: func() (float64, map[string]float64) {
 			l, by := dvMaskLoss(m, val)
-			t.Logf("validation by room: image-source %.4f, sox %.4f", by["image-source"], by["sox"])
+			t.Logf("seed %d: validation by room: image-source %.4f, sox %.4f", seed, by["image-source"], by["sox"])
 			return l, by
 		},
+		epoch: func(e int) {
+			if e > *dvMaskEpochs*2/3 {
+				for i, v := range dvMaskFlat(m) {
+					swa[i] += float64(v)
+				}
+				swaN++
+			}
+		},
 	})
-	t.Logf("validation loss %.4f at epoch %d (the rule's %.4f)", loss, epoch, rl)
-	header := fmt.Sprintf("dvMaskModel was fitted on %d units' gains (every %d-th frame) of %d mixes of the tuning\n"+
-		"half's speech (%d speakers) in %d image-source rooms (RT60 0.3-1.2 s, talker 0.8-3 m) and %d\n"+
-		"settings of sox's reverb, seed %d; validated on %d units of %d mixes of %d other speakers in\n"+
-		"%d other rooms and %d other settings. AdamW (decay %g), batches of %d, %d epochs; kept epoch %d:\n"+
-		"validation loss %.4f (the squared error of the units' gains weighted by their power; the\n"+
-		"rule's gains %.4f).",
-		train.len(), dvMaskEvery, *dvMaskMixes, len(spk)-len(spk)/4, len(img), len(sox), dvMaskFitSeed,
-		val.len(), max(1, *dvMaskMixes/5), len(spk)/4, len(imgV), len(soxV), isoFitDecay, isoFitBatch, *dvMaskEpochs, epoch, loss, rl)
-	src := mlpModel{command: "go test ./dsp/spectral -run TestFitDvMask -args -fitdvmask", name: "dvMaskModel", typ: "dvMaskNet",
-		in: "dvMaskIn", h1: "dvMaskH1", h2: "dvMaskH2", digits: -1}.source(mlpCarve(dvMaskFlat(m), dvMaskIn, dvMaskH1, dvMaskH2, nil), header)
-	t.Logf("%s: %d bytes", *dvMaskOut, len(src))
-	if err := os.WriteFile(*dvMaskOut, src, 0o644); err != nil {
-		t.Fatal(err)
+	t.Logf("seed %d: validation loss %.4f at epoch %d (the rule's %.4f)", seed, loss, epoch, rl)
+	name, out := "dvMaskModel", *dvMaskOut
+	if seed != dvMaskFitSeed {
+		name, out = fmt.Sprintf("dvMaskModel%d", seed), fmt.Sprintf("dvmaskmodel%d.go", seed)
+	}
+	write := func(m *dvMaskNet, name, out, kept string, loss float64) {
+		header := fmt.Sprintf("%s was fitted on %d units' gains (every %d-th frame) of %d mixes of the tuning\n"+
+			"half's speech (%d speakers) in %d image-source rooms (RT60 0.3-1.2 s, talker 0.8-3 m) and %d\n"+
+			"settings of sox's reverb, seed %d (the fit's start and batches %d); validated on %d units of %d mixes of %d other\n"+
+			"speakers in %d other rooms and %d other settings. AdamW (decay %g), batches of %d, %d epochs; %s:\n"+
+			"validation loss %.4f (the squared error of the units' gains weighted by their power, at most\n"+
+			"%g times their mix's mean; the rule's gains %.4f).",
+			name, train.len(), dvMaskEvery, *dvMaskMixes, nSpk-nSpk/4, nImg, nSox, dvMaskFitSeed, seed,
+			val.len(), max(1, *dvMaskMixes/5), nSpk/4, nImgV, nSoxV, isoFitDecay, isoFitBatch, *dvMaskEpochs, kept, loss, *dvMaskMaxW, rl)
+		src := mlpModel{command: "go test ./dsp/spectral -run TestFitDvMask -args -fitdvmask", name: name, typ: "dvMaskNet",
+			in: "dvMaskIn", h1: "dvMaskH1", h2: "dvMaskH2", digits: -1}.source(mlpCarve(dvMaskFlat(m), dvMaskIn, dvMaskH1, dvMaskH2, nil), header)
+		t.Logf("%s: %d bytes", out, len(src))
+		if err := os.WriteFile(out, src, 0o644); err != nil {
+			t.Error(err) // not Fatal: a fit's own goroutine
+		}
+	}
+	write(m, name, out, fmt.Sprintf("kept epoch %d", epoch), loss)
+	if *dvMaskSWA && swaN > 0 {
+		a := new(dvMaskNet)
+		for i, v := range swa {
+			dvMaskFlat(a)[i] = float32(v / float64(swaN))
+		}
+		copy(a.mean[:], m.mean[:])
+		copy(a.scale[:], m.scale[:])
+		l, _ := dvMaskLoss(a, val)
+		t.Logf("seed %d: weights averaged over the last %d epochs: validation loss %.4f", seed, swaN, l)
+		write(a, fmt.Sprintf("dvMaskSWA%d", seed), fmt.Sprintf("dvmaskswa%d.go", seed), fmt.Sprintf("the weights averaged over the last %d epochs", swaN), l)
 	}
 }
