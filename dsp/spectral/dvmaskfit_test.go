@@ -184,9 +184,11 @@ func dvMaskExamples(t testing.TB, clips []realaudio.Clip, img, sox []dvMaskRoom,
 		}
 		jobs[i] = job{x: x, room: rm, red: float64(-(i % 2))}
 	}
-	var mu sync.Mutex
-	var set dvMaskSet
-	served := 0
+	// Each mix's examples go to its own part, joined in the mixes' order
+	// afterwards: appended as the workers finished, the same seed made a
+	// differently ordered set, and so a different fit, each run.
+	parts := make([]dvMaskSet, n)
+	servedBy := make([]bool, n)
 	parallel(n, func(i int) {
 		j := jobs[i]
 		x := append(append([]float64(nil), j.x...), make([]float64, j.room.lead+fs/4)...)
@@ -252,16 +254,24 @@ func dvMaskExamples(t testing.TB, clips []realaudio.Clip, img, sox []dvMaskRoom,
 		for k, e := range es {
 			ws[k] = float32(min(*dvMaskMaxW, float64(e)/max(mean, 1e-30)))
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		served++
-		set.x = append(set.x, xs...)
-		set.y = append(set.y, ys...)
-		set.w = append(set.w, ws...)
-		for range ys {
-			set.kind = append(set.kind, kind)
+		part := dvMaskSet{x: xs, y: ys, w: ws, kind: make([]string, len(ys))}
+		for k := range part.kind {
+			part.kind[k] = kind
 		}
+		parts[i], servedBy[i] = part, true
 	})
+	var set dvMaskSet
+	served := 0
+	for i, part := range parts {
+		if !servedBy[i] {
+			continue
+		}
+		served++
+		set.x = append(set.x, part.x...)
+		set.y = append(set.y, part.y...)
+		set.w = append(set.w, part.w...)
+		set.kind = append(set.kind, part.kind...)
+	}
 	t.Logf("%d of %d mixes served (room model at DRR %.1f dB or under), %d examples", served, n, dvMaskDRR, set.len())
 	return set
 }
