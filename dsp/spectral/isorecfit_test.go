@@ -193,21 +193,13 @@ func (p *recParams) forward(mean, scale []float32, x []float32, hp []float64, st
 	for i := range st.xs {
 		st.xs[i] = float64((x[i] - mean[i]) * scale[i])
 	}
-	for j := range st.a1 {
-		row := p.w1[j*isoIn : (j+1)*isoIn]
-		acc := p.b1[j]
-		for i, v := range st.xs {
-			acc += row[i] * v
-		}
-		st.a1[j] = math.Tanh(acc)
+	recAffine(p.w1, p.b1, st.xs[:], st.a1[:])
+	for j, v := range st.a1 {
+		st.a1[j] = math.Tanh(v)
 	}
-	for j := range st.a2 {
-		row := p.w2[j*isoH1 : (j+1)*isoH1]
-		acc := p.b2[j]
-		for i, v := range st.a1 {
-			acc += row[i] * v
-		}
-		st.a2[j] = math.Tanh(acc)
+	recAffine(p.w2, p.b2, st.a1[:], st.a2[:])
+	for j, v := range st.a2 {
+		st.a2[j] = math.Tanh(v)
 	}
 	out := p.b3[0]
 	for i, v := range st.a2 {
@@ -216,14 +208,7 @@ func (p *recParams) forward(mean, scale []float32, x []float32, hp []float64, st
 	copy(st.hp[:], hp)
 	H := isoRecH
 	var pre [3 * isoRecH]float64
-	for j := range pre {
-		row := p.wx[j*isoH1 : (j+1)*isoH1]
-		acc := p.bg[j]
-		for i, v := range st.a1 {
-			acc += row[i] * v
-		}
-		pre[j] = acc
-	}
+	recAffine(p.wx, p.bg, st.a1[:], pre[:])
 	for j := range 2 * H {
 		row := p.wh[j*H : (j+1)*H]
 		acc := pre[j]
@@ -250,6 +235,20 @@ func (p *recParams) forward(mean, scale []float32, x []float32, hp []float64, st
 	}
 	st.y = sig64(out)
 	return st.y
+}
+
+// recAffine sets out[j] to bias[j] plus row j of w (rows of len(in))
+// times in: a layer of the fit's float64 forward pass before its
+// activation.
+func recAffine(w, bias, in, out []float64) {
+	for j := range out {
+		row := w[j*len(in) : (j+1)*len(in)]
+		acc := bias[j]
+		for i, v := range in {
+			acc += row[i] * v
+		}
+		out[j] = acc
+	}
 }
 
 // backward adds to g (laid out as p) the gradient of wt (y - target)^2
