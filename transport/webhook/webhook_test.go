@@ -286,11 +286,13 @@ func TestTimeoutRetriedWithBackoff(t *testing.T) {
 		}
 		return http.StatusOK
 	})
-	cfg := testConfig(st)
+	rs := &reschedules{Deliveries: st}
+	cfg := testConfig(rs)
 	cfg.Timeout = 100 * time.Millisecond
 	cfg.Lease = time.Second
 	cfg.BackoffBase = 300 * time.Millisecond
 	cfg.BackoffMax = time.Second
+	cfg.Now = rs.now
 	id := enqueue(t, st, owner, "p-4", rc.URL, 3, "Done")
 	start(t, cfg)
 	d := waitState(t, st, id, storage.DeliveryDelivered)
@@ -305,13 +307,55 @@ func TestTimeoutRetriedWithBackoff(t *testing.T) {
 			t.Errorf("request as %s", r.mediaType)
 		}
 	}
-	// Equal jitter waits at least half the base after the timeout.
-	if gap := reqs[1].at.Sub(reqs[0].at); gap < cfg.Timeout+cfg.BackoffBase/2 {
-		t.Errorf("retried after %v, want at least %v", gap, cfg.Timeout+cfg.BackoffBase/2)
+	// Equal jitter waits half the base to the whole of it after the
+	// timeout, and the retry comes no earlier. The gap between the two
+	// requests as the receiver saw them is no measure: the timeout runs
+	// from before the first request arrived (CI once saw 247.7 ms against
+	// 100+150 ms).
+	rs.mu.Lock()
+	waits := rs.waits
+	rs.mu.Unlock()
+	if len(waits) != 1 {
+		t.Fatalf("%d reschedules, want 1", len(waits))
+	}
+	if w := waits[0]; w.next.Sub(w.at) < cfg.BackoffBase/2 || w.next.Sub(w.at) > cfg.BackoffBase {
+		t.Errorf("rescheduled %v after the failure, want %v to %v", w.next.Sub(w.at), cfg.BackoffBase/2, cfg.BackoffBase)
+	}
+	// The store keeps microseconds.
+	if next := waits[0].next.Truncate(time.Microsecond); reqs[1].at.Before(next) {
+		t.Errorf("retried %v before it was due", next.Sub(reqs[1].at))
+	}
+	if gap := waits[0].at.Sub(reqs[0].at); gap > cfg.Timeout+time.Second {
+		t.Errorf("failure recorded %v after the first request, want about the timeout %v", gap, cfg.Timeout)
 	}
 	if !strings.Contains(d.LastError, "no response within 100ms") || d.HTTPStatus != http.StatusOK {
 		t.Errorf("last error %q, HTTP %d", d.LastError, d.HTTPStatus)
 	}
+}
+
+// reschedules records when each retry was scheduled for and the
+// sender's clock when it scheduled it (its now is the sender's Now).
+type reschedules struct {
+	storage.Deliveries
+	mu    sync.Mutex
+	last  time.Time
+	waits []struct{ at, next time.Time }
+}
+
+func (r *reschedules) now() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.last = time.Now()
+	return r.last
+}
+
+func (r *reschedules) DeliveryFailed(ctx context.Context, d storage.Delivery, reason string, next time.Time) error {
+	if !next.IsZero() {
+		r.mu.Lock()
+		r.waits = append(r.waits, struct{ at, next time.Time }{r.last, next})
+		r.mu.Unlock()
+	}
+	return r.Deliveries.DeliveryFailed(ctx, d, reason, next)
 }
 
 func TestMultipart5xxRetriedThenGivesUp(t *testing.T) {
