@@ -147,6 +147,10 @@ type DenoiserOptions struct {
 	// reduction goes without its learned mask (dvmask.go), which looks
 	// dvMaskAhead hops (85 ms at 48 kHz) ahead.
 	Causal bool
+
+	// tune, in tests, may change the room's parameters the stages take
+	// (rt: the RT60 in force) before they are built.
+	tune func(d *Denoiser, rt float64)
 }
 
 // Constants of the estimators (tuned on speech in pink and white noise).
@@ -336,8 +340,10 @@ type Denoiser struct {
 	// power that feeds the tail (reverbKappa), the decay per hop, and the
 	// last frame's reverberant power per bin.
 	revStrength, revKappa, revStep float64
-	wpeDelay                       int // WPE's prediction delay, hops
-	wpeContext                     int // WPE's frames either side for the dry variance
+	revOver                        float64 // the late reverberation's scale
+	revOnset                       int     // hops back the late reverberation is predicted from
+	wpeDelay                       int     // WPE's prediction delay, hops
+	wpeContext                     int     // WPE's frames either side for the dry variance
 	revQ                           []float64
 
 	acc []segAcc
@@ -446,6 +452,10 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 	} else {
 		d.needRev = false
 	}
+	d.revOver, d.revOnset = revOver, revDelay
+	if opts.tune != nil {
+		opts.tune(d, rt)
+	}
 	roomDRR := 0.0 // a room given by its RT60 alone is all reverberation
 	if opts.RT60 == 0 && opts.Profile != nil {
 		roomDRR = opts.Profile.DRRDB
@@ -500,7 +510,7 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 			}
 		}
 	}
-	d.revHist = make([]float64, revDelay*b)
+	d.revHist = make([]float64, d.revOnset*b)
 	d.revQ = make([]float64, b)
 	for k := range d.Gs {
 		d.Gs[k] = 1
@@ -1030,14 +1040,14 @@ func (d *Denoiser) level() {
 // of SI-SDR on the tuning half.
 func (d *Denoiser) reverb() {
 	b := d.bins
-	slot := int(d.frame%revDelay) * b
+	slot := int(d.frame%int64(d.revOnset)) * b
 	old := d.revHist[slot : slot+b]
 	noise := d.lamT
 	if d.profile != nil {
 		noise = d.profile
 	}
 	for k, v := range d.P {
-		d.lamR[k] = revOver * d.revFactor * old[k]
+		d.lamR[k] = d.revOver * d.revFactor * old[k]
 		// Twice the noise is taken off so that the noise's own
 		// fluctuation is not mistaken for a reverberant tail.
 		p := max(v-2*noise[k], 0)

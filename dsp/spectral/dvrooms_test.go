@@ -170,7 +170,102 @@ var (
 	dvWideSoxN  = flag.Int("dvwidesoxn", 0, "TestDeverbWideRooms: also this many settings of sox's reverb drawn at random (RT60 0.3 to 1.2 s), a clip of the half each")
 	dvWideLow   = flag.Float64("dvwidelow", math.NaN(), "TestDeverbWideRooms: WPE's long variance context and the StaticNoise cut at this DRR (dB) and under (wpeLowDRR)")
 	dvWideDRR   = flag.Float64("dvwidemaskdrr", math.NaN(), "TestDeverbWideRooms: the learned mask at this DRR (dB) and under (dvMaskDRR)")
+	dvWideVar   = flag.String("dvwidevar", "", "TestDeverbWideRooms: variants of the rooms the mask does not serve, comma-separated, each key=value joined by +")
 )
+
+// dvVariant returns a Denoiser tune for a variant of -dvwidevar: keys
+// joined by "+", each key=value: over (the late reverberation's scale),
+// rt (the RT60's scale for the rule), kap (kappa's scale), str (WPE's
+// strength), ctx and delay (WPE's), onset (hops back the rule predicts
+// the late reverberation from), drr (dB added to the room model's
+// DRR for the rule and WPE); wpeonly (no key=value) passes WPE's output
+// with no gain after it and logs its energy against the input's. It
+// changes only rooms the mask does not serve (DRR over dvMaskDRR),
+// unless the key all is given, and only rooms of DRR from and more, to
+// and less, where those keys are given. Variants joined by "/" apply in
+// turn, each over its own rooms.
+func dvVariant(t testing.TB, v string, p *Profile) func(d *Denoiser, rt float64) {
+	if strings.Contains(v, "/") {
+		var fs []func(d *Denoiser, rt float64)
+		for _, part := range strings.Split(v, "/") {
+			if f := dvVariant(t, part, p); f != nil {
+				fs = append(fs, f)
+			}
+		}
+		return func(d *Denoiser, rt float64) {
+			for _, f := range fs {
+				f(d, rt)
+			}
+		}
+	}
+	if v == "base" || v == "" {
+		return nil
+	}
+	kv := map[string]float64{}
+	for _, f := range strings.Split(v, "+") {
+		k, val, _ := strings.Cut(f, "=")
+		x := 1.0
+		if val != "" {
+			var err error
+			if _, err = fmt.Sscan(val, &x); err != nil {
+				t.Fatalf("variant %q: %v", v, err)
+			}
+		}
+		kv[k] = x
+	}
+	if _, ok := kv["all"]; !ok && p.DRRDB <= dvMaskDRR {
+		return nil
+	}
+	if x, ok := kv["from"]; ok && p.DRRDB < x {
+		return nil
+	}
+	if x, ok := kv["to"]; ok && p.DRRDB > x {
+		return nil
+	}
+	return func(d *Denoiser, rt float64) {
+		drr := p.DRRDB
+		if x, ok := kv["drr"]; ok {
+			drr += x
+			d.revStrength = reverbStrength(drr)
+			d.wpeDelay = wpeDelayFor(drr)
+			d.wpeContext = wpeContextFor(drr)
+		}
+		if x, ok := kv["rt"]; ok {
+			rt *= x
+		}
+		if x, ok := kv["onset"]; ok {
+			d.revOnset = int(x)
+		}
+		if rt >= dryRT60 {
+			delta := 3 * math.Ln10 / rt
+			d.revFactor = math.Exp(-2 * delta * float64(d.revOnset*d.hop) / float64(d.fs))
+			d.revStep = math.Exp(-2 * delta * float64(d.hop) / float64(d.fs))
+			d.revKappa = reverbKappa(d.revStep, drr)
+		}
+		if x, ok := kv["kap"]; ok {
+			d.revKappa = min(1, d.revKappa*x)
+		}
+		if x, ok := kv["over"]; ok {
+			d.revOver = x
+		}
+		if x, ok := kv["str"]; ok {
+			d.revStrength = x
+		}
+		if x, ok := kv["ctx"]; ok {
+			d.wpeContext = int(x)
+		}
+		if x, ok := kv["delay"]; ok {
+			d.wpeDelay = int(x)
+		}
+		if _, ok := kv["wpeonly"]; ok {
+			d.onGain = func(g []float64) {
+				for k := range g {
+					g[k] = 1
+				}
+			}
+		}
+	}
+}
 
 // wideRoom is an image-source room of the wide set with its impulse
 // response and parameters.
@@ -287,7 +382,10 @@ func wideCases(c *realaudio.Corpus, rooms []wideRoom) []reverbCase {
 // -dvwidesoxn adds settings of sox's reverb drawn at random, -dvwidemask
 // on,off runs each case with and without the learned mask after the rule
 // (dvmask.go), -dvwidelow and -dvwidemaskdrr move the room model's DRR
-// gates (wpeLowDRR, dvMaskDRR).
+// gates (wpeLowDRR, dvMaskDRR), -dvwidevar runs variants of the rule and
+// WPE side by side (dvVariant). Each room's line says whether the mask
+// serves it, and a sox room's its true DRR (the dry speech against the
+// wet impulse's energy), to set against the room model's.
 func TestDeverbWideRooms(t *testing.T) {
 	if !*dvWide {
 		t.Skip("-dvwide: a measurement over simulated rooms, not a test")
@@ -356,23 +454,46 @@ func TestDeverbWideRooms(t *testing.T) {
 				group = "early over late"
 			}
 		}
+		served := "unserved"
+		if p.DRRDB <= dvMaskDRR {
+			served = "served"
+		}
+		if group == "sox" {
+			var e float64
+			for _, v := range rc.impulse {
+				e += v * v
+			}
+			line += fmt.Sprintf(" true DRR %+5.1f;", -10*math.Log10(e))
+		}
+		line += " " + served + ";"
 		for _, red := range reds {
 			for _, mask := range strings.Split(*dvWideMask, ",") {
-				d, err := NewDenoiser(audio.NewBufferSource(audio.Buffer{rc.input}, fs), DenoiserOptions{Settings: Settings{Method: Static, ReductionDB: red}, Profile: p})
-				if err != nil {
-					t.Fatal(err)
+				for _, v := range strings.Split(*dvWideVar, ",") {
+					d, err := NewDenoiser(audio.NewBufferSource(audio.Buffer{rc.input}, fs), DenoiserOptions{Settings: Settings{Method: Static, ReductionDB: red}, Profile: p, tune: dvVariant(t, v, p)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if mask == "off" {
+						d.dvm = nil
+					}
+					y := testaudio.ReadAll(t, d)[0]
+					g := testaudio.SISDR(rc.dry, y) - in
+					col := deverbColumn(Static, red) + " mask " + mask
+					if v != "" {
+						col += " " + v
+					}
+					kind := group
+					if group != "sox" {
+						kind = "image-source"
+						tab.add(kind, col, g)
+					}
+					tab.add(group, col, g)
+					tab.add(kind+" "+served, col, g)
+					line += fmt.Sprintf(" %+.2f", g)
+					if strings.Contains(v, "wpeonly") {
+						t.Logf("%s %s %s: output/input energy %+.2f dB", rc.id, col, served, 10*math.Log10(sumSquares(y)/sumSquares(rc.input)))
+					}
 				}
-				if mask == "off" {
-					d.dvm = nil
-				}
-				y := testaudio.ReadAll(t, d)[0]
-				g := testaudio.SISDR(rc.dry, y) - in
-				col := deverbColumn(Static, red) + " mask " + mask
-				if group != "sox" {
-					tab.add("image-source", col, g)
-				}
-				tab.add(group, col, g)
-				line += fmt.Sprintf(" %+.2f", g)
 			}
 		}
 		lines[i] = line
