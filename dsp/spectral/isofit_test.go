@@ -83,6 +83,9 @@ type isoMaterial struct {
 	// babble, if not nil, makes the babble of a mix (n samples, none of
 	// exclude's voice) instead of 4 to 8 of names' talkers as they speak.
 	babble func(n int, exclude string, seed uint64) []float64
+	// aug perturbs the target speech (and babble talkers) of the mixes:
+	// set on the part to fit on only (isoaug_test.go).
+	aug isoAug
 }
 
 // isoSplit splits the tuning half's material into a part to fit on and
@@ -154,6 +157,9 @@ func isoMixes(m isoMaterial, n int, r *rand.Rand) []isoMix {
 			cl = m.extra[r.IntN(len(m.extra))]
 		}
 		clean := cl.Samples
+		if m.aug.on() {
+			clean = m.aug.target(clean, r)
+		}
 		ln := len(clean)
 		var noise []float64
 		var kind string
@@ -173,7 +179,7 @@ func isoMixes(m isoMaterial, n int, r *rand.Rand) []isoMix {
 			r.Shuffle(len(others), func(i, j int) { others[i], others[j] = others[j], others[i] })
 			for _, s := range others[:min(len(others), 4+r.IntN(5))] {
 				x := m.talker[s]
-				v := realaudio.Loop(x, ln, r.IntN(len(x)))
+				v := m.aug.talker(x, ln, r.IntN(len(x)), r)
 				g := 1 / math.Sqrt(max(realaudio.ActiveLevel(v), 1e-12))
 				for j := range noise {
 					noise[j] += g * v[j]
@@ -400,6 +406,7 @@ func TestFitIsolation(t *testing.T) {
 	if *fitExtra != "" {
 		isoAddExtraFold(t, &fitM, foldM)
 	}
+	fitM.aug = isoAugFlags()
 	var fold isoSet
 	if foldM != nil {
 		fold = isoExamplesOf(*foldM, isoFitVal, rand.New(rand.NewPCG(isoFitSeed, 0xf01d)), isoFitEvery, "")
@@ -438,19 +445,23 @@ func TestFitIsolation(t *testing.T) {
 	if epoch == 0 {
 		kept = fmt.Sprintf("the weights averaged over epochs %d-%d", isoFitEpochs*2/3+1, isoFitEpochs)
 	}
+	augNote := ""
+	if fitM.aug.on() {
+		augNote = fmt.Sprintf("; the fitting speech perturbed: %v", fitM.aug)
+	}
 	header := fmt.Sprintf("isoModel was fitted on %d bands of frames (12 of every %d-th) of %d mixes made from the\n"+
 		"tuning half of the real-recording corpus (internal/realaudio): %d clips of %d\n"+
 		"speakers, and %d clips of %d speakers from outside the corpus (%s of the mixes' speech;\n"+
 		"isoextra_test.go: %s), under babble of 4 to 8 of the others, music or a real noise (2:2:1) at\n"+
 		"0 to 20 dB SNR (1 in 12 at 30 to 45 dB), levels -18 to +6 dB around the corpus's,\n"+
 		"the last quarter of each piece and noise and a quarter of the speakers kept for\n"+
-		"validation (%d bands). AdamW (decay %g), batches of %d, seed %d, %d epochs; kept %s:\n"+
+		"validation (%d bands)%s. AdamW (decay %g), batches of %d, seed %d, %d epochs; kept %s:\n"+
 		"validation loss %.4f (squared error of the band gains weighted by the band's\n"+
 		"energy; a mask open everywhere %.4f). The held-out half's speakers, music\n"+
 		"and noises are others than these (internal/realaudio splits by source): what\n"+
 		"the network gains there is in isolate_test.go (TestRealSpeechIsolation).",
 		train.len(), isoFitEvery, *fitTrain, len(fitM.clips), len(fitS), len(fitM.extra), len(speakersOf(fitM.extra)),
-		strconv.FormatFloat(fitM.extraShare, 'g', -1, 64), isoExtraPackages(), val.len(), *fitDecay, isoFitBatch, *fitSeed, isoFitEpochs, kept, loss, open)
+		strconv.FormatFloat(fitM.extraShare, 'g', -1, 64), isoExtraPackages(), val.len(), augNote, *fitDecay, isoFitBatch, *fitSeed, isoFitEpochs, kept, loss, open)
 	if *fitSave != "" {
 		if err := mlpSave(*fitSave, isoNetFlat(&m)); err != nil {
 			t.Fatal(err)

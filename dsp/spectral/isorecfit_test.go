@@ -560,6 +560,7 @@ func TestFitIsoRec(t *testing.T) {
 	if *fitExtra != "" {
 		isoAddExtraFold(t, &fitM, nil)
 	}
+	fitM.aug = isoAugFlags()
 	switch *recBabble {
 	case "talkers":
 	case "corpus":
@@ -587,6 +588,9 @@ func TestFitIsoRec(t *testing.T) {
 		"weights averaged over the last third): validation loss %.4f on isoModel's validation\n"+
 		"speakers (%d sequences; isoModel %.4f).",
 		len(train), isoRecBands, frames(train), *recTrain, *recSeed, *recBabble, *recFreeze, *recRate, isoFitDecay, *recBatch, isoRecChunk, *recEpochs, epoch, loss, len(val), start)
+	if fitM.aug.on() {
+		header += fmt.Sprintf("\nThe fitting speech perturbed: %v.", fitM.aug)
+	}
 	src := recModelSource(m, "-run TestFitIsoRec -recfit", header)
 	out := "isorecmodel.go"
 	if *recSave != "" {

@@ -1,0 +1,323 @@
+package spectral
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/audiopost/audiopost/audio"
+	"github.com/audiopost/audiopost/dsp"
+	"github.com/audiopost/audiopost/internal/fft"
+	"github.com/audiopost/audiopost/internal/realaudio"
+)
+
+// Every fit of speech isolation's networks learns its speakers
+// (isonet.go, isorec.go): more recorded voices moved it within a seed's
+// spread. isoAug makes each fitting speaker several instead, on the
+// fitting mixes only (TestFitIsolation, TestFitIsoRec set it on the
+// part to fit on; the validation speakers, the folds and the held-out
+// half are never perturbed): its speech resampled by a factor, which
+// moves pitch and formants together and the tempo with them (Kaldi's
+// speed perturbation, 0.9/1.0/1.1), and a spectral tilt per utterance.
+type isoAug struct {
+	// speed is the largest relative change of the speed (0.15: factors
+	// 0.85 to 1.15 drawn uniformly, on isoSpeed's grid); 0: none.
+	speed float64
+	// babble perturbs each babble talker's speed as the target's.
+	babble bool
+	// tiltDB is the largest tilt: the speech above isoTiltHz raised
+	// and below it lowered by a draw of up to half of it each way.
+	tiltDB float64
+	// formant is the largest relative shift of the formants with the
+	// pitch kept (isoWarp; 0.1: 0.9 to 1.1), drawn apart from the speed,
+	// so that pitch and vocal tract vary independently; 0: none.
+	formant float64
+}
+
+var (
+	fitSpeed       = flag.Float64("fitspeed", 0, "TestFitIsolation, TestFitIsoRec: perturb the speed of the fitting mixes' target speech by factors 1-x to 1+x (0: none; isoAug)")
+	fitSpeedBabble = flag.Bool("fitspeedbabble", false, "TestFitIsolation, TestFitIsoRec: perturb each babble talker's speed too (-fitspeed's range)")
+	fitTilt        = flag.Float64("fittilt", 0, "TestFitIsolation, TestFitIsoRec: tilt the fitting mixes' target speech by up to this many dB, high against low (0: none)")
+	fitFormant     = flag.Float64("fitformant", 0, "TestFitIsolation, TestFitIsoRec: shift the formants of the fitting mixes' target speech, pitch kept, by factors 1-x to 1+x (0: none; isoWarp)")
+)
+
+// isoAugFlags is the perturbation the flags ask for.
+func isoAugFlags() isoAug {
+	return isoAug{speed: *fitSpeed, babble: *fitSpeedBabble, tiltDB: *fitTilt, formant: *fitFormant}
+}
+
+func (a isoAug) on() bool { return a.speed > 0 || a.tiltDB > 0 || a.formant > 0 }
+
+// drawSpeed draws a speed factor from r.
+func (a isoAug) drawSpeed(r *rand.Rand) float64 {
+	return 1 + a.speed*(2*r.Float64()-1)
+}
+
+// target perturbs a clip of the target speech with r's draws.
+func (a isoAug) target(x []float64, r *rand.Rand) []float64 {
+	if a.speed > 0 {
+		x = isoSpeed(x, a.drawSpeed(r))
+	}
+	if a.tiltDB > 0 {
+		x = isoTilt(x, a.tiltDB*(r.Float64()-0.5))
+	}
+	if a.formant > 0 {
+		x = isoWarp(x, 1+a.formant*(2*r.Float64()-1))
+	}
+	return x
+}
+
+// talker is n samples of a babble talker's speech x from sample at on,
+// its speed perturbed if a.babble.
+func (a isoAug) talker(x []float64, n, at int, r *rand.Rand) []float64 {
+	if a.speed <= 0 || !a.babble {
+		return realaudio.Loop(x, n, at)
+	}
+	f := a.drawSpeed(r)
+	y := isoSpeed(realaudio.Loop(x, int(math.Ceil(float64(n)*f))+64, at), f)
+	if len(y) < n {
+		y = append(y, make([]float64, n-len(y))...)
+	}
+	return y[:n]
+}
+
+// isoSpeed returns x played f times as fast: resampled (dsp.Resampler)
+// from fs to fs/f Hz and taken at fs, so that its pitch and formants are
+// f times as high and it lasts 1/f as long. The rate is rounded to 100
+// Hz, which keeps the resampler's tables exact and few.
+func isoSpeed(x []float64, f float64) []float64 {
+	rate := int(math.Round(fs/f/100)) * 100
+	if rate == fs {
+		return x
+	}
+	r, err := dsp.NewResampler(audio.NewBufferSource(audio.Buffer{x}, fs), rate, dsp.ResampleOptions{Quality: dsp.ResampleMedium})
+	if err != nil {
+		panic(err) // rates near fs are always valid
+	}
+	y, err := audio.ReadAll(context.Background(), r)
+	if err != nil {
+		panic(err) // a buffer source does not fail
+	}
+	return y[0]
+}
+
+// isoTiltHz is the corner of isoTilt's shelf: about where the long-term
+// spectrum of speech turns down.
+const isoTiltHz = 1000
+
+// isoTilt returns x with its content above isoTiltHz raised by dB/2 and
+// below it lowered by dB/2 (a one-pole split into low and high, each
+// scaled: 200 Hz against 4 kHz move by 0.8 of dB), at x's active speech
+// level.
+func isoTilt(x []float64, dB float64) []float64 {
+	lo, hi := math.Pow(10, -dB/40), math.Pow(10, dB/40)
+	c := math.Exp(-2 * math.Pi * isoTiltHz / fs)
+	y := make([]float64, len(x))
+	var s float64
+	for i, v := range x {
+		s = (1-c)*v + c*s
+		y[i] = lo*s + hi*(v-s)
+	}
+	if a, b := realaudio.ActiveLevel(x), realaudio.ActiveLevel(y); a > 0 && b > 0 {
+		g := math.Sqrt(a / b)
+		for i := range y {
+			y[i] *= g
+		}
+	}
+	return y
+}
+
+// String describes the perturbation for the models' headers.
+func (a isoAug) String() string {
+	if !a.on() {
+		return "none"
+	}
+	return fmt.Sprintf("speed 1+-%g (babble talkers too: %v), tilt up to %g dB, formants 1+-%g (isoaug_test.go)", a.speed, a.babble, a.tiltDB, a.formant)
+}
+
+// isoWarpLifter is the quefrency (samples at fs) under which a frame's
+// cepstrum is its envelope: 2 ms, under the period of the highest voice
+// (400 Hz, 2.5 ms), so that the harmonics stay out of it; at 0.83 ms the
+// envelope was too smooth to move a formant by a harmonic.
+const isoWarpLifter = 96
+
+// isoWarp returns x with its formants moved by f, its pitch kept (a
+// vocal tract f times shorter): every frame of the isolator's STFT is
+// multiplied by its own spectral envelope (the liftered cepstrum of its
+// log magnitude) read at k/f over the same read at k, at most 20 dB
+// either way, its phase kept, and the frames overlap-added; the result
+// at x's active speech level.
+func isoWarp(x []float64, f float64) []float64 {
+	n := FFTSize(fs)
+	hop := n / 4
+	win := sqrtHann(n)
+	ft := fft.NewReal(n)
+	bins := n/2 + 1
+	spec, cep := make([]complex128, bins), make([]complex128, bins)
+	frame, q := make([]float64, n), make([]float64, n)
+	env := make([]float64, bins)
+	y := make([]float64, len(x)+n)
+	for start := hop - n; start < len(x); start += hop {
+		for i := range frame {
+			frame[i] = 0
+			if j := start + i; j >= 0 && j < len(x) {
+				frame[i] = x[j] * win[i]
+			}
+		}
+		ft.Coefficients(spec, frame)
+		for k, c := range spec {
+			cep[k] = complex(0.5*math.Log(real(c)*real(c)+imag(c)*imag(c)+1e-20), 0)
+		}
+		ft.Sequence(q, cep) // n times the real cepstrum
+		for i := isoWarpLifter; i <= n-isoWarpLifter; i++ {
+			q[i] = 0
+		}
+		ft.Coefficients(cep, q)
+		for k := range env {
+			env[k] = real(cep[k]) / float64(n)
+		}
+		for k := range spec {
+			src := min(float64(k)/f, float64(bins-1))
+			i := int(src)
+			u := src - float64(i)
+			e := env[i]
+			if i+1 < bins {
+				e = (1-u)*env[i] + u*env[i+1]
+			}
+			g := math.Exp(min(2.3, max(-2.3, e-env[k]))) // +-20 dB
+			spec[k] *= complex(g, 0)
+		}
+		ft.Sequence(frame, spec)
+		// sqrt-Hann in and out at 75% overlap sum to 2.
+		for i, v := range frame {
+			if j := start + i; j >= 0 {
+				y[j] += v * win[i] / float64(2*n)
+			}
+		}
+	}
+	y = y[:len(x)]
+	if a, b := realaudio.ActiveLevel(x), realaudio.ActiveLevel(y); a > 0 && b > 0 {
+		g := math.Sqrt(a / b)
+		for i := range y {
+			y[i] *= g
+		}
+	}
+	return y
+}
+
+// TestIsoWarpMovesFormants checks isoWarp on a 200 Hz pulse train
+// through a resonance at 1 kHz (200 Hz wide): warped by 1.2 and 0.8 the
+// centroid of its harmonics' power under 3 kHz moves by at least half
+// the warp (a ratio of liftered envelopes moves a sharp formant only
+// partly: at 1.2 the 1 and 1.2 kHz harmonics come out equal, at 0.8 the
+// 800 Hz one is 4 dB over 1 kHz), what lies between the harmonics stays
+// 20 dB under them (the pitch kept), and unwarped it returns its input
+// within -40 dB.
+func TestIsoWarpMovesFormants(t *testing.T) {
+	x := make([]float64, fs)
+	// A two-pole resonance at 1 kHz, 200 Hz wide.
+	rr := math.Exp(-math.Pi * 200 / fs)
+	a1, a2 := 2*rr*math.Cos(2*math.Pi*1000/fs), -rr*rr
+	var y1, y2 float64
+	for i := range x {
+		v := 0.0
+		if i%(fs/200) == 0 {
+			v = 1
+		}
+		y := v + a1*y1 + a2*y2
+		x[i], y1, y2 = 0.01*y, y, y1
+	}
+	amp := func(x []float64, hz float64) float64 {
+		var re, im float64
+		for i, v := range x[fs/4 : 3*fs/4] {
+			re += v * math.Cos(2*math.Pi*hz*float64(i)/fs)
+			im += v * math.Sin(2*math.Pi*hz*float64(i)/fs)
+		}
+		return math.Hypot(re, im)
+	}
+	// centroid is the power-weighted mean frequency of the harmonics
+	// under 3 kHz, peak the strongest one's amplitude.
+	centroid := func(x []float64) (c, peak float64) {
+		var s, w float64
+		for h := 200.0; h <= 3000; h += 200 {
+			a := amp(x, h)
+			s += h * a * a
+			w += a * a
+			peak = max(peak, a)
+		}
+		return s / w, peak
+	}
+	c0, _ := centroid(x)
+	for _, f := range []float64{1.2, 0.8} {
+		w := isoWarp(x, f)
+		c, peak := centroid(w)
+		between := max(amp(w, 900), amp(w, 1100), amp(w, 1300))
+		if r := c / c0; math.Abs(r-1) < math.Abs(f-1)/2 || (r-1)*(f-1) < 0 {
+			t.Errorf("warped by %g: the harmonics' centroid moved by %.3f", f, r)
+		}
+		if d := 20 * math.Log10(between/peak); d > -20 {
+			t.Errorf("warped by %g: %.1f dB between the harmonics, want under -20", f, d)
+		}
+		t.Logf("warped by %g: centroid %.0f -> %.0f Hz, between the harmonics %.1f dB", f, c0, c, 20*math.Log10(between/peak))
+	}
+	same := isoWarp(x, 1)
+	var e, p float64
+	for i := fs / 4; i < 3*fs/4; i++ {
+		e += (same[i] - x[i]) * (same[i] - x[i])
+		p += x[i] * x[i]
+	}
+	if d := 10 * math.Log10(e/p); d > -40 {
+		t.Errorf("unwarped: error %.1f dB", d)
+	}
+}
+
+// TestIsoSpeedMovesPitch checks isoSpeed on a 500 Hz tone: at 1.1 it
+// lasts 1/1.1 as long and its peak moves to 550 Hz, its level kept within
+// 0.1 dB; and isoTilt of 12 dB on two tones, 200 Hz and 4 kHz, moves
+// them apart by 9.5 dB within 0.5 (a one-pole shelf reaches its whole
+// tilt only towards 0 Hz and the Nyquist frequency).
+func TestIsoSpeedMovesPitch(t *testing.T) {
+	x := make([]float64, fs)
+	for i := range x {
+		x[i] = 0.1 * math.Sin(2*math.Pi*500*float64(i)/fs)
+	}
+	y := isoSpeed(x, 1.1)
+	if want := int(math.Round(fs / 1.1)); math.Abs(float64(len(y)-want)) > 0.001*fs {
+		t.Errorf("length %d, want %d", len(y), want)
+	}
+	// The tone's frequency from its zero crossings in the middle.
+	mid := y[len(y)/4 : 3*len(y)/4]
+	cross := 0
+	for i := 1; i < len(mid); i++ {
+		if (mid[i-1] < 0) != (mid[i] < 0) {
+			cross++
+		}
+	}
+	if hz := float64(cross) / 2 / (float64(len(mid)) / fs); math.Abs(hz-550) > 2 {
+		t.Errorf("tone at %.1f Hz, want 550", hz)
+	}
+	if d := 10 * math.Log10(meanPower(mid)/meanPower(x)); math.Abs(d) > 0.1 {
+		t.Errorf("level changed by %.2f dB", d)
+	}
+	tone := func(x []float64, hz float64) float64 { // the amplitude at hz
+		var re, im float64
+		for i, v := range x[fs/4:] {
+			re += v * math.Cos(2*math.Pi*hz*float64(i)/fs)
+			im += v * math.Sin(2*math.Pi*hz*float64(i)/fs)
+		}
+		return math.Hypot(re, im)
+	}
+	two := make([]float64, fs)
+	for i := range two {
+		two[i] = 0.1*math.Sin(2*math.Pi*200*float64(i)/fs) + 0.1*math.Sin(2*math.Pi*4000*float64(i)/fs)
+	}
+	z := isoTilt(two, 12)
+	got := 20 * math.Log10(tone(z, 4000)/tone(z, 200)/(tone(two, 4000)/tone(two, 200)))
+	if math.Abs(got-9.5) > 0.5 {
+		t.Errorf("tilt of 12 dB moved 4 kHz against 200 Hz by %.2f dB", got)
+	}
+	t.Logf("speed 1.1: %d -> %d samples; tilt 12 dB: %.2f dB between 200 Hz and 4 kHz", len(x), len(y), got)
+}
