@@ -21,13 +21,16 @@ import (
 // part to fit on; the validation speakers, the folds and the held-out
 // half are never perturbed): its speech resampled by a factor, which
 // moves pitch and formants together and the tempo with them (Kaldi's
-// speed perturbation, 0.9/1.0/1.1), and a spectral tilt per utterance.
+// speed perturbation, 0.9/1.0/1.1), the formants moved with the pitch
+// kept, and a spectral tilt per utterance. What each did is in isonet.go's
+// doc (session 13): the speed gained on the validation speakers and not
+// on the pool's folds; none is on by default.
 type isoAug struct {
 	// speed is the largest relative change of the speed (0.15: factors
 	// 0.85 to 1.15 drawn uniformly, on isoSpeed's grid); 0: none.
 	speed float64
-	// babble perturbs each babble talker's speed as the target's.
-	babble bool
+	// babble is the same of each babble talker, drawn apart; 0: none.
+	babble float64
 	// tiltDB is the largest tilt: the speech above isoTiltHz raised
 	// and below it lowered by a draw of up to half of it each way.
 	tiltDB float64
@@ -39,7 +42,7 @@ type isoAug struct {
 
 var (
 	fitSpeed       = flag.Float64("fitspeed", 0, "TestFitIsolation, TestFitIsoRec: perturb the speed of the fitting mixes' target speech by factors 1-x to 1+x (0: none; isoAug)")
-	fitSpeedBabble = flag.Bool("fitspeedbabble", false, "TestFitIsolation, TestFitIsoRec: perturb each babble talker's speed too (-fitspeed's range)")
+	fitSpeedBabble = flag.Float64("fitspeedbabble", 0, "TestFitIsolation, TestFitIsoRec: perturb the speed of each babble talker of the fitting mixes by factors 1-x to 1+x (0: none)")
 	fitTilt        = flag.Float64("fittilt", 0, "TestFitIsolation, TestFitIsoRec: tilt the fitting mixes' target speech by up to this many dB, high against low (0: none)")
 	fitFormant     = flag.Float64("fitformant", 0, "TestFitIsolation, TestFitIsoRec: shift the formants of the fitting mixes' target speech, pitch kept, by factors 1-x to 1+x (0: none; isoWarp)")
 )
@@ -49,17 +52,17 @@ func isoAugFlags() isoAug {
 	return isoAug{speed: *fitSpeed, babble: *fitSpeedBabble, tiltDB: *fitTilt, formant: *fitFormant}
 }
 
-func (a isoAug) on() bool { return a.speed > 0 || a.tiltDB > 0 || a.formant > 0 }
+func (a isoAug) on() bool { return a.speed > 0 || a.babble > 0 || a.tiltDB > 0 || a.formant > 0 }
 
-// drawSpeed draws a speed factor from r.
-func (a isoAug) drawSpeed(r *rand.Rand) float64 {
-	return 1 + a.speed*(2*r.Float64()-1)
+// drawSpeed draws a speed factor of 1-x to 1+x from r.
+func drawSpeed(x float64, r *rand.Rand) float64 {
+	return 1 + x*(2*r.Float64()-1)
 }
 
 // target perturbs a clip of the target speech with r's draws.
 func (a isoAug) target(x []float64, r *rand.Rand) []float64 {
 	if a.speed > 0 {
-		x = isoSpeed(x, a.drawSpeed(r))
+		x = isoSpeed(x, drawSpeed(a.speed, r))
 	}
 	if a.tiltDB > 0 {
 		x = isoTilt(x, a.tiltDB*(r.Float64()-0.5))
@@ -71,12 +74,12 @@ func (a isoAug) target(x []float64, r *rand.Rand) []float64 {
 }
 
 // talker is n samples of a babble talker's speech x from sample at on,
-// its speed perturbed if a.babble.
+// its speed perturbed if a.babble is not 0.
 func (a isoAug) talker(x []float64, n, at int, r *rand.Rand) []float64 {
-	if a.speed <= 0 || !a.babble {
+	if a.babble <= 0 {
 		return realaudio.Loop(x, n, at)
 	}
-	f := a.drawSpeed(r)
+	f := drawSpeed(a.babble, r)
 	y := isoSpeed(realaudio.Loop(x, int(math.Ceil(float64(n)*f))+64, at), f)
 	if len(y) < n {
 		y = append(y, make([]float64, n-len(y))...)
@@ -135,7 +138,7 @@ func (a isoAug) String() string {
 	if !a.on() {
 		return "none"
 	}
-	return fmt.Sprintf("speed 1+-%g (babble talkers too: %v), tilt up to %g dB, formants 1+-%g (isoaug_test.go)", a.speed, a.babble, a.tiltDB, a.formant)
+	return fmt.Sprintf("speed 1+-%g, babble talkers' 1+-%g, tilt up to %g dB, formants 1+-%g (isoaug_test.go)", a.speed, a.babble, a.tiltDB, a.formant)
 }
 
 // isoWarpLifter is the quefrency (samples at fs) under which a frame's

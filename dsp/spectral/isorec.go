@@ -144,6 +144,15 @@ import (
 // gain did not reach the held-out speakers, and the 0.13 dB the chosen
 // mean gained on the three columns is within what choosing among eight
 // candidates on them can find.
+//
+// Not kept either (session 13): the state refitted (TestFitIsoRec -recfit
+// -fitspeed 0.15, 97 s, 172 s of CPU, 4.1 GB) on a band network fitted
+// with its fitting speech's speed perturbed (isonet.go's table) and the
+// same perturbation on its own fitting mixes: validation 0.0472 at epoch 0
+// -> 0.0465 at epoch 6 (0.074-0.080 at epochs 2 and 3); through the
+// product val +3.49/+5.12, fold 1 -0.90/+2.04, fold 2 +0.88/+2.13 against
+// the product's +3.28/+5.14, -0.74/+2.53, +0.97/+2.42. As before, the
+// state gains on the corpus's voices and loses on the pool's.
 const isoRecH = 24 // units of the state per band
 
 // isoRecAvg is the weight of the band network's own gains (isoModel's,
