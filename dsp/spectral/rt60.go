@@ -27,7 +27,9 @@ import (
 // power (the free decays after words, which only the right room follows)
 // is the estimate. A recording whose best model lies rtDryDRR or more
 // under the speech is dry and reports RT60 0, and so is one whose
-// contradictions of it are mostly deep (deepShare): babble.
+// contradictions of it are mostly deep (deepShare), or partly deep and
+// whose offsets are followed by a spectrum of their own (babbleLike):
+// babble.
 //
 // The earlier estimator took the fastest of the free decays that fall 15
 // dB or more; a room whose reverberation lies 10 to 15 dB under the direct
@@ -522,7 +524,8 @@ func (r *rt60Estimator) fit(p *Profile) {
 // where 15 dB at 0.10 loses 2 (Menardi's 8 kHz prompts): not kept. Nor
 // were counting deep only frames over the noise floor (no room lost, 42
 // of 48 dry mixes taken) or the deep share of the strict fit's RT60
-// (14 rooms lost, 3 of them clean; 24 taken).
+// (14 rooms lost, 3 of them clean; 24 taken). A spectral cue parts
+// some of them where the deep share is 0.05 to 0.1: see continuity.
 func (r *rt60Estimator) deepShare(rt60, drr float64, noise [rtBands]float64, peak uint16) float64 {
 	frames := len(r.levels) / rtBands
 	F := math.Exp(-2 * 3 * math.Ln10 / rt60 * rtFrameSec)
