@@ -223,10 +223,17 @@ type Work struct {
 // take a few MB plus about 12 MB per hour (dsp/mixdown: three one-hour
 // tracks in 70 MB), an audio encoder or decoder 12 MB, a video encoder
 // (libx264 at 1280x720) 210 MB.
+//
+// The noise reduction's analysis pass keeps the room model's band levels
+// of every 10 ms of its input (dsp/spectral's rt60Estimator: octaves for
+// the fit, third octaves for its babble check, 14.4 MB an hour), which
+// the engine's 64 MB do not hold: roomMemoryPerHour for each input it
+// analyses (the main input, or each multitrack track) with denoise on.
 const (
 	engineMemory       = 64 << 20
 	trackMemory        = 8 << 20
 	trackMemoryPerHour = 12 << 20
+	roomMemoryPerHour  = 15 << 20
 	processMemory      = 16 << 20
 	videoProcessMemory = 256 << 20
 )
@@ -448,6 +455,7 @@ func PlanWork(p *Production) Work {
 	memory += int64(w.Concurrent) * processMemory
 	hours := duration / 3600
 	memory += int64(w.Tracks) * (trackMemory + int64(hours*trackMemoryPerHour))
+	memory += int64(p.measuredRooms()) * int64(hours*roomMemoryPerHour)
 	images := map[string]bool{}
 	for _, c := range p.Chapters {
 		if c.Image != nil && *c.Image != "" {
@@ -781,4 +789,23 @@ func FormatSeconds(s float64) string {
 		return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
 	}
 	return fmt.Sprintf("%d h %d min", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// measuredRooms counts the inputs whose noise reduction analyses the
+// room: the main input, or each multitrack track with a file, with
+// denoise on (whatever its method: a bound, not an estimate).
+func (p *Production) measuredRooms() int {
+	if !p.IsMultitrack {
+		if p.InputFile != "" && p.Algorithms.In(ScopeSingletrack).Bool("denoise") {
+			return 1
+		}
+		return 0
+	}
+	n := 0
+	for _, m := range p.MultiInputFiles {
+		if m.Type == InputMultitrack && p.Reads(m) && m.Algorithms.In(ScopeTrack).Bool("denoise") {
+			n++
+		}
+	}
+	return n
 }

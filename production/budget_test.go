@@ -270,6 +270,28 @@ func TestCheckWorkMemory(t *testing.T) {
 	}
 }
 
+// TestPlanWorkRoomMemory: the noise reduction's room model keeps band
+// levels of its whole input, so a three-hour input with denoise on plans
+// 45 MB more than without, and a multitrack production that much for
+// each denoised track.
+func TestPlanWorkRoomMemory(t *testing.T) {
+	const hours = 3
+	plan := func(body string) int64 { return PlanWork(probedAt(t, body, hours*3600, "wav")).Memory }
+	off, on := plan(`{`+input+`}`), plan(`{`+input+`,"algorithms":{"denoise":true}}`)
+	if on-off != hours*roomMemoryPerHour {
+		t.Errorf("denoise on plans %d MB more, want %d", (on-off)>>20, hours*roomMemoryPerHour>>20)
+	}
+	tracks := func(denoise string) string {
+		return `{"is_multitrack":true,"multi_input_files":[
+		{"type":"multitrack","id":"a","input_file":"https://example.org/a.wav","algorithms":{"denoise":` + denoise + `}},
+		{"type":"multitrack","id":"b","input_file":"https://example.org/b.wav","algorithms":{"denoise":` + denoise + `}},
+		{"type":"multitrack","id":"c","input_file":"https://example.org/c.wav"}]}`
+	}
+	if d := plan(tracks("true")) - plan(tracks("false")); d != 2*hours*roomMemoryPerHour {
+		t.Errorf("two denoised tracks plan %d MB more, want %d", d>>20, 2*hours*roomMemoryPerHour>>20)
+	}
+}
+
 // TestCheckWorkDisk: a two-hour Opus input decodes to 2.6 GB of 32-bit
 // floats (production/engine keeps it for the whole run); a WAV input of
 // the same length decodes to nothing. Beyond the disk limit the error
