@@ -197,28 +197,25 @@ func (r *rt60Estimator) write(mono []float64) {
 func (r *rt60Estimator) frame() {
 	clear(r.pow)
 	r.fft.forwardPow(r.spec, r.pow, r.buf, r.win)
-	for b := range rtBands {
+	r.levels = appendBandLevels(r.levels, r.pow, r.lo[:], r.hi[:])
+	r.fine = appendBandLevels(r.fine, r.pow, r.fineLo[:], r.fineHi[:])
+}
+
+// appendBandLevels appends the level of each band (bins lo[b] to hi[b])
+// of pow, in hundredths of a dB over rtLevelLow (0 for no power).
+func appendBandLevels(dst []uint16, pow []float64, lo, hi []int) []uint16 {
+	for b := range lo {
 		var p float64
-		for _, v := range r.pow[r.lo[b]:r.hi[b]] {
+		for _, v := range pow[lo[b]:hi[b]] {
 			p += v
 		}
 		l := 0
 		if p > 0 {
 			l = min(math.MaxUint16, max(0, int(math.Round(100*(10*math.Log10(p)-rtLevelLow)))))
 		}
-		r.levels = append(r.levels, uint16(l))
+		dst = append(dst, uint16(l))
 	}
-	for b := range rtFineBands {
-		var p float64
-		for _, v := range r.pow[r.fineLo[b]:r.fineHi[b]] {
-			p += v
-		}
-		l := 0
-		if p > 0 {
-			l = min(math.MaxUint16, max(0, int(math.Round(100*(10*math.Log10(p)-rtLevelLow)))))
-		}
-		r.fine = append(r.fine, uint16(l))
-	}
+	return dst
 }
 
 const rtFineBands = 15
