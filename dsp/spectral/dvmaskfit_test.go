@@ -51,6 +51,9 @@ var (
 	dvMaskSeeds  = flag.String("dvmaskseeds", "71", "TestFitDvMask: the seeds of the fits (of their start and batches), fitted side by side on the same examples; 71 writes dvMaskModel to -dvmaskout, another seed N dvMaskModelN to dvmaskmodelN.go")
 	dvMaskMaxW   = flag.Float64("dvmaskmaxw", 20, "TestFitDvMask: the most an example weighs against its mix's mean (without a cap the loss is the power of the magnitudes' error, as SI-SDR counts it)")
 	dvMaskSWA    = flag.Bool("dvmaskswa", false, "TestFitDvMask: also write each fit's weights averaged over its epochs at the lowered rate (dvMaskSWAN to dvmaskswaN.go)")
+	dvMaskFitDRR = flag.Float64("dvmaskfitdrr", math.NaN(), "TestFitDvMask: mixes the room model puts at this DRR (dB) or under are examples (default dvMaskDRR, where the mask serves)")
+	dvMaskSox    = flag.Bool("dvmasksox", true, "TestFitDvMask: mixes in sox's reverb are examples too (false: image-source rooms only; the mixes drawn are the same)")
+	dvMaskDrop   = flag.String("dvmaskdrop", "", "TestFitDvMask: inputs (comma-separated indices) the fits of the seeds -dvmaskseeds marks with d (71d) are not given: held at their mean, their scale zero in the model")
 )
 
 const (
@@ -169,6 +172,14 @@ func dvMaskExamples(t testing.TB, clips []realaudio.Clip, img, sox []dvMaskRoom,
 		room dvMaskRoom
 		red  float64
 	}
+	gate := dvMaskDRR
+	if !math.IsNaN(*dvMaskFitDRR) {
+		gate = *dvMaskFitDRR
+	}
+	// The Denoiser serves the mask, and so records its examples, at the
+	// fit's gate.
+	defer func(v float64) { dvMaskDRR = v }(dvMaskDRR)
+	dvMaskDRR = gate
 	r := rand.New(rand.NewPCG(seed, 0xd5))
 	jobs := make([]job, n)
 	for i := range jobs {
@@ -213,8 +224,11 @@ func dvMaskExamples(t testing.TB, clips []realaudio.Clip, img, sox []dvMaskRoom,
 			wet[k] *= g
 			dry[k] *= g
 		}
+		if j.room.sox && !*dvMaskSox {
+			return
+		}
 		p := analyse(t, audio.Buffer{wet}, ProfilerOptions{VAD: classifyVAD(t, audio.Buffer{wet})})
-		if p.RT60 < dryRT60 || p.DRRDB > dvMaskDRR {
+		if p.RT60 < dryRT60 || p.DRRDB > gate {
 			return
 		}
 		d, err := NewDenoiser(audio.NewBufferSource(audio.Buffer{wet}, fs), DenoiserOptions{Settings: Settings{Method: Static, ReductionDB: j.red}, Profile: p})
@@ -272,8 +286,24 @@ func dvMaskExamples(t testing.TB, clips []realaudio.Clip, img, sox []dvMaskRoom,
 		set.w = append(set.w, part.w...)
 		set.kind = append(set.kind, part.kind...)
 	}
-	t.Logf("%d of %d mixes served (room model at DRR %.1f dB or under), %d examples", served, n, dvMaskDRR, set.len())
+	t.Logf("%d of %d mixes served (room model at DRR %.1f dB or under), %d examples", served, n, gate, set.len())
 	return set
+}
+
+// dvMaskDropped returns the inputs -dvmaskdrop leaves out.
+func dvMaskDropped(t testing.TB) []int {
+	var out []int
+	for _, f := range strings.Split(*dvMaskDrop, ",") {
+		if f == "" {
+			continue
+		}
+		i, err := strconv.Atoi(f)
+		if err != nil || i < 0 || i >= dvMaskIn {
+			t.Fatalf("-dvmaskdrop %q: %q is no input", *dvMaskDrop, f)
+		}
+		out = append(out, i)
+	}
+	return out
 }
 
 // dvMaskLoss is the network's weighted squared error on s, overall and
@@ -340,22 +370,31 @@ func TestFitDvMask(t *testing.T) {
 	// (inputs it was not given have a scale of zero).
 	ml, mby := dvMaskLoss(&dvMaskModel, val)
 	t.Logf("the model in dvmaskmodel.go: validation %.4f (image-source %.4f, sox %.4f)", ml, mby["image-source"], mby["sox"])
-	var seeds []uint64
+	type fit struct {
+		seed uint64
+		drop bool
+	}
+	var seeds []fit
 	for _, f := range strings.Split(*dvMaskSeeds, ",") {
-		v, err := strconv.ParseUint(f, 10, 64)
+		drop := strings.HasSuffix(f, "d")
+		v, err := strconv.ParseUint(strings.TrimSuffix(f, "d"), 10, 64)
 		if err != nil {
 			t.Fatalf("-dvmaskseeds %q: %v", *dvMaskSeeds, err)
 		}
-		seeds = append(seeds, v)
+		seeds = append(seeds, fit{v, drop})
 	}
 	// The fits share the examples and run side by side (each on one
 	// core); each keeps its epoch of lowest validation loss.
 	var wg sync.WaitGroup
-	for _, seed := range seeds {
+	for _, f := range seeds {
+		var drop []int
+		if f.drop {
+			drop = dvMaskDropped(t)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			dvMaskFitOne(t, train, val, seed, rl, len(spk), len(img), len(sox), len(imgV), len(soxV))
+			dvMaskFitOne(t, train, val, f.seed, drop, rl, len(spk), len(img), len(sox), len(imgV), len(soxV))
 		}()
 	}
 	wg.Wait()
@@ -364,12 +403,28 @@ func TestFitDvMask(t *testing.T) {
 // dvMaskFitOne fits one network with seed on train, validated on val,
 // and writes it (and with -dvmaskswa its weights averaged over the
 // epochs at the lowered rate).
-func dvMaskFitOne(t *testing.T, train, val dvMaskSet, seed uint64, rl float64, nSpk, nImg, nSox, nImgV, nSoxV int) {
+func dvMaskFitOne(t *testing.T, train, val dvMaskSet, seed uint64, drop []int, rl float64, nSpk, nImg, nSox, nImgV, nSoxV int) {
 	m := new(dvMaskNet)
 	var sc dvMaskScratch
+	// The inputs dropped are read at their mean (mlpFit's standardisation
+	// sets it): the network sees zero there.
+	var held [dvMaskIn]float32
+	feed := func(x []float32) []float32 {
+		if len(drop) == 0 {
+			return x
+		}
+		copy(held[:], x[:dvMaskIn])
+		for _, i := range drop {
+			held[i] = m.mean[i]
+		}
+		return held[:]
+	}
 	n := mlpCarve(dvMaskFlat(m), dvMaskIn, dvMaskH1, dvMaskH2, func(x []float32) (float32, []float32, []float32, []float32) {
-		return m.unit(x, &sc), sc.x[:], sc.h1[:], sc.h2[:]
+		return m.unit(feed(x), &sc), sc.x[:], sc.h1[:], sc.h2[:]
 	})
+	valLoss := func() (float64, map[string]float64) {
+		return dvMaskLossOf(val, func(x []float32) float32 { return m.unit(feed(x), &sc) })
+	}
 	// The average of the weights after each epoch at the lowered rate
 	// (mlpFit's last third).
 	swa := make([]float64, len(dvMaskFlat(m)))
@@ -379,7 +434,7 @@ func dvMaskFitOne(t *testing.T, train, val dvMaskSet, seed uint64, rl float64, n
 		epochs: *dvMaskEpochs,
 		decay:  isoFitDecay,
 		val: func() (float64, map[string]float64) {
-			l, by := dvMaskLoss(m, val)
+			l, by := valLoss()
 			t.Logf("seed %d: validation by room: image-source %.4f, sox %.4f", seed, by["image-source"], by["sox"])
 			return l, by
 		},
@@ -392,19 +447,39 @@ func dvMaskFitOne(t *testing.T, train, val dvMaskSet, seed uint64, rl float64, n
 			}
 		},
 	})
+	// An input held at zero stood at its mean throughout: with its scale
+	// zero the model reads none of it and gives what it gave in the fit.
+	for _, i := range drop {
+		m.mean[i], m.scale[i] = 0, 0
+	}
 	t.Logf("seed %d: validation loss %.4f at epoch %d (the rule's %.4f)", seed, loss, epoch, rl)
 	name, out := "dvMaskModel", *dvMaskOut
-	if seed != dvMaskFitSeed {
+	if seed != dvMaskFitSeed || len(drop) > 0 {
 		name, out = fmt.Sprintf("dvMaskModel%d", seed), fmt.Sprintf("dvmaskmodel%d.go", seed)
+		if len(drop) > 0 {
+			name, out = name+"d", strings.TrimSuffix(out, ".go")+"d.go"
+		}
+	}
+	gate := dvMaskDRR
+	if !math.IsNaN(*dvMaskFitDRR) {
+		gate = *dvMaskFitDRR
+	}
+	soxUse, dropped := "their mixes examples too", ""
+	if !*dvMaskSox {
+		soxUse = "their mixes not examples"
+	}
+	if len(drop) > 0 {
+		dropped = fmt.Sprintf("; inputs %v not given", drop)
 	}
 	write := func(m *dvMaskNet, name, out, kept string, loss float64) {
 		header := fmt.Sprintf("%s was fitted on %d units' gains (every %d-th frame) of %d mixes of the tuning\n"+
 			"half's speech (%d speakers) in %d image-source rooms (RT60 0.3-1.2 s, talker 0.8-3 m) and %d\n"+
-			"settings of sox's reverb, seed %d (the fit's start and batches %d); validated on %d units of %d mixes of %d other\n"+
+			"settings of sox's reverb (%s; examples where the room model put the room at DRR %.1f dB or under%s),\n"+
+			"seed %d (the fit's start and batches %d); validated on %d units of %d mixes of %d other\n"+
 			"speakers in %d other rooms and %d other settings. AdamW (decay %g), batches of %d, %d epochs; %s:\n"+
 			"validation loss %.4f (the squared error of the units' gains weighted by their power, at most\n"+
 			"%g times their mix's mean; the rule's gains %.4f).",
-			name, train.len(), dvMaskEvery, *dvMaskMixes, nSpk-nSpk/4, nImg, nSox, dvMaskFitSeed, seed,
+			name, train.len(), dvMaskEvery, *dvMaskMixes, nSpk-nSpk/4, nImg, nSox, soxUse, gate, dropped, dvMaskFitSeed, seed,
 			val.len(), max(1, *dvMaskMixes/5), nSpk/4, nImgV, nSoxV, isoFitDecay, isoFitBatch, *dvMaskEpochs, kept, loss, *dvMaskMaxW, rl)
 		src := mlpModel{command: "go test ./dsp/spectral -run TestFitDvMask -args -fitdvmask", name: name, typ: "dvMaskNet",
 			in: "dvMaskIn", h1: "dvMaskH1", h2: "dvMaskH2", digits: -1}.source(mlpCarve(dvMaskFlat(m), dvMaskIn, dvMaskH1, dvMaskH2, nil), header)
