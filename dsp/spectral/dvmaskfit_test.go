@@ -31,7 +31,7 @@ import (
 // own but over a wider range (RT60 0.3 to 1.2 s, the talker 0.8 to 3 m
 // from the microphone; seeds dvMaskFitSeed and +1, never the wide set's
 // 30) and sox's reverb at random settings, three mixes in four in an
-// image-source room. Each mix runs through the Profiler and the Denoiser
+// image-source room (-dvmasksoxin). Each mix runs through the Profiler and the Denoiser
 // (Static, noise reduction automatic in one mix in two, off in the
 // other) as the product runs them; where the room model puts the room
 // at dvMaskDRR or under, every second frame's units are examples: the
@@ -41,7 +41,10 @@ import (
 // (mlpFit), the epoch with the lowest validation loss kept. -dvmaskseeds
 // fits several seeds side by side on the same examples (the ensembles
 // dvmask.go records), -dvmaskswa also writes each fit's weights averaged
-// over its last epochs, -dvmaskmaxw moves the weights' cap.
+// over its last epochs, -dvmaskmaxw moves the weights' cap,
+// -dvmaskfitdrr the room model's DRR under which mixes are examples,
+// -dvmasksox=false leaves sox's mixes out, a seed marked d (71d) fits
+// without the inputs -dvmaskdrop lists.
 var (
 	fitDvMask    = flag.Bool("fitdvmask", false, "TestFitDvMask: fit the learned reverb mask on the tuning half and write dvmaskmodel.go")
 	dvMaskOut    = flag.String("dvmaskout", "dvmaskmodel.go", "TestFitDvMask: the file to write")
@@ -53,6 +56,7 @@ var (
 	dvMaskSWA    = flag.Bool("dvmaskswa", false, "TestFitDvMask: also write each fit's weights averaged over its epochs at the lowered rate (dvMaskSWAN to dvmaskswaN.go)")
 	dvMaskFitDRR = flag.Float64("dvmaskfitdrr", math.NaN(), "TestFitDvMask: mixes the room model puts at this DRR (dB) or under are examples (default dvMaskDRR, where the mask serves)")
 	dvMaskSox    = flag.Bool("dvmasksox", true, "TestFitDvMask: mixes in sox's reverb are examples too (false: image-source rooms only; the mixes drawn are the same)")
+	dvMaskSoxIn  = flag.Int("dvmasksoxin", 4, "TestFitDvMask: one mix in this many is in sox's reverb (the others in an image-source room)")
 	dvMaskDrop   = flag.String("dvmaskdrop", "", "TestFitDvMask: inputs (comma-separated indices) the fits of the seeds -dvmaskseeds marks with d (71d) are not given: held at their mean, their scale zero in the model")
 )
 
@@ -190,7 +194,7 @@ func dvMaskExamples(t testing.TB, clips []realaudio.Clip, img, sox []dvMaskRoom,
 			x = x[at : at+m]
 		}
 		rm := img[r.IntN(len(img))]
-		if r.IntN(4) == 0 {
+		if r.IntN(*dvMaskSoxIn) == 0 {
 			rm = sox[r.IntN(len(sox))]
 		}
 		jobs[i] = job{x: x, room: rm, red: float64(-(i % 2))}
