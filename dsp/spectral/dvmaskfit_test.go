@@ -44,20 +44,24 @@ import (
 // over its last epochs, -dvmaskmaxw moves the weights' cap,
 // -dvmaskfitdrr the room model's DRR under which mixes are examples,
 // -dvmasksox=false leaves sox's mixes out, a seed marked d (71d) fits
-// without the inputs -dvmaskdrop lists.
+// without the inputs -dvmaskdrop lists. -dvmasklong fits the model of
+// the rooms over dvMaskDRR (dvmasklongmodel.go):
+//
+//	flock /tmp/audiopost-fit.lock nice go test ./dsp/spectral -run TestFitDvMask -v -timeout 3h -args -fitdvmask -dvmasklong -dvmaskseeds 72 -dvmasksoxin 2 -dvmaskmixes 320
 var (
-	fitDvMask    = flag.Bool("fitdvmask", false, "TestFitDvMask: fit the learned reverb mask on the tuning half and write dvmaskmodel.go")
-	dvMaskOut    = flag.String("dvmaskout", "dvmaskmodel.go", "TestFitDvMask: the file to write")
-	dvMaskMixes  = flag.Int("dvmaskmixes", 480, "TestFitDvMask: mixes to fit on (a fifth as many to validate on)")
-	dvMaskRooms  = flag.Int("dvmaskrooms", 120, "TestFitDvMask: image-source rooms to fit on (a fifth as many to validate on)")
-	dvMaskEpochs = flag.Int("dvmaskepochs", 14, "TestFitDvMask: epochs")
-	dvMaskSeeds  = flag.String("dvmaskseeds", "71", "TestFitDvMask: the seeds of the fits (of their start and batches), fitted side by side on the same examples; 71 writes dvMaskModel to -dvmaskout, another seed N dvMaskModelN to dvmaskmodelN.go")
-	dvMaskMaxW   = flag.Float64("dvmaskmaxw", 20, "TestFitDvMask: the most an example weighs against its mix's mean (without a cap the loss is the power of the magnitudes' error, as SI-SDR counts it)")
-	dvMaskSWA    = flag.Bool("dvmaskswa", false, "TestFitDvMask: also write each fit's weights averaged over its epochs at the lowered rate (dvMaskSWAN to dvmaskswaN.go)")
-	dvMaskFitDRR = flag.Float64("dvmaskfitdrr", math.NaN(), "TestFitDvMask: mixes the room model puts at this DRR (dB) or under are examples (default dvMaskDRR, where the mask serves)")
-	dvMaskSox    = flag.Bool("dvmasksox", true, "TestFitDvMask: mixes in sox's reverb are examples too (false: image-source rooms only; the mixes drawn are the same)")
-	dvMaskSoxIn  = flag.Int("dvmasksoxin", 4, "TestFitDvMask: one mix in this many is in sox's reverb (the others in an image-source room)")
-	dvMaskDrop   = flag.String("dvmaskdrop", "", "TestFitDvMask: inputs (comma-separated indices) the fits of the seeds -dvmaskseeds marks with d (71d) are not given: held at their mean, their scale zero in the model")
+	fitDvMask     = flag.Bool("fitdvmask", false, "TestFitDvMask: fit the learned reverb mask on the tuning half and write dvmaskmodel.go")
+	dvMaskOut     = flag.String("dvmaskout", "dvmaskmodel.go", "TestFitDvMask: the file to write")
+	dvMaskMixes   = flag.Int("dvmaskmixes", 480, "TestFitDvMask: mixes to fit on (a fifth as many to validate on)")
+	dvMaskRooms   = flag.Int("dvmaskrooms", 120, "TestFitDvMask: image-source rooms to fit on (a fifth as many to validate on)")
+	dvMaskEpochs  = flag.Int("dvmaskepochs", 14, "TestFitDvMask: epochs")
+	dvMaskSeeds   = flag.String("dvmaskseeds", "71", "TestFitDvMask: the seeds of the fits (of their start and batches), fitted side by side on the same examples; the first writes dvMaskModel to -dvmaskout (dvMaskLongModel to dvmasklongmodel.go with -dvmasklong), another seed N dvMaskModelN to dvmaskmodelN.go")
+	dvMaskMaxW    = flag.Float64("dvmaskmaxw", 20, "TestFitDvMask: the most an example weighs against its mix's mean (without a cap the loss is the power of the magnitudes' error, as SI-SDR counts it)")
+	dvMaskSWA     = flag.Bool("dvmaskswa", false, "TestFitDvMask: also write each fit's weights averaged over its epochs at the lowered rate (dvMaskSWAN to dvmaskswaN.go)")
+	dvMaskFitDRR  = flag.Float64("dvmaskfitdrr", math.NaN(), "TestFitDvMask: mixes the room model puts at this DRR (dB) or under are examples (default dvMaskDRR, where the mask serves)")
+	dvMaskSox     = flag.Bool("dvmasksox", true, "TestFitDvMask: mixes in sox's reverb are examples too (false: image-source rooms only; the mixes drawn are the same)")
+	fitDvMaskLong = flag.Bool("dvmasklong", false, "TestFitDvMask: fit the model of the rooms over dvMaskDRR (dvMaskLongModel, to dvmasklongmodel.go): mixes the room model puts at dvMaskLongDRR or under are examples")
+	dvMaskSoxIn   = flag.Int("dvmasksoxin", 4, "TestFitDvMask: one mix in this many is in sox's reverb (the others in an image-source room)")
+	dvMaskDrop    = flag.String("dvmaskdrop", "", "TestFitDvMask: inputs (comma-separated indices) the fits of the seeds -dvmaskseeds marks with d (71d) are not given: held at their mean, their scale zero in the model")
 )
 
 const (
@@ -176,10 +180,7 @@ func dvMaskExamples(t testing.TB, clips []realaudio.Clip, img, sox []dvMaskRoom,
 		room dvMaskRoom
 		red  float64
 	}
-	gate := dvMaskDRR
-	if !math.IsNaN(*dvMaskFitDRR) {
-		gate = *dvMaskFitDRR
-	}
+	gate := dvMaskFitGate()
 	// The Denoiser serves the mask, and so records its examples, at the
 	// fit's gate.
 	defer func(v float64) { dvMaskDRR = v }(dvMaskDRR)
@@ -294,6 +295,33 @@ func dvMaskExamples(t testing.TB, clips []realaudio.Clip, img, sox []dvMaskRoom,
 	return set
 }
 
+// dvMaskFitGate is the room model's DRR at and under which the fit's
+// mixes are examples: -dvmaskfitdrr, or where the model fitted serves.
+func dvMaskFitGate() float64 {
+	switch {
+	case !math.IsNaN(*dvMaskFitDRR):
+		return *dvMaskFitDRR
+	case *fitDvMaskLong:
+		return dvMaskLongDRR
+	}
+	return dvMaskDRR
+}
+
+// dvMaskCommand is the command that fits the model, with the flags given.
+func dvMaskCommand() string {
+	cmd := "go test ./dsp/spectral -run TestFitDvMask -args"
+	flag.Visit(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Name, "fitdvmask") || strings.HasPrefix(f.Name, "dvmask") {
+			if f.Value.String() == "true" {
+				cmd += " -" + f.Name
+			} else {
+				cmd += " -" + f.Name + " " + f.Value.String()
+			}
+		}
+	})
+	return cmd
+}
+
 // dvMaskDropped returns the inputs -dvmaskdrop leaves out.
 func dvMaskDropped(t testing.TB) []int {
 	var out []int
@@ -374,6 +402,10 @@ func TestFitDvMask(t *testing.T) {
 	// (inputs it was not given have a scale of zero).
 	ml, mby := dvMaskLoss(&dvMaskModel, val)
 	t.Logf("the model in dvmaskmodel.go: validation %.4f (image-source %.4f, sox %.4f)", ml, mby["image-source"], mby["sox"])
+	if *fitDvMaskLong {
+		ml, mby := dvMaskLoss(&dvMaskLongModel, val)
+		t.Logf("the model in dvmasklongmodel.go: validation %.4f (image-source %.4f, sox %.4f)", ml, mby["image-source"], mby["sox"])
+	}
 	type fit struct {
 		seed uint64
 		drop bool
@@ -390,7 +422,7 @@ func TestFitDvMask(t *testing.T) {
 	// The fits share the examples and run side by side (each on one
 	// core); each keeps its epoch of lowest validation loss.
 	var wg sync.WaitGroup
-	for _, f := range seeds {
+	for k, f := range seeds {
 		var drop []int
 		if f.drop {
 			drop = dvMaskDropped(t)
@@ -398,7 +430,7 @@ func TestFitDvMask(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			dvMaskFitOne(t, train, val, f.seed, drop, rl, len(spk), len(img), len(sox), len(imgV), len(soxV))
+			dvMaskFitOne(t, train, val, f.seed, k == 0, drop, rl, len(spk), len(img), len(sox), len(imgV), len(soxV))
 		}()
 	}
 	wg.Wait()
@@ -407,7 +439,7 @@ func TestFitDvMask(t *testing.T) {
 // dvMaskFitOne fits one network with seed on train, validated on val,
 // and writes it (and with -dvmaskswa its weights averaged over the
 // epochs at the lowered rate).
-func dvMaskFitOne(t *testing.T, train, val dvMaskSet, seed uint64, drop []int, rl float64, nSpk, nImg, nSox, nImgV, nSoxV int) {
+func dvMaskFitOne(t *testing.T, train, val dvMaskSet, seed uint64, first bool, drop []int, rl float64, nSpk, nImg, nSox, nImgV, nSoxV int) {
 	m := new(dvMaskNet)
 	var sc dvMaskScratch
 	// The inputs dropped are read at their mean (mlpFit's standardisation
@@ -457,17 +489,21 @@ func dvMaskFitOne(t *testing.T, train, val dvMaskSet, seed uint64, drop []int, r
 		m.mean[i], m.scale[i] = 0, 0
 	}
 	t.Logf("seed %d: validation loss %.4f at epoch %d (the rule's %.4f)", seed, loss, epoch, rl)
-	name, out := "dvMaskModel", *dvMaskOut
-	if seed != dvMaskFitSeed || len(drop) > 0 {
-		name, out = fmt.Sprintf("dvMaskModel%d", seed), fmt.Sprintf("dvmaskmodel%d.go", seed)
+	base, file := "dvMaskModel", "dvmaskmodel"
+	if *fitDvMaskLong {
+		base, file = "dvMaskLongModel", "dvmasklongmodel"
+	}
+	name, out := base, *dvMaskOut
+	if *fitDvMaskLong && out == "dvmaskmodel.go" {
+		out = file + ".go"
+	}
+	if !first || len(drop) > 0 {
+		name, out = fmt.Sprintf("%s%d", base, seed), fmt.Sprintf("%s%d.go", file, seed)
 		if len(drop) > 0 {
 			name, out = name+"d", strings.TrimSuffix(out, ".go")+"d.go"
 		}
 	}
-	gate := dvMaskDRR
-	if !math.IsNaN(*dvMaskFitDRR) {
-		gate = *dvMaskFitDRR
-	}
+	gate := dvMaskFitGate()
 	soxUse, dropped := "their mixes examples too", ""
 	if !*dvMaskSox {
 		soxUse = "their mixes not examples"
@@ -485,7 +521,7 @@ func dvMaskFitOne(t *testing.T, train, val dvMaskSet, seed uint64, drop []int, r
 			"%g times their mix's mean; the rule's gains %.4f).",
 			name, train.len(), dvMaskEvery, *dvMaskMixes, nSpk-nSpk/4, nImg, nSox, soxUse, gate, dropped, dvMaskFitSeed, seed,
 			val.len(), max(1, *dvMaskMixes/5), nSpk/4, nImgV, nSoxV, isoFitDecay, isoFitBatch, *dvMaskEpochs, kept, loss, *dvMaskMaxW, rl)
-		src := mlpModel{command: "go test ./dsp/spectral -run TestFitDvMask -args -fitdvmask", name: name, typ: "dvMaskNet",
+		src := mlpModel{command: dvMaskCommand(), name: name, typ: "dvMaskNet",
 			in: "dvMaskIn", h1: "dvMaskH1", h2: "dvMaskH2", digits: -1}.source(mlpCarve(dvMaskFlat(m), dvMaskIn, dvMaskH1, dvMaskH2, nil), header)
 		t.Logf("%s: %d bytes", out, len(src))
 		if err := os.WriteFile(out, src, 0o644); err != nil {

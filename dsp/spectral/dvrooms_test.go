@@ -171,6 +171,7 @@ var (
 	dvWideLow   = flag.Float64("dvwidelow", math.NaN(), "TestDeverbWideRooms: WPE's long variance context and the StaticNoise cut at this DRR (dB) and under (wpeLowDRR)")
 	dvWideDRR   = flag.Float64("dvwidemaskdrr", math.NaN(), "TestDeverbWideRooms: the learned mask at this DRR (dB) and under (dvMaskDRR)")
 	dvWideVar   = flag.String("dvwidevar", "", "TestDeverbWideRooms: variants of the rooms the mask does not serve, comma-separated, each key=value joined by +")
+	dvWideLong  = flag.Float64("dvwidemasklong", math.NaN(), "TestDeverbWideRooms: the learned mask of the rooms over dvMaskDRR at this DRR (dB) and under (dvMaskLongDRR)")
 )
 
 // dvVariant returns a Denoiser tune for a variant of -dvwidevar: keys
@@ -180,7 +181,7 @@ var (
 // the late reverberation from), drr (dB added to the room model's
 // DRR for the rule and WPE); wpeonly (no key=value) passes WPE's output
 // with no gain after it and logs its energy against the input's. It
-// changes only rooms the mask does not serve (DRR over dvMaskDRR),
+// changes only rooms no mask serves (DRR over dvMaskLongDRR: dvMaskFor),
 // unless the key all is given, and only rooms of DRR from and more, to
 // and less, where those keys are given. Variants joined by "/" apply in
 // turn, each over its own rooms.
@@ -213,7 +214,7 @@ func dvVariant(t testing.TB, v string, p *Profile) func(d *Denoiser, rt float64)
 		}
 		kv[k] = x
 	}
-	if _, ok := kv["all"]; !ok && p.DRRDB <= dvMaskDRR {
+	if _, ok := kv["all"]; !ok && dvMaskFor(p.DRRDB) != nil {
 		return nil
 	}
 	if x, ok := kv["from"]; ok && p.DRRDB < x {
@@ -398,6 +399,10 @@ func TestDeverbWideRooms(t *testing.T) {
 		defer func(v float64) { dvMaskDRR = v }(dvMaskDRR)
 		dvMaskDRR = *dvWideDRR
 	}
+	if !math.IsNaN(*dvWideLong) {
+		defer func(v float64) { dvMaskLongDRR = v }(dvMaskLongDRR)
+		dvMaskLongDRR = *dvWideLong
+	}
 	c := realCorpus(t)
 	rooms := wideRooms(t, *dvWideRooms, *dvWideSeed)
 	cases := wideCases(c, rooms)
@@ -455,7 +460,7 @@ func TestDeverbWideRooms(t *testing.T) {
 			}
 		}
 		served := "unserved"
-		if p.DRRDB <= dvMaskDRR {
+		if dvMaskFor(p.DRRDB) != nil {
 			served = "served"
 		}
 		if group == "sox" {
