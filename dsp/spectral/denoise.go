@@ -463,7 +463,7 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 	// The mask was fitted in rooms the room model measured: a room
 	// assumed (no Profile, no RT60 given) is not one. It reads
 	// dvMaskAhead hops ahead, which a causal stream does not have.
-	if net := dvMaskFor(roomDRR); d.needRev && net != nil && (opts.RT60 > 0 || opts.Profile != nil) && !opts.Causal {
+	if net := dvMaskFor(roomDRR, rt); d.needRev && net != nil && (opts.RT60 > 0 || opts.Profile != nil) && !opts.Causal {
 		d.dvm = newDvMask(f.SampleRate, d.n, net, rt, roomDRR)
 	}
 

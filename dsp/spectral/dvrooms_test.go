@@ -171,7 +171,7 @@ var (
 	dvWideLow   = flag.Float64("dvwidelow", math.NaN(), "TestDeverbWideRooms: WPE's long variance context and the StaticNoise cut at this DRR (dB) and under (wpeLowDRR)")
 	dvWideDRR   = flag.Float64("dvwidemaskdrr", math.NaN(), "TestDeverbWideRooms: the learned mask at this DRR (dB) and under (dvMaskDRR)")
 	dvWideVar   = flag.String("dvwidevar", "", "TestDeverbWideRooms: variants of the rooms the mask does not serve, comma-separated, each key=value joined by +")
-	dvWideLong  = flag.Float64("dvwidemasklong", math.NaN(), "TestDeverbWideRooms: the learned mask of the rooms over dvMaskDRR at this DRR (dB) and under (dvMaskLongDRR)")
+	dvWideLong  = flag.String("dvwidemasklong", "", "TestDeverbWideRooms: the learned mask of the rooms over dvMaskDRR at DRR,RT60: this DRR (dB) and under, that RT60 (s) and over (dvMaskLongDRR, dvMaskLongRT60)")
 )
 
 // dvVariant returns a Denoiser tune for a variant of -dvwidevar: keys
@@ -214,7 +214,7 @@ func dvVariant(t testing.TB, v string, p *Profile) func(d *Denoiser, rt float64)
 		}
 		kv[k] = x
 	}
-	if _, ok := kv["all"]; !ok && dvMaskFor(p.DRRDB) != nil {
+	if _, ok := kv["all"]; !ok && dvMaskFor(p.DRRDB, p.RT60) != nil {
 		return nil
 	}
 	if x, ok := kv["from"]; ok && p.DRRDB < x {
@@ -399,9 +399,13 @@ func TestDeverbWideRooms(t *testing.T) {
 		defer func(v float64) { dvMaskDRR = v }(dvMaskDRR)
 		dvMaskDRR = *dvWideDRR
 	}
-	if !math.IsNaN(*dvWideLong) {
-		defer func(v float64) { dvMaskLongDRR = v }(dvMaskLongDRR)
-		dvMaskLongDRR = *dvWideLong
+	if *dvWideLong != "" {
+		var drr, rt float64
+		if _, err := fmt.Sscanf(*dvWideLong, "%g,%g", &drr, &rt); err != nil {
+			t.Fatalf("-dvwidemasklong %q: %v", *dvWideLong, err)
+		}
+		defer func(d, r float64) { dvMaskLongDRR, dvMaskLongRT60 = d, r }(dvMaskLongDRR, dvMaskLongRT60)
+		dvMaskLongDRR, dvMaskLongRT60 = drr, rt
 	}
 	c := realCorpus(t)
 	rooms := wideRooms(t, *dvWideRooms, *dvWideSeed)
@@ -460,7 +464,7 @@ func TestDeverbWideRooms(t *testing.T) {
 			}
 		}
 		served := "unserved"
-		if dvMaskFor(p.DRRDB) != nil {
+		if dvMaskFor(p.DRRDB, p.RT60) != nil {
 			served = "served"
 		}
 		if group == "sox" {
