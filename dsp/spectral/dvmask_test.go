@@ -82,8 +82,10 @@ func TestDvMaskAheadAligns(t *testing.T) {
 
 // dvMaskLongGainDB is the least mean SI-SDR gain the mask of the rooms
 // over dvMaskDRR (dvMaskLongModel) must make over the rule alone in
-// TestDvMaskLongRooms.
-const dvMaskLongGainDB = 0.2
+// TestDvMaskLongRooms: the held-out half's figure rounded down (+0.62
+// dB over 3 rooms, -realfull after the choice; +0.46 over 4 with the
+// mask served at every RT60).
+const dvMaskLongGainDB = 0.6
 
 // In the rooms the room model puts over dvMaskDRR and at dvMaskLongDRR
 // or under (at dvMaskLongRT60 or more), the mask of those rooms gains
@@ -91,7 +93,8 @@ const dvMaskLongGainDB = 0.2
 // rooms TestDeverbWideRooms draws (seed 30), static, noise reduction
 // automatic, each room with and without the mask. The tuning half's
 // speech puts 7 of them there (all at +3 dB), where the mask gains
-// +0.66 dB SI-SDR over the rule (+3.27 against +2.62), in each of the 7.
+// +0.66 dB SI-SDR over the rule (+3.27 against +2.62), in each of the
+// 7; the held-out half's 3, +0.62 (+3.93 against +3.31).
 func TestDvMaskLongRooms(t *testing.T) {
 	c := realCorpus(t)
 	cases := wideCases(c, wideRooms(t, 24, 30))
