@@ -38,6 +38,12 @@ type isoAug struct {
 	// pitch kept (isoWarp; 0.1: 0.9 to 1.1), drawn apart from the speed,
 	// so that pitch and vocal tract vary independently; 0: none.
 	formant float64
+	// phone is the share of the target utterances sent through a
+	// telephone channel (isoPhone), drawn per utterance; 0: none.
+	phone float64
+	// eqDB is the largest gain of a microphone's colouration (isoMicEQ)
+	// put on every target utterance; 0: none.
+	eqDB float64
 }
 
 var (
@@ -45,14 +51,18 @@ var (
 	fitSpeedBabble = flag.Float64("fitspeedbabble", 0, "TestFitIsolation, TestFitIsoRec: perturb the speed of each babble talker of the fitting mixes by factors 1-x to 1+x (0: none)")
 	fitTilt        = flag.Float64("fittilt", 0, "TestFitIsolation, TestFitIsoRec: tilt the fitting mixes' target speech by up to this many dB, high against low (0: none)")
 	fitFormant     = flag.Float64("fitformant", 0, "TestFitIsolation, TestFitIsoRec: shift the formants of the fitting mixes' target speech, pitch kept, by factors 1-x to 1+x (0: none; isoWarp)")
+	fitPhone       = flag.Float64("fitphone", 0, "TestFitIsolation, TestFitIsoRec: send this share of the fitting mixes' target utterances through a telephone channel (0: none; isoPhone)")
+	fitEQ          = flag.Float64("fiteq", 0, "TestFitIsolation, TestFitIsoRec: colour the fitting mixes' target speech as a microphone by up to this many dB (0: none; isoMicEQ)")
 )
 
 // isoAugFlags is the perturbation the flags ask for.
 func isoAugFlags() isoAug {
-	return isoAug{speed: *fitSpeed, babble: *fitSpeedBabble, tiltDB: *fitTilt, formant: *fitFormant}
+	return isoAug{speed: *fitSpeed, babble: *fitSpeedBabble, tiltDB: *fitTilt, formant: *fitFormant, phone: *fitPhone, eqDB: *fitEQ}
 }
 
-func (a isoAug) on() bool { return a.speed > 0 || a.babble > 0 || a.tiltDB > 0 || a.formant > 0 }
+func (a isoAug) on() bool {
+	return a.speed > 0 || a.babble > 0 || a.tiltDB > 0 || a.formant > 0 || a.phone > 0 || a.eqDB > 0
+}
 
 // drawSpeed draws a speed factor of 1-x to 1+x from r.
 func drawSpeed(x float64, r *rand.Rand) float64 {
@@ -69,6 +79,12 @@ func (a isoAug) target(x []float64, r *rand.Rand) []float64 {
 	}
 	if a.formant > 0 {
 		x = isoWarp(x, 1+a.formant*(2*r.Float64()-1))
+	}
+	if a.eqDB > 0 {
+		x = isoMicEQ(x, a.eqDB, r)
+	}
+	if a.phone > 0 && r.Float64() < a.phone {
+		x = isoPhone(x, isoChannel(r.IntN(3)), -30+15*r.Float64())
 	}
 	return x
 }
@@ -138,7 +154,7 @@ func (a isoAug) String() string {
 	if !a.on() {
 		return "none"
 	}
-	return fmt.Sprintf("speed 1+-%g, babble talkers' 1+-%g, tilt up to %g dB, formants 1+-%g (isoaug_test.go)", a.speed, a.babble, a.tiltDB, a.formant)
+	return fmt.Sprintf("speed 1+-%g, babble talkers' 1+-%g, tilt up to %g dB, formants 1+-%g, telephone channel %g of the utterances, microphone colouration up to %g dB (isoaug_test.go)", a.speed, a.babble, a.tiltDB, a.formant, a.phone, a.eqDB)
 }
 
 // isoWarpLifter is the quefrency (samples at fs) under which a frame's
@@ -323,4 +339,199 @@ func TestIsoSpeedMovesPitch(t *testing.T) {
 		t.Errorf("tilt of 12 dB moved 4 kHz against 200 Hz by %.2f dB", got)
 	}
 	t.Logf("speed 1.1: %d -> %d samples; tilt 12 dB: %.2f dB between 200 Hz and 4 kHz", len(x), len(y), got)
+}
+
+// isoChannel is a telephone channel of isoPhone.
+type isoChannel int
+
+const (
+	// isoMuLaw is the narrow band (300 to 3400 Hz at 8 kHz) in G.711's
+	// mu-law, isoALaw the same in its A-law, isoWide the wide band of
+	// G.722 (16 kHz, 50 to 6800 Hz) without its ADPCM.
+	isoMuLaw isoChannel = iota
+	isoALaw
+	isoWide
+)
+
+// isoPhone returns x sent through channel c and taken back at fs: band
+// limited by the resampler to the channel's rate (ResampleMedium's pass
+// band ends at 0.85 of its Nyquist frequency: 3.4 kHz at 8 kHz, which is
+// the telephone band's edge), high-passed (second-order Butterworth, 300
+// Hz narrow, 50 Hz wide), and companded to 8 bits with its active speech
+// level at levelDB dB under full scale (the G.711 laws' quantization
+// noise follows the level, their overload does not); the result at x's
+// active speech level.
+func isoPhone(x []float64, c isoChannel, levelDB float64) []float64 {
+	rate, corner := 8000, 300.0
+	if c == isoWide {
+		rate, corner = 16000, 50
+	}
+	y := isoResample(x, fs, rate)
+	y = isoFilter(y, rate, dsp.ButterworthHighPass(float64(rate), corner, 2)...)
+	if c != isoWide {
+		a := realaudio.ActiveLevel(y)
+		if a <= 0 {
+			return x
+		}
+		g := math.Pow(10, levelDB/20) / math.Sqrt(a)
+		for i, v := range y {
+			y[i] = g711(v*g, c) / g
+		}
+	}
+	y = isoResample(y, rate, fs)
+	if len(y) > len(x) {
+		y = y[:len(x)]
+	}
+	for len(y) < len(x) {
+		y = append(y, 0)
+	}
+	if a, b := realaudio.ActiveLevel(x), realaudio.ActiveLevel(y); a > 0 && b > 0 {
+		g := math.Sqrt(a / b)
+		for i := range y {
+			y[i] *= g
+		}
+	}
+	return y
+}
+
+// g711 returns v (full scale 1) compressed by c's law, quantized to its
+// 128 steps each way and expanded: the companding's error without its
+// bit layout (the segment laws of G.711 are these curves' piecewise-linear
+// approximations).
+func g711(v float64, c isoChannel) float64 {
+	m := min(math.Abs(v), 1)
+	const mu, A = 255.0, 87.6
+	var y float64
+	if c == isoMuLaw {
+		y = math.Log1p(mu*m) / math.Log1p(mu)
+	} else if m < 1/A {
+		y = A * m / (1 + math.Log(A))
+	} else {
+		y = (1 + math.Log(A*m)) / (1 + math.Log(A))
+	}
+	y = (math.Min(math.Floor(y*128), 127) + 0.5) / 128
+	if c == isoMuLaw {
+		m = math.Expm1(y*math.Log1p(mu)) / mu
+	} else if y < 1/(1+math.Log(A)) {
+		m = y * (1 + math.Log(A)) / A
+	} else {
+		m = math.Exp(y*(1+math.Log(A))-1) / A
+	}
+	return math.Copysign(m, v)
+}
+
+// isoMicEQ returns x coloured as by a microphone and its place: a low
+// cut (second-order, log-uniform 40 to 200 Hz), a peak or dip of up to
+// dB either way (log-uniform 150 Hz to 8 kHz, Q 0.7 to 3) and a high
+// shelf of up to dB/2 either way at 4 to 10 kHz (presence or a
+// darkening grille), drawn from r; the result at x's active speech level.
+func isoMicEQ(x []float64, dB float64, r *rand.Rand) []float64 {
+	logU := func(lo, hi float64) float64 { return lo * math.Pow(hi/lo, r.Float64()) }
+	y := isoFilter(x, fs,
+		dsp.HighPassCoeffs(fs, logU(40, 200), 0.7071),
+		dsp.PeakingCoeffs(fs, logU(150, 8000), 0.7+2.3*r.Float64(), dB*(2*r.Float64()-1)),
+		dsp.HighShelfCoeffs(fs, 4000+6000*r.Float64(), dB/2*(2*r.Float64()-1)))
+	if a, b := realaudio.ActiveLevel(x), realaudio.ActiveLevel(y); a > 0 && b > 0 {
+		g := math.Sqrt(a / b)
+		for i := range y {
+			y[i] *= g
+		}
+	}
+	return y
+}
+
+// isoResample returns x at rate Hz taken from from Hz (dsp.Resampler).
+func isoResample(x []float64, from, rate int) []float64 {
+	r, err := dsp.NewResampler(audio.NewBufferSource(audio.Buffer{x}, from), rate, dsp.ResampleOptions{Quality: dsp.ResampleMedium})
+	if err != nil {
+		panic(err) // 8, 16 and 48 kHz are valid rates
+	}
+	y, err := audio.ReadAll(context.Background(), r)
+	if err != nil {
+		panic(err) // a buffer source does not fail
+	}
+	return y[0]
+}
+
+// isoFilter returns x at rate Hz through the biquad sections (dsp.Biquad).
+func isoFilter(x []float64, rate int, sections ...dsp.Coeffs) []float64 {
+	b, err := dsp.NewBiquad(audio.NewBufferSource(audio.Buffer{x}, rate), sections...)
+	if err != nil {
+		panic(err) // the designs are stable
+	}
+	y, err := audio.ReadAll(context.Background(), b)
+	if err != nil {
+		panic(err) // a buffer source does not fail
+	}
+	return y[0]
+}
+
+// TestIsoPhoneBand checks isoPhone on tones: through the narrow band a 1
+// kHz tone is 30 dB over the companding's noise (what is not the tone
+// fitted to it), a tone at 100 Hz loses 15 dB against it (a second-order
+// high-pass at 300 Hz: 19) and one at 5 kHz 40; through the wide band 5
+// kHz is kept within 1 dB against 1 kHz and 10 kHz loses 40. And
+// isoMicEQ keeps the active level.
+func TestIsoPhoneBand(t *testing.T) {
+	tones := func(hz ...float64) []float64 {
+		x := make([]float64, fs)
+		for i := range x {
+			for _, h := range hz {
+				x[i] += 0.05 * math.Sin(2*math.Pi*h*float64(i)/fs)
+			}
+		}
+		return x
+	}
+	amp := func(x []float64, hz float64) float64 {
+		var re, im float64
+		for i, v := range x[fs/4 : 3*fs/4] {
+			re += v * math.Cos(2*math.Pi*hz*float64(i)/fs)
+			im += v * math.Sin(2*math.Pi*hz*float64(i)/fs)
+		}
+		return math.Hypot(re, im)
+	}
+	db := func(a, b float64) float64 { return 20 * math.Log10(a/b) }
+	x := tones(100, 1000, 5000)
+	for _, c := range []isoChannel{isoMuLaw, isoALaw} {
+		y := isoPhone(x, c, -20)
+		lo, hi := db(amp(y, 100), amp(y, 1000)), db(amp(y, 5000), amp(y, 1000))
+		// A 1 kHz tone alone through the channel less the tone fitted
+		// to it (amplitude and phase: the high-pass turns it) is the
+		// companding's noise.
+		z := isoPhone(tones(1000), c, -20)[fs/4 : 3*fs/4]
+		var sc, ss float64
+		for i, v := range z {
+			sc += v * math.Cos(2*math.Pi*1000*float64(i+fs/4)/fs)
+			ss += v * math.Sin(2*math.Pi*1000*float64(i+fs/4)/fs)
+		}
+		sc, ss = 2*sc/float64(len(z)), 2*ss/float64(len(z))
+		var e, p float64
+		for i, v := range z {
+			f := sc*math.Cos(2*math.Pi*1000*float64(i+fs/4)/fs) + ss*math.Sin(2*math.Pi*1000*float64(i+fs/4)/fs)
+			e += (v - f) * (v - f)
+			p += f * f
+		}
+		snr := 10 * math.Log10(p/e)
+		t.Logf("channel %d: 100 Hz %.1f dB, 5 kHz %.1f dB against 1 kHz, companded 1 kHz SNR %.1f dB", c, lo, hi, snr)
+		if lo > -15 || hi > -40 {
+			t.Errorf("channel %d: 100 Hz %.1f dB, 5 kHz %.1f dB against 1 kHz, want under -15 and -40", c, lo, hi)
+		}
+		if snr < 30 {
+			t.Errorf("channel %d: companded 1 kHz SNR %.1f dB, want 30", c, snr)
+		}
+	}
+	w := isoPhone(tones(1000, 5000, 10000), isoWide, -20)
+	if d := db(amp(w, 5000), amp(w, 1000)); math.Abs(d) > 1 {
+		t.Errorf("wide band: 5 kHz %.2f dB against 1 kHz", d)
+	}
+	if d := db(amp(w, 10000), amp(w, 1000)); d > -40 {
+		t.Errorf("wide band: 10 kHz %.1f dB against 1 kHz, want under -40", d)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 5 {
+		e := isoMicEQ(x, 6, r)
+		if d := 10 * math.Log10(realaudio.ActiveLevel(e)/realaudio.ActiveLevel(x)); math.Abs(d) > 0.01 {
+			t.Errorf("microphone colouration moved the level by %.3f dB", d)
+		}
+	}
 }
