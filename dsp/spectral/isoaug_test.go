@@ -1,16 +1,21 @@
 package spectral
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os/exec"
+	"strconv"
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
 	"github.com/audiopost/audiopost/dsp"
 	"github.com/audiopost/audiopost/internal/fft"
+	"github.com/audiopost/audiopost/internal/need"
 	"github.com/audiopost/audiopost/internal/realaudio"
 )
 
@@ -44,6 +49,11 @@ type isoAug struct {
 	// eqDB is the largest gain of a microphone's colouration (isoMicEQ)
 	// put on every target utterance; 0: none.
 	eqDB float64
+	// codec is the share of the target utterances sent through a
+	// speech or music codec at a low rate (isoCodecs, through ffmpeg, the
+	// program's path), drawn per utterance; 0: none.
+	codec  float64
+	ffmpeg string
 }
 
 var (
@@ -52,16 +62,22 @@ var (
 	fitTilt        = flag.Float64("fittilt", 0, "TestFitIsolation, TestFitIsoRec: tilt the fitting mixes' target speech by up to this many dB, high against low (0: none)")
 	fitFormant     = flag.Float64("fitformant", 0, "TestFitIsolation, TestFitIsoRec: shift the formants of the fitting mixes' target speech, pitch kept, by factors 1-x to 1+x (0: none; isoWarp)")
 	fitPhone       = flag.Float64("fitphone", 0, "TestFitIsolation, TestFitIsoRec: send this share of the fitting mixes' target utterances through a telephone channel (0: none; isoPhone)")
+	fitCodec       = flag.Float64("fitcodec", 0, "TestFitIsolation, TestFitIsoRec: send this share of the fitting mixes' target utterances through a low-rate codec (0: none; isoCodecs, ffmpeg)")
 	fitEQ          = flag.Float64("fiteq", 0, "TestFitIsolation, TestFitIsoRec: colour the fitting mixes' target speech as a microphone by up to this many dB (0: none; isoMicEQ)")
 )
 
-// isoAugFlags is the perturbation the flags ask for.
-func isoAugFlags() isoAug {
-	return isoAug{speed: *fitSpeed, babble: *fitSpeedBabble, tiltDB: *fitTilt, formant: *fitFormant, phone: *fitPhone, eqDB: *fitEQ}
+// isoAugFlags is the perturbation the flags ask for; -fitcodec needs
+// ffmpeg (tb is skipped without it).
+func isoAugFlags(tb testing.TB) isoAug {
+	a := isoAug{speed: *fitSpeed, babble: *fitSpeedBabble, tiltDB: *fitTilt, formant: *fitFormant, phone: *fitPhone, eqDB: *fitEQ, codec: *fitCodec}
+	if a.codec > 0 {
+		a.ffmpeg = need.Program(tb, "ffmpeg")
+	}
+	return a
 }
 
 func (a isoAug) on() bool {
-	return a.speed > 0 || a.babble > 0 || a.tiltDB > 0 || a.formant > 0 || a.phone > 0 || a.eqDB > 0
+	return a.speed > 0 || a.babble > 0 || a.tiltDB > 0 || a.formant > 0 || a.phone > 0 || a.eqDB > 0 || a.codec > 0
 }
 
 // drawSpeed draws a speed factor of 1-x to 1+x from r.
@@ -85,6 +101,9 @@ func (a isoAug) target(x []float64, r *rand.Rand) []float64 {
 	}
 	if a.phone > 0 && r.Float64() < a.phone {
 		x = isoPhone(x, isoChannel(r.IntN(3)), -30+15*r.Float64())
+	}
+	if a.codec > 0 && r.Float64() < a.codec {
+		x = isoCodec(x, a.ffmpeg, isoCodecs[r.IntN(len(isoCodecs))])
 	}
 	return x
 }
@@ -154,7 +173,7 @@ func (a isoAug) String() string {
 	if !a.on() {
 		return "none"
 	}
-	return fmt.Sprintf("speed 1+-%g, babble talkers' 1+-%g, tilt up to %g dB, formants 1+-%g, telephone channel %g of the utterances, microphone colouration up to %g dB (isoaug_test.go)", a.speed, a.babble, a.tiltDB, a.formant, a.phone, a.eqDB)
+	return fmt.Sprintf("speed 1+-%g, babble talkers' 1+-%g, tilt up to %g dB, formants 1+-%g, telephone channel %g of the utterances, microphone colouration up to %g dB, codecs %g of the utterances (isoaug_test.go)", a.speed, a.babble, a.tiltDB, a.formant, a.phone, a.eqDB, a.codec)
 }
 
 // isoWarpLifter is the quefrency (samples at fs) under which a frame's
@@ -532,6 +551,111 @@ func TestIsoPhoneBand(t *testing.T) {
 		e := isoMicEQ(x, 6, r)
 		if d := 10 * math.Log10(realaudio.ActiveLevel(e)/realaudio.ActiveLevel(x)); math.Abs(d) > 0.01 {
 			t.Errorf("microphone colouration moved the level by %.3f dB", d)
+		}
+	}
+}
+
+// isoCodecs are the codecs of -fitcodec: what telephones, VoIP and the
+// web's low rates do to speech that isoPhone's bands alone do not (a
+// vocoder's, ADPCM's and perceptual coders' errors).
+var isoCodecs = []isoCodecSpec{
+	{"GSM 06.10", 8000, []string{"-c:a", "libgsm"}, "gsm"},
+	{"G.722", 16000, []string{"-c:a", "g722"}, "g722"},
+	{"Opus 12 kbit/s", 16000, []string{"-c:a", "libopus", "-b:a", "12k"}, "ogg"},
+	{"MP3 24 kbit/s", 16000, []string{"-c:a", "libmp3lame", "-b:a", "24k"}, "mp3"},
+}
+
+// isoCodecSpec is a codec of isoCodecs: its rate, ffmpeg's encoder
+// options and the container it is piped in.
+type isoCodecSpec struct {
+	name   string
+	rate   int
+	enc    []string
+	format string
+}
+
+// isoCodec returns x resampled to c's rate, encoded and decoded by ffmpeg
+// (two processes piped, no file) and taken back at fs, its length kept
+// (the codecs' delay of a few ms is the target's, as it would be), at x's
+// active speech level.
+func isoCodec(x []float64, ffmpeg string, c isoCodecSpec) []float64 {
+	y := isoResample(x, fs, c.rate)
+	raw := make([]byte, 4*len(y))
+	for i, v := range y {
+		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(float32(v)))
+	}
+	rate := strconv.Itoa(c.rate)
+	enc := exec.Command(ffmpeg, append(append([]string{"-v", "error", "-f", "f32le", "-ar", rate, "-ac", "1", "-i", "pipe:0"}, c.enc...), "-f", c.format, "pipe:1")...)
+	dec := exec.Command(ffmpeg, "-v", "error", "-f", c.format, "-i", "pipe:0", "-f", "f32le", "-ar", rate, "-ac", "1", "pipe:1")
+	enc.Stdin = bytes.NewReader(raw)
+	pipe, err := enc.StdoutPipe()
+	if err != nil {
+		panic(err)
+	}
+	var out, msg bytes.Buffer
+	dec.Stdin, dec.Stdout, dec.Stderr, enc.Stderr = pipe, &out, &msg, &msg
+	if err := dec.Start(); err != nil {
+		panic(err)
+	}
+	if err := enc.Run(); err != nil {
+		panic(fmt.Sprintf("%s: %v: %s", c.name, err, msg.String()))
+	}
+	if err := dec.Wait(); err != nil {
+		panic(fmt.Sprintf("%s: %v: %s", c.name, err, msg.String()))
+	}
+	b := out.Bytes()
+	y = make([]float64, len(b)/4)
+	for i := range y {
+		y[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+	}
+	y = isoResample(y, c.rate, fs)
+	if len(y) > len(x) {
+		y = y[:len(x)]
+	}
+	for len(y) < len(x) {
+		y = append(y, 0)
+	}
+	if a, b := realaudio.ActiveLevel(x), realaudio.ActiveLevel(y); a > 0 && b > 0 {
+		g := math.Sqrt(a / b)
+		for i := range y {
+			y[i] *= g
+		}
+	}
+	return y
+}
+
+// TestIsoCodecs checks isoCodec on a 500 Hz tone under a 6 kHz one (20
+// dB weaker) through every codec of isoCodecs: the 500 Hz tone comes out
+// within 3 dB of its level (the codecs keep a voiced band; the output is
+// at the input's active level), and the 6 kHz tone 30 dB weaker than in
+// the input against it through GSM's 8 kHz rate.
+func TestIsoCodecs(t *testing.T) {
+	ff := need.Program(t, "ffmpeg")
+	x := make([]float64, fs)
+	for i := range x {
+		x[i] = 0.1*math.Sin(2*math.Pi*500*float64(i)/fs) + 0.01*math.Sin(2*math.Pi*6000*float64(i)/fs)
+	}
+	amp := func(x []float64, hz float64) float64 {
+		var re, im float64
+		for i, v := range x[fs/4 : 3*fs/4] {
+			re += v * math.Cos(2*math.Pi*hz*float64(i)/fs)
+			im += v * math.Sin(2*math.Pi*hz*float64(i)/fs)
+		}
+		return math.Hypot(re, im)
+	}
+	for _, c := range isoCodecs {
+		y := isoCodec(x, ff, c)
+		if len(y) != len(x) {
+			t.Fatalf("%s: %d samples of %d", c.name, len(y), len(x))
+		}
+		low := 20 * math.Log10(amp(y, 500)/amp(x, 500))
+		high := 20*math.Log10(amp(y, 6000)/amp(y, 500)) + 20
+		t.Logf("%s: 500 Hz %+.2f dB, 6 kHz %+.1f dB against it", c.name, low, high)
+		if math.Abs(low) > 3 {
+			t.Errorf("%s: 500 Hz tone %+.2f dB", c.name, low)
+		}
+		if c.rate == 8000 && high > -30 {
+			t.Errorf("%s: 6 kHz tone %+.1f dB against 500 Hz, want under -30", c.name, high)
 		}
 	}
 }

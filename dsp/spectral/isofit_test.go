@@ -406,7 +406,7 @@ func TestFitIsolation(t *testing.T) {
 	if *fitExtra != "" {
 		isoAddExtraFold(t, &fitM, foldM)
 	}
-	fitM.aug = isoAugFlags()
+	fitM.aug = isoAugFlags(t)
 	var fold isoSet
 	if foldM != nil {
 		fold = isoExamplesOf(*foldM, isoFitVal, rand.New(rand.NewPCG(isoFitSeed, 0xf01d)), isoFitEvery, "")

@@ -560,7 +560,7 @@ func TestFitIsoRec(t *testing.T) {
 	if *fitExtra != "" {
 		isoAddExtraFold(t, &fitM, nil)
 	}
-	fitM.aug = isoAugFlags()
+	fitM.aug = isoAugFlags(t)
 	switch *recBabble {
 	case "talkers":
 	case "corpus":
