@@ -27,9 +27,11 @@ import (
 // half are never perturbed): its speech resampled by a factor, which
 // moves pitch and formants together and the tempo with them (Kaldi's
 // speed perturbation, 0.9/1.0/1.1), the formants moved with the pitch
-// kept, and a spectral tilt per utterance. What each did is in isonet.go's
-// doc (session 13): the speed gained on the validation speakers and not
-// on the pool's folds; none is on by default.
+// kept, and a spectral tilt per utterance; or its recording conditions:
+// a telephone channel, a microphone's colouration, a low-rate codec. What
+// each did is in isonet.go's doc (session 13): the speed and the codecs
+// gained on the validation speakers and not on the pool's folds, beyond
+// the seed's spread; none is on by default.
 type isoAug struct {
 	// speed is the largest relative change of the speed (0.15: factors
 	// 0.85 to 1.15 drawn uniformly, on isoSpeed's grid); 0: none.
