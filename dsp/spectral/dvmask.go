@@ -100,7 +100,9 @@ import (
 // (the rule alone +3.41/+3.41); the 15 it puts at +3 dB, which the rule
 // alone served, +2.49/+2.56, and the one at +6 +3.12/+3.17; the 2 of a
 // 3.3 s klettres/he clip the room model calls dry (486 and 496 signal
-// band frames of the 500 rtMinSignal asks) +0.22/+0.00. This model
+// band frames of the 500 rtMinSignal asks) +0.22/+0.00 (since
+// clearShort, fitted 0.8 and 0.7 s at 0 dB and served: +4.27/+4.12 and
+// +3.24/+3.12). This model
 // served up to 4.5 dB without a refit gained in all 15 rooms at +3
 // (+3.00/+2.91), but cost the 4 of the 24 drawn sox settings the room
 // model puts there (+2.02/+2.27 -> +2.15/+1.68), and TestDeverb's

@@ -1,6 +1,7 @@
 package spectral
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"math"
@@ -391,6 +392,7 @@ func TestDeverbWideRooms(t *testing.T) {
 	if !*dvWide {
 		t.Skip("-dvwide: a measurement over simulated rooms, not a test")
 	}
+	setMinSignal(t)
 	if !math.IsNaN(*dvWideLow) {
 		defer func(v float64) { wpeLowDRR = v }(wpeLowDRR)
 		wpeLowDRR = *dvWideLow
@@ -511,4 +513,89 @@ func TestDeverbWideRooms(t *testing.T) {
 		t.Log(l)
 	}
 	t.Logf("%s half's speech, %d simulated rooms, mean SI-SDR gain (dB):\n%s", c.Half, len(cases), tab.String())
+}
+
+// deverbShortGainDB is how much SI-SDR the reverb reduction must gain,
+// mean over TestRealDeverbShort's pieces, with the room model's short
+// rule (clearShort) against without it (rtMinShort at rtMinSignal).
+var deverbShortGainDB = 1.0
+
+// TestRealDeverbShort measures the reverb reduction on short recordings
+// in rooms (issue 30): the half's speech in the 36 image-source rooms of
+// TestDeverbWideRooms (seed 30), cut into pieces of 3 s, wet and dry
+// alike; of those, the pieces with rtMinShort to rtMinSignal signal
+// frames a band, which the room model judges by clearShort: the mean
+// SI-SDR gain under static (reverb reduction full, noise reduction
+// automatic) with clearShort and with the old gate (nothing said under
+// rtMinSignal).
+func TestRealDeverbShort(t *testing.T) {
+	c := realCorpus(t)
+	cases := wideCases(c, wideRooms(t, 36, 30))
+	type piece struct{ wet, dry []float64 }
+	var pieces []piece
+	const l = 3 * fs
+	for _, rc := range cases {
+		for k := 0; (k+1)*l <= len(rc.input); k++ {
+			pieces = append(pieces, piece{rc.input[k*l : (k+1)*l], rc.dry[k*l : (k+1)*l]})
+		}
+	}
+	type result struct {
+		in       bool
+		rt       [2]float64
+		gain     [2]float64
+		sig      int
+		inputSDR float64
+	}
+	res := make([]result, len(pieces))
+	gate := rtMinShort
+	for pass := range 2 {
+		if pass == 1 {
+			rtMinShort = rtMinSignal
+		}
+		parallel(len(pieces), func(i int) {
+			pc := pieces[i]
+			a, err := NewProfiler(audio.Format{SampleRate: fs, Channels: 1}, ProfilerOptions{VAD: classifyVAD(t, audio.Buffer{pc.wet})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := audio.Copy(context.Background(), a, audio.NewBufferSource(audio.Buffer{pc.wet}, fs)); err != nil {
+				t.Fatal(err)
+			}
+			p := a.Finish()
+			r := &res[i]
+			r.sig = a.rt.sig
+			r.in = r.sig >= gate*rtBands && r.sig < rtMinSignal*rtBands
+			if !r.in {
+				return
+			}
+			r.inputSDR = testaudio.SISDR(pc.dry, pc.wet)
+			y, _ := denoise(t, pc.wet, DenoiserOptions{Settings: Settings{Method: Static}, Profile: p})
+			r.rt[pass] = p.RT60
+			r.gain[pass] = testaudio.SISDR(pc.dry, y) - r.inputSDR
+		})
+	}
+	rtMinShort = gate
+	var n, fitted int
+	var with, without float64
+	for i, r := range res {
+		if !r.in {
+			continue
+		}
+		n++
+		if r.rt[0] > 0 {
+			fitted++
+		}
+		with += r.gain[0]
+		without += r.gain[1]
+		t.Logf("piece %3d: signal frames %d, input %5.1f dB; RT60 %.2f: %+.2f dB, without clearShort %+.2f", i, r.sig, r.inputSDR, r.rt[0], r.gain[0], r.gain[1])
+	}
+	if n == 0 {
+		t.Fatalf("none of %d pieces has %d to %d signal frames", len(pieces), gate*rtBands, rtMinSignal*rtBands)
+	}
+	with /= float64(n)
+	without /= float64(n)
+	t.Logf("%s half, %d of %d pieces of 3 s under rtMinSignal, %d fitted a room: mean SI-SDR gain %+.2f dB, without clearShort %+.2f", c.Half, n, len(pieces), fitted, with, without)
+	if with-without < deverbShortGainDB {
+		t.Errorf("clearShort gains %+.2f dB on short pieces in rooms, want %+.1f or more", with-without, deverbShortGainDB)
+	}
 }

@@ -22,6 +22,9 @@ var (
 	roomCueDry   = flag.Bool("roomcuedry", true, "TestRoomCue: the dry noisy mixes")
 	roomCueHalf  = flag.Bool("roomcuehalf", true, "TestRoomCue: the half's own 30 rooms (TestRealDeverb's)")
 	roomCueDraw  = flag.Int("roomcuedraw", 0, "TestRoomCue: which draw of the dry mixes' clips, babble and SNRs (0: the one chosen on)")
+	roomCueClean = flag.Bool("roomcueclean", false, "TestRoomCue: also the half's clean clips (TestRealDeverbDry's), kind \"dry clean\"")
+	roomCueShort = flag.String("roomcueshort", "", "TestRoomCue: also every recording cut into pieces of these lengths (s, comma-separated), kind \"... short\"")
+	rtMinSig     = flag.Int("rtminsignal", 0, "TestRoomCue, TestDeverbWideRooms: the room model's rtMinSignal and rtMinShort (signal frames per band: a flat gate) if over 0")
 )
 
 // cueCase is a recording of TestRoomCue: dry speech under an interferer
@@ -36,6 +39,7 @@ type cueCase struct {
 // continuity cue, and the room it reports.
 type cueResult struct {
 	fitted            bool
+	sig               int // signal band frames (rtMinSignal)
 	rt, drr, deep     float64
 	cue               float64
 	offsets           int
@@ -60,6 +64,7 @@ func measureCue(t testing.TB, x []float64) cueResult {
 		t.Fatal(err)
 	}
 	res.final = a.Finish().RT60
+	res.sig = a.rt.sig
 	res.duration = time.Duration(float64(len(x)) / fs * float64(time.Second))
 	return res
 }
@@ -96,9 +101,17 @@ func TestRoomCue(t *testing.T) {
 	if !*roomCue {
 		t.Skip("-roomcue: a measurement, not a test")
 	}
+	setMinSignal(t)
 	c := realCorpus(t)
 	clips := c.Clips()
 	var cases []cueCase
+	if *roomCueClean {
+		for _, cl := range clips {
+			if realaudio.FloorBelowDB(cl.Samples) >= realaudio.NoiseFreeDB {
+				cases = append(cases, cueCase{id: cl.ID, kind: "dry clean", x: cl.Samples})
+			}
+		}
+	}
 	if *roomCueDry {
 		for _, m := range c.NoisySpeech() {
 			cases = append(cases, cueCase{id: m.ID, kind: "dry", x: m.Input})
@@ -169,6 +182,23 @@ func TestRoomCue(t *testing.T) {
 		snr := float64(10 + (i*7)%11)
 		cases = append(cases, cueCase{id: fmt.Sprintf("%s/%s/%gdB", rc.id, nz.Class, snr), kind: "room", x: mixSNR(rc.input, nz.Samples, snr, 1237*i)})
 	}
+	if *roomCueShort != "" {
+		// Short recordings, as a user's clip of a few words: pieces of
+		// every recording above, end to end from its start.
+		n := len(cases)
+		for _, s := range strings.Split(*roomCueShort, ",") {
+			var sec float64
+			if _, err := fmt.Sscan(s, &sec); err != nil || sec <= 0 {
+				t.Fatalf("-roomcueshort %q", *roomCueShort)
+			}
+			l := int(sec * fs)
+			for _, cs := range cases[:n] {
+				for k := 0; (k+1)*l <= len(cs.x); k++ {
+					cases = append(cases, cueCase{id: fmt.Sprintf("%s/%gs%d", cs.id, sec, k), kind: cs.kind + " short", x: cs.x[k*l : (k+1)*l]})
+				}
+			}
+		}
+	}
 	res := make([]cueResult, len(cases))
 	parallel(len(cases), func(i int) { res[i] = measureCue(t, cases[i].x) })
 	var cue, dur time.Duration
@@ -177,12 +207,22 @@ func TestRoomCue(t *testing.T) {
 		cue += r.cueTime
 		dur += r.duration
 		if !r.fitted {
-			t.Logf("CUE %-11s %-60s nofit final %.2f", cs.kind, cs.id, r.final)
+			t.Logf("CUE %-11s %-60s sig %4d nofit final %.2f", cs.kind, cs.id, r.sig, r.final)
 			continue
 		}
-		t.Logf("CUE %-11s %-60s fit %.2f %+4.0f deep %.3f cue %+6.2f n %3d final %.2f", cs.kind, cs.id, r.rt, r.drr, r.deep, r.cue, r.offsets, r.final)
+		t.Logf("CUE %-11s %-60s sig %4d fit %.2f %+4.0f deep %.3f cue %+6.2f n %3d final %.2f", cs.kind, cs.id, r.sig, r.rt, r.drr, r.deep, r.cue, r.offsets, r.final)
 	}
 	t.Logf("%d recordings, %.0f s of audio; the cue took %v (%.3f s per hour of audio)", len(cases), dur.Seconds(), cue, cue.Seconds()/dur.Hours())
+}
+
+// setMinSignal moves rtMinSignal and rtMinShort to -rtminsignal for the
+// test, where set.
+func setMinSignal(t testing.TB) {
+	if *rtMinSig > 0 {
+		v, w := rtMinSignal, rtMinShort
+		t.Cleanup(func() { rtMinSignal, rtMinShort = v, w })
+		rtMinSignal, rtMinShort = *rtMinSig, *rtMinSig
+	}
 }
 
 // setActiveDB scales x to an active level of db dBFS.
