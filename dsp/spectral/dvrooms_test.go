@@ -518,6 +518,9 @@ func TestDeverbWideRooms(t *testing.T) {
 // deverbShortGainDB is how much SI-SDR the reverb reduction must gain,
 // mean over TestRealDeverbShort's pieces, with the room model's short
 // rule (clearShort) against without it (rtMinShort at rtMinSignal).
+// Measured: tuning half +2.49 dB (7 pieces, +1.62 against -0.87),
+// held-out +15.77 (its one piece in the range, +15.88 against +0.11):
+// the held-out half holds few such pieces.
 var deverbShortGainDB = 1.0
 
 // TestRealDeverbShort measures the reverb reduction on short recordings
