@@ -161,6 +161,20 @@ func isoTilt(x []float64, dB float64) []float64 {
 		s = (1-c)*v + c*s
 		y[i] = lo*s + hi*(v-s)
 	}
+	return likeInput(y, x)
+}
+
+// likeInput returns y, a perturbation of x, cut or padded with zeros to
+// x's length and scaled to x's active speech level (ActiveLevel), so
+// that a perturbation changes the voice or the channel and not the level
+// the mixes are made at.
+func likeInput(y, x []float64) []float64 {
+	if len(y) > len(x) {
+		y = y[:len(x)]
+	}
+	for len(y) < len(x) {
+		y = append(y, 0)
+	}
 	if a, b := realaudio.ActiveLevel(x), realaudio.ActiveLevel(y); a > 0 && b > 0 {
 		g := math.Sqrt(a / b)
 		for i := range y {
@@ -238,14 +252,7 @@ func isoWarp(x []float64, f float64) []float64 {
 			}
 		}
 	}
-	y = y[:len(x)]
-	if a, b := realaudio.ActiveLevel(x), realaudio.ActiveLevel(y); a > 0 && b > 0 {
-		g := math.Sqrt(a / b)
-		for i := range y {
-			y[i] *= g
-		}
-	}
-	return y
+	return likeInput(y, x)
 }
 
 // TestIsoWarpMovesFormants checks isoWarp on a 200 Hz pulse train
@@ -400,19 +407,7 @@ func isoPhone(x []float64, c isoChannel, levelDB float64) []float64 {
 		}
 	}
 	y = isoResample(y, rate, fs)
-	if len(y) > len(x) {
-		y = y[:len(x)]
-	}
-	for len(y) < len(x) {
-		y = append(y, 0)
-	}
-	if a, b := realaudio.ActiveLevel(x), realaudio.ActiveLevel(y); a > 0 && b > 0 {
-		g := math.Sqrt(a / b)
-		for i := range y {
-			y[i] *= g
-		}
-	}
-	return y
+	return likeInput(y, x)
 }
 
 // g711 returns v (full scale 1) compressed by c's law, quantized to its
@@ -452,13 +447,7 @@ func isoMicEQ(x []float64, dB float64, r *rand.Rand) []float64 {
 		dsp.HighPassCoeffs(fs, logU(40, 200), 0.7071),
 		dsp.PeakingCoeffs(fs, logU(150, 8000), 0.7+2.3*r.Float64(), dB*(2*r.Float64()-1)),
 		dsp.HighShelfCoeffs(fs, 4000+6000*r.Float64(), dB/2*(2*r.Float64()-1)))
-	if a, b := realaudio.ActiveLevel(x), realaudio.ActiveLevel(y); a > 0 && b > 0 {
-		g := math.Sqrt(a / b)
-		for i := range y {
-			y[i] *= g
-		}
-	}
-	return y
+	return likeInput(y, x)
 }
 
 // isoResample returns x at rate Hz taken from from Hz (dsp.Resampler).
@@ -611,19 +600,7 @@ func isoCodec(x []float64, ffmpeg string, c isoCodecSpec) []float64 {
 		y[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
 	}
 	y = isoResample(y, c.rate, fs)
-	if len(y) > len(x) {
-		y = y[:len(x)]
-	}
-	for len(y) < len(x) {
-		y = append(y, 0)
-	}
-	if a, b := realaudio.ActiveLevel(x), realaudio.ActiveLevel(y); a > 0 && b > 0 {
-		g := math.Sqrt(a / b)
-		for i := range y {
-			y[i] *= g
-		}
-	}
-	return y
+	return likeInput(y, x)
 }
 
 // TestIsoCodecs checks isoCodec on a 500 Hz tone under a 6 kHz one (20
