@@ -16,6 +16,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -63,6 +64,17 @@ func flags(t testing.TB) []chromedp.ExecAllocatorOption {
 	}
 }
 
+// profile puts Chromium's profile in dir, and its temporary files too:
+// Chromium makes a directory for its singleton socket under TMPDIR for
+// each start, which outlived the tests in /tmp (one for every run).
+func profile(dir string) []chromedp.ExecAllocatorOption {
+	opts := []chromedp.ExecAllocatorOption{chromedp.UserDataDir(dir)}
+	if tmp := filepath.Join(dir, "tmp"); os.Mkdir(tmp, 0o700) == nil {
+		opts = append(opts, chromedp.Env("TMPDIR="+tmp))
+	}
+	return opts
+}
+
 // New starts a headless Chromium with a fresh profile and returns the
 // context of its first tab, cancelled after timeout or when the test
 // ends: for a benchmark that reads the CPU of Chromium's processes,
@@ -71,7 +83,7 @@ func New(t testing.TB, timeout time.Duration) context.Context {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
-	actx, acancel := chromedp.NewExecAllocator(ctx, append(flags(t), chromedp.UserDataDir(t.TempDir()))...)
+	actx, acancel := chromedp.NewExecAllocator(ctx, append(flags(t), profile(t.TempDir())...)...)
 	t.Cleanup(acancel)
 	bctx, bcancel := chromedp.NewContext(actx)
 	t.Cleanup(bcancel)
@@ -129,7 +141,7 @@ func sharedBrowser(t testing.TB) context.Context {
 	if shared.ctx == nil && shared.err == nil {
 		shared.profile, shared.err = os.MkdirTemp("", "audiopost-chromium-")
 		if shared.err == nil {
-			actx, acancel := chromedp.NewExecAllocator(context.Background(), append(flags(t), chromedp.UserDataDir(shared.profile))...)
+			actx, acancel := chromedp.NewExecAllocator(context.Background(), append(flags(t), profile(shared.profile)...)...)
 			bctx, bcancel := chromedp.NewContext(actx)
 			shared.cancel = []context.CancelFunc{bcancel, acancel}
 			shared.ctx = bctx
