@@ -32,6 +32,7 @@ type isoMixFrames struct {
 	lag                  []int         // the mixture's autocorrelation peak, in samples (0: none)
 	harm                 []float64     // and its height
 	bands                isoBandMap
+	kind                 string // the interferer: babble, music
 }
 
 func isoFrame(m realaudio.Mix, nets []*isoNet) *isoMixFrames {
@@ -46,7 +47,7 @@ func isoFrame(m realaudio.Mix, nets []*isoNet) *isoMixFrames {
 	bins := n/2 + 1
 	// Frames past the end are the flush of the isolator's look-ahead.
 	frames := (len(m.Input)+n)/hop + front.W + 4
-	mf := &isoMixFrames{n: n, hop: hop, bins: bins, frames: frames, bands: front.bands}
+	mf := &isoMixFrames{n: n, hop: hop, bins: bins, frames: frames, bands: front.bands, kind: m.Interferer}
 	powOf := func(x []float64, f int) []float64 { return fr.pow(x, f, make([]float64, bins)) }
 	mf.x, mf.s, mf.v = make([][]float64, frames), make([][]float64, frames), make([][]float64, frames)
 	mf.net = make([][]float64, frames)
@@ -349,14 +350,7 @@ func TestIsolationCeiling(t *testing.T) {
 	if *isoCeiling == "" {
 		t.Skip("measures speech isolation's mask ceilings on the tuning half with -isoceiling")
 	}
-	c := realaudio.Load(t, realaudio.Tuning)
-	mixes := isoCeilingMixes(c)
-	if *isoCeilVal {
-		mixes = isoValMixes(c) // isodiag_test.go
-		if *isoCeilFold > 0 {
-			mixes = isoFoldMixes(t, c, *isoCeilFold)
-		}
-	}
+	mixes := isoCeilingChosen(t)
 	bm48 := newBandMapN(48, fs, FFTSize(fs))
 	bm96 := newBandMapN(96, fs, FFTSize(fs))
 	bm24 := newBandMapN(24, fs, FFTSize(fs))
@@ -442,7 +436,7 @@ func TestIsolationCeiling(t *testing.T) {
 		masks["rec"], masks["rec-band"], masks["recavg"] = nil, nil, nil
 	}
 	masks["mlp"], masks["mlp-band"] = nil, nil
-	setup := func(name string, iso *isolator) {
+	setup := func(name string, iso *isolator, _ *isoMixFrames) {
 		switch strings.TrimSuffix(name, "-band") {
 		case "rec":
 			iso.recNets, iso.recAvg = recs, 0
@@ -456,6 +450,20 @@ func TestIsolationCeiling(t *testing.T) {
 		}
 	}
 	isoCeilingRun(t, mixes, nets, isoCeilingNames(t, masks), masks, setup)
+}
+
+// isoCeilingChosen is the mixes the flags choose: the tuning half's
+// (isoCeilingMixes), or with -isoceilval the validation mixes, or those
+// of -isoceilfold's fold.
+func isoCeilingChosen(t *testing.T) []realaudio.Mix {
+	c := realaudio.Load(t, realaudio.Tuning)
+	if !*isoCeilVal {
+		return isoCeilingMixes(c)
+	}
+	if *isoCeilFold > 0 {
+		return isoFoldMixes(t, c, *isoCeilFold)
+	}
+	return isoValMixes(c) // isodiag_test.go
 }
 
 // isoCeilingMixes is the tuning half's babble and music mixes the
@@ -489,9 +497,10 @@ func isoCeilingNames(t *testing.T, masks map[string]func(mf *isoMixFrames) [][]f
 
 // isoCeilingRun runs the product's speech isolation over each mix once
 // per mask of names (framed by isoFrame with nets), the mask in place of
-// the network's (nil: the product's own), after setup if not nil, and
+// the network's (nil: the product's own), after setup (given the mix's
+// frames) if not nil, and
 // logs each mix's SI-SDR gains and their means on babble and on music.
-func isoCeilingRun(t *testing.T, mixes []realaudio.Mix, nets []*isoNet, names []string, masks map[string]func(mf *isoMixFrames) [][]float64, setup func(name string, iso *isolator)) {
+func isoCeilingRun(t *testing.T, mixes []realaudio.Mix, nets []*isoNet, names []string, masks map[string]func(mf *isoMixFrames) [][]float64, setup func(name string, iso *isolator, mf *isoMixFrames)) {
 	gains := make([][]float64, len(mixes)) // [mix][name]
 	parallel(len(mixes), func(i int) {
 		m := mixes[i]
@@ -519,7 +528,7 @@ func isoCeilingRun(t *testing.T, mixes []realaudio.Mix, nets []*isoNet, names []
 				return
 			}
 			if setup != nil {
-				setup(name, d.iso)
+				setup(name, d.iso, mf)
 			}
 			if g != nil {
 				d.iso.mask = func(o int64, dst []float64) {

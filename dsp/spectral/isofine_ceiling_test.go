@@ -112,7 +112,7 @@ func TestIsoFineCeiling(t *testing.T) {
 			masks[name], highs[name] = nil, hz
 		}
 	}
-	isoCeilingRun(t, mixes, nil, isoCeilingNames(t, masks), masks, func(name string, iso *isolator) {
+	isoCeilingRun(t, mixes, nil, isoCeilingNames(t, masks), masks, func(name string, iso *isolator, _ *isoMixFrames) {
 		base := name
 		if hz, ok := lows[name]; ok {
 			iso.fine.setLow(hz)
