@@ -311,6 +311,36 @@ func TestIsoPauseCues(t *testing.T) {
 	for n := range rel {
 		cues[n] = nil
 	}
+	// Cues of the mixture's pitch (isoFront's, per frame): its
+	// harmonicity, and how near its pitch is to the median pitch of the
+	// harmonic frames (over 0.5) of the 3 s before (the target's, if it
+	// is the dominant voice most of the time); 0 on a frame without one.
+	whole := map[string]func(mf *isoMixFrames) []float64{
+		"harm": func(mf *isoMixFrames) []float64 { return slices.Clone(mf.harm) },
+		"pitchnear": func(mf *isoMixFrames) []float64 {
+			v := make([]float64, mf.frames)
+			for o := range v {
+				if mf.lag[o] == 0 || mf.harm[o] < 0.5 {
+					continue
+				}
+				var past []float64
+				for j := max(o-281, 0); j < o; j++ {
+					if mf.lag[j] > 0 && mf.harm[j] >= 0.5 {
+						past = append(past, math.Log2(float64(mf.lag[j])))
+					}
+				}
+				if len(past) < 20 {
+					continue
+				}
+				slices.Sort(past)
+				v[o] = -math.Abs(math.Log2(float64(mf.lag[o])) - past[len(past)/2])
+			}
+			return v
+		},
+	}
+	for n := range whole {
+		cues[n] = nil
+	}
 	const past = 281
 	for _, kind := range []string{"babble", "music"} {
 		for _, name := range slices.Sorted(maps.Keys(cues)) {
@@ -328,9 +358,12 @@ func TestIsoPauseCues(t *testing.T) {
 					}
 					for o := range v {
 						v[o] = math.Inf(-1)
-						if r.g[o] != nil {
+						if r.g[o] != nil && cue != nil {
 							v[o] = cue(r.g[o], r.mf.x[o])
 						}
+					}
+					if wc := whole[name]; wc != nil {
+						v = wc(r.mf)
 					}
 					if rl, ok := rel[name]; ok {
 						raw := slices.Clone(v)
