@@ -342,8 +342,7 @@ type Denoiser struct {
 	revStrength, revKappa, revStep float64
 	revOver                        float64 // the late reverberation's scale
 	revOnset                       int     // hops back the late reverberation is predicted from
-	wpeDelay                       int     // WPE's prediction delay, hops
-	wpeContext                     int     // WPE's frames either side for the dry variance
+	wpeP                           wpeParams
 	revQ                           []float64
 
 	acc []segAcc
@@ -433,11 +432,11 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 	}
 	// A room given by its RT60 alone is taken as all reverberation.
 	d.revStrength, d.revKappa = 1, 1
-	d.wpeDelay, d.wpeContext = wpeDelay, wpeContext
+	d.wpeP = wpeDefaults()
 	if opts.RT60 == 0 && opts.Profile != nil {
 		d.revStrength = reverbStrength(opts.Profile.DRRDB)
-		d.wpeDelay = wpeDelayFor(opts.Profile.DRRDB)
-		d.wpeContext = wpeContextFor(opts.Profile.DRRDB)
+		d.wpeP.delay = wpeDelayFor(opts.Profile.DRRDB)
+		d.wpeP.context = wpeContextFor(opts.Profile.DRRDB)
 	}
 	if rt < 0 || rt > 10 {
 		return nil, fmt.Errorf("%w: RT60 %g s", ErrInvalidParameter, rt)
@@ -534,7 +533,7 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 		// Dereverberation by linear prediction first, then the late
 		// reverberation gain on what is left. Each frame loses as much of
 		// its predicted tail as its segment's DeverbDB allows.
-		d.wpe = newWPE(f.Channels, f.SampleRate, d.wpeDelay, d.wpeContext, d.wpeAmount)
+		d.wpe = newWPE(f.Channels, f.SampleRate, d.wpeP, d.wpeAmount)
 		d.wrun = newHopRunner(up, d.wpe.hop, d.wpe.latency(), d.wpe.process)
 		up = d.wrun
 	}

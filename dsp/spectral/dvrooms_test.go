@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -172,15 +173,17 @@ var (
 	dvWideLow   = flag.Float64("dvwidelow", math.NaN(), "TestDeverbWideRooms: WPE's long variance context and the StaticNoise cut at this DRR (dB) and under (wpeLowDRR)")
 	dvWideDRR   = flag.Float64("dvwidemaskdrr", math.NaN(), "TestDeverbWideRooms: the learned mask at this DRR (dB) and under (dvMaskDRR)")
 	dvWideVar   = flag.String("dvwidevar", "", "TestDeverbWideRooms: variants of the rooms the mask does not serve, comma-separated, each key=value joined by +")
+	dvWideClips = flag.Int("dvwideclips", 1, "TestDeverbWideRooms: clips of the speaker one after the other in each image-source room")
 	dvWideLong  = flag.String("dvwidemasklong", "", "TestDeverbWideRooms: the learned mask of the rooms over dvMaskDRR at DRR,RT60: this DRR (dB) and under, that RT60 (s) and over (dvMaskLongDRR, dvMaskLongRT60)")
 )
 
 // dvVariant returns a Denoiser tune for a variant of -dvwidevar: keys
 // joined by "+", each key=value: over (the late reverberation's scale),
 // rt (the RT60's scale for the rule), kap (kappa's scale), str (WPE's
-// strength), ctx and delay (WPE's), onset (hops back the rule predicts
-// the late reverberation from), drr (dB added to the room model's
-// DRR for the rule and WPE); wpeonly (no key=value) passes WPE's output
+// strength), ctx, delay, taps, iters, block (s), forget and maxhz
+// (WPE's: wpeParams), onset (hops back the rule predicts the late
+// reverberation from), drr (dB added to the room model's DRR for the
+// rule and WPE); wpeonly (no key=value) passes WPE's output
 // with no gain after it and logs its energy against the input's. It
 // changes only rooms no mask serves (DRR over dvMaskLongDRR: dvMaskFor),
 // unless the key all is given, and only rooms of DRR from and more, to
@@ -229,8 +232,8 @@ func dvVariant(t testing.TB, v string, p *Profile) func(d *Denoiser, rt float64)
 		if x, ok := kv["drr"]; ok {
 			drr += x
 			d.revStrength = reverbStrength(drr)
-			d.wpeDelay = wpeDelayFor(drr)
-			d.wpeContext = wpeContextFor(drr)
+			d.wpeP.delay = wpeDelayFor(drr)
+			d.wpeP.context = wpeContextFor(drr)
 		}
 		if x, ok := kv["rt"]; ok {
 			rt *= x
@@ -254,10 +257,25 @@ func dvVariant(t testing.TB, v string, p *Profile) func(d *Denoiser, rt float64)
 			d.revStrength = x
 		}
 		if x, ok := kv["ctx"]; ok {
-			d.wpeContext = int(x)
+			d.wpeP.context = int(x)
 		}
 		if x, ok := kv["delay"]; ok {
-			d.wpeDelay = int(x)
+			d.wpeP.delay = int(x)
+		}
+		if x, ok := kv["taps"]; ok {
+			d.wpeP.taps = int(x)
+		}
+		if x, ok := kv["iters"]; ok {
+			d.wpeP.iters = int(x)
+		}
+		if x, ok := kv["block"]; ok {
+			d.wpeP.blockSec = x
+		}
+		if x, ok := kv["forget"]; ok {
+			d.wpeP.forget = x
+		}
+		if x, ok := kv["maxhz"]; ok {
+			d.wpeP.maxHz = x
 		}
 		if _, ok := kv["wpeonly"]; ok {
 			d.onGain = func(g []float64) {
@@ -329,6 +347,12 @@ func wideRooms(t testing.TB, n int, seed uint64) []wideRoom {
 // taken in turn, speakers alternating), as the corpus does: the dry
 // speech lined up with the direct path, both scaled to a peak of 0.89.
 func wideCases(c *realaudio.Corpus, rooms []wideRoom) []reverbCase {
+	return wideCasesLong(c, rooms, 1)
+}
+
+// wideCasesLong is wideCases with n clips of the speaker in each room,
+// one after the other: a recording longer than WPE's first blocks.
+func wideCasesLong(c *realaudio.Corpus, rooms []wideRoom, n int) []reverbCase {
 	clips := c.Clips()
 	// Alternate the speakers: the clips come grouped by speaker.
 	bySpk := map[string][]realaudio.Clip{}
@@ -343,16 +367,20 @@ func wideCases(c *realaudio.Corpus, rooms []wideRoom) []reverbCase {
 	for i, w := range rooms {
 		cs := bySpk[spks[i%len(spks)]]
 		cl := cs[(i/len(spks)*7+3)%len(cs)]
+		samples := cl.Samples
+		for j := 1; j < n; j++ {
+			samples = append(slices.Clip(samples), cs[(i/len(spks)*7+3+5*j)%len(cs)].Samples...)
+		}
 		lead := 0
 		for j, v := range w.h {
 			if math.Abs(v) > math.Abs(w.h[lead]) {
 				lead = j
 			}
 		}
-		x := append(append([]float64(nil), cl.Samples...), make([]float64, lead)...)
+		x := append(append([]float64(nil), samples...), make([]float64, lead)...)
 		wet := convolve(x, w.h)
 		dry := make([]float64, len(x))
-		copy(dry[lead:], cl.Samples)
+		copy(dry[lead:], samples)
 		pk := 0.0
 		for _, v := range wet {
 			pk = max(pk, math.Abs(v))
@@ -385,7 +413,9 @@ func wideCases(c *realaudio.Corpus, rooms []wideRoom) []reverbCase {
 // on,off runs each case with and without the learned mask after the rule
 // (dvmask.go), -dvwidelow and -dvwidemaskdrr move the room model's DRR
 // gates (wpeLowDRR, dvMaskDRR), -dvwidevar runs variants of the rule and
-// WPE side by side (dvVariant). Each room's line says whether the mask
+// WPE side by side (dvVariant), -dvwideclips puts that many of the
+// speaker's clips one after the other in each image-source room (the
+// half's clips last 3 to 18 s, 9 s at the median: a few of WPE's blocks). Each room's line says whether the mask
 // serves it, and a sox room's its true DRR (the dry speech against the
 // wet impulse's energy), to set against the room model's.
 func TestDeverbWideRooms(t *testing.T) {
@@ -411,7 +441,7 @@ func TestDeverbWideRooms(t *testing.T) {
 	}
 	c := realCorpus(t)
 	rooms := wideRooms(t, *dvWideRooms, *dvWideSeed)
-	cases := wideCases(c, rooms)
+	cases := wideCasesLong(c, rooms, *dvWideClips)
 	if *dvWideSox {
 		for _, rc := range deverbCases(t, c, true, 3) {
 			if rc.method == "sox" {
@@ -466,7 +496,8 @@ func TestDeverbWideRooms(t *testing.T) {
 			}
 		}
 		served := "unserved"
-		if dvMaskFor(p.DRRDB, p.RT60) != nil {
+		net := dvMaskFor(p.DRRDB, p.RT60)
+		if net != nil {
 			served = "served"
 		}
 		if group == "sox" {
@@ -500,6 +531,11 @@ func TestDeverbWideRooms(t *testing.T) {
 					}
 					tab.add(group, col, g)
 					tab.add(kind+" "+served, col, g)
+					if net == &dvMaskModel {
+						// The rooms of the first mask (dvMaskDRR), which the
+						// held-out half's image-source clips all are.
+						tab.add(kind+" first mask", col, g)
+					}
 					line += fmt.Sprintf(" %+.2f", g)
 					if strings.Contains(v, "wpeonly") {
 						t.Logf("%s %s %s: output/input energy %+.2f dB", rc.id, col, served, 10*math.Log10(sumSquares(y)/sumSquares(rc.input)))

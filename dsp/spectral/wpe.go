@@ -49,11 +49,26 @@ const (
 	wpeMaxHz      = 5000
 )
 
+// wpeParams are the stage's parameters: the constants above, or those
+// DenoiserOptions.tune sets in a test.
+type wpeParams struct {
+	delay, taps, iters, context int
+	blockSec, forget, maxHz     float64
+}
+
+// wpeDefaults returns the constants as wpeParams.
+func wpeDefaults() wpeParams {
+	return wpeParams{delay: wpeDelay, taps: wpeTaps, iters: wpeIters, context: wpeContext,
+		blockSec: wpeBlockSec, forget: wpeForget, maxHz: wpeMaxHz}
+}
+
 // wpe is the dereverberation stage: a hopRunner process on hop frames.
 type wpe struct {
 	ch, n, hop, bins, kmax int
 	delay                  int // hops between a frame and the first one predicting it
 	context                int // frames either side averaged for the dry variance
+	K, iters               int // frames in the prediction, estimates of the dry variance
+	forget                 float64
 	L, H, W                int // block frames, history frames, W = H+L
 	win, swin              []float64
 	rfft
@@ -70,6 +85,7 @@ type wpe struct {
 	rh     []complex128   // kmax*K
 	R, L0  []complex128   // K*K: statistics, Cholesky factor
 	r, g   []complex128   // K
+	v, vc  []complex128   // K: a frame's past, newest first, and its conjugate
 	sub    []float64      // fraction of the prediction removed per block frame
 	fill   int
 	frames int64 // frames of input taken
@@ -77,13 +93,14 @@ type wpe struct {
 	amount func(centre int64) float64 // fraction of the prediction to remove at a frame centre
 }
 
-func newWPE(channels, sampleRate, delay, context int, amount func(int64) float64) *wpe {
+func newWPE(channels, sampleRate int, p wpeParams, amount func(int64) float64) *wpe {
 	n := FFTSize(sampleRate)
 	hop := n / 4
-	w := &wpe{ch: channels, n: n, hop: hop, bins: n/2 + 1, delay: delay, context: context, amount: amount}
-	w.kmax = min(w.bins, int(math.Ceil(wpeMaxHz*float64(n)/float64(sampleRate)))+1)
-	w.L = max(16, int(math.Round(wpeBlockSec*float64(sampleRate)/float64(hop))))
-	w.H = delay + wpeTaps - 1
+	w := &wpe{ch: channels, n: n, hop: hop, bins: n/2 + 1, delay: p.delay, context: p.context,
+		K: p.taps, iters: max(1, p.iters), forget: p.forget, amount: amount}
+	w.kmax = min(w.bins, int(math.Ceil(p.maxHz*float64(n)/float64(sampleRate)))+1)
+	w.L = max(16, int(math.Round(p.blockSec*float64(sampleRate)/float64(hop))))
+	w.H = p.delay + w.K - 1
 	w.W = w.H + w.L
 	w.win = sqrtHann(n)
 	norm := make([]float64, hop)
@@ -108,7 +125,7 @@ func newWPE(channels, sampleRate, delay, context int, amount func(int64) float64
 		w.oF[c] = make([]complex128, w.L*w.bins)
 		w.yw[c] = make([]complex128, w.kmax*w.W)
 	}
-	K := wpeTaps
+	K := w.K
 	w.ym = make([]complex128, w.kmax*w.W)
 	w.dm = make([]complex128, w.W)
 	w.lam = make([]float64, w.W)
@@ -119,6 +136,8 @@ func newWPE(channels, sampleRate, delay, context int, amount func(int64) float64
 	w.L0 = make([]complex128, K*K)
 	w.r = make([]complex128, K)
 	w.g = make([]complex128, K)
+	w.v = make([]complex128, K)
+	w.vc = make([]complex128, K)
 	w.sub = make([]float64, w.L)
 	return w
 }
@@ -179,19 +198,18 @@ func (w *wpe) process(in, out audio.Buffer) {
 // writes the block's output spectra into yF (the high bins pass as they
 // are).
 func (w *wpe) block() {
-	K, H, W, L := wpeTaps, w.H, w.W, w.L
+	K, H, W, L := w.K, w.H, w.W, w.L
+	v, vc := w.v, w.vc // the frame's past, newest first, and its conjugate
 	for k := 0; k < w.kmax; k++ {
 		ym := w.ym[k*W : (k+1)*W]
 		copy(w.dm, ym)
 		Rh := w.Rh[k*K*K : (k+1)*K*K]
 		rh := w.rh[k*K : (k+1)*K]
-		for it := 0; it < wpeIters; it++ {
+		for it := 0; it < w.iters; it++ {
 			w.weights(H)
 			copy(w.R, Rh)
 			copy(w.r, rh)
-			R := (*[wpeTaps * wpeTaps]complex128)(w.R)
-			r := (*[wpeTaps]complex128)(w.r)
-			var v, vc [wpeTaps]complex128 // the frame's past, newest first, and its conjugate
+			R, r := w.R, w.r[:K]
 			for t := H; t < W; t++ {
 				wt := w.lam[t]
 				past := ym[t-w.delay-K+1 : t-w.delay+1] // oldest first
@@ -205,23 +223,26 @@ func (w *wpe) block() {
 					a := complex(wt*real(v[i]), wt*imag(v[i]))
 					r[i] += a * yc
 					// The upper triangle: R is Hermitian.
-					for j := i; j < wpeTaps; j++ {
-						R[i*wpeTaps+j] += a * vc[j]
+					row := R[i*K+i : i*K+K]
+					c := vc[i:]
+					c = c[:len(row)]
+					for j := range row {
+						row[j] += a * c[j]
 					}
 				}
 			}
-			if it == wpeIters-1 {
+			if it == w.iters-1 {
 				for i := range Rh {
-					Rh[i] = complex(wpeForget, 0) * R[i]
+					Rh[i] = complex(w.forget, 0) * R[i]
 				}
 				for i := range rh {
-					rh[i] = complex(wpeForget, 0) * r[i]
+					rh[i] = complex(w.forget, 0) * r[i]
 				}
 			}
 			if !w.solve() {
 				clear(w.g)
 			}
-			if it == wpeIters-1 {
+			if it == w.iters-1 {
 				break // the mean's error only weighs the next iteration
 			}
 			for t := H; t < W; t++ {
@@ -243,10 +264,10 @@ func (w *wpe) block() {
 
 // predict returns the prediction g^H y of frame t from its past.
 func (w *wpe) predict(y []complex128, t int) complex128 {
-	past := y[t-w.delay-wpeTaps+1 : t-w.delay+1]
+	past := y[t-w.delay-w.K+1 : t-w.delay+1]
 	var p complex128
 	for i, g := range w.g {
-		v := past[wpeTaps-1-i]
+		v := past[w.K-1-i]
 		p += complex(real(g), -imag(g)) * v
 	}
 	return p
@@ -285,7 +306,7 @@ func (w *wpe) weights(H int) {
 // solve sets g to R^-1 r by a Cholesky factorization of the Hermitian R
 // (upper triangle filled), loaded on its diagonal; false when R is empty.
 func (w *wpe) solve() bool {
-	K := wpeTaps
+	K := w.K
 	R, L := w.R, w.L0
 	var tr float64
 	for i := 0; i < K; i++ {
