@@ -73,6 +73,17 @@ func BenchmarkNodes(b *testing.B) {
 			return d
 		})
 	})
+	// Dynamic-deverb in a room the Profile measured at 0.7 s and DRR 0 dB, as
+	// the engine runs it: WPE on wpeBlockFor's longer blocks and
+	// wpeContextLow.
+	room := *p
+	room.RT60, room.DRRDB = 0.7, 0
+	b.Run("dynamic-deverb-room", func(b *testing.B) {
+		run(b, func() audio.Source {
+			d, _ := NewDenoiser(audio.NewBufferSource(in, fs), DenoiserOptions{Settings: Settings{Method: Dynamic}, Profile: &room})
+			return d
+		})
+	})
 	b.Run("dehum", func(b *testing.B) {
 		run(b, func() audio.Source {
 			d, _ := NewDehum(audio.NewBufferSource(in, fs), DehumOptions{Profile: p})

@@ -437,6 +437,10 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 		d.revStrength = reverbStrength(opts.Profile.DRRDB)
 		d.wpeP.delay = wpeDelayFor(opts.Profile.DRRDB)
 		d.wpeP.context = wpeContextFor(opts.Profile.DRRDB)
+		if !opts.Causal {
+			// A block is WPE's look-ahead.
+			d.wpeP.blockSec = wpeBlockFor(opts.Profile.DRRDB)
+		}
 	}
 	if rt < 0 || rt > 10 {
 		return nil, fmt.Errorf("%w: RT60 %g s", ErrInvalidParameter, rt)

@@ -234,6 +234,7 @@ func dvVariant(t testing.TB, v string, p *Profile) func(d *Denoiser, rt float64)
 			d.revStrength = reverbStrength(drr)
 			d.wpeP.delay = wpeDelayFor(drr)
 			d.wpeP.context = wpeContextFor(drr)
+			d.wpeP.blockSec = wpeBlockFor(drr)
 		}
 		if x, ok := kv["rt"]; ok {
 			rt *= x

@@ -18,14 +18,16 @@ import (
 // the error itself, so the estimate is iterated.
 //
 // The stage runs on its own STFT, a quarter of the Denoiser's hop (n =
-// FFTSize, 75% overlap), in blocks of wpeBlockSec: the filters of a block
-// come from the block's statistics plus those of the blocks before it,
-// decayed by wpeForget per block, and are applied to that block. That is
-// the look-ahead of one block, compensated inside, and a bounded memory
-// whatever the length of the stream (about 3 MB per channel per block
-// buffer at 48 kHz). The filters are estimated once on the mean of the
-// channels and applied to each channel's own past, so the stereo image is
-// kept and the cost does not grow with the channels.
+// FFTSize, 75% overlap), in blocks of wpeBlockSec (wpeBlockLow where the
+// reverberation reaches the direct sound: wpeBlockFor): the filters of a
+// block come from the block's statistics plus those of the blocks before
+// it, decayed by wpeForget per block, and are applied to that block. That
+// is the look-ahead of one block, compensated inside, and a bounded
+// memory whatever the length of the stream (about 3 MB per channel per
+// block buffer at 48 kHz, 12 MB at wpeBlockLow). The filters are
+// estimated once on the mean of the channels and applied to each
+// channel's own past, so the stereo image is kept and the cost does not
+// grow with the channels.
 //
 // The prediction reaches 24 frames (256 ms at 48 kHz) past its delay: on
 // the tuning half's rooms of 0.5 to 1.0 s (static, 18 rooms) 12, 18, 24
@@ -37,6 +39,59 @@ import (
 // (against +2.94 and +3.23), where speech and its reverberation have
 // little power: the stage costs about what it did at 12 frames
 // (BenchmarkNodes/dynamic-deverb).
+//
+// Those were chosen before the learned mask (dvmask.go); in the rooms of
+// its first model (DRR 0 dB and under as the room model measures it:
+// wpeLowDRR, dvMaskDRR), which all the held-out half's image-source
+// clips are, each was swept again one at a time (DenoiserOptions.tune:
+// TestDeverbWideRooms -realhalf tuning -dvwidesoxn 24 -dvwidevar
+// all+to=0+KEY=VALUE) with the mask as it was fitted. Seed 30's 36
+// image-source rooms, of which 20 the first mask serves, gained
+// +3.89/+3.85 dB SI-SDR there (static, noise reduction automatic/off;
+// all 36 +3.46/+3.40, sox's 39 rooms +4.53/+4.73). Blocks of 1, 3, 4, 6,
+// 8 and 12 s instead of 2: +3.74/+3.69, +3.96/+3.92, +4.02/+3.98,
+// +4.03/+3.99, +4.13/+4.09, +4.12/+4.08; seed 31 (16 such rooms)
+// +4.20/+4.13 at 2 s, 3, 4, 6, 8 s +4.28/+4.21, +4.38/+4.31,
+// +4.41/+4.34, +4.51/+4.45 (all 36 +3.51/+3.47 -> +3.64/+3.61), sox
+// +0.00 to +0.02 on either seed: wpeBlockLow is 8 s. A block's filters
+// come mostly from its own statistics, so the first blocks of a
+// recording, which have least to learn from, predict worst, and the
+// tuning half's clips last 9 s at the median (3 to 18): much of the
+// gain is the start. With three of the speaker's clips one after the
+// other in each room (27 s, -dvwideclips 3, seed 30; 21 rooms of the
+// first mask) 4 and 8 s gained +0.05 and +0.17 dB over 2 s, where 9 s
+// clips gained +0.13 and +0.24. What it costs is latency and memory (a
+// block is the stage's look-ahead: 8 s; 42 MB more allocated for a
+// stereo stream at 48 kHz) more than CPU: the same frames feed the
+// statistics and fewer blocks are solved, and BenchmarkNodes/
+// dynamic-deverb-room ran at 38.5 times real time per CPU second
+// against 40.0 on 2 s blocks (three runs each, interleaved). The Causal
+// stream keeps 2 s. The corpus's own rooms (TestRealDeverb -realfull,
+// all methods and noise settings): the tuning half's image-source
+// +3.97 to +4.20 -> +4.11 to +4.36 dB, sox +4.99 to +5.40 -> +5.04 to
+// +5.45; the held-out half, one look after the choice, image-source
+// +2.67 to +2.78 -> +2.96 to +3.06, sox +3.67 to +4.02 -> +3.90 to
+// +4.25, its dry clips' worst 27.1 dB as before (TestRealDeverbDry).
+//
+// Over 0 dB, 4 s blocks gained sox's rooms no mask serves +0.52/+0.54
+// (seed 30, 38 rooms; seed 31, 36: +0.47/+0.47) but lost the
+// image-source rooms no mask serves 0.17 dB (seed 30, 6 rooms; seed 31's
+// 12 +0.01/+0.00) and those of the second mask (dvMaskLongModel) 0.26
+// (seed 30, 10 rooms): not taken, rooms this sweep was not about.
+//
+// The others, seed 30, the 20 rooms at 0 dB and under, against
+// +3.89/+3.85 at 2 s blocks: wpeForget at 0.95, 0.98, 1 +0.00, +0.00,
+// +0.01 (on the 27 s recordings +0.00, +0.00 at 0.97 and 1: the blocks
+// before weigh little against a block's own); two and three estimates
+// of the dry variance -0.02 and -0.12 dB; bins up to 3.5 and 8 kHz
+// -0.05 and +0.05 (8 kHz on 8 s blocks +0.05 more on seed 30,
+// +0.05/+0.04 on seed 31, under the 0.1 dB a change must gain on both);
+// 16, 32, 40 frames of prediction -0.07, +0.01, -0.06 (32 on the 27 s
+// recordings +0.02); the prediction from 1 and 3 hops -1.16 and -0.18
+// (sox -0.12 and +0.02: it holds one room at 0 dB); the rule's kappa
+// (reverbKappa) halved and doubled -0.01 and -0.01: the mask after the
+// rule takes its gains as inputs, and makes up for them. Save the
+// delay, none moved sox's rooms by more than 0.01 dB.
 const (
 	wpeDelay      = 2   // hops between a frame and the first one predicting it
 	wpeDelayHi    = 5   // the same where the direct sound stands over its tail (wpeDelayFor)
@@ -45,6 +100,7 @@ const (
 	wpeContext    = 6   // frames either side averaged for the dry variance
 	wpeContextLow = 20  // the same where the reverberation reaches the direct sound (wpeContextFor)
 	wpeBlockSec   = 2.0 // block length
+	wpeBlockLow   = 8.0 // the same where the reverberation reaches the direct sound (wpeBlockFor)
 	wpeForget     = 0.9 // weight of the previous blocks' statistics
 	wpeMaxHz      = 5000
 )
@@ -60,6 +116,17 @@ type wpeParams struct {
 func wpeDefaults() wpeParams {
 	return wpeParams{delay: wpeDelay, taps: wpeTaps, iters: wpeIters, context: wpeContext,
 		blockSec: wpeBlockSec, forget: wpeForget, maxHz: wpeMaxHz}
+}
+
+// wpeBlockFor returns WPE's block length (s) in a room of DRR drr dB:
+// wpeBlockLow where the room model finds the reverberation at least as
+// strong as the direct sound (wpeLowDRR, the rooms of the first learned
+// mask), wpeBlockSec elsewhere. See the doc comment above.
+func wpeBlockFor(drr float64) float64 {
+	if drr <= wpeLowDRR {
+		return wpeBlockLow
+	}
+	return wpeBlockSec
 }
 
 // wpe is the dereverberation stage: a hopRunner process on hop frames.
