@@ -229,14 +229,42 @@ type Work struct {
 // the fit, third octaves for its babble check, 14.4 MB an hour), which
 // the engine's 64 MB do not hold: roomMemoryPerHour for each input it
 // analyses (the main input, or each multitrack track) with denoise on.
+//
+// Where that pass finds a room, the reverb reduction's WPE stage
+// (dsp/spectral's wpe.go) holds two blocks of every channel's spectra,
+// in proportion to the rate, and the bins under 5 kHz over a block, per
+// channel and for the stage, about the same at any rate: on the 8 s
+// blocks it takes where the room model puts the reverberation as strong
+// as the direct sound (wpeBlockLow), at 48 kHz 24.6 MB and 2.7 MB a
+// channel and 4.6 MB for the stage. BenchmarkNodes/dynamic-deverb-room
+// (20 s, stereo, 48 kHz) allocates 65 MB against 23 MB on the 2 s blocks
+// it takes elsewhere, and its process's peak RSS is 87 MB against 52
+// (52 without the reverb reduction). reverbMemory bounds that for each
+// input with denoise on (whether a room is found is known only after the
+// analysis).
 const (
-	engineMemory       = 64 << 20
-	trackMemory        = 8 << 20
-	trackMemoryPerHour = 12 << 20
-	roomMemoryPerHour  = 15 << 20
-	processMemory      = 16 << 20
-	videoProcessMemory = 256 << 20
+	engineMemory        = 64 << 20
+	trackMemory         = 8 << 20
+	trackMemoryPerHour  = 12 << 20
+	roomMemoryPerHour   = 15 << 20
+	reverbBlockMemory   = 24 << 20 // a channel's two blocks at 48 kHz
+	reverbChannelMemory = 3 << 20  // a channel's low bins over a block
+	reverbStageMemory   = 6 << 20
+	processMemory       = 16 << 20
+	videoProcessMemory  = 256 << 20
 )
+
+// reverbMemory is what the reverb reduction may hold for an input of
+// channels x rate (stereo and 48 kHz where the probe did not say).
+func reverbMemory(channels, rate int) int64 {
+	if channels <= 0 {
+		channels = unknownChannels
+	}
+	if rate <= 0 {
+		rate = unknownRate
+	}
+	return bytesOf(float64(channels)*(reverbBlockMemory*float64(rate)/48000+reverbChannelMemory) + reverbStageMemory)
+}
 
 // nativeInputs are the input formats the engine decodes without ffmpeg,
 // unless the probe found otherwise (see readByFFmpeg).
@@ -455,7 +483,9 @@ func PlanWork(p *Production) Work {
 	memory += int64(w.Concurrent) * processMemory
 	hours := duration / 3600
 	memory += int64(w.Tracks) * (trackMemory + int64(hours*trackMemoryPerHour))
-	memory += int64(p.measuredRooms()) * int64(hours*roomMemoryPerHour)
+	p.measuredRooms(func(channels, rate int) {
+		memory += int64(hours*roomMemoryPerHour) + reverbMemory(channels, rate)
+	})
 	images := map[string]bool{}
 	for _, c := range p.Chapters {
 		if c.Image != nil && *c.Image != "" {
@@ -791,21 +821,20 @@ func FormatSeconds(s float64) string {
 	return fmt.Sprintf("%d h %d min", int(d.Hours()), int(d.Minutes())%60)
 }
 
-// measuredRooms counts the inputs whose noise reduction analyses the
-// room: the main input, or each multitrack track with a file, with
-// denoise on (whatever its method: a bound, not an estimate).
-func (p *Production) measuredRooms() int {
+// measuredRooms calls f with the channels and rate (0 where the probe
+// did not say) of each input whose noise reduction analyses the room:
+// the main input, or each multitrack track with a file, with denoise on
+// (whatever its method: a bound, not an estimate).
+func (p *Production) measuredRooms(f func(channels, rate int)) {
 	if !p.IsMultitrack {
 		if p.InputFile != "" && p.Algorithms.In(ScopeSingletrack).Bool("denoise") {
-			return 1
+			f(p.Channels, p.SampleRate)
 		}
-		return 0
+		return
 	}
-	n := 0
 	for _, m := range p.MultiInputFiles {
 		if m.Type == InputMultitrack && p.Reads(m) && m.Algorithms.In(ScopeTrack).Bool("denoise") {
-			n++
+			f(m.InputChannels, m.InputSampleRate)
 		}
 	}
-	return n
 }

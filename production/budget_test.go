@@ -272,14 +272,21 @@ func TestCheckWorkMemory(t *testing.T) {
 
 // TestPlanWorkRoomMemory: the noise reduction's room model keeps band
 // levels of its whole input, so a three-hour input with denoise on plans
-// 45 MB more than without, and a multitrack production that much for
-// each denoised track.
+// 45 MB more than without, and its reverb reduction up to 63 MB (stereo,
+// 48 kHz); a multitrack production that much for each denoised track,
+// the reverb reduction's blocks in proportion to the track's rate.
 func TestPlanWorkRoomMemory(t *testing.T) {
 	const hours = 3
 	plan := func(body string) int64 { return PlanWork(probedAt(t, body, hours*3600, "wav")).Memory }
 	off, on := plan(`{`+input+`}`), plan(`{`+input+`,"algorithms":{"denoise":true}}`)
-	if on-off != hours*roomMemoryPerHour {
-		t.Errorf("denoise on plans %d MB more, want %d", (on-off)>>20, hours*roomMemoryPerHour>>20)
+	if want := hours*roomMemoryPerHour + reverbMemory(2, 48000); on-off != want {
+		t.Errorf("denoise on plans %d MB more, want %d", (on-off)>>20, want>>20)
+	}
+	// WPE's buffers on 8 s blocks, stereo, 48 kHz: 59.3 MB (10^6 bytes)
+	// by their sizes, as BenchmarkNodes/dynamic-deverb-room's 65.4 MB
+	// allocated against 22.7 on 2 s blocks (16.6 of them WPE's) agree.
+	if r := reverbMemory(2, 48000); r < 59_300_000 || r > 66_000_000 {
+		t.Errorf("the reverb reduction of a stereo 48 kHz input plans %d bytes, want 59.3 to 66 MB", r)
 	}
 	tracks := func(denoise string) string {
 		return `{"is_multitrack":true,"multi_input_files":[
@@ -287,8 +294,13 @@ func TestPlanWorkRoomMemory(t *testing.T) {
 		{"type":"multitrack","id":"b","input_file":"https://example.org/b.wav","algorithms":{"denoise":` + denoise + `}},
 		{"type":"multitrack","id":"c","input_file":"https://example.org/c.wav"}]}`
 	}
-	if d := plan(tracks("true")) - plan(tracks("false")); d != 2*hours*roomMemoryPerHour {
-		t.Errorf("two denoised tracks plan %d MB more, want %d", d>>20, 2*hours*roomMemoryPerHour>>20)
+	if d, want := plan(tracks("true"))-plan(tracks("false")), 2*(hours*roomMemoryPerHour+reverbMemory(2, 48000)); d != want {
+		t.Errorf("two denoised tracks plan %d MB more, want %d", d>>20, want>>20)
+	}
+	p := probedAt(t, tracks("true"), hours*3600, "wav")
+	p.MultiInputFiles[0].InputChannels, p.MultiInputFiles[0].InputSampleRate = 1, 96000
+	if d, want := PlanWork(p).Memory-plan(tracks("true")), reverbMemory(1, 96000)-reverbMemory(2, 48000); d != want || want != -reverbChannelMemory {
+		t.Errorf("a mono 96 kHz track instead of stereo 48 kHz plans %d MB more, want %d", d>>20, -reverbChannelMemory>>20)
 	}
 }
 
