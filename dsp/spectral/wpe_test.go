@@ -1,6 +1,7 @@
 package spectral
 
 import (
+	"math"
 	"testing"
 
 	"github.com/audiopost/audiopost/audio"
@@ -60,5 +61,31 @@ func TestWPELongBlocks(t *testing.T) {
 	t.Logf("%d rooms at DRR %g dB or under: WPE on %g s blocks %+.2f dB SI-SDR, on %g s %+.2f", n, wpeLowDRR, wpeBlockLow, long, wpeBlockSec, short)
 	if long-short < wpeBlockLowGainDB {
 		t.Errorf("%g s blocks gain %+.2f dB over %g s, want %+.2f or more", wpeBlockLow, long-short, wpeBlockSec, wpeBlockLowGainDB)
+	}
+}
+
+// TestWPEBlockCausal: WPE's block is its look-ahead, so the long blocks
+// of a room at DRR 0 dB (wpeBlockFor) are for files; a Causal stream
+// keeps wpeBlockSec, and a room over wpeLowDRR takes it too.
+func TestWPEBlockCausal(t *testing.T) {
+	x := stereoTest(fs, 2)
+	base := analyse(t, x, ProfilerOptions{})
+	for _, c := range []struct {
+		drr    float64
+		causal bool
+		want   float64
+	}{{0, false, wpeBlockLow}, {0, true, wpeBlockSec}, {3, false, wpeBlockSec}} {
+		p := *base
+		p.RT60, p.DRRDB = 0.7, c.drr
+		d, err := NewDenoiser(audio.NewBufferSource(x, fs), DenoiserOptions{Settings: Settings{Method: Static}, Profile: &p, Causal: c.causal})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.wpe == nil {
+			t.Fatalf("DRR %g dB, causal %v: no WPE stage", c.drr, c.causal)
+		}
+		if got := float64(d.wpe.L*d.wpe.hop) / fs; math.Abs(got-c.want) > 0.01 {
+			t.Errorf("DRR %g dB, causal %v: WPE blocks of %.3f s, want %g", c.drr, c.causal, got, c.want)
+		}
 	}
 }
