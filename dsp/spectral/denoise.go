@@ -145,7 +145,10 @@ type DenoiserOptions struct {
 	// fast-tracked noise instead; Dynamic goes without its speech
 	// presence (presence.go), which looks 1.6 s ahead; the reverb
 	// reduction goes without its learned mask (dvmask.go), which looks
-	// dvMaskAhead hops (85 ms at 48 kHz) ahead.
+	// dvMaskAhead hops (85 ms at 48 kHz) ahead. The reverb reduction's
+	// WPE still looks a block (2 s) ahead, which is why a live stream
+	// (dsp/live) refuses the reverb reduction: turn it off (DeverbDB -1)
+	// where the latency matters.
 	Causal bool
 
 	// tune, in tests, may change the room's parameters the stages take
