@@ -97,7 +97,7 @@ const dvMaskLongGainDB = 0.6
 // 7; the held-out half's 3, +0.62 (+3.93 against +3.31).
 func TestDvMaskLongRooms(t *testing.T) {
 	c := realCorpus(t)
-	cases := wideCases(c, wideRooms(t, 24, 30))
+	cases := wideCases(c.Clips(), wideRooms(t, 24, 30))
 	type result struct {
 		long         bool
 		drr, on, off float64

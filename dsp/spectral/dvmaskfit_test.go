@@ -49,19 +49,24 @@ import (
 //
 //	flock /tmp/audiopost-fit.lock nice go test ./dsp/spectral -run TestFitDvMask -v -timeout 3h -args -fitdvmask -dvmasklong -dvmaskseeds 72 -dvmasksoxin 2 -dvmaskmixes 320
 var (
-	fitDvMask     = flag.Bool("fitdvmask", false, "TestFitDvMask: fit the learned reverb mask on the tuning half and write dvmaskmodel.go")
-	dvMaskOut     = flag.String("dvmaskout", "dvmaskmodel.go", "TestFitDvMask: the file to write")
-	dvMaskMixes   = flag.Int("dvmaskmixes", 480, "TestFitDvMask: mixes to fit on (a fifth as many to validate on)")
-	dvMaskRooms   = flag.Int("dvmaskrooms", 120, "TestFitDvMask: image-source rooms to fit on (a fifth as many to validate on)")
-	dvMaskEpochs  = flag.Int("dvmaskepochs", 14, "TestFitDvMask: epochs")
-	dvMaskSeeds   = flag.String("dvmaskseeds", "71", "TestFitDvMask: the seeds of the fits (of their start and batches), fitted side by side on the same examples; the first writes dvMaskModel to -dvmaskout (dvMaskLongModel to dvmasklongmodel.go with -dvmasklong), another seed N dvMaskModelN to dvmaskmodelN.go")
-	dvMaskMaxW    = flag.Float64("dvmaskmaxw", 20, "TestFitDvMask: the most an example weighs against its mix's mean (without a cap the loss is the power of the magnitudes' error, as SI-SDR counts it)")
-	dvMaskSWA     = flag.Bool("dvmaskswa", false, "TestFitDvMask: also write each fit's weights averaged over its epochs at the lowered rate (dvMaskSWAN to dvmaskswaN.go)")
-	dvMaskFitDRR  = flag.Float64("dvmaskfitdrr", math.NaN(), "TestFitDvMask: mixes the room model puts at this DRR (dB) or under are examples (default dvMaskDRR, where the mask serves)")
-	dvMaskSox     = flag.Bool("dvmasksox", true, "TestFitDvMask: mixes in sox's reverb are examples too (false: image-source rooms only; the mixes drawn are the same)")
-	fitDvMaskLong = flag.Bool("dvmasklong", false, "TestFitDvMask: fit the model of the rooms over dvMaskDRR (dvMaskLongModel, to dvmasklongmodel.go): mixes the room model puts at dvMaskLongDRR or under are examples")
-	dvMaskSoxIn   = flag.Int("dvmasksoxin", 4, "TestFitDvMask: one mix in this many is in sox's reverb (the others in an image-source room)")
-	dvMaskDrop    = flag.String("dvmaskdrop", "", "TestFitDvMask: inputs (comma-separated indices) the fits of the seeds -dvmaskseeds marks with d (71d) are not given: held at their mean, their scale zero in the model")
+	fitDvMask       = flag.Bool("fitdvmask", false, "TestFitDvMask: fit the learned reverb mask on the tuning half and write dvmaskmodel.go")
+	dvMaskOut       = flag.String("dvmaskout", "dvmaskmodel.go", "TestFitDvMask: the file to write")
+	dvMaskMixes     = flag.Int("dvmaskmixes", 480, "TestFitDvMask: mixes to fit on (a fifth as many to validate on)")
+	dvMaskRooms     = flag.Int("dvmaskrooms", 120, "TestFitDvMask: image-source rooms to fit on (a fifth as many to validate on)")
+	dvMaskEpochs    = flag.Int("dvmaskepochs", 14, "TestFitDvMask: epochs")
+	dvMaskSeeds     = flag.String("dvmaskseeds", "71", "TestFitDvMask: the seeds of the fits (of their start and batches), fitted side by side on the same examples; the first writes dvMaskModel to -dvmaskout (dvMaskLongModel to dvmasklongmodel.go with -dvmasklong), another seed N dvMaskModelN to dvmaskmodelN.go")
+	dvMaskMaxW      = flag.Float64("dvmaskmaxw", 20, "TestFitDvMask: the most an example weighs against its mix's mean (without a cap the loss is the power of the magnitudes' error, as SI-SDR counts it)")
+	dvMaskSWA       = flag.Bool("dvmaskswa", false, "TestFitDvMask: also write each fit's weights averaged over its epochs at the lowered rate (dvMaskSWAN to dvmaskswaN.go)")
+	dvMaskFitDRR    = flag.Float64("dvmaskfitdrr", math.NaN(), "TestFitDvMask: mixes the room model puts at this DRR (dB) or under are examples (default dvMaskDRR, where the mask serves)")
+	dvMaskSox       = flag.Bool("dvmasksox", true, "TestFitDvMask: mixes in sox's reverb are examples too (false: image-source rooms only; the mixes drawn are the same)")
+	fitDvMaskLong   = flag.Bool("dvmasklong", false, "TestFitDvMask: fit the model of the rooms over dvMaskDRR (dvMaskLongModel, to dvmasklongmodel.go): mixes the room model puts at dvMaskLongDRR or under are examples")
+	dvMaskSoxIn     = flag.Int("dvmasksoxin", 4, "TestFitDvMask: one mix in this many is in sox's reverb (the others in an image-source room)")
+	dvMaskPoolShare = flag.Float64("dvmaskpoolshare", 0, "TestFitDvMask: the share of the fit's mixes whose speech is the fit-only pool's (its voices outside fold -dvmaskfold)")
+	dvMaskFold      = flag.Int("dvmaskfold", 1, "TestFitDvMask: the pool's fold (isoFolds) never fitted on, whose voices' mixes are a second validation")
+	dvMaskValPool   = flag.Bool("dvmaskvalpool", false, "TestFitDvMask: fit on all the tuning half's speakers and keep the epoch that does best on the pool's fold -dvmaskfold")
+	dvMaskDecay     = flag.Float64("dvmaskdecay", isoFitDecay, "TestFitDvMask: AdamW's weight decay")
+	dvMaskNoise     = flag.Float64("dvmasknoise", 0, "TestFitDvMask: the deviation of Gaussian noise added to the standardised inputs in the fit")
+	dvMaskDrop      = flag.String("dvmaskdrop", "", "TestFitDvMask: inputs (comma-separated indices) the fits of the seeds -dvmaskseeds marks with d (71d) are not given: held at their mean, their scale zero in the model")
 )
 
 const (
@@ -175,6 +180,12 @@ func (s *dvMaskSet) len() int { return len(s.y) }
 // dvMaskExamples makes n mixes of clips in rooms and returns their
 // examples.
 func dvMaskExamples(t testing.TB, clips []realaudio.Clip, img, sox []dvMaskRoom, n int, seed uint64) dvMaskSet {
+	return dvMaskExamplesWith(t, clips, nil, 0, img, sox, n, seed)
+}
+
+// dvMaskExamplesWith is dvMaskExamples where a share of the mixes (drawn
+// at random) take their speech from extra instead.
+func dvMaskExamplesWith(t testing.TB, clips, extra []realaudio.Clip, share float64, img, sox []dvMaskRoom, n int, seed uint64) dvMaskSet {
 	type job struct {
 		x    []float64
 		room dvMaskRoom
@@ -189,6 +200,11 @@ func dvMaskExamples(t testing.TB, clips []realaudio.Clip, img, sox []dvMaskRoom,
 	jobs := make([]job, n)
 	for i := range jobs {
 		cl := clips[r.IntN(len(clips))]
+		// Drawn only with extra speech, so that the mixes without are
+		// drawn as before.
+		if len(extra) > 0 && r.Float64() < share {
+			cl = extra[r.IntN(len(extra))]
+		}
 		x := cl.Samples
 		if m := dvMaskMaxSec * fs; len(x) > m {
 			at := r.IntN(len(x) - m)
@@ -366,11 +382,8 @@ func dvMaskFlat(m *dvMaskNet) []float32 {
 	return unsafe.Slice(&m.mean[0], unsafe.Sizeof(*m)/4)
 }
 
-func TestFitDvMask(t *testing.T) {
-	if !*fitDvMask {
-		t.Skip("-fitdvmask fits the learned reverb mask and writes dvmaskmodel.go")
-	}
-	c := realaudio.Load(t, realaudio.Tuning)
+// dvMaskSpeakers are the speakers of c's clips, sorted.
+func dvMaskSpeakers(c *realaudio.Corpus) []string {
 	var spk []string
 	for _, cl := range c.Clips() {
 		if !slices.Contains(spk, cl.Speaker) {
@@ -378,14 +391,60 @@ func TestFitDvMask(t *testing.T) {
 		}
 	}
 	slices.Sort(spk)
-	var fitC, valC []realaudio.Clip
+	return spk
+}
+
+// dvMaskSplit splits c's clips by speaker as TestFitDvMask does: the
+// speakers sorted, every fourth to validation.
+func dvMaskSplit(c *realaudio.Corpus) (fit, val []realaudio.Clip) {
+	spk := dvMaskSpeakers(c)
 	for _, cl := range c.Clips() {
 		if slices.Index(spk, cl.Speaker)%4 == 3 {
-			valC = append(valC, cl)
+			val = append(val, cl)
 		} else {
-			fitC = append(fitC, cl)
+			fit = append(fit, cl)
 		}
 	}
+	return fit, val
+}
+
+// dvMaskPoolClips returns the fit-only pool's voices named (all if none
+// is) cut into clips as isolation cuts them (isoCutClips), grouped by
+// voice in FitVoices' order.
+func dvMaskPoolClips(t testing.TB, voices []string) []realaudio.Clip {
+	var sets []string
+	for _, v := range realaudio.FitVoices {
+		if (len(voices) == 0 || slices.Contains(voices, v.Speaker)) && !slices.Contains(sets, v.Set) {
+			sets = append(sets, v.Set)
+		}
+	}
+	speech, err := realaudio.FitSpeech(sets...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []realaudio.Clip
+	for i, us := range speech {
+		// Each voice's utterances let go once cut: the pool is 0.7 GB.
+		speech[i] = nil
+		if len(us) == 0 || len(voices) > 0 && !slices.Contains(voices, us[0].Speaker) {
+			continue
+		}
+		var x []float64
+		for _, u := range us {
+			x = append(x, u.Samples...)
+		}
+		out = append(out, isoCutClips(us[0].Speaker, x)...)
+	}
+	return out
+}
+
+func TestFitDvMask(t *testing.T) {
+	if !*fitDvMask {
+		t.Skip("-fitdvmask fits the learned reverb mask and writes dvmaskmodel.go")
+	}
+	c := realaudio.Load(t, realaudio.Tuning)
+	fitC, valC := dvMaskSplit(c)
+	spk := dvMaskSpeakers(c)
 	nr := *dvMaskRooms
 	img := dvMaskImageRooms(nr, dvMaskFitSeed, 0.3, 1.2, 0.8, 3)
 	imgV := dvMaskImageRooms(max(1, nr/5), dvMaskFitSeed+1, 0.3, 1.2, 0.8, 3)
@@ -393,8 +452,30 @@ func TestFitDvMask(t *testing.T) {
 	sox := dvMaskSoxRooms(t, dvMaskSoxN, rs)
 	soxV := dvMaskSoxRooms(t, dvMaskSoxN/3, rs)
 	t.Logf("speakers %d to fit on, %d to validate on; %d+%d image-source rooms, %d+%d sox settings", len(spk)-len(spk)/4, len(spk)/4, len(img), len(imgV), len(sox), len(soxV))
-	train := dvMaskExamples(t, fitC, img, sox, *dvMaskMixes, dvMaskFitSeed)
+	// The pool's voices: those of fold -dvmaskfold validate (never
+	// fitted), the others join the fit at -dvmaskpoolshare.
+	var poolFit, poolVal []realaudio.Clip
+	if *dvMaskPoolShare > 0 || *dvMaskValPool {
+		if *dvMaskFold < 1 || *dvMaskFold >= len(isoFolds) {
+			t.Fatalf("-dvmaskfold %d: 1 to %d", *dvMaskFold, len(isoFolds)-1)
+		}
+		for _, cl := range dvMaskPoolClips(t, nil) {
+			if slices.Contains(isoFolds[*dvMaskFold], cl.Speaker) {
+				poolVal = append(poolVal, cl)
+			} else {
+				poolFit = append(poolFit, cl)
+			}
+		}
+		t.Logf("the pool: %d clips to fit on (at %.2f of the mixes), %d of fold %d %v to validate on", len(poolFit), *dvMaskPoolShare, len(poolVal), *dvMaskFold, isoFolds[*dvMaskFold])
+	}
+	if *dvMaskValPool {
+		fitC = append(fitC, valC...)
+	}
+	train := dvMaskExamplesWith(t, fitC, poolFit, *dvMaskPoolShare, img, sox, *dvMaskMixes, dvMaskFitSeed)
 	val := dvMaskExamples(t, valC, imgV, soxV, max(1, *dvMaskMixes/5), dvMaskFitSeed+1)
+	if *dvMaskValPool {
+		val = dvMaskExamples(t, poolVal, imgV, soxV, max(1, *dvMaskMixes/5), dvMaskFitSeed+2)
+	}
 	rule := func(x []float32) float32 { return x[0] }
 	rl, rby := dvMaskLossOf(val, rule)
 	t.Logf("the rule's gains: validation %.4f (image-source %.4f, sox %.4f)", rl, rby["image-source"], rby["sox"])
@@ -468,7 +549,8 @@ func dvMaskFitOne(t *testing.T, train, val dvMaskSet, seed uint64, first bool, d
 	loss, epoch := mlpFit(t, n, train.x, train.y, train.w, mlpOpts{
 		seed:   seed,
 		epochs: *dvMaskEpochs,
-		decay:  isoFitDecay,
+		decay:  *dvMaskDecay,
+		noise:  *dvMaskNoise,
 		val: func() (float64, map[string]float64) {
 			l, by := valLoss()
 			t.Logf("seed %d: validation by room: image-source %.4f, sox %.4f", seed, by["image-source"], by["sox"])
@@ -520,7 +602,14 @@ func dvMaskFitOne(t *testing.T, train, val dvMaskSet, seed uint64, first bool, d
 			"validation loss %.4f (the squared error of the units' gains weighted by their power, at most\n"+
 			"%g times their mix's mean; the rule's gains %.4f).",
 			name, train.len(), dvMaskEvery, *dvMaskMixes, nSpk-nSpk/4, nImg, nSox, soxUse, gate, dropped, dvMaskFitSeed, seed,
-			val.len(), max(1, *dvMaskMixes/5), nSpk/4, nImgV, nSoxV, isoFitDecay, isoFitBatch, *dvMaskEpochs, kept, loss, *dvMaskMaxW, rl)
+			val.len(), max(1, *dvMaskMixes/5), nSpk/4, nImgV, nSoxV, *dvMaskDecay, isoFitBatch, *dvMaskEpochs, kept, loss, *dvMaskMaxW, rl)
+		if *dvMaskPoolShare > 0 || *dvMaskValPool || *dvMaskNoise > 0 {
+			header += fmt.Sprintf("\nOf the fit's mixes a share %.2f took the fit-only pool's voices outside fold %d %v;", *dvMaskPoolShare, *dvMaskFold, isoFolds[*dvMaskFold])
+			if *dvMaskValPool {
+				header += fmt.Sprintf(" all %d of the half's speakers were fitted on and the validation\nwas the fold's voices' mixes;", nSpk)
+			}
+			header += fmt.Sprintf(" input noise %g (standardised).", *dvMaskNoise)
+		}
 		src := mlpModel{command: dvMaskCommand(), name: name, typ: "dvMaskNet",
 			in: "dvMaskIn", h1: "dvMaskH1", h2: "dvMaskH2", digits: -1}.source(mlpCarve(dvMaskFlat(m), dvMaskIn, dvMaskH1, dvMaskH2, nil), header)
 		t.Logf("%s: %d bytes", out, len(src))

@@ -163,18 +163,19 @@ func TestDeverbRoomParams(t *testing.T) {
 func sq(x float64) float64 { return x * x }
 
 var (
-	dvWide      = flag.Bool("dvwide", false, "TestDeverbWideRooms: measure the reverb reduction over many simulated rooms")
-	dvWideRooms = flag.Int("dvwiderooms", 36, "TestDeverbWideRooms: how many rooms")
-	dvWideSeed  = flag.Uint64("dvwideseed", 30, "TestDeverbWideRooms: the rooms' seed")
-	dvWideNR    = flag.String("dvwidenr", "auto,off", "TestDeverbWideRooms: the noise reductions (auto, off)")
-	dvWideSox   = flag.Bool("dvwidesox", true, "TestDeverbWideRooms: also the half's sox rooms of RT60 0.5 to 1.0 s, five clips each")
-	dvWideMask  = flag.String("dvwidemask", "on", "TestDeverbWideRooms: the learned reverb mask on, off, or both (on,off)")
-	dvWideSoxN  = flag.Int("dvwidesoxn", 0, "TestDeverbWideRooms: also this many settings of sox's reverb drawn at random (RT60 0.3 to 1.2 s), a clip of the half each")
-	dvWideLow   = flag.Float64("dvwidelow", math.NaN(), "TestDeverbWideRooms: WPE's long variance context and the StaticNoise cut at this DRR (dB) and under (wpeLowDRR)")
-	dvWideDRR   = flag.Float64("dvwidemaskdrr", math.NaN(), "TestDeverbWideRooms: the learned mask at this DRR (dB) and under (dvMaskDRR)")
-	dvWideVar   = flag.String("dvwidevar", "", "TestDeverbWideRooms: variants of the rooms the mask does not serve, comma-separated, each key=value joined by +")
-	dvWideClips = flag.Int("dvwideclips", 1, "TestDeverbWideRooms: clips of the speaker one after the other in each image-source room")
-	dvWideLong  = flag.String("dvwidemasklong", "", "TestDeverbWideRooms: the learned mask of the rooms over dvMaskDRR at DRR,RT60: this DRR (dB) and under, that RT60 (s) and over (dvMaskLongDRR, dvMaskLongRT60)")
+	dvWide       = flag.Bool("dvwide", false, "TestDeverbWideRooms: measure the reverb reduction over many simulated rooms")
+	dvWideRooms  = flag.Int("dvwiderooms", 36, "TestDeverbWideRooms: how many rooms")
+	dvWideSeed   = flag.Uint64("dvwideseed", 30, "TestDeverbWideRooms: the rooms' seed")
+	dvWideNR     = flag.String("dvwidenr", "auto,off", "TestDeverbWideRooms: the noise reductions (auto, off)")
+	dvWideSox    = flag.Bool("dvwidesox", true, "TestDeverbWideRooms: also the half's sox rooms of RT60 0.5 to 1.0 s, five clips each")
+	dvWideMask   = flag.String("dvwidemask", "on", "TestDeverbWideRooms: the learned reverb mask on, off, or both (on,off)")
+	dvWideSoxN   = flag.Int("dvwidesoxn", 0, "TestDeverbWideRooms: also this many settings of sox's reverb drawn at random (RT60 0.3 to 1.2 s), a clip of the half each")
+	dvWideLow    = flag.Float64("dvwidelow", math.NaN(), "TestDeverbWideRooms: WPE's long variance context and the StaticNoise cut at this DRR (dB) and under (wpeLowDRR)")
+	dvWideDRR    = flag.Float64("dvwidemaskdrr", math.NaN(), "TestDeverbWideRooms: the learned mask at this DRR (dB) and under (dvMaskDRR)")
+	dvWideVar    = flag.String("dvwidevar", "", "TestDeverbWideRooms: variants of the rooms the mask does not serve, comma-separated, each key=value joined by +")
+	dvWideClips  = flag.Int("dvwideclips", 1, "TestDeverbWideRooms: clips of the speaker one after the other in each image-source room")
+	dvWideSpeech = flag.String("dvwidespeech", "", "TestDeverbWideRooms: the speech in the image-source rooms: the half's (empty), the tuning half's speakers TestFitDvMask fits on (fit) or validates on (val), or the fit-only pool's voices: all (pool) or a fold of isoFolds (fold1, fold2)")
+	dvWideLong   = flag.String("dvwidemasklong", "", "TestDeverbWideRooms: the learned mask of the rooms over dvMaskDRR at DRR,RT60: this DRR (dB) and under, that RT60 (s) and over (dvMaskLongDRR, dvMaskLongRT60)")
 )
 
 // dvVariant returns a Denoiser tune for a variant of -dvwidevar: keys
@@ -344,17 +345,16 @@ func wideRooms(t testing.TB, n int, seed uint64) []wideRoom {
 	return out
 }
 
-// wideCases puts a clip of the half's speech in each room (the clips
+// wideCases puts one of clips (the half's speech) in each room (the clips
 // taken in turn, speakers alternating), as the corpus does: the dry
 // speech lined up with the direct path, both scaled to a peak of 0.89.
-func wideCases(c *realaudio.Corpus, rooms []wideRoom) []reverbCase {
-	return wideCasesLong(c, rooms, 1)
+func wideCases(clips []realaudio.Clip, rooms []wideRoom) []reverbCase {
+	return wideCasesLong(clips, rooms, 1)
 }
 
 // wideCasesLong is wideCases with n clips of the speaker in each room,
 // one after the other: a recording longer than WPE's first blocks.
-func wideCasesLong(c *realaudio.Corpus, rooms []wideRoom, n int) []reverbCase {
-	clips := c.Clips()
+func wideCasesLong(clips []realaudio.Clip, rooms []wideRoom, n int) []reverbCase {
 	// Alternate the speakers: the clips come grouped by speaker.
 	bySpk := map[string][]realaudio.Clip{}
 	var spks []string
@@ -396,6 +396,33 @@ func wideCasesLong(c *realaudio.Corpus, rooms []wideRoom, n int) []reverbCase {
 	return out
 }
 
+// dvWideVoices is the speech -dvwidespeech puts in the wide rooms: the
+// half's clips, the tuning half's fitting or validation speakers of
+// TestFitDvMask (dvMaskSplit), or voices of the fit-only pool (isoFolds):
+// whether the learned mask gains on voices it was not fitted on.
+func dvWideVoices(t *testing.T, c *realaudio.Corpus) []realaudio.Clip {
+	switch s := *dvWideSpeech; s {
+	case "":
+		return c.Clips()
+	case "fit", "val":
+		if c.Half != realaudio.Tuning {
+			t.Fatalf("-dvwidespeech %s: the tuning half's speakers (-realhalf tuning)", s)
+		}
+		fit, val := dvMaskSplit(c)
+		if s == "val" {
+			return val
+		}
+		return fit
+	case "pool":
+		return dvMaskPoolClips(t, nil)
+	case "fold1", "fold2":
+		return dvMaskPoolClips(t, isoFolds[s[4]-'0'])
+	default:
+		t.Fatalf("-dvwidespeech %q: empty, fit, val, pool, fold1 or fold2", s)
+	}
+	return nil
+}
+
 // TestDeverbWideRooms measures the reverb reduction (static, the room
 // model's estimate as the engine runs it) over many image-source rooms
 // the simulation draws the way the corpus draws its own, with the
@@ -416,9 +443,11 @@ func wideCasesLong(c *realaudio.Corpus, rooms []wideRoom, n int) []reverbCase {
 // gates (wpeLowDRR, dvMaskDRR), -dvwidevar runs variants of the rule and
 // WPE side by side (dvVariant), -dvwideclips puts that many of the
 // speaker's clips one after the other in each image-source room (the
-// half's clips last 3 to 18 s, 9 s at the median: a few of WPE's blocks). Each room's line says whether the mask
-// serves it, and a sox room's its true DRR (the dry speech against the
-// wet impulse's energy), to set against the room model's.
+// half's clips last 3 to 18 s, 9 s at the median: a few of WPE's blocks),
+// -dvwidespeech puts other speech there (dvWideVoices). Each room's line
+// says whether the mask serves it (served: dvMaskModel; served long:
+// dvMaskLongModel), and a sox room's its true DRR (the dry speech
+// against the wet impulse's energy), to set against the room model's.
 func TestDeverbWideRooms(t *testing.T) {
 	if !*dvWide {
 		t.Skip("-dvwide: a measurement over simulated rooms, not a test")
@@ -442,7 +471,7 @@ func TestDeverbWideRooms(t *testing.T) {
 	}
 	c := realCorpus(t)
 	rooms := wideRooms(t, *dvWideRooms, *dvWideSeed)
-	cases := wideCasesLong(c, rooms, *dvWideClips)
+	cases := wideCasesLong(dvWideVoices(t, c), rooms, *dvWideClips)
 	if *dvWideSox {
 		for _, rc := range deverbCases(t, c, true, 3) {
 			if rc.method == "sox" {
@@ -498,8 +527,11 @@ func TestDeverbWideRooms(t *testing.T) {
 		}
 		served := "unserved"
 		net := dvMaskFor(p.DRRDB, p.RT60)
-		if net != nil {
+		switch net {
+		case &dvMaskModel:
 			served = "served"
+		case &dvMaskLongModel:
+			served = "served long"
 		}
 		if group == "sox" {
 			var e float64
@@ -574,7 +606,7 @@ var deverbShortGainDB = 1.0
 // rtMinSignal).
 func TestRealDeverbShort(t *testing.T) {
 	c := realCorpus(t)
-	cases := wideCases(c, wideRooms(t, 36, 30))
+	cases := wideCases(c.Clips(), wideRooms(t, 36, 30))
 	type piece struct{ wet, dry []float64 }
 	var pieces []piece
 	const l = 3 * fs

@@ -72,6 +72,10 @@ type mlpOpts struct {
 	val func() (float64, map[string]float64)
 	// epoch, if not nil, is called after each epoch's validation.
 	epoch func(epoch int)
+	// noise, if not 0, is the deviation of the Gaussian noise added to
+	// each standardised input of each example in the fit (not in
+	// validation): a regulariser.
+	noise float64
 }
 
 // mlpFit fits n on the examples x (n's inputs of each, flat), y (the
@@ -131,6 +135,7 @@ func mlpFit(t *testing.T, n *mlpNet, x, y, w []float32, o mlpOpts) (float64, int
 		order[i] = i
 	}
 	d2, d1 := make([]float32, h2), make([]float32, h1)
+	noisy := make([]float32, in)
 	step := 0
 	b1, b2 := 0.9, 0.999
 	for epoch := 1; epoch <= o.epochs; epoch++ {
@@ -146,7 +151,14 @@ func mlpFit(t *testing.T, n *mlpNet, x, y, w []float32, o mlpOpts) (float64, int
 				clear(p)
 			}
 			for _, e := range batch {
-				gb, xs, a1, a2 := n.forward(x[e*in : (e+1)*in])
+				xe := x[e*in : (e+1)*in]
+				if o.noise > 0 {
+					for i, v := range xe {
+						noisy[i] = v + float32(o.noise*r.NormFloat64())/max(n.scale[i], 1e-12)
+					}
+					xe = noisy
+				}
+				gb, xs, a1, a2 := n.forward(xe)
 				d := gb - y[e]
 				wt := w[e]
 				trainLoss += float64(wt * d * d)

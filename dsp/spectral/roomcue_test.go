@@ -159,7 +159,7 @@ func TestRoomCue(t *testing.T) {
 	for _, s := range strings.Split(*roomCueSeeds, ",") {
 		var seed uint64
 		fmt.Sscan(s, &seed)
-		for _, rc := range wideCases(c, wideRooms(t, *roomCueRooms, seed)) {
+		for _, rc := range wideCases(c.Clips(), wideRooms(t, *roomCueRooms, seed)) {
 			rc.id += fmt.Sprintf("/s%d", seed)
 			rooms = append(rooms, rc)
 		}

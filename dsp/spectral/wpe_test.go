@@ -22,7 +22,7 @@ const wpeBlockLowGainDB = 0.15
 // SI-SDR with WPE on wpeBlockLow's blocks than on wpeBlockSec's.
 func TestWPELongBlocks(t *testing.T) {
 	c := realaudio.Load(t, realaudio.Tuning)
-	cases := wideCases(c, wideRooms(t, 36, 30))
+	cases := wideCases(c.Clips(), wideRooms(t, 36, 30))
 	type result struct {
 		in          bool
 		long, short float64
