@@ -155,7 +155,51 @@ import (
 // (31), the fit-only pool's voices, never fitted, fold 1 of isoFolds
 // +0.40/+0.24 (38) and fold 2 +0.42/+0.32 (39); each about 0.06 dB of
 // standard error. The voices it was not fitted on gain 0.1 to 0.2 dB
-// less from it.
+// less from it; what the rule alone gains before it moves far more from
+// voice to voice (+3.65, +4.11, +2.10 and +3.67 on the same groups).
+// Two refits as this model (seeds 71 and 72, below) gain +0.44/+0.39
+// and +0.45/+0.39 with the 11, +0.38/+0.38 and +0.41/+0.41 with the 3:
+// how far a fit favours its own speakers is the fit's, not the recipe's.
+//
+// Refitted with more voices or regularised, not kept (TestFitDvMask,
+// seeds 71 and 72 side by side on the same examples; each against this
+// model in the rooms it serves, static, noise reduction automatic/off:
+// fold 1's voices, never fitted, in the 36 rooms of seeds 30 and 31
+// together (38 served), then the tuning half's speech in seed 30's (20
+// served) and seed 31's (16); the rule set before: +0.1 dB or more on
+// fold 1, no loss over 0.05 dB on the half's, sox as before):
+//
+//   - refitted as this model (a control): seed 71 -0.03/-0.02,
+//     -0.01/-0.01, -0.03/-0.03; seed 72 -0.18/-0.21, +0.02/+0.01,
+//     -0.02/-0.03: the seed alone moves the unseen voices by 0.2 dB;
+//   - the pool's voices outside fold 1 (Fish Fillets' nl-big and
+//     cs-small, the Russian prompts, ktuberling's ten) as a third of
+//     the mixes (-dvmaskpoolshare 0.33): -0.10/+0.00, -0.14/-0.13,
+//     -0.18/-0.16; -0.13/-0.04, -0.13/-0.13, -0.16/-0.14 (validation on
+//     the half's 3 speakers 0.0326 and 0.0304, the control 0.0281 and
+//     0.0274);
+//   - the same with all 14 of the half's speakers, the epoch kept on
+//     fold 1's mixes (-dvmaskvalpool): -0.08/+0.04, -0.26/-0.24,
+//     -0.24/-0.22; -0.06/+0.05, -0.18/-0.16, -0.18/-0.17; all 14
+//     without the pool, seed 71 (its epoch 2): -0.03/+0.06,
+//     -0.21/-0.19, -0.21/-0.18;
+//   - Gaussian noise of 0.1 on the standardised inputs (-dvmasknoise
+//     0.1): +0.03/+0.03, -0.02/-0.01, -0.02/-0.02; -0.09/-0.09,
+//     -0.09/-0.09, -0.10/-0.10; of 0.3: -0.01/-0.04, -0.11/-0.11,
+//     -0.12/-0.12; -0.08/-0.07, -0.15/-0.15, -0.15/-0.14;
+//   - weight decay 0.1 for 0.02 (-dvmaskdecay 0.1): -0.07/-0.07,
+//     -0.17/-0.17, -0.16/-0.16; -0.26/-0.33, -0.10/-0.11, -0.14/-0.14.
+//
+// Sox's rooms moved by 0.03 dB or less in all. On fold 1's mixes the
+// loss does follow the pool (this model 0.0752, worse than the rule's
+// 0.0604; fitted with the pool 0.0426 and 0.0448, without it 0.053 to
+// 0.063 over the epochs), the rooms' SI-SDR does not: the pool's voices
+// (recorded at 16 and 22 kHz; single words, acted dialogue) cost the
+// tuning half's speakers more than they taught of unseen voices. None
+// met the rule, so this model stays and the held-out half was not
+// looked at for it. On the tuning side the rule alone spreads by 2 dB
+// from voice to voice and the mask's part by 0.3 dB: the held-out
+// half's shortfall is more likely upstream of the mask (WPE, the rule).
 //
 // More past context, not kept: each unit's level 12, 16 and 24 hops
 // back and the frame's 8 and 16 (a tail of 0.5-1.0 s lasts 25-50 hops,

@@ -202,7 +202,7 @@ func dvMaskExamplesWith(t testing.TB, clips, extra []realaudio.Clip, share float
 		cl := clips[r.IntN(len(clips))]
 		// Drawn only with extra speech, so that the mixes without are
 		// drawn as before.
-		if len(extra) > 0 && r.Float64() < share {
+		if share > 0 && len(extra) > 0 && r.Float64() < share {
 			cl = extra[r.IntN(len(extra))]
 		}
 		x := cl.Samples
@@ -470,6 +470,7 @@ func TestFitDvMask(t *testing.T) {
 	}
 	if *dvMaskValPool {
 		fitC = append(fitC, valC...)
+		t.Logf("-dvmaskvalpool: all %d speakers fitted on; the validation (and the epoch kept) is fold %d's", len(spk), *dvMaskFold)
 	}
 	train := dvMaskExamplesWith(t, fitC, poolFit, *dvMaskPoolShare, img, sox, *dvMaskMixes, dvMaskFitSeed)
 	val := dvMaskExamples(t, valC, imgV, soxV, max(1, *dvMaskMixes/5), dvMaskFitSeed+1)
