@@ -148,7 +148,8 @@ import (
 // The held-out half's image-source clips, all served by this model,
 // gain +2.78 where the tuning half's gain +3.9. TestDeverbWideRooms
 // -dvwidemask on,off -dvwidespeech fit|val|fold1|fold2 (the 36 rooms of
-// seeds 30 and 31, static, noise reduction automatic/off) measures the
+// seeds 30 and 31, static, noise reduction automatic/off; this paragraph
+// and the next on WPE's 2 s blocks, before wpeBlockFor) measures the
 // mask against the rule alone in the rooms this model serves, per
 // speech: the 11 speakers it was fitted on +0.51/+0.46 dB SI-SDR (36
 // rooms served), the tuning half's 3 it was validated on +0.35/+0.35
