@@ -231,24 +231,30 @@ type Work struct {
 // analyses (the main input, or each multitrack track) with denoise on.
 //
 // Where that pass finds a room, the reverb reduction's WPE stage
-// (dsp/spectral's wpe.go) holds two blocks of every channel's spectra,
-// in proportion to the rate, and the bins under 5 kHz over a block, per
-// channel and for the stage, about the same at any rate: on the 8 s
-// blocks it takes where the room model puts the reverberation as strong
-// as the direct sound (wpeBlockLow), at 48 kHz 24.6 MB and 2.7 MB a
-// channel and 4.6 MB for the stage. BenchmarkNodes/dynamic-deverb-room
-// (20 s, stereo, 48 kHz) allocates 65 MB against 23 MB on the 2 s blocks
-// it takes elsewhere, and its process's peak RSS is 87 MB against 52
-// (52 without the reverb reduction). reverbMemory bounds that for each
-// input with denoise on (whether a room is found is known only after the
-// analysis).
+// (dsp/spectral's wpe.go) holds a block of every channel's input in a
+// delay line, in proportion to the rate, and the bins under 5 kHz over a
+// block and the change it makes to them, per channel, and its
+// statistics, about the same at any rate: on the 8 s blocks it takes
+// where the room model puts the reverberation as strong as the direct
+// sound (wpeBlockLow), at 48 kHz 3.1 MB and 5.3 MB a channel (5.3 at
+// any rate from 16 to 96 kHz) and 5.0 MB for the stage (5.2 at 44.1 and
+// 96 kHz): a stereo 48 kHz input 21.7 MB. BenchmarkNodes/
+// dynamic-deverb-room (20 s, stereo, 48 kHz) allocates 27.5 MB against
+// 13.3 MB on the 2 s blocks it takes elsewhere, and its process's peak
+// RSS is 78 MB against 52 (three runs each of -benchtime=3x under
+// /usr/bin/time; the stage kept two blocks of full spectra before, 65.4
+// and 22.7 MB allocated, 161 and 68 MB of RSS). reverbMemory bounds that
+// for each input with denoise on (whether a room is found is known only
+// after the analysis): 16 stereo 48 kHz one-hour multitrack tracks with
+// denoise on plan 1008 MB, under the default 1 GB (1584 MB on the full
+// spectra).
 const (
 	engineMemory        = 64 << 20
 	trackMemory         = 8 << 20
 	trackMemoryPerHour  = 12 << 20
 	roomMemoryPerHour   = 15 << 20
-	reverbBlockMemory   = 24 << 20 // a channel's two blocks at 48 kHz
-	reverbChannelMemory = 3 << 20  // a channel's low bins over a block
+	reverbLineMemory    = 3 << 20 // a channel's delay line at 48 kHz
+	reverbChannelMemory = 6 << 20 // a channel's low bins over a block and their change
 	reverbStageMemory   = 6 << 20
 	processMemory       = 16 << 20
 	videoProcessMemory  = 256 << 20
@@ -263,7 +269,7 @@ func reverbMemory(channels, rate int) int64 {
 	if rate <= 0 {
 		rate = unknownRate
 	}
-	return bytesOf(float64(channels)*(reverbBlockMemory*float64(rate)/48000+reverbChannelMemory) + reverbStageMemory)
+	return bytesOf(float64(channels)*(reverbLineMemory*float64(rate)/48000+reverbChannelMemory) + reverbStageMemory)
 }
 
 // nativeInputs are the input formats the engine decodes without ffmpeg,
