@@ -666,8 +666,9 @@ func (d *Denoiser) Close() error { return closeSource(d.src) }
 
 // Latency is the delay the node compensates inside, in frames: how far it
 // reads ahead of what it returns. Memory per channel is a few of these
-// (the WPE stage of reverb reduction keeps two blocks of 2 s of spectra,
-// about 6 MB per channel at 48 kHz).
+// (the WPE stage of reverb reduction keeps a block of input, 2 s or 8 s
+// (wpeBlockFor), and the bins under 5 kHz over it: at 48 kHz 2.2 MB per
+// channel on 2 s blocks, 8.4 MB on 8 s).
 func (d *Denoiser) Latency() int {
 	l := d.st.latency()
 	if d.dehum != nil {
