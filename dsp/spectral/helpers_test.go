@@ -2,6 +2,7 @@ package spectral
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"gonum.org/v1/gonum/dsp/fourier"
@@ -112,4 +113,15 @@ func convolve(x, h []float64) []float64 {
 		out[i] = y[i] / float64(n)
 	}
 	return out
+}
+
+// toneAmp is the amplitude of x at hz (a single-bin DFT at the test rate
+// fs, unnormalised): the perturbation tests compare it before and after.
+func toneAmp(x []float64, hz float64) float64 {
+	var re, im float64
+	for i, v := range x {
+		re += v * math.Cos(2*math.Pi*hz*float64(i)/fs)
+		im += v * math.Sin(2*math.Pi*hz*float64(i)/fs)
+	}
+	return math.Hypot(re, im)
 }

@@ -277,14 +277,7 @@ func TestIsoWarpMovesFormants(t *testing.T) {
 		y := v + a1*y1 + a2*y2
 		x[i], y1, y2 = 0.01*y, y, y1
 	}
-	amp := func(x []float64, hz float64) float64 {
-		var re, im float64
-		for i, v := range x[fs/4 : 3*fs/4] {
-			re += v * math.Cos(2*math.Pi*hz*float64(i)/fs)
-			im += v * math.Sin(2*math.Pi*hz*float64(i)/fs)
-		}
-		return math.Hypot(re, im)
-	}
+	amp := func(x []float64, hz float64) float64 { return toneAmp(x[fs/4:3*fs/4], hz) }
 	// centroid is the power-weighted mean frequency of the harmonics
 	// under 3 kHz, peak the strongest one's amplitude.
 	centroid := func(x []float64) (c, peak float64) {
@@ -349,14 +342,7 @@ func TestIsoSpeedMovesPitch(t *testing.T) {
 	if d := 10 * math.Log10(meanPower(mid)/meanPower(x)); math.Abs(d) > 0.1 {
 		t.Errorf("level changed by %.2f dB", d)
 	}
-	tone := func(x []float64, hz float64) float64 { // the amplitude at hz
-		var re, im float64
-		for i, v := range x[fs/4:] {
-			re += v * math.Cos(2*math.Pi*hz*float64(i)/fs)
-			im += v * math.Sin(2*math.Pi*hz*float64(i)/fs)
-		}
-		return math.Hypot(re, im)
-	}
+	tone := func(x []float64, hz float64) float64 { return toneAmp(x[fs/4:], hz) }
 	two := make([]float64, fs)
 	for i := range two {
 		two[i] = 0.1*math.Sin(2*math.Pi*200*float64(i)/fs) + 0.1*math.Sin(2*math.Pi*4000*float64(i)/fs)
@@ -492,14 +478,7 @@ func TestIsoPhoneBand(t *testing.T) {
 		}
 		return x
 	}
-	amp := func(x []float64, hz float64) float64 {
-		var re, im float64
-		for i, v := range x[fs/4 : 3*fs/4] {
-			re += v * math.Cos(2*math.Pi*hz*float64(i)/fs)
-			im += v * math.Sin(2*math.Pi*hz*float64(i)/fs)
-		}
-		return math.Hypot(re, im)
-	}
+	amp := func(x []float64, hz float64) float64 { return toneAmp(x[fs/4:3*fs/4], hz) }
 	db := func(a, b float64) float64 { return 20 * math.Log10(a/b) }
 	x := tones(100, 1000, 5000)
 	for _, c := range []isoChannel{isoMuLaw, isoALaw} {
@@ -614,14 +593,7 @@ func TestIsoCodecs(t *testing.T) {
 	for i := range x {
 		x[i] = 0.1*math.Sin(2*math.Pi*500*float64(i)/fs) + 0.01*math.Sin(2*math.Pi*6000*float64(i)/fs)
 	}
-	amp := func(x []float64, hz float64) float64 {
-		var re, im float64
-		for i, v := range x[fs/4 : 3*fs/4] {
-			re += v * math.Cos(2*math.Pi*hz*float64(i)/fs)
-			im += v * math.Sin(2*math.Pi*hz*float64(i)/fs)
-		}
-		return math.Hypot(re, im)
-	}
+	amp := func(x []float64, hz float64) float64 { return toneAmp(x[fs/4:3*fs/4], hz) }
 	for _, c := range isoCodecs {
 		y := isoCodec(x, ff, c)
 		if len(y) != len(x) {
