@@ -545,7 +545,7 @@ func NewDenoiser(src audio.Source, opts DenoiserOptions) (*Denoiser, error) {
 		up = d.wrun
 	}
 	for _, r := range d.segs {
-		if r.s.Method == SpeechIsolation && r.applied > 0 && !opts.Causal {
+		if r.isolates() && !opts.Causal {
 			d.iso = newIsolator(f.Channels, f.SampleRate, d.isoAmount)
 			d.lamL, d.ratio = nil, nil // the level follower serves the gain without the mask
 			d.irun = newHopRunner(up, d.iso.hop, d.iso.latency(), d.iso.process)
@@ -744,7 +744,7 @@ func (d *Denoiser) wpeAmount(c int64) float64 {
 func (d *Denoiser) isoAmount(c int64) (w, floor float64) {
 	cur, prev, x := d.segmentAt(c)
 	one := func(r *resolved) (float64, float64) {
-		if r.s.Method == SpeechIsolation && r.applied > 0 {
+		if r.isolates() {
 			return isoDepth(r.applied), r.gmin
 		}
 		return 0, 1
